@@ -1,0 +1,16 @@
+# sluice_test(NAME name SOURCES a.cc b.cc LIBS x y LABELS unit [TIMEOUT s])
+# Every test carries ctest labels: `unit` and `integration` form the default (CI) tier; `soak` and
+# `sanitizer`-only suites are run by developers before resolving an issue (see README "Testing").
+function(sluice_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main sluice_warnings)
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+endfunction()
