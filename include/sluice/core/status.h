@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cassert>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -81,15 +82,29 @@ class [[nodiscard]] Result {
     static const Status kOk;
     return is_ok() ? kOk : std::get<Status>(v_);
   }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
+  // Reading the value of an error Result is a bug in the caller: it throws std::logic_error carrying the
+  // Status's text, so the mistake is at least reported clearly.
+  T& value() & {
+    check();
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    check();
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    check();
+    return std::get<T>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
  private:
+  void check() const {
+    if (!is_ok()) throw std::logic_error("value() of a failed Result: " + std::get<Status>(v_).to_string());
+  }
   std::variant<T, Status> v_;
 };
 

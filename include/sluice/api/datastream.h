@@ -1,0 +1,355 @@
+// DataStream<T> and KeyedStream<K, T>: the program-building API (Flink's DataStream API).
+//
+// Each transformation adds a node to the environment's StreamGraph and returns a stream handle; nothing
+// runs until StreamExecutionEnvironment::execute(). Handles are cheap values. Records flow by move between
+// chained operators and are serialized (TypeSerializer<T>) across network exchanges, so every T that
+// crosses an exchange (key_by, rebalance, broadcast, a parallelism change) needs a serializer; see
+// core/serializer.h for how to make a user struct serializable.
+//
+// Partitioning between two operators: forward when both have the same parallelism and nothing else is
+// asked (the operators are then chained into one task); rebalance when the parallelism differs; or as set by
+// key_by / rebalance / broadcast. Thread-safety: build a program from one thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sluice/api/functions.h"
+#include "sluice/api/stream_graph.h"
+#include "sluice/metrics/counter.h"
+#include "sluice/operators/builtin_operators.h"
+#include "sluice/operators/network_io.h"
+#include "sluice/sink/sink.h"
+#include "sluice/sink/two_phase_commit_sink.h"
+
+namespace sluice {
+
+template <class T>
+TypeGlue make_type_glue() {
+  TypeGlue g;
+  g.type_name = TypeSerializer<T>::snapshot().to_string();
+  g.type = std::type_index(typeid(T));
+  g.make_broadcasting_output = [](std::vector<OutputBase*> outs) -> std::unique_ptr<OutputBase> {
+    std::vector<Output<T>*> typed;
+    for (auto* o : outs) typed.push_back(static_cast<Output<T>*>(o));
+    return std::make_unique<BroadcastingOutput<T>>(std::move(typed));
+  };
+  g.make_writer_output = [](RecordWriter* w, std::unique_ptr<ChannelSelectorBase> sel) -> std::unique_ptr<OutputBase> {
+    return std::make_unique<RecordWriterOutput<T>>(w, std::move(sel));
+  };
+  g.make_deserializer = [](OutputBase* target) -> std::unique_ptr<RecordDeserializerBase> {
+    return std::make_unique<RecordDeserializer<T>>(static_cast<Output<T>*>(target));
+  };
+  g.make_discarding_output = []() -> std::unique_ptr<OutputBase> { return std::make_unique<DiscardingOutput<T>>(); };
+  g.make_counting_output = [](OutputBase* next, Counter* counter) -> std::unique_ptr<OutputBase> {
+    return std::make_unique<CountingOutput<T, Counter>>(static_cast<Output<T>*>(next), counter);
+  };
+  g.make_standard_selector = [](Partitioning p) -> std::unique_ptr<ChannelSelectorBase> {
+    switch (p) {
+      case Partitioning::kRebalance: return std::make_unique<RebalancePartitioner<T>>();
+      case Partitioning::kBroadcast: return std::make_unique<BroadcastPartitioner<T>>();
+      default: return std::make_unique<ForwardPartitioner<T>>();
+    }
+  };
+  return g;
+}
+
+namespace detail {
+// The element type of the Collector<OUT>& parameter of a flat_map callable (non-generic lambdas).
+template <class M>
+struct CollectorArg;
+template <class C, class R, class A, class OUT>
+struct CollectorArg<R (C::*)(A, Collector<OUT>&) const> {
+  using type = OUT;
+};
+template <class C, class R, class A, class OUT>
+struct CollectorArg<R (C::*)(A, Collector<OUT>&)> {
+  using type = OUT;
+};
+template <class F>
+using flat_map_output_t = typename CollectorArg<decltype(&F::operator())>::type;
+
+// One upstream of a stream handle: a node's main or side output, plus the partitioning asked for.
+struct StreamInput {
+  int32_t node_id;
+  std::string side_output_tag;
+  Partitioning partitioning = Partitioning::kDefault;
+  std::function<std::unique_ptr<ChannelSelectorBase>()> make_selector;
+};
+}  // namespace detail
+
+template <class T>
+class DataStreamSink;
+
+template <class T>
+class DataStream {
+ public:
+  using element_type = T;
+
+  DataStream(std::shared_ptr<StreamGraph> graph, std::vector<detail::StreamInput> inputs)
+      : graph_(std::move(graph)), inputs_(std::move(inputs)) {}
+
+  // ---- transformations -------------------------------------------------------------------------
+  template <class F>
+  auto map(F fn) const {
+    using OUT = std::decay_t<std::invoke_result_t<F&, T&&>>;
+    return one_input<OUT>("Map", [fn]() { return std::make_unique<StreamMap<T, OUT, F>>(fn); });
+  }
+
+  template <class F>
+  DataStream<T> filter(F fn) const {
+    return one_input<T>("Filter", [fn]() { return std::make_unique<StreamFilter<T, F>>(fn); });
+  }
+
+  // fn(const T&, Collector<OUT>&). OUT is deduced from a non-generic lambda, or given explicitly.
+  template <class OUT = void, class F>
+  auto flat_map(F fn) const {
+    using O = std::conditional_t<std::is_void_v<OUT>, detail::flat_map_output_t<F>, OUT>;
+    return one_input<O>("FlatMap", [fn]() { return std::make_unique<StreamFlatMap<T, O, F>>(fn); });
+  }
+
+  // F derives from ProcessFunction<T, OUT>.
+  template <class F>
+  auto process(F fn) const {
+    using OUT = typename F::output_type;
+    static_assert(std::is_base_of_v<ProcessFunction<T, OUT>, F>, "process() takes a ProcessFunction<T, OUT>");
+    return one_input<OUT>("Process", [fn]() { return std::make_unique<ProcessOperator<T, OUT, F>>(fn); });
+  }
+
+  // Partitions by key: records with equal keys go to the same subtask (via the key's key group).
+  template <class KS>
+  auto key_by(KS key_selector) const;
+
+  // Round-robin redistribution to the next operator's subtasks.
+  DataStream<T> rebalance() const { return with_partitioning(Partitioning::kRebalance); }
+  // Every record to every subtask of the next operator.
+  DataStream<T> broadcast() const { return with_partitioning(Partitioning::kBroadcast); }
+  // Subtask i to subtask i; requires equal parallelism (checked when the job graph is built).
+  DataStream<T> forward() const { return with_partitioning(Partitioning::kForward); }
+
+  // Merges streams of the same type (`union` is a C++ keyword).
+  template <class... Streams>
+  DataStream<T> union_(const Streams&... others) const {
+    DataStream<T> result = *this;
+    (result.inputs_.insert(result.inputs_.end(), others.inputs_.begin(), others.inputs_.end()), ...);
+    return result;
+  }
+
+  // The records emitted to `tag` by this stream's process function.
+  template <class X>
+  DataStream<X> get_side_output(const OutputTag<X>& tag) const {
+    detail::StreamInput in = single_input("get_side_output");
+    in.side_output_tag = tag.id();
+    return DataStream<X>(graph_, {in});
+  }
+
+  DataStreamSink<T> sink_to(std::shared_ptr<const Sink<T>> sink) const;
+  // An exactly-once sink: commits on checkpoint completion (see sink/two_phase_commit_sink.h).
+  template <class S>
+    requires std::is_base_of_v<TwoPhaseCommittingSink<T, typename S::committable_type>, S>
+  DataStreamSink<T> sink_to(S sink) const {
+    using CommT = typename S::committable_type;
+    std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> shared = std::make_shared<S>(std::move(sink));
+    auto s = one_input<T>("Sink", [shared]() { return std::make_unique<TwoPhaseCommitSinkOperator<T, CommT>>(shared); });
+    graph_->node(s.inputs().front().node_id).is_sink = true;
+    return DataStreamSink<T>(graph_, s.inputs().front().node_id);
+  }
+  template <class S>
+    requires std::is_base_of_v<Sink<T>, S>
+  DataStreamSink<T> sink_to(S sink) const {
+    return sink_to(std::shared_ptr<const Sink<T>>(std::make_shared<S>(std::move(sink))));
+  }
+
+  // ---- properties of the operator that produced this stream -------------------------------------
+  // A stable id that matches state across job versions (savepoints); set it on every stateful operator.
+  DataStream<T>& uid(std::string id) {
+    node("uid").uid = std::move(id);
+    return *this;
+  }
+  DataStream<T>& name(std::string n) {
+    node("name").name = std::move(n);
+    return *this;
+  }
+  DataStream<T>& set_parallelism(int32_t p) {
+    if (p < 1) throw std::invalid_argument("set_parallelism: expected a parallelism >= 1, got " + std::to_string(p));
+    node("set_parallelism").parallelism = p;
+    return *this;
+  }
+
+  // Internal (used by the API templates).
+  const std::shared_ptr<StreamGraph>& graph() const { return graph_; }
+  const std::vector<detail::StreamInput>& inputs() const { return inputs_; }
+
+  // Adds a one-input node fed by this stream. `keyed`: the node gets a key-group range.
+  template <class OUT, class Factory>
+  DataStream<OUT> one_input(std::string kind, Factory make_op, bool keyed = false) const {
+    using OpT = typename std::invoke_result_t<Factory&>::element_type;
+    StreamNode n;
+    n.id = static_cast<int32_t>(graph_->nodes.size());
+    n.kind = StreamNode::Kind::kOneInput;
+    n.name = std::move(kind);
+    n.keyed = keyed;
+    n.create_operator = [make_op]() -> std::unique_ptr<StreamOperator> { return make_op(); };
+    n.input_of = [](StreamOperator& op) -> OutputBase* { return static_cast<Output<T>*>(static_cast<OpT*>(&op)); };
+    n.set_output = [](StreamOperator& op, OutputBase* out) {
+      static_cast<OpT&>(op).set_output(static_cast<Output<OUT>*>(out));
+    };
+    n.output_type = make_type_glue<OUT>();
+    graph_->nodes.push_back(std::move(n));
+    int32_t id = static_cast<int32_t>(graph_->nodes.size()) - 1;
+    for (const auto& in : inputs_) add_edge(in, id);
+    return DataStream<OUT>(graph_, {detail::StreamInput{id, "", Partitioning::kDefault, nullptr}});
+  }
+
+ private:
+  template <class U>
+  friend class DataStream;
+
+  void add_edge(const detail::StreamInput& in, int32_t target) const {
+    StreamEdge e;
+    e.source_id = in.node_id;
+    e.target_id = target;
+    e.partitioning = in.partitioning;
+    e.side_output_tag = in.side_output_tag;
+    e.type = make_type_glue<T>();
+    e.make_selector = in.make_selector;
+    graph_->edges.push_back(std::move(e));
+  }
+  DataStream<T> with_partitioning(Partitioning p) const {
+    DataStream<T> s = *this;
+    for (auto& in : s.inputs_) {
+      in.partitioning = p;
+      in.make_selector = nullptr;
+    }
+    return s;
+  }
+  detail::StreamInput single_input(const char* what) const {
+    if (inputs_.size() != 1) {
+      throw std::logic_error(std::string(what) + ": applies to the output of one operator, not to a union");
+    }
+    return inputs_.front();
+  }
+  StreamNode& node(const char* what) { return graph_->node(single_input(what).node_id); }
+
+  std::shared_ptr<StreamGraph> graph_;
+  std::vector<detail::StreamInput> inputs_;
+};
+
+// The end of a pipeline; carries the sink node's properties.
+template <class T>
+class DataStreamSink {
+ public:
+  DataStreamSink(std::shared_ptr<StreamGraph> g, int32_t id) : graph_(std::move(g)), id_(id) {}
+  DataStreamSink& uid(std::string id) {
+    graph_->node(id_).uid = std::move(id);
+    return *this;
+  }
+  DataStreamSink& name(std::string n) {
+    graph_->node(id_).name = std::move(n);
+    return *this;
+  }
+  DataStreamSink& set_parallelism(int32_t p) {
+    if (p < 1) throw std::invalid_argument("set_parallelism: expected a parallelism >= 1, got " + std::to_string(p));
+    graph_->node(id_).parallelism = p;
+    return *this;
+  }
+
+ private:
+  std::shared_ptr<StreamGraph> graph_;
+  int32_t id_;
+};
+
+template <class T>
+DataStreamSink<T> DataStream<T>::sink_to(std::shared_ptr<const Sink<T>> sink) const {
+  auto s = one_input<T>("Sink", [sink]() { return std::make_unique<SinkWriterOperator<T>>(sink); });
+  graph_->node(s.inputs().front().node_id).is_sink = true;
+  return DataStreamSink<T>(graph_, s.inputs().front().node_id);
+}
+
+// A stream partitioned by key K. KS: const T& -> K. Keyed state lives here, per key.
+template <class K, class T, class KS = std::function<K(const T&)>>
+class KeyedStream {
+ public:
+  KeyedStream(DataStream<T> input, KS key_selector) : input_(std::move(input)), ks_(std::move(key_selector)) {}
+
+  // F derives from KeyedProcessFunction<K, T, OUT>.
+  template <class F>
+  auto process(F fn) const {
+    using OUT = typename F::output_type;
+    static_assert(std::is_base_of_v<KeyedProcessFunction<K, T, OUT>, F>,
+                  "KeyedStream::process takes a KeyedProcessFunction<K, T, OUT> with the stream's key type");
+    KS ks = ks_;
+    return input_.template one_input<OUT>(
+        "KeyedProcess", [ks, fn]() { return std::make_unique<KeyedProcessOperator<K, T, OUT, KS, F>>(ks, fn); },
+        true);
+  }
+
+  // Rolling reduce: emits the running result per key after each record. R: (const T&, const T&) -> T.
+  template <class R>
+  DataStream<T> reduce(R reducer) const {
+    KS ks = ks_;
+    return input_.template one_input<T>(
+        "Reduce", [ks, reducer]() { return std::make_unique<StreamGroupedReduce<K, T, KS, R>>(ks, reducer); },
+        true);
+  }
+
+  // Rolling sum / min / max of an arithmetic stream.
+  DataStream<T> sum() const { return reduce([](const T& a, const T& b) { return static_cast<T>(a + b); }); }
+  DataStream<T> min() const { return reduce([](const T& a, const T& b) { return b < a ? b : a; }); }
+  DataStream<T> max() const { return reduce([](const T& a, const T& b) { return a < b ? b : a; }); }
+
+  // Rolling sum / min / max of one field of a struct: the other fields keep the first record's values,
+  // as Flink's sum(field) / min(field) / max(field).
+  template <class M, class U = T>
+    requires std::is_class_v<U>
+  DataStream<T> sum(M U::*field) const {
+    return reduce([field](const T& a, const T& b) {
+      T r = a;
+      r.*field = a.*field + b.*field;
+      return r;
+    });
+  }
+  template <class M, class U = T>
+    requires std::is_class_v<U>
+  DataStream<T> min(M U::*field) const {
+    return reduce([field](const T& a, const T& b) {
+      T r = a;
+      if (b.*field < a.*field) r.*field = b.*field;
+      return r;
+    });
+  }
+  template <class M, class U = T>
+    requires std::is_class_v<U>
+  DataStream<T> max(M U::*field) const {
+    return reduce([field](const T& a, const T& b) {
+      T r = a;
+      if (a.*field < b.*field) r.*field = b.*field;
+      return r;
+    });
+  }
+
+ private:
+  DataStream<T> input_;
+  KS ks_;
+};
+
+template <class T>
+template <class KS>
+auto DataStream<T>::key_by(KS key_selector) const {
+  using K = std::decay_t<std::invoke_result_t<KS&, const T&>>;
+  DataStream<T> s = *this;
+  for (auto& in : s.inputs_) {
+    in.partitioning = Partitioning::kHash;
+    in.make_selector = [key_selector]() -> std::unique_ptr<ChannelSelectorBase> {
+      return std::make_unique<KeyGroupStreamPartitioner<T, K, KS>>(key_selector);
+    };
+  }
+  return KeyedStream<K, T, KS>(std::move(s), std::move(key_selector));
+}
+
+}  // namespace sluice

@@ -1,0 +1,108 @@
+// StreamExecutionEnvironment: where a program is built and executed (Flink's class of the same name).
+//
+//   sluice::StreamExecutionEnvironment env;          // defaults; or env(config), or from_args(argc, argv)
+//   env.set_parallelism(2);
+//   env.from_source(src, "events").map(...).key_by(...).process(...).sink_to(sink);
+//   auto result = env.execute("my-job");            // runs on the in-process MiniCluster
+//
+// Configuration keys follow Flink's names (docs/configuration.md); checkpointing is off unless enabled
+// (next issue). execute() blocks until the job ends; execute_async() returns a JobClient at once.
+// Errors: an invalid program (bad parallelism, forward edge between different parallelisms, max
+// parallelism out of range) returns kInvalidArgument from execute/execute_async before anything runs; a
+// failing job returns a result whose status is FAILED and whose error names operator and subtask.
+// Thread-safety: build and execute from one thread; the JobClient may be used from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/api/datastream.h"
+#include "sluice/api/job_client.h"
+#include "sluice/api/stream_graph.h"
+#include "sluice/config/configuration.h"
+#include "sluice/core/clock.h"
+#include "sluice/source/generator_source.h"
+#include "sluice/source/source_operator.h"
+
+namespace sluice {
+
+class StreamExecutionEnvironment {
+ public:
+  explicit StreamExecutionEnvironment(Configuration config = Configuration());
+
+  // Parses `--config FILE` (YAML) and `-D key=value` (repeatable) from a command line; other arguments
+  // are left for the program. Errors name the bad argument.
+  static Result<StreamExecutionEnvironment> from_args(int argc, const char* const* argv);
+
+  // Default parallelism of operators that set none (parallelism.default).
+  StreamExecutionEnvironment& set_parallelism(int32_t parallelism);
+  int32_t parallelism() const;
+  // Number of key groups (pipeline.max-parallelism); -1 derives it from the parallelism.
+  StreamExecutionEnvironment& set_max_parallelism(int32_t max_parallelism);
+  int32_t max_parallelism() const;
+  Configuration& configuration() { return config_; }
+  const Configuration& configuration() const { return config_; }
+  // Processing-time source for every task of jobs executed from here (default: the system clock).
+  void set_clock(std::shared_ptr<Clock> clock) { clock_ = std::move(clock); }
+
+  // ---- sources ---------------------------------------------------------------------------------
+  template <class S>
+  DataStream<typename S::element_type> from_source(S source, std::string name) {
+    using T = typename S::element_type;
+    using SplitT = typename S::split_type;
+    std::shared_ptr<const Source<T, SplitT>> src = std::make_shared<S>(std::move(source));
+    StreamNode n;
+    n.id = static_cast<int32_t>(graph_->nodes.size());
+    n.kind = StreamNode::Kind::kSource;
+    n.name = std::move(name);
+    n.create_operator = [src]() -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<SourceOperator<T, SplitT>>(src);
+    };
+    n.create_source_coordinator = [src]() -> std::unique_ptr<SourceCoordinatorBase> {
+      return std::make_unique<SourceCoordinator<T, SplitT>>(src);
+    };
+    n.set_output = [](StreamOperator& op, OutputBase* out) {
+      static_cast<SourceOperator<T, SplitT>&>(op).set_output(static_cast<Output<T>*>(out));
+    };
+    n.output_type = make_type_glue<T>();
+    graph_->nodes.push_back(std::move(n));
+    return DataStream<T>(graph_, {detail::StreamInput{static_cast<int32_t>(graph_->nodes.size()) - 1, "",
+                                                      Partitioning::kDefault, nullptr}});
+  }
+
+  // A bounded stream of the given elements, cut into one range per source subtask; ranges are handed out
+  // on request, so a fast subtask may read several.
+  template <class T>
+  DataStream<T> from_collection(std::vector<T> elements, std::string name = "Collection Source") {
+    auto data = std::make_shared<const std::vector<T>>(std::move(elements));
+    auto n = static_cast<int64_t>(data->size());
+    return from_source(make_generator_source(n, [data](int64_t i) { return (*data)[static_cast<size_t>(i)]; }),
+                       std::move(name));
+  }
+  // The numbers from..to (inclusive), as Flink's fromSequence.
+  DataStream<int64_t> from_sequence(int64_t from, int64_t to, std::string name = "Sequence Source") {
+    return from_source(make_generator_source(to - from + 1, [from](int64_t i) { return from + i; }), std::move(name));
+  }
+  // `count` records generator(0..count-1), at most records_per_second in total (0 = unlimited).
+  template <class F>
+  auto from_generator(int64_t count, F generator, double records_per_second = 0,
+                      std::string name = "Generator Source") {
+    return from_source(make_generator_source(count, std::move(generator), records_per_second), std::move(name));
+  }
+
+  // ---- execution -------------------------------------------------------------------------------
+  Result<JobExecutionResult> execute(const std::string& job_name = "sluice-job");
+  Result<std::unique_ptr<JobClient>> execute_async(const std::string& job_name = "sluice-job");
+
+  const StreamGraph& stream_graph() const { return *graph_; }
+
+ private:
+  Configuration config_;
+  std::shared_ptr<Clock> clock_;
+  std::shared_ptr<StreamGraph> graph_ = std::make_shared<StreamGraph>();
+};
+
+}  // namespace sluice

@@ -1,0 +1,79 @@
+// StreamGraph: the job as the user's program built it, one StreamNode per transformation, before
+// chaining (Flink's StreamGraph). The DataStream templates fill it with type-erased factories, so the
+// graph, runtime and cluster layers (src/) stay free of user types. src/graph turns it into a JobGraph.
+//
+// Not thread-safe: built by the thread that builds the program.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <typeindex>
+#include <vector>
+
+#include "sluice/operators/network_io.h"
+#include "sluice/operators/output.h"
+#include "sluice/operators/stream_operator.h"
+
+namespace sluice {
+
+class SourceCoordinatorBase;
+class Counter;
+
+enum class Partitioning { kDefault, kForward, kRebalance, kBroadcast, kHash };
+const char* partitioning_name(Partitioning p);
+
+// Type-erased helpers for one record type T (see make_type_glue<T>() in datastream.h).
+struct TypeGlue {
+  std::string type_name;  // the serializer snapshot, e.g. "vector<string>"
+  std::type_index type = std::type_index(typeid(void));
+  // Fan-out to several consumers of the same record: copies for all but the last.
+  std::function<std::unique_ptr<OutputBase>(std::vector<OutputBase*>)> make_broadcasting_output;
+  // Serializing output into a network RecordWriter, routed by `selector` (a ChannelSelector<T>).
+  std::function<std::unique_ptr<OutputBase>(RecordWriter*, std::unique_ptr<ChannelSelectorBase>)> make_writer_output;
+  // Turns received buffers into records pushed into `target` (an Output<T>).
+  std::function<std::unique_ptr<RecordDeserializerBase>(OutputBase*)> make_deserializer;
+  std::function<std::unique_ptr<OutputBase>()> make_discarding_output;
+  // Counts records into `counter` (a metrics Counter), then forwards to `next` (an Output<T>).
+  std::function<std::unique_ptr<OutputBase>(OutputBase* next, Counter* counter)> make_counting_output;
+  // A ChannelSelector<T> for forward, rebalance or broadcast (hash selectors come from the key_by edge).
+  std::function<std::unique_ptr<ChannelSelectorBase>(Partitioning)> make_standard_selector;
+};
+
+struct StreamEdge {
+  int32_t source_id = -1;
+  int32_t target_id = -1;
+  Partitioning partitioning = Partitioning::kDefault;  // kDefault: forward if parallelism equal, else rebalance
+  std::string side_output_tag;                         // empty: the main output
+  TypeGlue type;                                       // glue of the records on this edge
+  // For kHash: creates the typed KeyGroupStreamPartitioner. Others use standard selectors.
+  std::function<std::unique_ptr<ChannelSelectorBase>()> make_selector;
+};
+
+struct StreamNode {
+  enum class Kind { kSource, kOneInput };
+  int32_t id = -1;
+  Kind kind = Kind::kOneInput;
+  std::string name;
+  std::string uid;           // user-set stable id; empty = derived from position (not stable across edits)
+  int32_t parallelism = -1;  // -1 = the environment's default
+  bool keyed = false;        // needs a key-group range and a keyed state backend
+  bool is_sink = false;      // added by sink_to
+  std::function<std::unique_ptr<StreamOperator>()> create_operator;
+  std::function<std::unique_ptr<SourceCoordinatorBase>()> create_source_coordinator;  // sources only
+  // The operator's input as an Output<IN> (chaining target / deserializer target). Not for sources.
+  std::function<OutputBase*(StreamOperator&)> input_of;
+  // Sets the operator's main output (an Output<OUT>).
+  std::function<void(StreamOperator&, OutputBase*)> set_output;
+  TypeGlue output_type;
+};
+
+struct StreamGraph {
+  std::vector<StreamNode> nodes;  // index == id
+  std::vector<StreamEdge> edges;
+  StreamNode& node(int32_t id) { return nodes.at(static_cast<size_t>(id)); }
+  const StreamNode& node(int32_t id) const { return nodes.at(static_cast<size_t>(id)); }
+};
+
+}  // namespace sluice

@@ -1,0 +1,26 @@
+// Effective values that depend on more than one option: Flink's defaulting rules for options without a
+// default, and checks that span options. Read these instead of the raw options where they apply.
+//
+// Thread-safety: pure functions of the Configuration.
+#pragma once
+
+#include "sluice/config/configuration.h"
+#include "sluice/config/options.h"
+#include "sluice/core/status.h"
+
+namespace sluice {
+
+// True when periodic checkpoints are on: execution.checkpointing.interval > 0 (unset is 0, i.e. off).
+bool checkpointing_enabled(const Configuration& config);
+
+// execution.checkpointing.storage, or when unset: FILESYSTEM if execution.checkpointing.dir is set, else
+// JOBMANAGER. Error (kInvalidArgument): FILESYSTEM set explicitly while execution.checkpointing.dir is empty.
+// (With JOBMANAGER set explicitly and a directory given, Flink writes only the _metadata to the directory;
+// how Sluice's JobManager storage uses the directory is the checkpoint storage's documented choice.)
+Result<CheckpointStorageType> checkpoint_storage_type(const Configuration& config);
+
+// restart-strategy.type, or when unset: EXPONENTIAL_DELAY if `checkpointing_enabled`, else NONE (Flink's
+// RestartBackoffTimeStrategyFactoryLoader rule).
+RestartStrategyType restart_strategy_type(const Configuration& config, bool checkpointing_enabled);
+
+}  // namespace sluice

@@ -1,0 +1,207 @@
+// Every configuration option Sluice knows, with its documented default, and the registry over them.
+//
+// Keys are Flink's (2.x names canonical, 1.x names as deprecated aliases). Each option has a row in
+// docs/configuration.md; a unit test fails when one is missing. To add an option: declare it here, define it
+// in src/config/options.cc, add it to all_options() there, and document it.
+//
+// Thread-safety: all of this is immutable after static initialization.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/config/config_option.h"
+
+namespace sluice {
+
+// state.backend.type. Flink's shortcut names; RocksDB arrives with the RocksDB backend.
+enum class StateBackendType { kHashMap };
+
+template <>
+struct EnumOptionNames<StateBackendType> {
+  static constexpr std::array<std::pair<StateBackendType, std::string_view>, 1> kValues{{
+      {StateBackendType::kHashMap, "HASHMAP"},
+  }};
+};
+
+// execution.checkpointing.mode. Only EXACTLY_ONCE (aligned barriers) for now; AT_LEAST_ONCE arrives with the
+// checkpoint-modes issue and is rejected until then as a value that is not accepted.
+enum class CheckpointingMode { kExactlyOnce };
+
+template <>
+struct EnumOptionNames<CheckpointingMode> {
+  static constexpr std::array<std::pair<CheckpointingMode, std::string_view>, 1> kValues{{
+      {CheckpointingMode::kExactlyOnce, "EXACTLY_ONCE"},
+  }};
+};
+
+// execution.checkpointing.externalized-checkpoint-retention: what happens to the retained checkpoints of a
+// job that ends. Every mode deletes them when the job FINISHES; they differ on cancel and failure:
+//   NO_EXTERNALIZED_CHECKPOINTS  deleted on cancel and on failure
+//   DELETE_ON_CANCELLATION       deleted on cancel, kept on failure
+//   RETAIN_ON_CANCELLATION       kept on cancel and on failure
+// A process that dies deletes nothing.
+enum class ExternalizedCheckpointRetention { kNoExternalizedCheckpoints, kDeleteOnCancellation, kRetainOnCancellation };
+
+template <>
+struct EnumOptionNames<ExternalizedCheckpointRetention> {
+  static constexpr std::array<std::pair<ExternalizedCheckpointRetention, std::string_view>, 3> kValues{{
+      {ExternalizedCheckpointRetention::kNoExternalizedCheckpoints, "NO_EXTERNALIZED_CHECKPOINTS"},
+      {ExternalizedCheckpointRetention::kDeleteOnCancellation, "DELETE_ON_CANCELLATION"},
+      {ExternalizedCheckpointRetention::kRetainOnCancellation, "RETAIN_ON_CANCELLATION"},
+  }};
+};
+
+// execution.checkpointing.storage: where completed checkpoints live. Flink's shortcut names.
+enum class CheckpointStorageType { kJobManager, kFileSystem };
+
+template <>
+struct EnumOptionNames<CheckpointStorageType> {
+  static constexpr std::array<std::pair<CheckpointStorageType, std::string_view>, 2> kValues{{
+      {CheckpointStorageType::kJobManager, "JOBMANAGER"},
+      {CheckpointStorageType::kFileSystem, "FILESYSTEM"},
+  }};
+};
+
+// restart-strategy.type. Several names per strategy, as Flink accepts them; the first is the canonical one.
+enum class RestartStrategyType { kNone, kFixedDelay, kFailureRate, kExponentialDelay };
+
+template <>
+struct EnumOptionNames<RestartStrategyType> {
+  static constexpr std::array<std::pair<RestartStrategyType, std::string_view>, 9> kValues{{
+      {RestartStrategyType::kNone, "NONE"},
+      {RestartStrategyType::kNone, "OFF"},
+      {RestartStrategyType::kNone, "DISABLE"},
+      {RestartStrategyType::kFixedDelay, "FIXED-DELAY"},
+      {RestartStrategyType::kFixedDelay, "FIXEDDELAY"},
+      {RestartStrategyType::kFailureRate, "FAILURE-RATE"},
+      {RestartStrategyType::kFailureRate, "FAILURERATE"},
+      {RestartStrategyType::kExponentialDelay, "EXPONENTIAL-DELAY"},
+      {RestartStrategyType::kExponentialDelay, "EXPONENTIALDELAY"},
+  }};
+};
+
+namespace options {
+
+// parallelism.default (Integer, 1, >= 1): parallelism of operators that set none.
+extern const ConfigOption<int32_t> kDefaultParallelism;
+// pipeline.max-parallelism (Integer, -1 = derived from the parallelism as DESIGN.md section 3; else in
+// [1, 32768]): number of key groups.
+extern const ConfigOption<int32_t> kMaxParallelism;
+// pipeline.name (String, ""): the job name; empty means the name given to execute().
+extern const ConfigOption<std::string> kPipelineName;
+// execution.buffer-timeout.interval (Duration, 100ms; alias execution.buffer-timeout): a partly filled
+// output buffer is flushed at the latest this long after its first record; 0 flushes after every record.
+extern const ConfigOption<std::chrono::milliseconds> kBufferTimeoutInterval;
+// execution.buffer-timeout.enabled (Boolean, true): false flushes only full buffers (max throughput).
+extern const ConfigOption<bool> kBufferTimeoutEnabled;
+// taskmanager.memory.segment-size (MemorySize, 32kb, a power of two in [4kb, 16mb]): size of one network
+// buffer.
+extern const ConfigOption<MemorySize> kMemorySegmentSize;
+// taskmanager.network.memory.buffers-per-channel (Integer, 2, >= 1): credits a receiver grants per input
+// channel (credit-based flow control).
+extern const ConfigOption<int32_t> kNetworkBuffersPerChannel;
+// taskmanager.network.memory.max-buffers-per-channel (Integer, 10, >= 1): buffers a sender may hold per
+// output channel before it blocks (bounds in-flight data under data skew).
+extern const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel;
+// state.backend.type (Enum, HASHMAP; alias state.backend): the keyed state backend.
+extern const ConfigOption<StateBackendType> kStateBackendType;
+
+// ---- checkpointing (Flink's CheckpointingOptions; effective values: derived_options.h) ----------------
+
+// execution.checkpointing.interval (Duration, 0 = checkpointing disabled; else >= 10ms): period of checkpoint
+// triggers. Flink has no default (unset = disabled); Sluice represents "unset" as 0, so unset and 0 are the
+// same. 10ms is Flink's minimum interval.
+extern const ConfigOption<std::chrono::milliseconds> kCheckpointingInterval;
+// execution.checkpointing.mode (Enum, EXACTLY_ONCE; only EXACTLY_ONCE accepted for now).
+extern const ConfigOption<CheckpointingMode> kCheckpointingMode;
+// execution.checkpointing.timeout (Duration, 10min, >= 10ms): a checkpoint not complete after this long is
+// aborted (and counts against tolerable-failed-checkpoints).
+extern const ConfigOption<std::chrono::milliseconds> kCheckpointingTimeout;
+// execution.checkpointing.min-pause (Duration, 0): least time between the end of one checkpoint and the
+// trigger of the next. Above 0 it also means one checkpoint at a time, whatever max-concurrent-checkpoints.
+extern const ConfigOption<std::chrono::milliseconds> kCheckpointingMinPause;
+// execution.checkpointing.max-concurrent-checkpoints (Integer, 1, >= 1): checkpoints in flight at once.
+extern const ConfigOption<int32_t> kMaxConcurrentCheckpoints;
+// execution.checkpointing.tolerable-failed-checkpoints (Integer, 0, >= 0): consecutive checkpoint failures
+// tolerated before the job fails over; the count resets when a checkpoint completes.
+extern const ConfigOption<int32_t> kTolerableFailedCheckpoints;
+// execution.checkpointing.externalized-checkpoint-retention (Enum, NO_EXTERNALIZED_CHECKPOINTS).
+extern const ConfigOption<ExternalizedCheckpointRetention> kExternalizedCheckpointRetention;
+// execution.checkpointing.dir (String, "" = none; aliases state.checkpoints.dir,
+// state.backend.fs.checkpointdir): root directory of checkpoints, <dir>/<job-id>/chk-<n>/.
+extern const ConfigOption<std::string> kCheckpointsDirectory;
+// execution.checkpointing.num-retained (Integer, 1, >= 1; alias state.checkpoints.num-retained): completed
+// checkpoints kept; older ones are deleted when a newer one completes.
+extern const ConfigOption<int32_t> kMaxRetainedCheckpoints;
+// execution.checkpointing.data-inline-threshold (MemorySize, 20kb, at most 1mb; aliases
+// state.storage.fs.memory-threshold, state.backend.fs.memory-threshold): state handles smaller than this are
+// stored inline in _metadata instead of in their own file.
+extern const ConfigOption<MemorySize> kCheckpointDataInlineThreshold;
+// execution.checkpointing.checkpoints-after-tasks-finish (Boolean, true; alias
+// execution.checkpointing.checkpoints-after-tasks-finish.enabled): checkpoint after bounded sources end, so
+// two-phase-commit sinks commit their last data.
+extern const ConfigOption<bool> kCheckpointsAfterTasksFinish;
+// execution.checkpointing.storage (Enum, unset = derived; alias state.checkpoint-storage): JOBMANAGER or
+// FILESYSTEM. Unset: FILESYSTEM if execution.checkpointing.dir is set, else JOBMANAGER (see
+// checkpoint_storage_type() in derived_options.h).
+extern const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage;
+// execution.state-recovery.path (String, "" = start fresh; alias execution.savepoint.path): the checkpoint or
+// savepoint to restore the job from (`--restore`), or `latest`.
+extern const ConfigOption<std::string> kStateRecoveryPath;
+
+// ---- restart strategies (Flink's RestartStrategyOptions; see src/restart) ---------------------------------
+
+// restart-strategy.type (Enum, unset = derived; alias restart-strategy): unset means EXPONENTIAL-DELAY when
+// checkpointing is enabled, else NONE (Flink's rule).
+extern const ConfigOption<std::optional<RestartStrategyType>> kRestartStrategyType;
+// restart-strategy.fixed-delay.attempts (Integer, 1, >= 0): restarts before the job fails.
+extern const ConfigOption<int32_t> kFixedDelayAttempts;
+// restart-strategy.fixed-delay.delay (Duration, 1s): wait before each restart.
+extern const ConfigOption<std::chrono::milliseconds> kFixedDelayDelay;
+// restart-strategy.failure-rate.max-failures-per-interval (Integer, 1, >= 1): restarts allowed within one
+// failure-rate-interval; one more failure inside the interval fails the job.
+extern const ConfigOption<int32_t> kFailureRateMaxFailuresPerInterval;
+// restart-strategy.failure-rate.failure-rate-interval (Duration, 1min, >= 1ms): the sliding window.
+extern const ConfigOption<std::chrono::milliseconds> kFailureRateInterval;
+// restart-strategy.failure-rate.delay (Duration, 1s): wait before each restart.
+extern const ConfigOption<std::chrono::milliseconds> kFailureRateDelay;
+// restart-strategy.exponential-delay.initial-backoff (Duration, 1s, >= 1ms): the first backoff.
+extern const ConfigOption<std::chrono::milliseconds> kExponentialDelayInitialBackoff;
+// restart-strategy.exponential-delay.max-backoff (Duration, 1min, >= 1ms, >= initial-backoff): the cap.
+extern const ConfigOption<std::chrono::milliseconds> kExponentialDelayMaxBackoff;
+// restart-strategy.exponential-delay.backoff-multiplier (Double, 1.5, > 1): growth per attempt.
+extern const ConfigOption<double> kExponentialDelayBackoffMultiplier;
+// restart-strategy.exponential-delay.reset-backoff-threshold (Duration, 1h, >= 1ms): running this long
+// without a failure resets the backoff and the attempt count.
+extern const ConfigOption<std::chrono::milliseconds> kExponentialDelayResetBackoffThreshold;
+// restart-strategy.exponential-delay.jitter-factor (Double, 0.1, in [0, 1]): each backoff is moved by a
+// uniform random amount within +-factor x backoff.
+extern const ConfigOption<double> kExponentialDelayJitterFactor;
+// restart-strategy.exponential-delay.attempts-before-reset-backoff (Integer, 2147483647 = unlimited, >= 1):
+// restarts before the job fails, counted since the last reset.
+extern const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff;
+
+}  // namespace options
+
+// Every registered option, in documentation order. Keys and aliases are unique across the list.
+const std::vector<const ConfigOptionBase*>& all_options();
+
+struct OptionLookup {
+  const ConfigOptionBase* option = nullptr;  // nullptr: unknown key
+  bool deprecated = false;                   // true: `key` was a deprecated alias of option->key
+};
+// Resolves a canonical key or a deprecated alias.
+OptionLookup find_option(std::string_view key);
+
+// Up to `max_count` registered keys closest to `unknown_key` by edit distance (aliases count as their
+// canonical key), closest first; empty when nothing is reasonably close. Used for "did you mean" hints.
+std::vector<std::string> suggest_keys(std::string_view unknown_key, size_t max_count = 3);
+
+}  // namespace sluice

@@ -1,0 +1,246 @@
+// The operators behind DataStream's transformations: map, filter, flat_map, process, keyed process,
+// keyed reduce. Each inlines its user function (a template parameter), so a chain of them costs one
+// virtual call per operator per record. See stream_operator.h for the lifecycle and failure rules.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include "sluice/api/functions.h"
+#include "sluice/operators/stream_operator.h"
+#include "sluice/state/keyed_state_backend.h"
+#include "sluice/state/keyed_state_snapshot.h"
+
+namespace sluice {
+
+// Calls the checkpointing hooks of a function that implements them.
+template <class F>
+void initialize_if_checkpointed(F& fn, bool restored, OperatorStateStore& store) {
+  if constexpr (std::is_base_of_v<CheckpointedFunction, F>) {
+    FunctionInitializationContext ctx(restored, &store);
+    fn.initialize_state(ctx);
+  }
+}
+template <class F>
+void snapshot_if_checkpointed(F& fn, CheckpointId id, int64_t ts) {
+  if constexpr (std::is_base_of_v<CheckpointedFunction, F>) fn.snapshot_state(FunctionSnapshotContext{id, ts});
+}
+template <class F>
+void notify_complete_if_listener(F& fn, CheckpointId id) {
+  if constexpr (std::is_base_of_v<CheckpointListener, F>) fn.notify_checkpoint_complete(id);
+}
+template <class F>
+void notify_aborted_if_listener(F& fn, CheckpointId id) {
+  if constexpr (std::is_base_of_v<CheckpointListener, F>) fn.notify_checkpoint_aborted(id);
+}
+
+template <class F>
+void open_if_rich(F& fn, RuntimeContext& ctx) {
+  if constexpr (std::is_base_of_v<RichFunction, F>) fn.open(ctx);
+}
+template <class F>
+void close_if_rich(F& fn) {
+  if constexpr (std::is_base_of_v<RichFunction, F>) fn.close();
+}
+
+// Common part: owns the user function and runs its lifecycle hooks.
+template <class IN, class OUT, class F>
+class UdfOperator : public OneInputStreamOperator<IN, OUT> {
+ public:
+  explicit UdfOperator(F fn) : fn_(std::move(fn)) {}
+  void initialize_state(const OperatorRestoreState* restored) override {
+    OneInputStreamOperator<IN, OUT>::initialize_state(restored);
+    call_user(this->info(), [&] { initialize_if_checkpointed(fn_, restored != nullptr, this->operator_state_); });
+  }
+  OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
+    call_user(this->info(), [&] { snapshot_if_checkpointed(fn_, id, ts); });
+    return OneInputStreamOperator<IN, OUT>::snapshot_state(id, ts);
+  }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    call_user(this->info(), [&] { notify_complete_if_listener(fn_, id); });
+  }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    call_user(this->info(), [&] { notify_aborted_if_listener(fn_, id); });
+  }
+  void open() override {
+    call_user(this->info(), [&] { open_if_rich(fn_, this->runtime_context()); });
+  }
+  void close() override { close_if_rich(fn_); }
+
+ protected:
+  F fn_;
+};
+
+template <class IN, class OUT, class F>
+class StreamMap final : public UdfOperator<IN, OUT, F> {
+ public:
+  using UdfOperator<IN, OUT, F>::UdfOperator;
+  void collect(IN&& record) override {
+    call_user(this->info(), [&] { this->output_->collect(this->fn_(std::move(record))); });
+  }
+};
+
+template <class T, class F>
+class StreamFilter final : public UdfOperator<T, T, F> {
+ public:
+  using UdfOperator<T, T, F>::UdfOperator;
+  void collect(T&& record) override {
+    call_user(this->info(), [&] {
+      if (this->fn_(static_cast<const T&>(record))) this->output_->collect(std::move(record));
+    });
+  }
+};
+
+// A UdfOperator whose function emits through a Collector (flat_map, process).
+template <class IN, class OUT, class F>
+class CollectingUdfOperator : public UdfOperator<IN, OUT, F> {
+ public:
+  using UdfOperator<IN, OUT, F>::UdfOperator;
+  void open() override {
+    collector_.set_output(this->output_);
+    UdfOperator<IN, OUT, F>::open();
+  }
+
+ protected:
+  Collector<OUT> collector_{nullptr};
+};
+
+// F is called as fn(const IN&, Collector<OUT>&).
+template <class IN, class OUT, class F>
+class StreamFlatMap final : public CollectingUdfOperator<IN, OUT, F> {
+ public:
+  using CollectingUdfOperator<IN, OUT, F>::CollectingUdfOperator;
+  void collect(IN&& record) override {
+    call_user(this->info(), [&] { this->fn_(static_cast<const IN&>(record), this->collector_); });
+  }
+};
+
+// Runs a ProcessFunction<IN, OUT> (F derives from it).
+template <class IN, class OUT, class F>
+class ProcessOperator final : public CollectingUdfOperator<IN, OUT, F> {
+ public:
+  using CollectingUdfOperator<IN, OUT, F>::CollectingUdfOperator;
+  void collect(IN&& record) override {
+    call_user(this->info(), [&] { this->fn_.process_element(record, ctx_, this->collector_); });
+  }
+
+ private:
+  ProcessContext ctx_{&this->side_outputs_};
+};
+
+// The asynchronous part of a keyed backend's snapshot: the copy-on-write snapshot taken now (the synchronous
+// part only fixes a version) is written out per key group later, on the snapshot executor, while the task keeps
+// processing. The writer owns the snapshot; destroying it releases the version.
+template <class K>
+std::function<Status(std::vector<uint8_t>*, std::vector<uint64_t>*)> keyed_snapshot_writer(KeyedStateBackend<K>& backend) {
+  std::shared_ptr<KeyedStateSnapshot> snap = backend.snapshot();
+  return [snap](std::vector<uint8_t>* out, std::vector<uint64_t>* offsets) -> Status {
+    Status s = write_all_key_groups(*snap, out, offsets);
+    snap->release();
+    return s;
+  };
+}
+
+// Base of operators on a keyed stream: owns the keyed state backend for this subtask's key groups and
+// sets the current key before each record. KS: const IN& -> K.
+template <class K, class IN, class OUT, class KS>
+class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
+ public:
+  explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
+  void setup(const OperatorSetup& s) override {
+    OneInputStreamOperator<IN, OUT>::setup(s);
+    backend_ = create_keyed_state_backend<K>(s.state_backend_type, s.key_group_range, s.info.max_parallelism);
+    this->runtime_context().set_keyed_state_backend(backend_.get());
+  }
+  KeyedStateBackend<K>& keyed_backend() { return *backend_; }
+
+  void initialize_state(const OperatorRestoreState* restored) override {
+    OneInputStreamOperator<IN, OUT>::initialize_state(restored);
+    if (restored == nullptr) return;
+    for (const auto& kg : restored->key_groups) {
+      Status st = backend_->restore_key_group(kg.data(), kg.size());
+      if (!st.is_ok()) {
+        throw std::runtime_error(st.with_context("operator '" + this->info().operator_name + "' keyed state").to_string());
+      }
+    }
+  }
+  OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
+    OperatorSnapshot snap = OneInputStreamOperator<IN, OUT>::snapshot_state(id, ts);
+    snap.key_group_range = backend_->key_group_range();
+    snap.write_keyed = keyed_snapshot_writer(*backend_);
+    return snap;
+  }
+  int64_t state_size_bytes() const override { return backend_ ? backend_->state_size_bytes_estimate() : 0; }
+
+ protected:
+  void set_key_of(const IN& record) { backend_->set_current_key(key_selector_(record)); }
+  KS key_selector_;
+  std::unique_ptr<KeyedStateBackend<K>> backend_;
+};
+
+// Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it).
+template <class K, class IN, class OUT, class KS, class F>
+class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS> {
+ public:
+  KeyedProcessOperator(KS ks, F fn) : KeyedOperatorBase<K, IN, OUT, KS>(std::move(ks)), fn_(std::move(fn)) {}
+  void open() override {
+    collector_.set_output(this->output_);
+    call_user(this->info(), [&] { fn_.open(this->runtime_context()); });
+  }
+  void close() override { fn_.close(); }
+  void initialize_state(const OperatorRestoreState* restored) override {
+    KeyedOperatorBase<K, IN, OUT, KS>::initialize_state(restored);
+    call_user(this->info(), [&] { initialize_if_checkpointed(fn_, restored != nullptr, this->operator_state_); });
+  }
+  OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
+    call_user(this->info(), [&] { snapshot_if_checkpointed(fn_, id, ts); });
+    return KeyedOperatorBase<K, IN, OUT, KS>::snapshot_state(id, ts);
+  }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    call_user(this->info(), [&] { notify_complete_if_listener(fn_, id); });
+  }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    call_user(this->info(), [&] { notify_aborted_if_listener(fn_, id); });
+  }
+  void collect(IN&& record) override {
+    call_user(this->info(), [&] {
+      this->set_key_of(record);
+      fn_.process_element(record, ctx_, collector_);
+    });
+  }
+
+ private:
+  F fn_;
+  Collector<OUT> collector_{nullptr};
+  KeyedProcessContext<K> ctx_{&this->side_outputs_, nullptr};
+
+ public:
+  void setup(const OperatorSetup& s) override {
+    KeyedOperatorBase<K, IN, OUT, KS>::setup(s);
+    ctx_ = KeyedProcessContext<K>(&this->side_outputs_, this->backend_.get());
+  }
+};
+
+// Rolling reduce per key (KeyedStream::reduce, sum/min/max): keeps the running value in ValueState and
+// emits it after every record, as Flink's StreamGroupedReduceOperator. R: (const T&, const T&) -> T.
+template <class K, class T, class KS, class R>
+class StreamGroupedReduce final : public KeyedOperatorBase<K, T, T, KS> {
+ public:
+  StreamGroupedReduce(KS ks, R reducer) : KeyedOperatorBase<K, T, T, KS>(std::move(ks)), reducer_(std::move(reducer)) {}
+  void open() override { state_ = &this->backend_->get_state(ValueStateDescriptor<T>("_reduce_value")); }
+  void collect(T&& record) override {
+    call_user(this->info(), [&] {
+      this->set_key_of(record);
+      std::optional<T> current = state_->value();
+      T next = current ? reducer_(*current, record) : std::move(record);
+      state_->update(next);
+      this->output_->collect(std::move(next));
+    });
+  }
+
+ private:
+  R reducer_;
+  ValueState<T>* state_ = nullptr;
+};
+
+}  // namespace sluice

@@ -1,0 +1,157 @@
+// The typed ends of a network exchange: partitioners (which channel a record goes to), the output that
+// serializes records into a RecordWriter, and the deserializer that turns received buffers back into
+// records for the head operator of a chain. The byte transport behind RecordWriter is the runtime's
+// (src/runtime/network: buffers, credits, back-pressure).
+//
+// Partitioners (Flink's names): forward (subtask i -> i), rebalance (round-robin), broadcast (all), and
+// key-group hash: channel = subtask_for_key_group(key_group_for_key(key)), DESIGN.md section 3.
+// Thread-safety: all of these belong to one task thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/serializer.h"
+#include "sluice/core/status.h"
+#include "sluice/operators/output.h"
+#include "sluice/state/key_group.h"
+
+namespace sluice {
+
+// Byte sink for one output edge of a subtask: one channel per consumer subtask (forward: one channel).
+class RecordWriter {
+ public:
+  virtual ~RecordWriter() = default;
+  virtual int32_t num_channels() const = 0;
+  virtual void emit(int32_t channel, const uint8_t* bytes, size_t size) = 0;
+  virtual void broadcast_emit(const uint8_t* bytes, size_t size) = 0;
+};
+
+class ChannelSelectorBase {
+ public:
+  static constexpr int32_t kBroadcast = -1;
+  virtual ~ChannelSelectorBase() = default;
+  // Called once before the first record. subtask_index: of the producing subtask.
+  virtual void setup(int32_t num_channels, int32_t max_parallelism, int32_t subtask_index) {
+    num_channels_ = num_channels;
+    max_parallelism_ = max_parallelism;
+    subtask_index_ = subtask_index;
+  }
+  virtual bool is_broadcast() const { return false; }
+
+ protected:
+  int32_t num_channels_ = 1;
+  int32_t max_parallelism_ = 128;
+  int32_t subtask_index_ = 0;
+};
+
+template <class T>
+class ChannelSelector : public ChannelSelectorBase {
+ public:
+  virtual int32_t select_channel(const T& record) = 0;
+};
+
+// One channel per forward edge: the consumer subtask with the producer's index.
+template <class T>
+class ForwardPartitioner final : public ChannelSelector<T> {
+ public:
+  int32_t select_channel(const T&) override { return 0; }
+};
+
+template <class T>
+class RebalancePartitioner final : public ChannelSelector<T> {
+ public:
+  void setup(int32_t n, int32_t max_p, int32_t subtask) override {
+    ChannelSelector<T>::setup(n, max_p, subtask);
+    next_ = subtask % n;  // spread the starting channel across producers (Flink starts at random)
+  }
+  int32_t select_channel(const T&) override {
+    int32_t c = next_;
+    if (++next_ == this->num_channels_) next_ = 0;
+    return c;
+  }
+
+ private:
+  int32_t next_ = 0;
+};
+
+template <class T>
+class BroadcastPartitioner final : public ChannelSelector<T> {
+ public:
+  bool is_broadcast() const override { return true; }
+  int32_t select_channel(const T&) override { return ChannelSelectorBase::kBroadcast; }
+};
+
+// key_by: routes each record to the subtask owning its key's key group.
+template <class T, class K, class KS>
+class KeyGroupStreamPartitioner final : public ChannelSelector<T> {
+ public:
+  explicit KeyGroupStreamPartitioner(KS key_selector) : key_selector_(std::move(key_selector)) {}
+  int32_t select_channel(const T& record) override {
+    KeyGroup kg = key_group_for_key<K>(key_selector_(record), this->max_parallelism_);
+    return subtask_for_key_group(this->max_parallelism_, this->num_channels_, kg).value();
+  }
+
+ private:
+  KS key_selector_;
+};
+
+// Serializes each record once into a reusable scratch buffer and hands the bytes to the RecordWriter.
+template <class T>
+class RecordWriterOutput final : public Output<T> {
+ public:
+  RecordWriterOutput(RecordWriter* writer, std::unique_ptr<ChannelSelectorBase> selector)
+      : writer_(writer), selector_(static_cast<ChannelSelector<T>*>(selector.release())) {}
+  void collect(T&& record) override {
+    scratch_.clear();
+    DataOutputView out(&scratch_);
+    TypeSerializer<T>::serialize(record, out);
+    if (selector_->is_broadcast()) {
+      writer_->broadcast_emit(scratch_.data(), scratch_.size());
+    } else {
+      writer_->emit(selector_->select_channel(record), scratch_.data(), scratch_.size());
+    }
+  }
+
+ private:
+  RecordWriter* writer_;
+  std::unique_ptr<ChannelSelector<T>> selector_;
+  std::vector<uint8_t> scratch_;
+};
+
+class RecordDeserializerBase {
+ public:
+  virtual ~RecordDeserializerBase() = default;
+  // Decodes every record of a data buffer and pushes it into the target. Returns the number of records,
+  // or kCorruption if the bytes do not decode as whole records of the expected type.
+  virtual Result<int64_t> deserialize_buffer(const uint8_t* data, size_t size) = 0;
+};
+
+template <class T>
+class RecordDeserializer final : public RecordDeserializerBase {
+ public:
+  explicit RecordDeserializer(Output<T>* target) : target_(target) {}
+  Result<int64_t> deserialize_buffer(const uint8_t* data, size_t size) override {
+    DataInputView in(data, size);
+    int64_t n = 0;
+    while (!in.at_end()) {
+      T record = TypeSerializer<T>::deserialize(in);
+      if (!in.ok()) {
+        return Status::corruption("network buffer of " + std::to_string(size) + " bytes: record " +
+                                  std::to_string(n) + " does not decode as " +
+                                  TypeSerializer<T>::snapshot().to_string());
+      }
+      target_->collect(std::move(record));
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  Output<T>* target_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,101 @@
+// Output<T>: where an operator emits records. The operator SPI (Flink's api.operators package): public,
+// because the DataStream templates instantiate operators in user code; users rarely touch it directly.
+//
+// Within an operator chain an Output<T> is the next operator itself (a virtual call, no copy, no
+// serialization). At a chain's end it is a RecordWriterOutput that serializes into network buffers; with
+// several consumers it is a BroadcastingOutput that copies the record to each. Thread-safety: an Output is
+// used only by the task thread that owns the chain.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <typeinfo>
+#include <string>
+#include <typeindex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sluice {
+
+class OutputBase {
+ public:
+  virtual ~OutputBase() = default;
+};
+
+template <class T>
+class Output : public OutputBase {
+ public:
+  virtual void collect(T&& record) = 0;
+};
+
+// Side-output routing table of one operator: tag id -> output for the tag's element type. Records for tags
+// nobody consumes are dropped, as in Flink.
+class SideOutputs {
+ public:
+  void add(const std::string& tag_id, std::type_index type, OutputBase* out) {
+    routes_.emplace(tag_id, Route{type, out});
+  }
+  // Throws std::invalid_argument if the job reads this tag with another element type than X.
+  template <class X>
+  void emit(const std::string& tag_id, X&& value) const {
+    auto it = routes_.find(tag_id);
+    if (it == routes_.end()) return;
+    if (it->second.type != std::type_index(typeid(std::decay_t<X>))) {
+      throw std::invalid_argument("side output '" + tag_id + "' is emitted with element type " +
+                                  typeid(std::decay_t<X>).name() + " but read with " + it->second.type.name() +
+                                  ": use one OutputTag type per tag id");
+    }
+    static_cast<Output<std::decay_t<X>>*>(it->second.out)->collect(std::forward<X>(value));
+  }
+  bool empty() const { return routes_.empty(); }
+
+ private:
+  struct Route {
+    std::type_index type;
+    OutputBase* out;
+  };
+  std::unordered_map<std::string, Route> routes_;
+};
+
+// Copies each record to several outputs (a node with several consumers). The last one gets the original.
+template <class T>
+class BroadcastingOutput final : public Output<T> {
+ public:
+  explicit BroadcastingOutput(std::vector<Output<T>*> outs) : outs_(std::move(outs)) {}
+  void collect(T&& record) override {
+    for (size_t i = 0; i + 1 < outs_.size(); ++i) {
+      T copy = record;
+      outs_[i]->collect(std::move(copy));
+    }
+    if (!outs_.empty()) outs_.back()->collect(std::move(record));
+  }
+
+ private:
+  std::vector<Output<T>*> outs_;
+};
+
+// Output that drops everything (a node whose records nobody consumes).
+template <class T>
+class DiscardingOutput final : public Output<T> {
+ public:
+  void collect(T&&) override {}
+};
+
+// Counts records into a single-writer counter, then forwards: wraps an operator's output for numRecordsOut.
+template <class T, class CounterT>
+class CountingOutput final : public Output<T> {
+ public:
+  CountingOutput(Output<T>* next, CounterT* counter) : next_(next), counter_(counter) {}
+  void collect(T&& record) override {
+    counter_->inc();
+    next_->collect(std::move(record));
+  }
+
+ private:
+  Output<T>* next_;
+  CounterT* counter_;
+};
+
+}  // namespace sluice

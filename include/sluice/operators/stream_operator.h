@@ -1,0 +1,161 @@
+// StreamOperator: one step of a pipeline, run by a task thread (Flink's StreamOperator).
+//
+// Lifecycle, driven by the task: setup() once with the subtask's identity and wiring; open() before the
+// first record (rich user functions get open(ctx) here); records through the Output<IN> interface (a
+// OneInputStreamOperator *is* the Output of its predecessor in the chain); end_input() when a bounded input
+// is exhausted; close() at the end, also after a failure (must not throw then). Operators of a chain are
+// opened tail-first and ended/closed head-first, so downstream operators are ready before records arrive.
+//
+// A user-function exception escapes as OperatorFailure, which names the operator and subtask; the task
+// fails and the job reports it. Thread-safety: an operator instance belongs to one task thread.
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <typeindex>
+#include <utility>
+
+#include "sluice/api/runtime_context.h"
+#include "sluice/core/ids.h"
+#include "sluice/operators/output.h"
+#include "sluice/state/key_group.h"
+#include "sluice/state/operator_state_store.h"
+
+namespace sluice {
+
+class SourceCoordinatorGateway;  // source/source_operator.h
+
+// Everything the runtime hands an operator before open().
+struct OperatorSetup {
+  TaskInfo info;
+  MetricGroup* metrics = nullptr;
+  const Clock* clock = nullptr;
+  KeyGroupRange key_group_range;       // this subtask's key groups (keyed operators)
+  std::string state_backend_type = "HASHMAP";  // state.backend.type
+  SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
+  bool checkpointing = false;  // execution.checkpointing.interval > 0
+  std::string job_id;          // this run's JobId, 32 hex digits
+};
+
+// A failure inside an operator: which operator, which subtask, and the cause's text.
+class OperatorFailure : public std::runtime_error {
+ public:
+  OperatorFailure(const TaskInfo& info, const std::string& cause)
+      : std::runtime_error("operator '" + info.operator_name + "' (subtask " +
+                           std::to_string(info.subtask_index + 1) + "/" + std::to_string(info.parallelism) +
+                           ") failed: " + cause),
+        operator_name_(info.operator_name),
+        subtask_index_(info.subtask_index),
+        cause_(cause) {}
+  const std::string& operator_name() const { return operator_name_; }
+  int32_t subtask_index() const { return subtask_index_; }
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string operator_name_;
+  int32_t subtask_index_;
+  std::string cause_;
+};
+
+// Runs fn(); an exception other than an OperatorFailure from further down the chain is attributed to
+// this operator. try/catch costs nothing on the non-throwing path.
+template <class Fn>
+inline decltype(auto) call_user(const TaskInfo& info, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const OperatorFailure&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OperatorFailure(info, e.what());
+  } catch (...) {
+    throw OperatorFailure(info, "unknown exception");
+  }
+}
+
+// What a restored operator subtask gets back (prepared by the runtime from a completed checkpoint).
+struct OperatorRestoreState {
+  CheckpointId checkpoint_id{0};
+  // Canonical key-group snapshots (state/key_group_snapshot.h) of the key groups in this subtask's range.
+  std::vector<std::vector<uint8_t>> key_groups;
+  // Operator state already redistributed for this subtask (OperatorStateStore format); may be empty.
+  std::vector<uint8_t> operator_state;
+};
+
+// The synchronous part of an operator's snapshot. `write_keyed`, if set, is the asynchronous part of the
+// keyed state: it may run on another thread while the task keeps processing, and appends the canonical
+// key-group snapshots of the operator's range to *out, with offsets[i] the start of key group range.start()+i
+// (num_key_groups()+1 entries). `operator_state` is taken synchronously (it is small).
+struct OperatorSnapshot {
+  std::function<Status(std::vector<uint8_t>* out, std::vector<uint64_t>* offsets)> write_keyed;
+  KeyGroupRange key_group_range;
+  std::vector<uint8_t> operator_state;  // empty when the operator has none
+};
+
+class StreamOperator {
+ public:
+  virtual ~StreamOperator() = default;
+
+  virtual void setup(const OperatorSetup& setup) {
+    setup_ = setup;
+    ctx_.emplace(setup.info, setup.metrics, setup.clock);
+  }
+  virtual void open() {}
+  // Bounded input exhausted: flush buffered results (Flink's BoundedOneInput#endInput).
+  virtual void end_input() {}
+  virtual void close() {}
+  // Approximate bytes of keyed state this operator holds (0 for stateless operators). Task thread only.
+  virtual int64_t state_size_bytes() const { return 0; }
+
+  // ---- checkpointing (Flink's StreamOperatorStateHandler / CheckpointListener) ----
+  // After setup(), before open(): installs restored state (`restored` is null on a fresh start), then lets
+  // user functions initialize theirs. Throws on corrupt or incompatible state (the task fails loudly).
+  virtual void initialize_state(const OperatorRestoreState* restored) {
+    if (restored != nullptr) {
+      Status s = operator_state_.restore(restored->operator_state,
+                                         "operator '" + setup_.info.operator_name + "' operator state");
+      if (!s.is_ok()) throw std::runtime_error(s.to_string());
+    }
+  }
+  // The synchronous part of a checkpoint, on the task thread at the barrier.
+  virtual OperatorSnapshot snapshot_state(CheckpointId, int64_t /*timestamp_ms*/) {
+    OperatorSnapshot snap;
+    if (!operator_state_.empty()) snap.operator_state = operator_state_.snapshot();
+    return snap;
+  }
+  virtual void notify_checkpoint_complete(CheckpointId) {}
+  virtual void notify_checkpoint_aborted(CheckpointId) {}
+  OperatorStateStore& operator_state_store() { return operator_state_; }
+
+  const TaskInfo& info() const { return setup_.info; }
+  RuntimeContext& runtime_context() { return *ctx_; }
+  const OperatorSetup& operator_setup() const { return setup_; }
+
+  // Routing for side outputs (process functions); filled by the runtime from the graph.
+  SideOutputs& side_outputs() { return side_outputs_; }
+
+ protected:
+  OperatorSetup setup_;
+  std::optional<RuntimeContext> ctx_;
+  SideOutputs side_outputs_;
+  OperatorStateStore operator_state_;
+};
+
+// An operator with one input of type IN and main output OUT. Its input interface is Output<IN>, so the
+// upstream operator of a chain calls collect() on it directly.
+template <class IN, class OUT>
+class OneInputStreamOperator : public StreamOperator, public Output<IN> {
+ public:
+  using input_type = IN;
+  using output_type = OUT;
+  void set_output(Output<OUT>* out) { output_ = out; }
+  Output<OUT>* output() const { return output_; }
+
+ protected:
+  Output<OUT>* output_ = nullptr;
+};
+
+}  // namespace sluice

@@ -1,0 +1,73 @@
+// The sink API (Flink's sink2 model): a Sink creates one SinkWriter per parallel subtask.
+//
+// write() is called for every record on the task thread; flush(end_of_input=true) once when a bounded
+// input ends; close() at the end (also after a failure: release resources, don't throw). Exactly-once sinks
+// (writers that produce committables, and a committer) come with checkpointing. Exceptions thrown by a
+// writer fail the task like any user function.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "sluice/operators/stream_operator.h"
+
+namespace sluice {
+
+class SinkInitContext {
+ public:
+  virtual ~SinkInitContext() = default;
+  virtual int32_t subtask_index() const = 0;
+  virtual int32_t parallelism() const = 0;
+  virtual int32_t attempt_number() const = 0;
+  virtual MetricGroup& metric_group() = 0;
+  virtual const Clock& clock() const = 0;
+};
+
+template <class T>
+class SinkWriter {
+ public:
+  virtual ~SinkWriter() = default;
+  virtual void write(T&& record) = 0;
+  virtual void flush(bool end_of_input) = 0;
+  virtual void close() {}
+};
+
+template <class T>
+class Sink {
+ public:
+  using element_type = T;
+  virtual ~Sink() = default;
+  virtual std::unique_ptr<SinkWriter<T>> create_writer(SinkInitContext& ctx) const = 0;
+};
+
+// Runs a sink's writer in the task (the end of a chain).
+template <class T>
+class SinkWriterOperator final : public OneInputStreamOperator<T, T>, private SinkInitContext {
+ public:
+  explicit SinkWriterOperator(std::shared_ptr<const Sink<T>> sink) : sink_(std::move(sink)) {}
+  void open() override {
+    writer_ = call_user(this->info(), [&] { return sink_->create_writer(*this); });
+  }
+  void collect(T&& record) override {
+    call_user(this->info(), [&] { writer_->write(std::move(record)); });
+  }
+  void end_input() override {
+    call_user(this->info(), [&] { writer_->flush(true); });
+  }
+  void close() override {
+    if (writer_) writer_->close();
+  }
+
+ private:
+  int32_t subtask_index() const override { return this->info().subtask_index; }
+  int32_t parallelism() const override { return this->info().parallelism; }
+  int32_t attempt_number() const override { return this->info().attempt_number; }
+  MetricGroup& metric_group() override { return *this->setup_.metrics; }
+  const Clock& clock() const override { return *this->setup_.clock; }
+
+  std::shared_ptr<const Sink<T>> sink_;
+  std::unique_ptr<SinkWriter<T>> writer_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,150 @@
+// Two-phase-commit sinks (Flink's sink2 TwoPhaseCommittingSink: a writer that turns its data into
+// committables at the barrier, and a committer), for end-to-end exactly-once output.
+//
+// Protocol (the seeds' 2PC, DESIGN.md section 3 "Sinks"):
+//  1. write() records into the current transaction (a file, a database transaction, ...);
+//  2. at checkpoint n's barrier: prepare_commit() pre-commits the transaction (flush, fsync, keep it
+//     invisible) and returns committables; they are kept in the operator's state as part of checkpoint n;
+//  3. notify_checkpoint_complete(n): commit every committable of checkpoints <= n (notifications are
+//     best-effort, so a later one commits what an earlier missed one would have);
+//  4. restore from checkpoint n: the committables recorded in it are committed again (commit is
+//     idempotent), and the writer is created with recover = true so it aborts lingering transactions the
+//     state does not know (pre-committed after checkpoint n, or never pre-committed).
+// With checkpointing off, everything is committed when the input ends, as Flink's committer does.
+// Threading: task thread only. Committers must be idempotent: committing something already committed is not
+// an error.
+#pragma once
+
+#include <limits>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/serializer.h"
+#include "sluice/sink/sink.h"
+
+namespace sluice {
+
+template <class T, class CommT>
+class PrecommittingSinkWriter {
+ public:
+  virtual ~PrecommittingSinkWriter() = default;
+  virtual void write(T&& record) = 0;
+  // The input ended: write out buffered data (committables follow from prepare_commit).
+  virtual void flush(bool end_of_input) = 0;
+  // Pre-commits the current transaction and opens the next; returns what the committer must commit.
+  virtual std::vector<CommT> prepare_commit() = 0;
+  virtual void close() {}
+};
+
+template <class CommT>
+class Committer {
+ public:
+  virtual ~Committer() = default;
+  // Makes the committables visible. Idempotent. Throws on failure (the task fails and recovers).
+  virtual void commit(const std::vector<CommT>& committables) = 0;
+};
+
+class TwoPhaseCommitContext : public SinkInitContext {
+ public:
+  // The id of this run (32 hex digits): part of transaction / file names, so no run mistakes another
+  // run's artifacts for its own.
+  virtual std::string job_id() const = 0;
+  // True when the job restarts from a checkpoint: the writer must abort lingering transactions.
+  virtual bool is_restored() const = 0;
+  // Committables the restored checkpoint still owns (being committed now): the writer must keep them.
+  virtual const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const = 0;
+  // The next checkpoint id this writer's data will belong to.
+  virtual int64_t next_checkpoint_id() const = 0;
+};
+
+template <class T, class CommT>
+class TwoPhaseCommittingSink {
+ public:
+  using element_type = T;
+  using committable_type = CommT;
+  virtual ~TwoPhaseCommittingSink() = default;
+  virtual std::unique_ptr<PrecommittingSinkWriter<T, CommT>> create_writer(TwoPhaseCommitContext& ctx) const = 0;
+  virtual std::unique_ptr<Committer<CommT>> create_committer() const = 0;
+};
+
+// Runs a TwoPhaseCommittingSink in the task: writer + committables in state + committer on notify.
+template <class T, class CommT>
+class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>, private TwoPhaseCommitContext {
+ public:
+  explicit TwoPhaseCommitSinkOperator(std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink) : sink_(std::move(sink)) {}
+
+  void initialize_state(const OperatorRestoreState* restored) override {
+    OneInputStreamOperator<T, T>::initialize_state(restored);
+    state_ = &this->operator_state_.get_list_state(ListStateDescriptor<std::pair<int64_t, CommT>>("pending-committables"));
+    restored_ = restored != nullptr;
+    if (restored != nullptr) next_checkpoint_ = restored->checkpoint_id.value() + 1;
+    for (auto& [id, c] : state_->get()) {
+      pending_[id].push_back(c);
+      restored_bytes_.push_back(serialize_bytes(c));
+    }
+  }
+  void open() override {
+    committer_ = call_user(this->info(), [&] { return sink_->create_committer(); });
+    // Recover-and-commit: what the restored checkpoint pre-committed is committed (again, idempotently).
+    commit_up_to(std::numeric_limits<int64_t>::max());
+    writer_ = call_user(this->info(), [&] { return sink_->create_writer(*this); });
+  }
+  void collect(T&& record) override {
+    call_user(this->info(), [&] { writer_->write(std::move(record)); });
+  }
+  void end_input() override {
+    call_user(this->info(), [&] { writer_->flush(true); });
+    if (!this->operator_setup().checkpointing) {  // no checkpoint will come: commit now
+      auto comms = call_user(this->info(), [&] { return writer_->prepare_commit(); });
+      call_user(this->info(), [&] { committer_->commit(comms); });
+    }
+  }
+  OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
+    auto comms = call_user(this->info(), [&] { return writer_->prepare_commit(); });
+    auto& bucket = pending_[id.value()];
+    for (auto& c : comms) bucket.push_back(std::move(c));
+    next_checkpoint_ = id.value() + 1;
+    std::vector<std::pair<int64_t, CommT>> all;
+    for (const auto& [cid, cs] : pending_)
+      for (const auto& c : cs) all.emplace_back(cid, c);
+    state_->update(std::move(all));
+    return OneInputStreamOperator<T, T>::snapshot_state(id, ts);
+  }
+  void notify_checkpoint_complete(CheckpointId id) override { commit_up_to(id.value()); }
+  void close() override {
+    if (writer_) writer_->close();
+  }
+
+ private:
+  void commit_up_to(int64_t id) {
+    std::vector<CommT> batch;
+    for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
+      for (auto& c : it->second) batch.push_back(std::move(c));
+      it = pending_.erase(it);
+    }
+    if (!batch.empty()) call_user(this->info(), [&] { committer_->commit(batch); });
+  }
+
+  int32_t subtask_index() const override { return this->info().subtask_index; }
+  int32_t parallelism() const override { return this->info().parallelism; }
+  int32_t attempt_number() const override { return this->info().attempt_number; }
+  MetricGroup& metric_group() override { return *this->setup_.metrics; }
+  const Clock& clock() const override { return *this->setup_.clock; }
+  std::string job_id() const override { return this->operator_setup().job_id; }
+  bool is_restored() const override { return restored_; }
+  const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
+  int64_t next_checkpoint_id() const override { return next_checkpoint_; }
+
+  std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink_;
+  std::unique_ptr<PrecommittingSinkWriter<T, CommT>> writer_;
+  std::unique_ptr<Committer<CommT>> committer_;
+  ListState<std::pair<int64_t, CommT>>* state_ = nullptr;
+  std::map<int64_t, std::vector<CommT>> pending_;  // checkpoint id -> committables not committed yet
+  std::vector<std::vector<uint8_t>> restored_bytes_;
+  bool restored_ = false;
+  int64_t next_checkpoint_ = 1;
+};
+
+}  // namespace sluice

@@ -1,0 +1,119 @@
+// The source API (Flink's FLIP-27 model), the one every built-in source uses, so users write their own.
+//
+//  - A Source<T, SplitT> describes where data comes from and creates the two halves below.
+//  - Splits (SplitT) are units of work (a file, a Kafka partition, a Nexmark split). A split carries its
+//    position: the reader's snapshot_state() returns its splits with their current offsets, which the
+//    checkpoint stores and a restore seeks back to. SplitT needs `std::string split_id() const` and a
+//    TypeSerializer (SLUICE_FIELDS), because splits travel between coordinator and readers as bytes.
+//  - The SplitEnumerator runs once per source on the coordinator side: it discovers splits and assigns
+//    them to reader subtasks (on registration, or when a reader asks with send_split_request()).
+//  - A SourceReader runs in each parallel source subtask; the task calls poll_next() repeatedly.
+//
+// Threading: enumerator methods are called one at a time (under the coordinator's lock) from any thread;
+// reader methods are called only by the reader's task thread. poll_next must not block for long: return
+// kNothingAvailable and the task waits idle_wait_hint() (or until a split arrives).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/ids.h"
+#include "sluice/operators/output.h"
+
+namespace sluice {
+
+class MetricGroup;
+class Clock;
+
+enum class Boundedness { kBounded, kContinuousUnbounded };
+enum class InputStatus { kMoreAvailable, kNothingAvailable, kEndOfInput };
+
+// Where a reader emits records. collect(T&&) passes the record down the chain by move; a reader that refills
+// one scratch record per call may pass std::move(scratch) and refill it next time (a moved-from record is
+// valid; operators that do not keep the record leave its capacity for reuse).
+template <class T>
+class ReaderOutput {
+ public:
+  explicit ReaderOutput(Output<T>* out) : out_(out) {}
+  void collect(T&& record) { out_->collect(std::move(record)); }
+  void collect(const T& record) { out_->collect(T(record)); }
+
+ private:
+  Output<T>* out_;
+};
+
+class SourceReaderContext {
+ public:
+  virtual ~SourceReaderContext() = default;
+  virtual int32_t subtask_index() const = 0;
+  virtual int32_t parallelism() const = 0;
+  // Asks the enumerator for a split (answered asynchronously with add_splits or notify_no_more_splits).
+  virtual void send_split_request() = 0;
+  virtual MetricGroup& metric_group() = 0;
+  virtual const Clock& clock() const = 0;
+};
+
+template <class SplitT>
+class SplitEnumeratorContext {
+ public:
+  virtual ~SplitEnumeratorContext() = default;
+  virtual int32_t current_parallelism() const = 0;
+  virtual void assign_split(SplitT split, int32_t subtask) = 0;
+  // Tells a reader no split will come: once it has finished its splits, its input ends.
+  virtual void signal_no_more_splits(int32_t subtask) = 0;
+};
+
+template <class SplitT>
+class SplitEnumerator {
+ public:
+  virtual ~SplitEnumerator() = default;
+  virtual void start() {}
+  // A reader subtask registered (it is ready for assignments).
+  virtual void add_reader(int32_t subtask) = 0;
+  virtual void handle_split_request(int32_t subtask) = 0;
+  // Splits assigned to a reader that failed before checkpointing them come back here.
+  virtual void add_splits_back(std::vector<SplitT> splits, int32_t subtask) = 0;
+  // The enumerator's own state at a checkpoint (e.g. splits not assigned yet), as bytes the source's
+  // restore_enumerator() understands. Taken before the checkpoint's barriers leave the sources; split
+  // assignments made after it reach readers only after they took their snapshot (no split is lost or
+  // assigned twice on restore).
+  virtual std::vector<uint8_t> snapshot_state(CheckpointId checkpoint_id) = 0;
+  virtual void close() {}
+};
+
+template <class T, class SplitT>
+class SourceReader {
+ public:
+  virtual ~SourceReader() = default;
+  virtual void start() {}
+  virtual InputStatus poll_next(ReaderOutput<T>& output) = 0;
+  virtual void add_splits(std::vector<SplitT> splits) = 0;
+  virtual void notify_no_more_splits() = 0;
+  // The reader's splits with their current positions (for checkpoints; next issue).
+  virtual std::vector<SplitT> snapshot_state() = 0;
+  // How long the task may sleep after kNothingAvailable before polling again (it wakes earlier on a split
+  // assignment or any other mail).
+  virtual std::chrono::nanoseconds idle_wait_hint() const { return std::chrono::milliseconds(1); }
+  virtual void close() {}
+};
+
+template <class T, class SplitT>
+class Source {
+ public:
+  using element_type = T;
+  using split_type = SplitT;
+  virtual ~Source() = default;
+  virtual Boundedness boundedness() const = 0;
+  virtual std::unique_ptr<SplitEnumerator<SplitT>> create_enumerator(SplitEnumeratorContext<SplitT>& ctx) const = 0;
+  // An enumerator continuing from `state` (a snapshot_state() of an earlier run). Errors (malformed state)
+  // throw std::invalid_argument naming the source; the job then fails to restore, loudly.
+  virtual std::unique_ptr<SplitEnumerator<SplitT>> restore_enumerator(SplitEnumeratorContext<SplitT>& ctx,
+                                                                      const std::vector<uint8_t>& state) const = 0;
+  virtual std::unique_ptr<SourceReader<T, SplitT>> create_reader(SourceReaderContext& ctx) const = 0;
+};
+
+}  // namespace sluice

@@ -1,0 +1,243 @@
+// SourceOperator (reader side, in each source subtask) and SourceCoordinator (enumerator side, one per
+// source), and the small event protocol between them. Splits travel as bytes (TypeSerializer<SplitT>), as
+// they would between processes. See source.h for the threading rules.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/serializer.h"
+#include "sluice/operators/stream_operator.h"
+#include "sluice/source/source.h"
+
+namespace sluice {
+
+struct OperatorEvent {
+  enum class Kind : uint8_t { kAddSplits, kNoMoreSplits };
+  Kind kind;
+  std::vector<uint8_t> payload;  // serialized std::vector<SplitT> for kAddSplits
+};
+
+// Delivers coordinator events to one reader subtask (the runtime posts them into the task's mailbox).
+class OperatorEventSink {
+ public:
+  virtual ~OperatorEventSink() = default;
+  virtual void send(OperatorEvent event) = 0;
+};
+
+// Type-erased coordinator, owned by the runtime (one per source vertex). Thread-safe.
+//
+// Checkpoints (Flink's SourceCoordinator + its event valve): snapshot_enumerator(n) is called when checkpoint
+// n is triggered, before the source tasks take their snapshots. From then on, events for a reader are held
+// back until that reader reports reader_snapshot_done(n), so an assignment is either in the enumerator's
+// snapshot (unassigned) or in the reader's (assigned), never in both or neither. abort_checkpoint(n) releases
+// everything held for n.
+class SourceCoordinatorBase {
+ public:
+  virtual ~SourceCoordinatorBase() = default;
+  // `restored_state`: the enumerator state of the checkpoint the job restores from, or null on a fresh start.
+  virtual void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) = 0;
+  virtual void register_reader(int32_t subtask, OperatorEventSink* sink) = 0;
+  virtual void handle_split_request(int32_t subtask) = 0;
+  virtual std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) = 0;
+  virtual void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) = 0;
+  virtual void abort_checkpoint(CheckpointId checkpoint_id) = 0;
+  virtual void close() = 0;
+};
+
+// The reader's handle on its coordinator, bound to its subtask and event sink (given in OperatorSetup).
+class SourceCoordinatorGateway {
+ public:
+  SourceCoordinatorGateway(SourceCoordinatorBase* coordinator, int32_t subtask, OperatorEventSink* sink)
+      : coordinator_(coordinator), subtask_(subtask), sink_(sink) {}
+  void register_reader() { coordinator_->register_reader(subtask_, sink_); }
+  void request_split() { coordinator_->handle_split_request(subtask_); }
+  void snapshot_done(CheckpointId id) { coordinator_->reader_snapshot_done(subtask_, id); }
+
+ private:
+  SourceCoordinatorBase* coordinator_;
+  int32_t subtask_;
+  OperatorEventSink* sink_;
+};
+
+template <class T, class SplitT>
+class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnumeratorContext<SplitT> {
+ public:
+  explicit SourceCoordinator(std::shared_ptr<const Source<T, SplitT>> source) : source_(std::move(source)) {}
+
+  void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) override {
+    std::lock_guard lock(mu_);
+    parallelism_ = parallelism;
+    sinks_.assign(static_cast<size_t>(parallelism), nullptr);
+    pending_.assign(static_cast<size_t>(parallelism), {});
+    held_.assign(static_cast<size_t>(parallelism), {});
+    valve_closed_.assign(static_cast<size_t>(parallelism), false);
+    enumerator_ = restored_state ? source_->restore_enumerator(*this, *restored_state) : source_->create_enumerator(*this);
+    enumerator_->start();
+  }
+  void register_reader(int32_t subtask, OperatorEventSink* sink) override {
+    std::lock_guard lock(mu_);
+    sinks_.at(static_cast<size_t>(subtask)) = sink;
+    for (auto& ev : pending_[static_cast<size_t>(subtask)]) sink->send(std::move(ev));
+    pending_[static_cast<size_t>(subtask)].clear();
+    enumerator_->add_reader(subtask);
+  }
+  void handle_split_request(int32_t subtask) override {
+    std::lock_guard lock(mu_);
+    enumerator_->handle_split_request(subtask);
+  }
+  std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) override {
+    std::lock_guard lock(mu_);
+    valve_checkpoint_ = checkpoint_id;
+    valve_closed_.assign(static_cast<size_t>(parallelism_), true);
+    return enumerator_->snapshot_state(checkpoint_id);
+  }
+  void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) override {
+    std::lock_guard lock(mu_);
+    if (checkpoint_id == valve_checkpoint_) open_valve(subtask);
+  }
+  void abort_checkpoint(CheckpointId checkpoint_id) override {
+    std::lock_guard lock(mu_);
+    if (checkpoint_id != valve_checkpoint_) return;
+    for (int32_t s = 0; s < parallelism_; ++s) open_valve(s);
+  }
+  void close() override {
+    std::lock_guard lock(mu_);
+    if (enumerator_) enumerator_->close();
+  }
+
+ private:
+  // SplitEnumeratorContext, called by the enumerator with mu_ held.
+  int32_t current_parallelism() const override { return parallelism_; }
+  void assign_split(SplitT split, int32_t subtask) override {
+    std::vector<SplitT> splits;
+    splits.push_back(std::move(split));
+    deliver(subtask, OperatorEvent{OperatorEvent::Kind::kAddSplits, serialize_bytes(splits)});
+  }
+  void signal_no_more_splits(int32_t subtask) override {
+    deliver(subtask, OperatorEvent{OperatorEvent::Kind::kNoMoreSplits, {}});
+  }
+  void deliver(int32_t subtask, OperatorEvent ev) {
+    if (subtask < 0 || subtask >= parallelism_) {
+      throw std::out_of_range("split enumerator assigned to subtask " + std::to_string(subtask) +
+                              " but the source has parallelism " + std::to_string(parallelism_));
+    }
+    auto i = static_cast<size_t>(subtask);
+    if (valve_closed_[i]) held_[i].push_back(std::move(ev));
+    else if (sinks_[i]) sinks_[i]->send(std::move(ev));
+    else pending_[i].push_back(std::move(ev));
+  }
+  void open_valve(int32_t subtask) {
+    auto i = static_cast<size_t>(subtask);
+    valve_closed_[i] = false;
+    auto held = std::move(held_[i]);
+    held_[i].clear();
+    for (auto& ev : held) deliver(subtask, std::move(ev));
+  }
+
+  std::shared_ptr<const Source<T, SplitT>> source_;
+  std::mutex mu_;
+  int32_t parallelism_ = 0;
+  std::unique_ptr<SplitEnumerator<SplitT>> enumerator_;
+  std::vector<OperatorEventSink*> sinks_;
+  std::vector<std::vector<OperatorEvent>> pending_;  // for readers not registered yet
+  std::vector<std::vector<OperatorEvent>> held_;     // behind the closed valve of valve_checkpoint_
+  std::vector<bool> valve_closed_;
+  CheckpointId valve_checkpoint_{-1};
+};
+
+// Subtask 0 of a source keeps its split enumerator's checkpointed state in this (union list) operator state,
+// so the enumerator restores from the same checkpoint as the readers (see cluster/state_assignment.h).
+inline constexpr const char* kSourceEnumeratorStateName = "SourceEnumeratorState";
+
+// Type-erased view of a source operator for the task's loop.
+class SourceOperatorBase : public StreamOperator {
+ public:
+  // The enumerator state taken when checkpoint `id` was triggered; subtask 0 stores it in its snapshot of id.
+  void set_enumerator_state(CheckpointId id, std::vector<uint8_t> state) {
+    enumerator_checkpoint_ = id;
+    enumerator_state_ = std::move(state);
+  }
+
+ protected:
+  CheckpointId enumerator_checkpoint_{-1};
+  std::vector<uint8_t> enumerator_state_;
+
+ public:
+  virtual InputStatus emit_next() = 0;
+  virtual void handle_operator_event(const OperatorEvent& event) = 0;
+  virtual std::chrono::nanoseconds idle_wait_hint() const = 0;
+};
+
+template <class T, class SplitT>
+class SourceOperator final : public SourceOperatorBase, private SourceReaderContext {
+ public:
+  explicit SourceOperator(std::shared_ptr<const Source<T, SplitT>> source) : source_(std::move(source)) {}
+  void set_output(Output<T>* out) { output_.emplace(out); }
+
+  void initialize_state(const OperatorRestoreState* restored) override {
+    StreamOperator::initialize_state(restored);
+    splits_state_ = &operator_state_.get_list_state(ListStateDescriptor<SplitT>(kReaderStateName));
+    enumerator_state_store_ =
+        &operator_state_.get_union_list_state(ListStateDescriptor<std::vector<uint8_t>>(kSourceEnumeratorStateName));
+  }
+  void open() override {
+    if (setup_.source_gateway == nullptr) throw std::logic_error("source operator without a coordinator");
+    reader_ = call_user(info(), [&] { return source_->create_reader(*this); });
+    // Splits restored from a checkpoint go back to the reader before it starts (Flink's SourceOperator).
+    std::vector<SplitT> restored = splits_state_->get();
+    if (!restored.empty()) call_user(info(), [&] { reader_->add_splits(std::move(restored)); });
+    call_user(info(), [&] { reader_->start(); });
+    setup_.source_gateway->register_reader();
+  }
+  OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
+    splits_state_->update(call_user(info(), [&] { return reader_->snapshot_state(); }));
+    // Only subtask 0 keeps the enumerator's state (union state would otherwise multiply copies).
+    if (info().subtask_index == 0 && enumerator_checkpoint_ == id) {
+      enumerator_state_store_->update({enumerator_state_});
+    } else {
+      enumerator_state_store_->clear();
+    }
+    OperatorSnapshot snap = SourceOperatorBase::snapshot_state(id, ts);
+    setup_.source_gateway->snapshot_done(id);
+    return snap;
+  }
+  InputStatus emit_next() override {
+    return call_user(info(), [&] { return reader_->poll_next(*output_); });
+  }
+  void handle_operator_event(const OperatorEvent& event) override {
+    if (event.kind == OperatorEvent::Kind::kNoMoreSplits) {
+      call_user(info(), [&] { reader_->notify_no_more_splits(); });
+      return;
+    }
+    auto splits = deserialize_bytes<std::vector<SplitT>>(event.payload.data(), event.payload.size(),
+                                                         "split assignment for " + info().operator_name);
+    if (!splits.is_ok()) throw OperatorFailure(info(), splits.status().to_string());
+    call_user(info(), [&] { reader_->add_splits(std::move(splits).value()); });
+  }
+  std::chrono::nanoseconds idle_wait_hint() const override { return reader_->idle_wait_hint(); }
+  void close() override {
+    if (reader_) reader_->close();
+  }
+
+ private:
+  int32_t subtask_index() const override { return setup_.info.subtask_index; }
+  int32_t parallelism() const override { return setup_.info.parallelism; }
+  void send_split_request() override { setup_.source_gateway->request_split(); }
+  MetricGroup& metric_group() override { return *setup_.metrics; }
+  const Clock& clock() const override { return *setup_.clock; }
+
+  static constexpr const char* kReaderStateName = "SourceReaderState";
+  std::shared_ptr<const Source<T, SplitT>> source_;
+  std::unique_ptr<SourceReader<T, SplitT>> reader_;
+  std::optional<ReaderOutput<T>> output_;
+  ListState<SplitT>* splits_state_ = nullptr;
+  ListState<std::vector<uint8_t>>* enumerator_state_store_ = nullptr;
+};
+
+}  // namespace sluice

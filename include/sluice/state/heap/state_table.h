@@ -1,0 +1,324 @@
+// StateTable<K, N, V>: one registered state of the heap backend: a StateMap per key group of the backend's
+// range (indexed by key_group - range.start), plus the state's meta info. Implementation header of
+// HashMapStateBackend; users do not include it.
+//
+// V is the stored value type: T for Value/Reducing, std::vector<T> for List, HeapMapValue<UK, UV> for Map,
+// ACC for Aggregating. Every V is serialized with TypeSerializer<V>, which gives exactly the canonical value
+// bytes of key_group_snapshot.h (the unordered_map serializer writes count + pairs, like std::map's).
+//
+// Restore is two-phase so a failing restore changes nothing: stage_key_group decodes into a side map,
+// commit_staged swaps it in (or clears the key group when nothing was staged).
+//
+// snapshot() freezes every key group's map for an asynchronous snapshot (StateTableSnapshot); it must follow
+// StateVersions::begin_snapshot() on the task thread.
+// Thread-safety: StateTable: task thread only. StateTableSnapshot: read from any one thread at a time while
+// its snapshot version is live.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sluice/core/data_view.h"
+#include "sluice/core/serializer.h"
+#include "sluice/core/status.h"
+#include "sluice/state/heap/state_map.h"
+#include "sluice/state/heap/state_versions.h"
+#include "sluice/state/key_group.h"
+#include "sluice/state/key_group_snapshot.h"
+
+namespace sluice {
+namespace detail {
+
+template <class T>
+concept HasStdHash = requires(const T& t) {
+  requires std::is_default_constructible_v<std::hash<T>>;
+  { std::hash<T>{}(t) } -> std::convertible_to<size_t>;
+};
+
+// Hash and equality of MapState user keys: std::hash when it exists, else XXH3 of the serialized bytes.
+template <class UK>
+struct UserKeyHash {
+  size_t operator()(const UK& k) const {
+    if constexpr (HasStdHash<UK>) {
+      return std::hash<UK>{}(k);
+    } else {
+      return static_cast<size_t>(hash_key(k));
+    }
+  }
+};
+template <class UK>
+struct UserKeyEqual {
+  bool operator()(const UK& a, const UK& b) const { return state_key_equal(a, b); }
+};
+
+// Bytes a value owns outside its own object (strings, vectors, maps), roughly; for size estimates.
+template <class T>
+size_t dynamic_size_bytes(const T& v);
+
+template <class T>
+struct DynamicSize {
+  static size_t of(const T&) { return 0; }
+};
+template <>
+struct DynamicSize<std::string> {
+  static size_t of(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+};
+template <class T, class A>
+struct DynamicSize<std::vector<T, A>> {
+  static size_t of(const std::vector<T, A>& v) {
+    size_t n = v.capacity() * sizeof(T);
+    if constexpr (!std::is_trivially_copyable_v<T>) {
+      for (const auto& e : v) n += dynamic_size_bytes(e);
+    }
+    return n;
+  }
+};
+template <class K, class V, class H, class E, class A>
+struct DynamicSize<std::unordered_map<K, V, H, E, A>> {
+  static size_t of(const std::unordered_map<K, V, H, E, A>& m) {
+    // libstdc++: one node (next pointer + pair + cached hash) per element, one pointer per bucket.
+    size_t n = m.bucket_count() * sizeof(void*) + m.size() * (sizeof(std::pair<const K, V>) + 2 * sizeof(void*));
+    if constexpr (!std::is_trivially_copyable_v<K> || !std::is_trivially_copyable_v<V>) {
+      for (const auto& [k, v] : m) n += dynamic_size_bytes(k) + dynamic_size_bytes(v);
+    }
+    return n;
+  }
+};
+template <class T>
+size_t dynamic_size_bytes(const T& v) {
+  return DynamicSize<T>::of(v);
+}
+
+inline std::string_view as_string_view(const std::vector<uint8_t>& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+// Appends every entry of `m` (a StateMap or a StateMap::View) in the snapshot entry encoding.
+template <class K, class N, class V, class M>
+void encode_entries(const M& m, std::vector<uint8_t>& entries) {
+  std::vector<uint8_t> kb, nb, vb;
+  m.for_each([&](const K& k, const N& ns, const V& v) {
+    kb.clear();
+    nb.clear();
+    vb.clear();
+    serialize_append(k, kb);
+    serialize_append(ns, nb);
+    serialize_append(v, vb);
+    KeyGroupSnapshotWriter::append_entry(entries, as_string_view(kb), as_string_view(nb), as_string_view(vb));
+  });
+}
+
+// Decodes exactly `bytes` as T; false if malformed or not fully consumed.
+template <class T>
+bool decode_exactly(std::string_view bytes, T* out) {
+  DataInputView in(bytes);
+  *out = TypeSerializer<T>::deserialize(in);
+  return in.ok() && in.at_end();
+}
+
+}  // namespace detail
+
+// The heap's MapState value: user keys hashed with std::hash or their serialized bytes.
+template <class UK, class UV>
+using HeapMapValue = std::unordered_map<UK, UV, detail::UserKeyHash<UK>, detail::UserKeyEqual<UK>>;
+
+// One registered state frozen at a snapshot: a view of each key group's map.
+class StateTableSnapshot {
+ public:
+  explicit StateTableSnapshot(StateMetaInfo meta) : meta_(std::move(meta)) {}
+  virtual ~StateTableSnapshot() = default;
+  StateTableSnapshot(const StateTableSnapshot&) = delete;
+  StateTableSnapshot& operator=(const StateTableSnapshot&) = delete;
+
+  const StateMetaInfo& meta() const { return meta_; }
+  virtual size_t size_of_key_group(int32_t index) const = 0;
+  // Appends the entries of key group `index` as they were at the snapshot; returns how many.
+  virtual uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const = 0;
+
+ private:
+  StateMetaInfo meta_;
+};
+
+class StateTableBase {
+ public:
+  explicit StateTableBase(StateMetaInfo meta) : meta_(std::move(meta)) {}
+  virtual ~StateTableBase() = default;
+  StateTableBase(const StateTableBase&) = delete;
+  StateTableBase& operator=(const StateTableBase&) = delete;
+
+  const StateMetaInfo& meta() const { return meta_; }
+  virtual size_t size() const = 0;
+  virtual size_t size_of_key_group(int32_t index) const = 0;
+  virtual int64_t size_bytes_estimate() const = 0;
+  // Appends the entries of key group `index` in the snapshot entry encoding; returns how many.
+  virtual uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const = 0;
+  // Decodes a snapshot's entries of key group kg (at `index` in this table) into the staging map.
+  // kCorruption naming the state if an entry does not decode or its key belongs to another key group.
+  virtual Status stage_key_group(KeyGroup kg, int32_t index, const StateSnapshotView& view,
+                                 int32_t max_parallelism) = 0;
+  // Replaces key group `index` with the staged map, or clears it if nothing is staged for it.
+  virtual void commit_staged(int32_t index) = 0;
+  virtual void discard_staged() = 0;
+  // Task thread, right after StateVersions::begin_snapshot(): the views of all key groups. O(key groups).
+  virtual std::unique_ptr<StateTableSnapshot> snapshot() const = 0;
+
+ private:
+  StateMetaInfo meta_;
+};
+
+template <class K, class N, class V>
+class TypedStateTableSnapshot final : public StateTableSnapshot {
+ public:
+  using View = typename StateMap<K, N, V>::View;
+  TypedStateTableSnapshot(StateMetaInfo meta, std::vector<View> views)
+      : StateTableSnapshot(std::move(meta)), views_(std::move(views)) {}
+
+  size_t size_of_key_group(int32_t index) const override { return views_[static_cast<size_t>(index)].size; }
+  uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
+    const View& v = views_[static_cast<size_t>(index)];
+    detail::encode_entries<K, N, V>(v, entries);
+    return v.size;
+  }
+
+ private:
+  std::vector<View> views_;  // by key-group index
+};
+
+template <class K, class N, class V>
+class StateTable final : public StateTableBase {
+ public:
+  using Map = StateMap<K, N, V>;
+
+  StateTable(StateMetaInfo meta, int32_t num_key_groups, StateVersions& versions)
+      : StateTableBase(std::move(meta)), versions_(&versions), staged_(versions) {
+    maps_.reserve(static_cast<size_t>(num_key_groups));
+    for (int32_t i = 0; i < num_key_groups; ++i) maps_.emplace_back(versions);
+  }
+
+  Map& map_at(int32_t index) { return maps_[static_cast<size_t>(index)]; }
+  const Map& map_at(int32_t index) const { return maps_[static_cast<size_t>(index)]; }
+  int32_t num_key_groups() const { return static_cast<int32_t>(maps_.size()); }
+
+  size_t size() const override {
+    size_t n = 0;
+    for (const auto& m : maps_) n += m.size();
+    return n;
+  }
+  size_t size_of_key_group(int32_t index) const override { return map_at(index).size(); }
+
+  // Fixed costs exactly; what keys and values own on the heap from a sample of up to kSample entries.
+  int64_t size_bytes_estimate() const override {
+    static constexpr size_t kSample = 256;
+    size_t fixed = 0, entries = 0, sampled = 0, sampled_dynamic = 0;
+    for (const auto& m : maps_) {
+      fixed += m.fixed_size_bytes();
+      entries += m.size();
+      if (sampled < kSample) {
+        m.for_each([&](const K& k, const N& ns, const V& v) {
+          if (sampled >= kSample) return;
+          ++sampled;
+          sampled_dynamic += detail::dynamic_size_bytes(k) + detail::dynamic_size_bytes(ns) +
+                             detail::dynamic_size_bytes(v);
+        });
+      }
+    }
+    size_t dynamic = sampled == 0 ? 0 : sampled_dynamic * entries / sampled;
+    return static_cast<int64_t>(fixed + dynamic + maps_.size() * sizeof(Map));
+  }
+
+  uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
+    const Map& m = map_at(index);
+    detail::encode_entries<K, N, V>(m, entries);
+    return m.size();
+  }
+
+  std::unique_ptr<StateTableSnapshot> snapshot() const override {
+    std::vector<typename Map::View> views;
+    views.reserve(maps_.size());
+    for (const Map& m : maps_) views.push_back(m.view());
+    return std::make_unique<TypedStateTableSnapshot<K, N, V>>(meta(), std::move(views));
+  }
+
+  Status stage_key_group(KeyGroup kg, int32_t index, const StateSnapshotView& view,
+                         int32_t max_parallelism) override {
+    discard_staged();
+    Map staged(*versions_);
+    SnapshotEntryReader reader(view);
+    std::string_view kb, nb, vb;
+    uint64_t i = 0;
+    for (; reader.next(&kb, &nb, &vb); ++i) {
+      K key{};
+      N ns{};
+      V value{};
+      const char* bad = !detail::decode_exactly(kb, &key)  ? "key"
+                        : !detail::decode_exactly(nb, &ns) ? "namespace"
+                        : !detail::decode_exactly(vb, &value) ? "value"
+                                                              : nullptr;
+      if (bad != nullptr) {
+        return Status::corruption("state '" + meta().name + "', key group " + std::to_string(kg.value()) +
+                                  ": entry " + std::to_string(i) + " has a " + bad + " that does not decode as " +
+                                  type_of(bad));
+      }
+      // Hash the decoded key as set_current_key will, so restored entries are found again.
+      const uint64_t kh = hash_key(key);
+      if (key_group_for_hash(kh, max_parallelism) != kg) {
+        return Status::corruption("state '" + meta().name + "': entry " + std::to_string(i) +
+                                  " of the snapshot of key group " + std::to_string(kg.value()) +
+                                  " has a key of key group " +
+                                  std::to_string(key_group_for_hash(kh, max_parallelism).value()) +
+                                  " (wrong key serializer or damaged snapshot)");
+      }
+      const uint64_t h = detail::combine_key_namespace_hash(kh, detail::namespace_hash(ns));
+      staged.put(key, ns, h, std::move(value));
+    }
+    if (!reader.ok() || i != view.entry_count) {
+      return Status::corruption("state '" + meta().name + "', key group " + std::to_string(kg.value()) +
+                                ": truncated entries");
+    }
+    staged_ = std::move(staged);
+    staged_index_ = index;
+    return Status::ok();
+  }
+
+  void commit_staged(int32_t index) override {
+    if (staged_index_ == index) {
+      map_at(index) = std::move(staged_);
+    } else {
+      map_at(index).clear();
+    }
+    discard_staged();
+  }
+  void discard_staged() override {
+    staged_.clear();
+    staged_index_ = -1;
+  }
+
+  // fn(const K&, const N&, const V&) for every entry of key group `index`.
+  template <class F>
+  void for_each_entry(int32_t index, F&& fn) const {
+    map_at(index).for_each(std::forward<F>(fn));
+  }
+
+ private:
+  static std::string type_of(std::string_view part) {
+    if (part == "key") return TypeSerializer<K>::snapshot().to_string();
+    if (part == "namespace") return TypeSerializer<N>::snapshot().to_string();
+    return TypeSerializer<V>::snapshot().to_string();
+  }
+
+  StateVersions* versions_;
+  std::vector<Map> maps_;
+  Map staged_;
+  int32_t staged_index_ = -1;
+};
+
+}  // namespace sluice

@@ -1,0 +1,153 @@
+#include "sluice/api/environment.h"
+
+#include <string_view>
+
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint/jobmanager_checkpoint_storage.h"
+#include "checkpoint/restore_path.h"
+#include "cluster/mini_cluster.h"
+#include "sluice/config/derived_options.h"
+#include "graph/job_graph.h"
+#include "sluice/config/options.h"
+
+namespace sluice {
+
+const char* job_status_name(JobStatus s) {
+  switch (s) {
+    case JobStatus::kCreated: return "CREATED";
+    case JobStatus::kRunning: return "RUNNING";
+    case JobStatus::kRestarting: return "RESTARTING";
+    case JobStatus::kFailing: return "FAILING";
+    case JobStatus::kFailed: return "FAILED";
+    case JobStatus::kCancelling: return "CANCELLING";
+    case JobStatus::kCanceled: return "CANCELED";
+    case JobStatus::kFinished: return "FINISHED";
+  }
+  return "UNKNOWN";
+}
+
+StreamExecutionEnvironment::StreamExecutionEnvironment(Configuration config) : config_(std::move(config)) {}
+
+Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int argc, const char* const* argv) {
+  Configuration file_config, dynamic;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--config" || a == "-c") {
+      if (i + 1 >= argc) return Status::invalid_argument(std::string(a) + ": expected a YAML file path after it");
+      SLUICE_ASSIGN_OR_RETURN(file_config, Configuration::from_yaml_file(argv[++i]));
+    } else if (a.rfind("--config=", 0) == 0) {
+      SLUICE_ASSIGN_OR_RETURN(file_config, Configuration::from_yaml_file(std::string(a.substr(9))));
+    } else if (a == "-D") {
+      if (i + 1 >= argc) return Status::invalid_argument("-D: expected key=value after it");
+      SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(argv[++i]));
+    } else if (a.size() > 2 && a.substr(0, 2) == "-D") {
+      SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(a.substr(2)));
+    }
+  }
+  file_config.merge(dynamic);  // -D wins over the file, as in Flink
+  return StreamExecutionEnvironment(std::move(file_config));
+}
+
+StreamExecutionEnvironment& StreamExecutionEnvironment::set_parallelism(int32_t parallelism) {
+  Status s = config_.try_set(options::kDefaultParallelism, parallelism);
+  if (!s.is_ok()) throw std::invalid_argument(s.message());
+  return *this;
+}
+
+int32_t StreamExecutionEnvironment::parallelism() const { return config_.get(options::kDefaultParallelism); }
+
+StreamExecutionEnvironment& StreamExecutionEnvironment::set_max_parallelism(int32_t max_parallelism) {
+  Status s = config_.try_set(options::kMaxParallelism, max_parallelism);
+  if (!s.is_ok()) throw std::invalid_argument(s.message());
+  return *this;
+}
+
+int32_t StreamExecutionEnvironment::max_parallelism() const { return config_.get(options::kMaxParallelism); }
+
+namespace {
+
+// execution.checkpointing.*, restart-strategy.* and execution.state-recovery.path -> the cluster's config.
+Status configure_checkpointing(const Configuration& config, cluster::MiniClusterConfig* mc) {
+  mc->checkpointing = checkpointing_enabled(config);
+  std::string restore_path = config.get(options::kStateRecoveryPath);
+  if (!mc->checkpointing) {
+    if (!restore_path.empty()) {
+      return Status::invalid_argument("execution.state-recovery.path is set but checkpointing is off: set "
+                                      "execution.checkpointing.interval to restore and keep checkpointing");
+    }
+    return Status::ok();
+  }
+  auto& cc = mc->checkpoint_config;
+  cc.interval = config.get(options::kCheckpointingInterval);
+  cc.timeout = config.get(options::kCheckpointingTimeout);
+  cc.min_pause = config.get(options::kCheckpointingMinPause);
+  cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
+  cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
+  SLUICE_RETURN_IF_ERROR(cc.validate());
+  mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
+  switch (config.get(options::kExternalizedCheckpointRetention)) {
+    case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:
+      mc->retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
+      break;
+    case ExternalizedCheckpointRetention::kDeleteOnCancellation:
+      mc->retention = checkpoint::ExternalizedCheckpointRetention::kDeleteOnCancellation;
+      break;
+    case ExternalizedCheckpointRetention::kRetainOnCancellation:
+      mc->retention = checkpoint::ExternalizedCheckpointRetention::kRetainOnCancellation;
+      break;
+  }
+  SLUICE_ASSIGN_OR_RETURN(CheckpointStorageType type, checkpoint_storage_type(config));
+  std::string dir = config.get(options::kCheckpointsDirectory);
+  if (type == CheckpointStorageType::kFileSystem) {
+    checkpoint::FileSystemStorageOptions fo;
+    fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
+    mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
+  } else {
+    mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
+  }
+  SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
+  if (!restore_path.empty()) {
+    SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp, checkpoint::resolve_restore_path(restore_path, dir));
+    mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
+  if (graph_->nodes.empty()) {
+    return Status::invalid_argument(
+        "the job has no operators: add a source and a sink (a program's operators are used up by execute(); "
+        "build the program again to run it again)");
+  }
+  graph::JobGraphOptions jo;
+  std::string configured_name = config_.get(options::kPipelineName);
+  jo.job_name = configured_name.empty() ? job_name : configured_name;
+  jo.default_parallelism = parallelism();
+  jo.max_parallelism = max_parallelism();
+  SLUICE_ASSIGN_OR_RETURN(graph::JobGraph jg, graph::build_job_graph(*graph_, jo));
+
+  cluster::MiniClusterConfig mc;
+  mc.network.buffer_size_bytes = static_cast<int32_t>(config_.get(options::kMemorySegmentSize).bytes);
+  mc.network.credits_per_channel = config_.get(options::kNetworkBuffersPerChannel);
+  mc.network.max_buffers_per_channel = config_.get(options::kNetworkMaxBuffersPerChannel);
+  mc.buffer_timeout = config_.get(options::kBufferTimeoutInterval);
+  mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
+  mc.state_backend_type = "HASHMAP";
+  mc.clock = clock_;
+  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, &mc));
+
+  // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
+  // transformations after execute).
+  std::shared_ptr<const StreamGraph> sg = std::move(graph_);
+  graph_ = std::make_shared<StreamGraph>();
+  return cluster::submit_job(std::move(sg), std::move(jg), mc);
+}
+
+Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string& job_name) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<JobClient> client, execute_async(job_name));
+  return client->wait();
+}
+
+}  // namespace sluice

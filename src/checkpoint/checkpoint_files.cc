@@ -1,0 +1,102 @@
+#include "checkpoint/checkpoint_files.h"
+
+#include <xxhash.h>
+
+#include "checkpoint/checkpoint_layout.h"
+#include "checkpoint/metadata_codec.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+Status check_digest(const std::string& what, uint64_t size, uint64_t checksum, const StreamStateHandle& h) {
+  if (size != h.size_bytes) {
+    return Status::corruption(what + ": state file has " + std::to_string(size) + " bytes, the checkpoint expects " +
+                              std::to_string(h.size_bytes) + " (truncated or overwritten)");
+  }
+  if (checksum != h.checksum) {
+    return Status::corruption(what + ": state file checksum mismatch (flipped or overwritten bytes)");
+  }
+  return Status::ok();
+}
+
+Status check_inline(const StreamStateHandle& h) {
+  return check_digest("inline state", h.inline_bytes.size(), XXH3_64bits(h.inline_bytes.data(), h.inline_bytes.size()),
+                      h);
+}
+
+}  // namespace
+
+Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(path));
+  CheckpointLocation loc;
+  switch (kind) {
+    case PathKind::kMissing:
+      return Status::not_found("no checkpoint at '" + path + "' (expected a chk-<n> folder or its _metadata file)");
+    case PathKind::kFile:
+      loc.metadata_path = path;
+      loc.checkpoint_dir = path_parent(path);
+      if (loc.checkpoint_dir.empty()) loc.checkpoint_dir = ".";
+      break;
+    case PathKind::kDirectory:
+      loc.checkpoint_dir = path;
+      while (loc.checkpoint_dir.size() > 1 && loc.checkpoint_dir.back() == '/') loc.checkpoint_dir.pop_back();
+      loc.metadata_path = join_path(loc.checkpoint_dir, kMetadataFileName);
+      break;
+    case PathKind::kOther:
+      return Status::invalid_argument("'" + path + "' is neither a checkpoint folder nor a _metadata file");
+  }
+  loc.base_dir = path_parent(loc.checkpoint_dir);
+  if (loc.base_dir.empty()) loc.base_dir = ".";
+  return loc;
+}
+
+Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location) {
+  auto bytes = fs.read_file(location.metadata_path);
+  if (!bytes.is_ok()) {
+    if (bytes.status().code() == StatusCode::kNotFound) {
+      return Status::not_found("checkpoint metadata '" + location.metadata_path +
+                               "' does not exist (the checkpoint is incomplete or was deleted)");
+    }
+    return bytes.status();
+  }
+  SLUICE_ASSIGN_OR_RETURN(CheckpointMetadata m, decode_metadata(*bytes, location.metadata_path));
+  auto folder_id = parse_checkpoint_dir_name(path_file_name(location.checkpoint_dir));
+  if (folder_id && *folder_id != m.checkpoint_id) {
+    return Status::corruption(location.metadata_path + ": holds checkpoint " + std::to_string(m.checkpoint_id.value()) +
+                              " but lies in folder " + checkpoint_dir_name(*folder_id));
+  }
+  return m;
+}
+
+Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& base_dir,
+                                               const StreamStateHandle& handle) {
+  if (handle.is_inline()) {
+    SLUICE_RETURN_IF_ERROR(check_inline(handle));
+    return handle.inline_bytes;
+  }
+  const std::string path = join_path(base_dir, handle.relative_path);
+  auto bytes = fs.read_file(path);
+  if (!bytes.is_ok()) {
+    if (bytes.status().code() == StatusCode::kNotFound) {
+      return Status::not_found(path + ": state file referenced by the checkpoint does not exist");
+    }
+    return bytes.status();
+  }
+  SLUICE_RETURN_IF_ERROR(check_digest(path, bytes->size(), XXH3_64bits(bytes->data(), bytes->size()), handle));
+  return bytes;
+}
+
+Status check_state_handle(FileSystem& fs, const std::string& base_dir, const StreamStateHandle& handle) {
+  if (handle.is_inline()) return check_inline(handle);
+  const std::string path = join_path(base_dir, handle.relative_path);
+  auto digest = fs.digest_file(path);
+  if (!digest.is_ok()) {
+    if (digest.status().code() == StatusCode::kNotFound) {
+      return Status::not_found(path + ": state file referenced by the checkpoint does not exist");
+    }
+    return digest.status();
+  }
+  return check_digest(path, digest->size_bytes, digest->checksum, handle);
+}
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,39 @@
+// Reading a checkpoint from its folder: shared by the filesystem storage, `--restore` path resolution and verify.
+// Errors name the file: kNotFound for a missing `_metadata` or state file, kCorruption for a damaged one.
+// Thread-safety: functions; safe to call concurrently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/file_system.h"
+#include "sluice/core/status.h"
+
+namespace sluice::checkpoint {
+
+// Where a checkpoint lives on disk.
+struct CheckpointLocation {
+  std::string checkpoint_dir;  // the chk-<n> folder
+  std::string metadata_path;   // <checkpoint_dir>/_metadata
+  std::string base_dir;        // where the handles' relative paths start: the folder's parent (the job directory)
+};
+
+// Accepts a checkpoint folder or its `_metadata` file (any regular file is taken as the metadata file).
+// kNotFound naming `path` if nothing is there.
+Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& path);
+
+// Reads and decodes the `_metadata` file. kNotFound naming it when missing; kCorruption naming it when damaged,
+// or when a folder named chk-<n> holds the metadata of another checkpoint id.
+Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location);
+
+// One handle's bytes: its inline bytes, or the file base_dir/relative_path. Checks size and checksum: kCorruption
+// naming the file (or "inline state") on mismatch, kNotFound naming a missing file.
+Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& base_dir,
+                                               const StreamStateHandle& handle);
+
+// Same checks as read_state_handle, streaming the file instead of keeping its bytes (for verify).
+Status check_state_handle(FileSystem& fs, const std::string& base_dir, const StreamStateHandle& handle);
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,24 @@
+#include "checkpoint/checkpoint_layout.h"
+
+#include <charconv>
+
+namespace sluice::checkpoint {
+
+std::string checkpoint_dir_name(CheckpointId id) {
+  return std::string(kCheckpointDirPrefix) + std::to_string(id.value());
+}
+
+std::optional<CheckpointId> parse_checkpoint_dir_name(std::string_view name) {
+  if (name.substr(0, kCheckpointDirPrefix.size()) != kCheckpointDirPrefix) return std::nullopt;
+  std::string_view digits = name.substr(kCheckpointDirPrefix.size());
+  if (digits.empty() || (digits.size() > 1 && digits.front() == '0')) return std::nullopt;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return CheckpointId(v);
+}
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,136 @@
+#include "checkpoint/checkpoint_verify.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "checkpoint/byte_size_text.h"
+#include "checkpoint/checkpoint_files.h"
+#include "checkpoint/checkpoint_layout.h"
+#include "checkpoint/checkpoint_metadata.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+void check_handle(FileSystem& fs, const CheckpointLocation& loc, const StreamStateHandle& h, const std::string& whose,
+                  CheckpointVerification& out) {
+  Status st = check_state_handle(fs, loc.base_dir, h);
+  if (h.is_inline()) {
+    ++out.inline_handles_checked;
+  } else {
+    ++out.files_checked;
+  }
+  if (st.is_ok()) return;
+  std::string file = h.is_inline() ? loc.metadata_path + " (inline)" : join_path(loc.base_dir, h.relative_path);
+  out.problems.push_back(VerifyProblem{std::move(file), whose + ": " + st.message()});
+}
+
+CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc, bool found_by_scan) {
+  CheckpointVerification out;
+  out.location = loc.checkpoint_dir;
+  out.checkpoint_id = parse_checkpoint_dir_name(path_file_name(loc.checkpoint_dir));
+  auto kind = fs.stat(loc.metadata_path);
+  if (kind.is_ok() && *kind == PathKind::kMissing && found_by_scan) {
+    out.incomplete = true;
+    return out;
+  }
+  auto metadata = read_checkpoint_metadata(fs, loc);
+  if (!metadata.is_ok()) {
+    out.problems.push_back(VerifyProblem{loc.metadata_path, metadata.status().to_string()});
+    return out;
+  }
+  const CheckpointMetadata& m = *metadata;
+  out.checkpoint_id = m.checkpoint_id;
+  out.state_size_bytes = m.state_size_bytes();
+  for (const OperatorState& op : m.operators) {
+    for (const OperatorSubtaskState& st : op.subtasks) {
+      std::string whose = "operator '" + op.operator_id + "' subtask " + std::to_string(st.subtask_index);
+      if (st.keyed_state) check_handle(fs, loc, st.keyed_state->stream, whose + " keyed state", out);
+      if (st.operator_state) check_handle(fs, loc, *st.operator_state, whose + " operator state", out);
+    }
+  }
+  return out;
+}
+
+// The chk-<n> folders directly inside `dir`.
+Result<std::vector<std::string>> checkpoint_folders(FileSystem& fs, const std::string& dir) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(dir));
+  std::vector<std::pair<CheckpointId, std::string>> found;
+  for (const DirEntry& e : entries) {
+    auto id = parse_checkpoint_dir_name(e.name);
+    if (id && e.kind == PathKind::kDirectory) found.emplace_back(*id, join_path(dir, e.name));
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [id, path] : found) out.push_back(std::move(path));
+  return out;
+}
+
+}  // namespace
+
+size_t VerifyReport::problem_count() const {
+  size_t n = 0;
+  for (const CheckpointVerification& c : checkpoints) n += c.problems.size();
+  return n;
+}
+
+std::string VerifyReport::to_string() const {
+  std::string s;
+  size_t complete = 0;
+  for (const CheckpointVerification& c : checkpoints) {
+    s += c.location + ": ";
+    if (c.incomplete) {
+      s += "incomplete (no _metadata; never restored), skipped\n";
+      continue;
+    }
+    ++complete;
+    if (c.problems.empty()) {
+      s += "OK (" + std::to_string(c.files_checked) + " files, " + std::to_string(c.inline_handles_checked) +
+           " inline handles, " + format_bytes(c.state_size_bytes) + ")\n";
+    } else {
+      s += std::to_string(c.problems.size()) + (c.problems.size() == 1 ? " problem\n" : " problems\n");
+      for (const VerifyProblem& p : c.problems) s += "  " + p.file + ": " + p.problem + "\n";
+    }
+  }
+  s += std::to_string(complete) + (complete == 1 ? " checkpoint" : " checkpoints") + " verified, " +
+       std::to_string(problem_count()) + (problem_count() == 1 ? " problem" : " problems") + "\n";
+  return s;
+}
+
+Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs_or_null) {
+  FileSystem& fs = fs_or_null ? *fs_or_null : *local_file_system();
+  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(path));
+  if (kind == PathKind::kMissing) return Status::not_found("checkpoint verify: '" + path + "' does not exist");
+  VerifyReport report;
+  auto verify_path = [&](const std::string& p, bool by_scan) -> Status {
+    SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(fs, p));
+    report.checkpoints.push_back(verify_one(fs, loc, by_scan));
+    return Status::ok();
+  };
+  if (kind == PathKind::kFile) {
+    SLUICE_RETURN_IF_ERROR(verify_path(path, false));
+    return report;
+  }
+  SLUICE_ASSIGN_OR_RETURN(PathKind meta, fs.stat(join_path(path, kMetadataFileName)));
+  if (meta != PathKind::kMissing || parse_checkpoint_dir_name(path_file_name(path))) {
+    SLUICE_RETURN_IF_ERROR(verify_path(path, false));  // one checkpoint folder, named directly
+    return report;
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> direct, checkpoint_folders(fs, path));
+  if (!direct.empty()) {  // a job folder
+    for (const std::string& d : direct) SLUICE_RETURN_IF_ERROR(verify_path(d, true));
+    return report;
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(path));  // a checkpoint directory
+  for (const DirEntry& e : entries) {
+    if (e.kind != PathKind::kDirectory) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> chks, checkpoint_folders(fs, join_path(path, e.name)));
+    for (const std::string& d : chks) SLUICE_RETURN_IF_ERROR(verify_path(d, true));
+  }
+  if (report.checkpoints.empty()) {
+    return Status::not_found("checkpoint verify: no checkpoint under '" + path +
+                             "' (expected a chk-<n> folder, its _metadata, a job folder or a checkpoint directory)");
+  }
+  return report;
+}
+
+}  // namespace sluice::checkpoint

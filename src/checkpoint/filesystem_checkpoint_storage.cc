@@ -1,0 +1,252 @@
+#include "checkpoint/filesystem_checkpoint_storage.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "checkpoint/byte_size_text.h"
+#include "checkpoint/checkpoint_files.h"
+#include "checkpoint/checkpoint_layout.h"
+#include "checkpoint/metadata_codec.h"
+
+namespace sluice::checkpoint {
+
+struct FileSystemCheckpointStorage::Shared {
+  std::shared_ptr<FileSystem> fs;
+  std::string base_dir;
+  int64_t inline_threshold_bytes;
+
+  std::mutex mu;
+  std::optional<JobId> job;         // set by initialize()
+  std::string job_dir;              // <base_dir>/<job-id>
+  std::set<int64_t> created_dirs;   // chk-<n> folders made durable by this run
+  std::mt19937_64 rng{std::random_device{}()};
+
+  Result<std::string> job_dir_or_error() {
+    std::lock_guard lock(mu);
+    if (!job) return Status::failed_precondition("filesystem checkpoint storage '" + base_dir + "' is not initialized");
+    return job_dir;
+  }
+
+  std::string random_suffix() {
+    uint64_t v;
+    {
+      std::lock_guard lock(mu);
+      v = rng();
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+    return std::string(buf, 16);
+  }
+
+  // Creates chk-<n>/ and makes its name durable in the job folder (once per id).
+  Result<std::string> ensure_checkpoint_dir(CheckpointId id) {
+    SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir_or_error());
+    std::string dir = join_path(jd, checkpoint_dir_name(id));
+    {
+      std::lock_guard lock(mu);
+      if (created_dirs.count(id.value()) > 0) return dir;
+    }
+    SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));
+    SLUICE_RETURN_IF_ERROR(fs->sync_dir(jd));
+    std::lock_guard lock(mu);
+    created_dirs.insert(id.value());
+    return dir;
+  }
+};
+
+namespace {
+
+// Keeps [A-Za-z0-9._-], maps the rest to '_', never starts with '.', at most 64 characters.
+std::string sanitize_name(const std::string& hint) {
+  std::string out;
+  for (char c : hint) {
+    if (out.size() == 64) break;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              (c == '.' && !out.empty());
+    out += ok ? c : '_';
+  }
+  return out.empty() ? "state" : out;
+}
+
+class FsStreamFactory final : public CheckpointStreamFactory {
+ public:
+  FsStreamFactory(std::shared_ptr<FileSystemCheckpointStorage::Shared> shared, CheckpointId id, std::string job_dir)
+      : shared_(std::move(shared)), id_(id), job_dir_(std::move(job_dir)) {}
+
+  Result<StreamStateHandle> write_state(const std::string& owner, const std::string& name_hint,
+                                        const std::vector<uint8_t>& bytes) override {
+    StreamStateHandle h;
+    h.size_bytes = bytes.size();
+    h.checksum = XXH3_64bits(bytes.data(), bytes.size());
+    if (static_cast<int64_t>(bytes.size()) < shared_->inline_threshold_bytes) {
+      h.inline_bytes = bytes;
+      return h;
+    }
+    FileSystem& fs = *shared_->fs;
+    const std::string folder = checkpoint_dir_name(id_);
+    const std::string name = sanitize_name(name_hint);
+    std::string path;
+    for (int attempt = 0;; ++attempt) {
+      h.relative_path = folder + "/" + name + "-" + shared_->random_suffix();
+      path = join_path(job_dir_, h.relative_path);
+      auto kind = fs.stat(path);
+      if (!kind.is_ok()) return kind.status().with_context(owner);
+      if (*kind == PathKind::kMissing) break;
+      if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
+    }
+    const std::string tmp = path + std::string(kInProgressSuffix);
+    Status st = fs.write_file(tmp, bytes, Durability::kSync);
+    if (st.is_ok()) st = fs.rename(tmp, path);
+    if (!st.is_ok()) {
+      (void)fs.remove_file(tmp);  // best effort; discard(n) removes the folder anyway
+      return st.with_context(owner + ": writing state file '" + path + "' (" + format_bytes(bytes.size()) + ")");
+    }
+    return h;
+  }
+
+ private:
+  std::shared_ptr<FileSystemCheckpointStorage::Shared> shared_;
+  CheckpointId id_;
+  std::string job_dir_;
+};
+
+}  // namespace
+
+FileSystemCheckpointStorage::FileSystemCheckpointStorage(std::string base_dir, FileSystemStorageOptions options)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->fs = options.file_system ? std::move(options.file_system) : local_file_system();
+  shared_->base_dir = std::move(base_dir);
+  shared_->inline_threshold_bytes = options.inline_threshold_bytes;
+}
+
+FileSystemCheckpointStorage::~FileSystemCheckpointStorage() = default;
+
+Status FileSystemCheckpointStorage::initialize(const JobId& job) {
+  Shared& s = *shared_;
+  if (s.inline_threshold_bytes < 0 || s.inline_threshold_bytes > kMaxInlineThresholdBytes) {
+    return Status::invalid_argument("execution.checkpointing.data-inline-threshold: expected 0 .. 1 MiB, got " +
+                                    std::to_string(s.inline_threshold_bytes) + " bytes");
+  }
+  if (s.base_dir.empty()) return Status::invalid_argument("execution.checkpointing.dir: empty checkpoint directory");
+  const std::string jd = join_path(s.base_dir, job.to_hex());
+  SLUICE_RETURN_IF_ERROR(create_directories_durable(*s.fs, jd).with_context("initializing checkpoint storage"));
+  for (std::string_view sub : {kSharedDirName, kTaskOwnedDirName}) {
+    SLUICE_RETURN_IF_ERROR(s.fs->create_dir(join_path(jd, sub)).with_context("initializing checkpoint storage"));
+  }
+  SLUICE_RETURN_IF_ERROR(s.fs->sync_dir(jd).with_context("initializing checkpoint storage"));
+  std::lock_guard lock(s.mu);
+  s.job = job;
+  s.job_dir = jd;
+  s.created_dirs.clear();
+  return Status::ok();
+}
+
+Result<std::shared_ptr<CheckpointStreamFactory>> FileSystemCheckpointStorage::stream_factory(CheckpointId id) {
+  auto dir = shared_->ensure_checkpoint_dir(id);
+  if (!dir.is_ok()) return dir.status().with_context("checkpoint " + std::to_string(id.value()));
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
+  return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<FsStreamFactory>(shared_, id, jd));
+}
+
+Result<std::string> FileSystemCheckpointStorage::write_metadata(const CheckpointMetadata& metadata) {
+  Shared& s = *shared_;
+  const std::string ctx = "writing the metadata of checkpoint " + std::to_string(metadata.checkpoint_id.value());
+  {
+    std::lock_guard lock(s.mu);
+    if (s.job && metadata.job_id != *s.job) {
+      return Status::failed_precondition(ctx + ": it belongs to job " + metadata.job_id.to_hex() +
+                                         ", this storage to job " + s.job->to_hex());
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode_metadata(metadata));
+  auto dir_or = s.ensure_checkpoint_dir(metadata.checkpoint_id);
+  if (!dir_or.is_ok()) return dir_or.status().with_context(ctx);
+  const std::string dir = std::move(dir_or).value();
+  const std::string final_path = join_path(dir, kMetadataFileName);
+  auto existing = s.fs->stat(final_path);
+  if (!existing.is_ok()) return existing.status().with_context(ctx);
+  if (*existing != PathKind::kMissing) {
+    return Status::failed_precondition(ctx + ": '" + final_path + "' already exists");
+  }
+  const std::string tmp = final_path + "." + s.random_suffix() + std::string(kInProgressSuffix);
+  bool renamed = false;
+  Status st = s.fs->write_file(tmp, bytes, Durability::kSync);
+  if (st.is_ok()) st = s.fs->sync_dir(dir);  // the state files' names are durable before _metadata exists
+  if (st.is_ok()) {
+    st = s.fs->rename(tmp, final_path);
+    renamed = st.is_ok();
+  }
+  if (st.is_ok()) st = s.fs->sync_dir(dir);
+  if (!st.is_ok()) {
+    // Not complete unless we say so: take back a `_metadata` whose durability is unknown.
+    (void)s.fs->remove_file(renamed ? final_path : tmp);
+    return st.with_context(ctx);
+  }
+  return dir;
+}
+
+Result<CheckpointMetadata> FileSystemCheckpointStorage::read_metadata(const std::string& location) {
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
+  return read_checkpoint_metadata(*shared_->fs, loc);
+}
+
+Result<std::vector<uint8_t>> FileSystemCheckpointStorage::read_state(const std::string& location,
+                                                                      const StreamStateHandle& handle) {
+  if (handle.is_inline()) return read_state_handle(*shared_->fs, "", handle);
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
+  return read_state_handle(*shared_->fs, loc.base_dir, handle);
+}
+
+Status FileSystemCheckpointStorage::discard(CheckpointId id) {
+  SLUICE_ASSIGN_OR_RETURN(std::string dir, checkpoint_dir(id));
+  SLUICE_RETURN_IF_ERROR(shared_->fs->remove_all(dir).with_context("discarding checkpoint " +
+                                                                    std::to_string(id.value())));
+  std::lock_guard lock(shared_->mu);
+  shared_->created_dirs.erase(id.value());
+  return Status::ok();
+}
+
+Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
+  FileSystem& fs = *shared_->fs;
+  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(jd));
+  if (kind == PathKind::kMissing) return false;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(jd));
+  for (const DirEntry& e : entries) {
+    bool known_subdir = e.kind == PathKind::kDirectory && (e.name == kSharedDirName || e.name == kTaskOwnedDirName);
+    if (!known_subdir) return false;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> inner, fs.list_dir(join_path(jd, e.name)));
+    if (!inner.empty()) return false;
+  }
+  for (const DirEntry& e : entries) {
+    Status st = fs.remove_empty_dir(join_path(jd, e.name));
+    if (st.code() == StatusCode::kFailedPrecondition) return false;  // something arrived meanwhile
+    SLUICE_RETURN_IF_ERROR(st);
+  }
+  Status st = fs.remove_empty_dir(jd);
+  if (st.code() == StatusCode::kFailedPrecondition) return false;
+  SLUICE_RETURN_IF_ERROR(st);
+  return true;
+}
+
+std::string FileSystemCheckpointStorage::describe() const {
+  return "filesystem:" + shared_->base_dir + " (state below " +
+         format_bytes(static_cast<uint64_t>(shared_->inline_threshold_bytes)) + " inline)";
+}
+
+const std::string& FileSystemCheckpointStorage::base_dir() const { return shared_->base_dir; }
+
+Result<std::string> FileSystemCheckpointStorage::job_dir() const { return shared_->job_dir_or_error(); }
+
+Result<std::string> FileSystemCheckpointStorage::checkpoint_dir(CheckpointId id) const {
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
+  return join_path(jd, checkpoint_dir_name(id));
+}
+
+}  // namespace sluice::checkpoint

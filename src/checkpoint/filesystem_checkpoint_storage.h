@@ -1,0 +1,75 @@
+// FileSystemCheckpointStorage: checkpoints as files under a directory (the seed's section 2.3; Flink's
+// FileSystemCheckpointStorage / FsCheckpointStorageAccess). Layout (docs/checkpoints.md):
+//
+//   <base_dir>/<job-id>/shared/           created by initialize(); state shared between checkpoints (RocksDB, later)
+//   <base_dir>/<job-id>/taskowned/        created by initialize(); state the tasks own
+//   <base_dir>/<job-id>/chk-<n>/          created by stream_factory(n): state files + `_metadata`
+//
+// State handles smaller than inline_threshold_bytes go inside `_metadata`; larger ones become a file
+// chk-<n>/<name_hint>-<16 hex digits> (written as <name>.inprogress, fsynced, renamed). Handles carry the size
+// and XXH3-64 of their bytes; read_state checks both. `_metadata` is written last and atomically: temp file,
+// fsync, fsync of chk-<n>/ (so the state files' names are durable), rename to `_metadata`, fsync of chk-<n>/.
+// A checkpoint whose write_metadata did not return ok has no `_metadata` and is never restored.
+//
+// Thread-safety: every method (and every stream factory) may be called from any thread concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "checkpoint/checkpoint_storage.h"
+#include "checkpoint/file_system.h"
+
+namespace sluice::checkpoint {
+
+struct FileSystemStorageOptions {
+  // execution.checkpointing.data-inline-threshold (Flink's state.storage.fs.memory-threshold): state handles
+  // smaller than this many bytes are stored inside `_metadata`; 0 writes every handle to a file. Default 20 KiB;
+  // allowed 0 .. 1 MiB (Flink's bound), checked by initialize().
+  int64_t inline_threshold_bytes = 20 * 1024;
+  // Where the files go; null means local_file_system(). Tests pass a FaultInjectionFileSystem.
+  std::shared_ptr<FileSystem> file_system;
+};
+
+inline constexpr int64_t kMaxInlineThresholdBytes = 1024 * 1024;
+
+class FileSystemCheckpointStorage final : public CheckpointStorage {
+ public:
+  // `base_dir` is execution.checkpointing.dir (created by initialize() if missing).
+  explicit FileSystemCheckpointStorage(std::string base_dir, FileSystemStorageOptions options = {});
+  ~FileSystemCheckpointStorage() override;
+  FileSystemCheckpointStorage(const FileSystemCheckpointStorage&) = delete;
+  FileSystemCheckpointStorage& operator=(const FileSystemCheckpointStorage&) = delete;
+
+  // Creates <base_dir>/<job-id>/ with shared/ and taskowned/, durably. kInvalidArgument for a bad option,
+  // kIOError naming the directory when it cannot be created. Called once per run, before anything else
+  // (the others return kFailedPrecondition until then).
+  Status initialize(const JobId& job) override;
+  // Creates chk-<n>/ (durably) on the first call for n.
+  Result<std::shared_ptr<CheckpointStreamFactory>> stream_factory(CheckpointId id) override;
+  // Returns the chk-<n> folder path. kFailedPrecondition if checkpoint n already has `_metadata`, or if the
+  // metadata names another job; kInvalidArgument if it is malformed (validate_metadata).
+  Result<std::string> write_metadata(const CheckpointMetadata& metadata) override;
+  // `location`: a chk-<n> folder or its `_metadata` file, of this job or any other (e.g. a retained one).
+  // Works before initialize().
+  Result<CheckpointMetadata> read_metadata(const std::string& location) override;
+  // File handles are read relative to the parent of `location`'s checkpoint folder. Works before initialize().
+  Result<std::vector<uint8_t>> read_state(const std::string& location, const StreamStateHandle& handle) override;
+  Status discard(CheckpointId id) override;
+  Result<bool> remove_job_dir_if_empty() override;
+  std::string describe() const override;  // "filesystem:/var/ck (state below 20 KiB inline)"
+
+  const std::string& base_dir() const;
+  // <base_dir>/<job-id>; kFailedPrecondition before initialize().
+  Result<std::string> job_dir() const;
+  // <base_dir>/<job-id>/chk-<n>; kFailedPrecondition before initialize().
+  Result<std::string> checkpoint_dir(CheckpointId id) const;
+
+  struct Shared;  // state shared with the stream factories (public only so the .cc's factory can name it)
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace sluice::checkpoint

@@ -1,0 +1,290 @@
+#include "checkpoint/metadata_codec.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "checkpoint/proto/checkpoint_metadata.pb.h"
+#include "sluice/state/key_group.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+namespace pb = ::sluice::checkpoint::proto;
+
+void put_u32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_u64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// A path relative to the job directory that cannot escape it.
+bool is_safe_relative_path(const std::string& p) {
+  if (p.empty() || p.front() == '/' || p.find('\0') != std::string::npos) return false;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    size_t end = slash == std::string::npos ? p.size() : slash;
+    std::string_view part(p.data() + start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+Status validate_handle(const StreamStateHandle& h, const std::string& where) {
+  if (h.is_inline()) {
+    if (h.inline_bytes.size() != h.size_bytes) {
+      return Status::invalid_argument(where + ": inline handle holds " + std::to_string(h.inline_bytes.size()) +
+                                      " bytes but says size " + std::to_string(h.size_bytes));
+    }
+    if (XXH3_64bits(h.inline_bytes.data(), h.inline_bytes.size()) != h.checksum) {
+      return Status::invalid_argument(where + ": inline bytes do not match the handle's checksum");
+    }
+    return Status::ok();
+  }
+  if (!h.inline_bytes.empty()) {
+    return Status::invalid_argument(where + ": file handle '" + h.relative_path + "' also carries inline bytes");
+  }
+  if (!is_safe_relative_path(h.relative_path)) {
+    return Status::invalid_argument(where + ": file path '" + h.relative_path +
+                                    "' is not a relative path inside the job directory");
+  }
+  return Status::ok();
+}
+
+Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, const std::string& where) {
+  if (!k.range.is_empty() && (k.range.start() < 0 || k.range.end_inclusive() >= max_parallelism)) {
+    return Status::invalid_argument(where + ": key-group range " + k.range.to_string() + " outside [0, " +
+                                    std::to_string(max_parallelism - 1) + "]");
+  }
+  size_t expected = static_cast<size_t>(k.range.num_key_groups()) + 1;
+  if (k.offsets.size() != expected) {
+    return Status::invalid_argument(where + ": " + std::to_string(k.offsets.size()) + " key-group offsets for range " +
+                                    k.range.to_string() + ", expected " + std::to_string(expected));
+  }
+  for (size_t i = 1; i < k.offsets.size(); ++i) {
+    if (k.offsets[i] < k.offsets[i - 1]) {
+      return Status::invalid_argument(where + ": key-group offsets decrease at index " + std::to_string(i));
+    }
+  }
+  if (k.offsets.back() != k.stream.size_bytes) {
+    return Status::invalid_argument(where + ": last key-group offset " + std::to_string(k.offsets.back()) +
+                                    " is not the stream size " + std::to_string(k.stream.size_bytes));
+  }
+  return validate_handle(k.stream, where + " keyed state");
+}
+
+// ---- model -> protobuf ----
+
+void to_proto(const StreamStateHandle& h, pb::StreamStateHandle* out) {
+  out->set_relative_path(h.relative_path);
+  out->set_inline_bytes(h.inline_bytes.data(), h.inline_bytes.size());
+  out->set_size_bytes(h.size_bytes);
+  out->set_checksum(h.checksum);
+}
+
+void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
+  out->set_checkpoint_id(m.checkpoint_id.value());
+  out->set_job_id(m.job_id.to_hex());
+  out->set_trigger_timestamp_ms(m.trigger_timestamp_ms);
+  out->set_type(m.type == SnapshotType::kSavepoint ? pb::SAVEPOINT : pb::CHECKPOINT);
+  for (const OperatorState& op : m.operators) {
+    pb::OperatorState* pop = out->add_operators();
+    pop->set_operator_id(op.operator_id);
+    pop->set_operator_name(op.operator_name);
+    pop->set_parallelism(op.parallelism);
+    pop->set_max_parallelism(op.max_parallelism);
+    for (const OperatorSubtaskState& st : op.subtasks) {
+      pb::OperatorSubtaskState* pst = pop->add_subtasks();
+      pst->set_subtask_index(st.subtask_index);
+      if (st.keyed_state) {
+        pb::KeyGroupsStateHandle* pk = pst->mutable_keyed_state();
+        pk->set_range_start(st.keyed_state->range.start());
+        pk->set_range_end_inclusive(st.keyed_state->range.end_inclusive());
+        for (uint64_t o : st.keyed_state->offsets) pk->add_offsets(o);
+        to_proto(st.keyed_state->stream, pk->mutable_stream());
+      }
+      if (st.operator_state) to_proto(*st.operator_state, pst->mutable_operator_state());
+    }
+  }
+  for (const auto& [k, v] : m.properties) {
+    pb::Property* p = out->add_properties();
+    p->set_key(k);
+    p->set_value(v);
+  }
+}
+
+// ---- protobuf -> model ----
+
+StreamStateHandle from_proto(const pb::StreamStateHandle& h) {
+  StreamStateHandle out;
+  out.relative_path = h.relative_path();
+  out.inline_bytes.assign(h.inline_bytes().begin(), h.inline_bytes().end());
+  out.size_bytes = h.size_bytes();
+  out.checksum = h.checksum();
+  return out;
+}
+
+Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
+  CheckpointMetadata out;
+  out.checkpoint_id = CheckpointId(m.checkpoint_id());
+  if (!JobId::parse(m.job_id(), &out.job_id)) {
+    return Status::invalid_argument("job id '" + m.job_id() + "' is not 32 lowercase hex digits");
+  }
+  out.trigger_timestamp_ms = m.trigger_timestamp_ms();
+  switch (m.type()) {
+    case pb::CHECKPOINT: out.type = SnapshotType::kCheckpoint; break;
+    case pb::SAVEPOINT: out.type = SnapshotType::kSavepoint; break;
+    default: return Status::invalid_argument("unknown snapshot type " + std::to_string(m.type()));
+  }
+  out.operators.reserve(static_cast<size_t>(m.operators_size()));
+  for (const pb::OperatorState& pop : m.operators()) {
+    OperatorState op;
+    op.operator_id = pop.operator_id();
+    op.operator_name = pop.operator_name();
+    op.parallelism = pop.parallelism();
+    op.max_parallelism = pop.max_parallelism();
+    for (const pb::OperatorSubtaskState& pst : pop.subtasks()) {
+      OperatorSubtaskState st;
+      st.subtask_index = pst.subtask_index();
+      if (pst.has_keyed_state()) {
+        const pb::KeyGroupsStateHandle& pk = pst.keyed_state();
+        if (pk.range_start() < 0) {
+          return Status::invalid_argument("operator '" + op.operator_id + "' subtask " +
+                                          std::to_string(st.subtask_index) + ": negative key-group range start");
+        }
+        KeyGroupsStateHandle k;
+        k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
+        k.offsets.assign(pk.offsets().begin(), pk.offsets().end());
+        k.stream = from_proto(pk.stream());
+        st.keyed_state = std::move(k);
+      }
+      if (pst.has_operator_state()) st.operator_state = from_proto(pst.operator_state());
+      op.subtasks.push_back(std::move(st));
+    }
+    out.operators.push_back(std::move(op));
+  }
+  for (const pb::Property& p : m.properties()) {
+    if (!out.properties.emplace(p.key(), p.value()).second) {
+      return Status::invalid_argument("property '" + p.key() + "' appears twice");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Status validate_metadata(const CheckpointMetadata& m) {
+  if (m.checkpoint_id.value() < 0) {
+    return Status::invalid_argument("negative checkpoint id " + std::to_string(m.checkpoint_id.value()));
+  }
+  if (m.type != SnapshotType::kCheckpoint && m.type != SnapshotType::kSavepoint) {
+    return Status::invalid_argument("unknown snapshot type " + std::to_string(static_cast<int>(m.type)));
+  }
+  std::set<std::string> ids;
+  for (const OperatorState& op : m.operators) {
+    std::string where = "operator '" + op.operator_id + "'";
+    if (op.operator_id.empty()) return Status::invalid_argument("an operator has an empty operator id");
+    if (!ids.insert(op.operator_id).second) return Status::invalid_argument(where + " appears twice");
+    if (op.parallelism < 1 || op.max_parallelism < op.parallelism || op.max_parallelism > kUpperBoundMaxParallelism) {
+      return Status::invalid_argument(where + ": parallelism " + std::to_string(op.parallelism) +
+                                      " and max parallelism " + std::to_string(op.max_parallelism) +
+                                      " must satisfy 1 <= parallelism <= max parallelism <= " +
+                                      std::to_string(kUpperBoundMaxParallelism));
+    }
+    int32_t prev = -1;
+    for (const OperatorSubtaskState& st : op.subtasks) {
+      std::string swhere = where + " subtask " + std::to_string(st.subtask_index);
+      if (st.subtask_index <= prev || st.subtask_index >= op.parallelism) {
+        return Status::invalid_argument(swhere + ": subtask indexes must be increasing and below parallelism " +
+                                        std::to_string(op.parallelism));
+      }
+      prev = st.subtask_index;
+      if (st.keyed_state) SLUICE_RETURN_IF_ERROR(validate_keyed(*st.keyed_state, op.max_parallelism, swhere));
+      if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::vector<uint8_t>> encode_metadata(const CheckpointMetadata& metadata) {
+  SLUICE_RETURN_IF_ERROR(validate_metadata(metadata).with_context(
+      "checkpoint " + std::to_string(metadata.checkpoint_id.value()) + " metadata"));
+  pb::CheckpointMetadata msg;
+  to_proto(metadata, &msg);
+  size_t payload = msg.ByteSizeLong();
+  if (payload > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return Status::invalid_argument("checkpoint " + std::to_string(metadata.checkpoint_id.value()) +
+                                    " metadata: " + std::to_string(payload) +
+                                    " bytes exceed the 2 GiB limit of one metadata file (inline less state)");
+  }
+  std::vector<uint8_t> out;
+  out.reserve(kMetadataHeaderBytes + payload + kMetadataTrailerBytes);
+  out.insert(out.end(), std::begin(kMetadataMagic), std::end(kMetadataMagic));
+  put_u32(out, CheckpointMetadata::kFormatVersion);
+  put_u64(out, payload);
+  out.resize(kMetadataHeaderBytes + payload);
+  if (!msg.SerializeToArray(out.data() + kMetadataHeaderBytes, static_cast<int>(payload))) {
+    return Status::internal("checkpoint metadata: protobuf serialization failed");
+  }
+  put_u64(out, XXH3_64bits(out.data(), out.size()));
+  return out;
+}
+
+Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::string_view what) {
+  const std::string w(what);
+  const size_t frame = kMetadataHeaderBytes + kMetadataTrailerBytes;
+  if (bytes.size() < frame) {
+    return Status::corruption(w + ": truncated checkpoint metadata (" + std::to_string(bytes.size()) +
+                              " bytes; a metadata file has at least " + std::to_string(frame) + ")");
+  }
+  if (std::memcmp(bytes.data(), kMetadataMagic, sizeof(kMetadataMagic)) != 0) {
+    return Status::corruption(w + ": not a Sluice checkpoint metadata file (magic bytes are not \"SLCK\")");
+  }
+  const uint32_t version = get_u32(bytes.data() + 4);
+  const uint64_t payload = get_u64(bytes.data() + 8);
+  if (payload != bytes.size() - frame) {
+    return Status::corruption(w + ": truncated or damaged checkpoint metadata (header says " +
+                              std::to_string(payload) + " payload bytes, the file has " +
+                              std::to_string(bytes.size() - frame) + ")");
+  }
+  const size_t body = kMetadataHeaderBytes + static_cast<size_t>(payload);
+  if (XXH3_64bits(bytes.data(), body) != get_u64(bytes.data() + body)) {
+    return Status::corruption(w + ": checkpoint metadata checksum mismatch (flipped or overwritten bytes)");
+  }
+  if (version == 0) return Status::corruption(w + ": checkpoint metadata format version 0 is invalid");
+  if (version > CheckpointMetadata::kFormatVersion) {
+    return Status::failed_precondition(w + ": checkpoint metadata format version " + std::to_string(version) +
+                                       " was written by a newer Sluice; this build reads versions up to " +
+                                       std::to_string(CheckpointMetadata::kFormatVersion));
+  }
+  pb::CheckpointMetadata msg;
+  if (payload > static_cast<uint64_t>(std::numeric_limits<int>::max()) ||
+      !msg.ParseFromArray(bytes.data() + kMetadataHeaderBytes, static_cast<int>(payload))) {
+    return Status::corruption(w + ": checkpoint metadata payload does not decode");
+  }
+  auto m = from_proto(msg);
+  if (!m.is_ok()) return Status::corruption(w + ": " + m.status().message());
+  m->format_version = version;
+  Status valid = validate_metadata(*m);
+  if (!valid.is_ok()) return Status::corruption(w + ": " + valid.message());
+  return m;
+}
+
+}  // namespace sluice::checkpoint

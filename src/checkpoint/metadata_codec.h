@@ -1,0 +1,45 @@
+// The `_metadata` file format: a protobuf payload (proto/checkpoint_metadata.proto) in a small frame.
+//
+//   "SLCK"        4 bytes magic
+//   u32 LE        format version (CheckpointMetadata::kFormatVersion when written)
+//   u64 LE        payload length in bytes
+//   payload       the protobuf message
+//   u64 LE        XXH3-64 of every preceding byte (magic through payload)
+//
+// The frame itself never changes between format versions; only the payload does. So a reader first checks the
+// frame (size, magic, length, checksum: any truncation or flipped byte is kCorruption naming the file), then the
+// version: a version newer than this build knows is kFailedPrecondition ("written by a newer Sluice"), never a
+// guess. The protobuf headers stay in metadata_codec.cc.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "sluice/core/status.h"
+
+namespace sluice::checkpoint {
+
+inline constexpr char kMetadataMagic[4] = {'S', 'L', 'C', 'K'};
+inline constexpr size_t kMetadataHeaderBytes = 16;  // magic + version + length
+inline constexpr size_t kMetadataTrailerBytes = 8;  // checksum
+
+// Checks what a reader relies on: ids non-negative; operator ids non-empty and unique; 1 <= parallelism <=
+// max_parallelism <= 32768; subtasks sorted by index, unique, in [0, parallelism); key-group ranges inside
+// [0, max_parallelism) with num_key_groups() + 1 non-decreasing offsets ending at the stream's size; inline
+// handles hold exactly size_bytes bytes whose XXH3-64 is the checksum; file handles hold no inline bytes and a
+// relative path without "." / ".." / empty components. The message names the operator, subtask and field.
+Status validate_metadata(const CheckpointMetadata& metadata);
+
+// kInvalidArgument if validate_metadata fails.
+Result<std::vector<uint8_t>> encode_metadata(const CheckpointMetadata& metadata);
+
+// `what` names the source in errors (the file path, or "jobmanager://<job>/<n>"). Errors: kCorruption (frame,
+// checksum, protobuf or validation failure), kFailedPrecondition (a newer format version).
+Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::string_view what);
+
+}  // namespace sluice::checkpoint

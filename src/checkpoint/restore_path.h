@@ -1,0 +1,35 @@
+// Resolving `--restore PATH|latest` (execution.state-recovery.path) to one completed checkpoint.
+//
+// `latest` is the highest-id chk-<n> with a `_metadata` file under <checkpoint_dir>/*/ (across the folders of
+// every run of the job; a restored run continues at the restored id + 1, so the newest chain wins). Folders
+// without `_metadata` (in progress, aborted, or cut short by a crash) are not complete and are skipped. If the
+// highest one's `_metadata` is corrupt the resolution fails loudly, naming the file: it never falls back to an
+// older checkpoint silently (the user can pass that one explicitly). Several runs with the same highest id:
+// the one triggered last (trigger timestamp, then folder name) wins.
+//
+// Thread-safety: functions; safe to call concurrently.
+#pragma once
+
+#include <string>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/file_system.h"
+#include "sluice/core/status.h"
+
+namespace sluice::checkpoint {
+
+inline constexpr std::string_view kRestoreLatest = "latest";
+
+struct RestorePoint {
+  std::string location;  // the chk-<n> folder (pass to CheckpointStorage::read_metadata / read_state)
+  CheckpointMetadata metadata;
+};
+
+// `path_or_latest`: "latest", a chk-<n> folder, or its `_metadata` file. `checkpoint_dir`:
+// execution.checkpointing.dir (only used for "latest"). `fs`: null means the local filesystem.
+// Errors: kInvalidArgument ("latest" without a checkpoint dir), kNotFound (nothing there, or no completed
+// checkpoint), kCorruption / kFailedPrecondition (the chosen `_metadata` does not decode), each naming the path.
+Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
+                                          FileSystem* fs = nullptr);
+
+}  // namespace sluice::checkpoint

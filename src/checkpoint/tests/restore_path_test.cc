@@ -1,0 +1,113 @@
+#include "checkpoint/restore_path.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "checkpoint/tests/checkpoint_fixture.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::make_checkpoint;
+using testing::TempDir;
+
+const JobId kRunA(1, 1), kRunB(2, 2);
+
+TEST(RestorePath, LatestIsTheHighestCompletedIdAcrossJobFolders) {
+  TempDir tmp;
+  for (int i = 1; i <= 3; ++i) make_checkpoint(tmp.path(), kRunA, i);
+  make_checkpoint(tmp.path(), kRunB, 4);  // run B restored from A's chk-3 and continued
+  const std::string b5 = make_checkpoint(tmp.path(), kRunB, 5);
+  auto p = resolve_restore_path("latest", tmp.path());
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->location, b5);
+  EXPECT_EQ(p->metadata.checkpoint_id, CheckpointId(5));
+  EXPECT_EQ(p->metadata.job_id, kRunB);
+}
+
+TEST(RestorePath, LatestSkipsIncompleteFoldersAndNoise) {
+  TempDir tmp;
+  make_checkpoint(tmp.path(), kRunA, 2);
+  const std::string seven = make_checkpoint(tmp.path(), kRunA, 7);
+  const std::string job = tmp / kRunA.to_hex();
+  fs::create_directories(job + "/chk-10");  // in progress when the process died: no _metadata
+  testing::write_raw(job + "/chk-10/keyed-0-0000", {1, 2, 3});
+  testing::write_raw(job + "/chk-11", {1});  // a file, not a folder
+  fs::create_directories(job + "/chk-012/");  // not a canonical name
+  fs::create_directories(job + "/chk-x");
+  testing::write_raw(tmp / "stray-file", {1});
+  auto p = resolve_restore_path("latest", tmp.path());
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->location, seven);
+}
+
+TEST(RestorePath, CorruptHighestFailsLoudlyNamingTheFile) {
+  TempDir tmp;
+  make_checkpoint(tmp.path(), kRunA, 8);
+  const std::string nine = make_checkpoint(tmp.path(), kRunA, 9);
+  testing::flip_byte(nine + "/_metadata", 30);
+  auto p = resolve_restore_path("latest", tmp.path());
+  ASSERT_FALSE(p.is_ok()) << "must not fall back to chk-8";
+  EXPECT_EQ(p.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(p.status().message().find(nine + "/_metadata"), std::string::npos) << p.status().message();
+
+  testing::write_raw(nine + "/_metadata", {});  // truncated to nothing
+  p = resolve_restore_path("latest", tmp.path());
+  EXPECT_EQ(p.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(p.status().message().find(nine + "/_metadata"), std::string::npos);
+}
+
+TEST(RestorePath, NothingToRestoreIsALoudError) {
+  TempDir tmp;
+  auto empty = resolve_restore_path("latest", tmp.path());
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(empty.status().message().find(tmp.path()), std::string::npos);
+  EXPECT_EQ(resolve_restore_path("latest", tmp / "missing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(resolve_restore_path("latest", "").status().code(), StatusCode::kInvalidArgument);
+  fs::create_directories(tmp / "job/chk-1");  // only incomplete
+  EXPECT_EQ(resolve_restore_path("latest", tmp.path()).status().code(), StatusCode::kNotFound);
+}
+
+TEST(RestorePath, ExplicitFolderOrMetadataFile) {
+  TempDir tmp;
+  const std::string three = make_checkpoint(tmp.path(), kRunA, 3);
+  make_checkpoint(tmp.path(), kRunA, 4);
+  for (const std::string& path : {three, three + "/", three + "/_metadata"}) {
+    auto p = resolve_restore_path(path, "/ignored");
+    ASSERT_TRUE(p.is_ok()) << path << ": " << p.status().to_string();
+    EXPECT_EQ(p->metadata.checkpoint_id, CheckpointId(3));
+    EXPECT_EQ(p->location, three);
+  }
+  auto missing = resolve_restore_path(tmp / "nope/chk-1", "");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(tmp / "nope/chk-1"), std::string::npos);
+  // A folder that is not a completed checkpoint.
+  auto job_dir = resolve_restore_path(tmp / kRunA.to_hex(), "");
+  EXPECT_EQ(job_dir.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(job_dir.status().message().find("_metadata"), std::string::npos);
+}
+
+TEST(RestorePath, MetadataInTheWrongFolderIsCorruption) {
+  TempDir tmp;
+  const std::string three = make_checkpoint(tmp.path(), kRunA, 3);
+  fs::create_directories(tmp / kRunA.to_hex() + "/chk-4");
+  fs::copy_file(three + "/_metadata", tmp / kRunA.to_hex() + "/chk-4/_metadata");
+  auto p = resolve_restore_path("latest", tmp.path());
+  EXPECT_EQ(p.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(p.status().message().find("chk-4"), std::string::npos) << p.status().message();
+}
+
+TEST(RestorePath, SameHighestIdInTwoRunsPicksTheLaterTrigger) {
+  TempDir tmp;
+  const std::string b = make_checkpoint(tmp.path(), kRunB, 3, /*trigger_timestamp_ms=*/100);
+  const std::string a = make_checkpoint(tmp.path(), kRunA, 3, /*trigger_timestamp_ms=*/200);
+  auto p = resolve_restore_path("latest", tmp.path());
+  ASSERT_TRUE(p.is_ok());
+  EXPECT_EQ(p->location, a);
+}
+
+}  // namespace
+}  // namespace sluice::checkpoint

@@ -1,0 +1,575 @@
+#include "cluster/mini_cluster.h"
+
+#include <sys/resource.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/completed_checkpoint_store.h"
+#include "cluster/state_assignment.h"
+#include "coordinator/checkpoint_coordinator.h"
+#include "runtime/checkpointing/async_snapshot_executor.h"
+#include "runtime/network/input_gate.h"
+#include "runtime/network/result_partition.h"
+#include "runtime/stream_task.h"
+#include "sluice/metrics/metric_registry.h"
+#include "sluice/source/source_operator.h"
+
+namespace sluice::cluster {
+namespace {
+
+double process_cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
+
+class LocalJob final : public CheckpointingJobClient,
+                       public runtime::TaskListener,
+                       public coordinator::CheckpointTriggerTarget,
+                       public runtime::CheckpointResponder {
+ public:
+  LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg)
+      : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(JobId::generate()),
+        eg_(graph::build_execution_graph(jg_)) {
+    if (!cfg_.clock) cfg_.clock = SystemClock::shared();
+  }
+
+  ~LocalJob() override {
+    cancel();
+    if (control_.joinable()) control_.join();
+    if (flusher_.joinable()) flusher_.join();
+  }
+
+  Status init() {
+    job_metrics_ = &registry_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
+    if (!cfg_.checkpointing) return Status::ok();
+    if (!cfg_.storage) return Status::invalid_argument("checkpointing is enabled but no checkpoint storage is set");
+    SLUICE_RETURN_IF_ERROR(cfg_.storage->initialize(job_id_).with_context("initializing checkpoint storage " + cfg_.storage->describe()));
+    SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
+    store_ = std::make_unique<checkpoint::CompletedCheckpointStore>(cfg_.num_retained);
+
+    std::vector<std::string> all_ids;
+    coordinator::CheckpointCoordinatorSetup setup;
+    setup.config = cfg_.checkpoint_config;
+    setup.job_id = job_id_;
+    setup.storage = cfg_.storage;
+    setup.target = this;
+    setup.clock = cfg_.clock;
+    setup.properties = cfg_.properties;
+    setup.metrics = job_metrics_;
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      coordinator::TaskToAck t{v.id, ev.subtask_index, {}};
+      for (int32_t node_id : v.nodes) {
+        const StreamNode& n = sg_->node(node_id);
+        t.operators.push_back({graph::operator_id(n), n.name, v.parallelism, jg_.max_parallelism});
+        if (ev.subtask_index == 0) all_ids.push_back(graph::operator_id(n));
+      }
+      setup.tasks.push_back(std::move(t));
+    }
+    if (cfg_.restore) {
+      SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
+      setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
+      restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location};
+      // A restored checkpoint is not owned by this run (NO_CLAIM): it is never deleted by it.
+      auto added = store_->add(checkpoint::CompletedCheckpoint{cfg_.restore->metadata, cfg_.restore->location, false});
+      if (!added.is_ok()) return added.status();
+    }
+    setup.on_completed = [this](const checkpoint::CheckpointMetadata& md, const std::string& location) {
+      std::lock_guard lock(store_mu_);
+      auto decision = store_->add(checkpoint::CompletedCheckpoint{md, location, true});
+      if (!decision.is_ok()) {
+        spdlog::warn("completed checkpoint store: {}", decision.status().to_string());
+        return;
+      }
+      Status s = checkpoint::discard_checkpoints(*cfg_.storage, decision->to_discard);
+      if (!s.is_ok()) spdlog::warn("discarding subsumed checkpoints: {}", s.to_string());
+    };
+    SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
+    return Status::ok();
+  }
+
+  Status start() {
+    {
+      std::lock_guard lock(mu_);
+      start_ns_ = cfg_.clock->monotonic_ns();
+      start_cpu_s_ = process_cpu_seconds();
+    }
+    SLUICE_RETURN_IF_ERROR(deploy_attempt());
+    set_status(JobStatus::kRunning);
+    if (coordinator_) coordinator_->start();
+    control_ = std::thread([this] { control_loop(); });
+    if (cfg_.buffer_timeout_enabled) flusher_ = std::thread([this] { flush_loop(); });
+    return Status::ok();
+  }
+
+  // ---- JobClient ----
+  JobId job_id() const override { return job_id_; }
+  JobStatus status() const override {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+  void cancel() override { post(Event::of(Event::Kind::kCancel)); }
+  JobExecutionResult wait() override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return is_globally_terminal(status_); });
+    return result_;
+  }
+  const MetricRegistry& metrics() const override { return registry_; }
+  coordinator::CheckpointStatsSnapshot checkpoint_stats() const override {
+    return coordinator_ ? coordinator_->stats() : coordinator::CheckpointStatsSnapshot{};
+  }
+  int32_t restarts() const override {
+    std::lock_guard lock(mu_);
+    return attempt_;
+  }
+  std::vector<std::pair<int64_t, int64_t>> recoveries() const override {
+    std::lock_guard lock(mu_);
+    return recoveries_;
+  }
+  void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) override {
+    with_task(vertex, subtask, [cause](runtime::StreamTask& t) {
+      t.mailbox().put([cause] { throw std::runtime_error(cause); });
+    });
+  }
+
+  // ---- TaskListener (task threads) ----
+  void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
+  void on_task_finished(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskFinished)); }
+  void on_task_cancelled(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskCancelled)); }
+  void on_task_failed(int32_t, int32_t, const Status& cause) override {
+    Event e = Event::of(Event::Kind::kTaskFailed);
+    e.cause = cause;
+    post(std::move(e));
+  }
+
+  // ---- CheckpointTriggerTarget (coordinator threads) ----
+  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms) override {
+    std::lock_guard lock(tasks_mu_);
+    // Enumerators first (their event valves close), then the source tasks; subtask 0 keeps the state.
+    std::map<int32_t, std::vector<uint8_t>> enumerator_states;
+    for (size_t v = 0; v < coordinators_.size(); ++v) {
+      if (coordinators_[v]) enumerator_states[static_cast<int32_t>(v)] = coordinators_[v]->snapshot_enumerator(id);
+    }
+    runtime::CheckpointBarrier barrier{id, timestamp_ms, checkpoint::SnapshotType::kCheckpoint};
+    for (auto& t : tasks_) {
+      if (!jg_.vertices[static_cast<size_t>(t.vertex)].is_source) continue;
+      std::vector<uint8_t> es = t.subtask == 0 ? enumerator_states[t.vertex] : std::vector<uint8_t>{};
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, barrier, es = std::move(es)]() mutable { task->trigger_checkpoint(barrier, std::move(es)); });
+    }
+  }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& t : tasks_) {
+        runtime::StreamTask* task = t.task.get();
+        task->mailbox().put([task, id] { task->notify_checkpoint_complete(id); });
+      }
+    }
+    Event e = Event::of(Event::Kind::kCheckpointComplete);
+    e.id = id;
+    post(std::move(e));
+  }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    std::lock_guard lock(tasks_mu_);
+    for (auto& c : coordinators_)
+      if (c) c->abort_checkpoint(id);
+    for (auto& t : tasks_) {
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, id] { task->notify_checkpoint_aborted(id); });
+    }
+  }
+  void fail_job(const Status& cause) override {
+    Event e = Event::of(Event::Kind::kTaskFailed);
+    e.cause = cause;
+    post(std::move(e));
+  }
+
+  // ---- CheckpointResponder (async snapshot threads, task threads) ----
+  void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+                   std::map<std::string, checkpoint::OperatorSubtaskState> state,
+                   runtime::SubtaskSnapshotStats stats) override {
+    coordinator::SubtaskCheckpointStats s;
+    s.sync_duration_ms = stats.sync_duration_ms;
+    s.async_duration_ms = stats.async_duration_ms;
+    s.alignment_duration_ms = stats.alignment_duration_ms;
+    s.state_size_bytes = static_cast<uint64_t>(stats.state_size_bytes);
+    coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
+  }
+  void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override {
+    coordinator_->decline(id, vertex, subtask, reason);
+  }
+
+ private:
+  struct Event {
+    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete };
+    Kind kind = Kind::kCancel;
+    Status cause = Status::ok();
+    CheckpointId id{0};
+    static Event of(Kind k) {
+      Event e;
+      e.kind = k;
+      return e;
+    }
+  };
+  struct TaskSlot {
+    int32_t vertex = 0, subtask = 0;
+    std::unique_ptr<runtime::StreamTask> task;
+    std::thread thread;
+  };
+  struct RestorePoint {
+    checkpoint::CheckpointMetadata metadata;
+    std::string location;
+  };
+
+  void post(Event e) {
+    {
+      std::lock_guard lock(events_mu_);
+      events_.push_back(std::move(e));
+    }
+    events_cv_.notify_all();
+  }
+
+  template <class Fn>
+  void with_task(int32_t vertex, int32_t subtask, Fn fn) {
+    std::lock_guard lock(tasks_mu_);
+    for (auto& t : tasks_)
+      if (t.vertex == vertex && t.subtask == subtask) fn(*t.task);
+  }
+
+  void set_status(JobStatus s) {
+    std::lock_guard lock(mu_);
+    status_ = s;
+    if (is_globally_terminal(s)) cv_.notify_all();
+  }
+
+  // Builds and starts one attempt's tasks, restoring from restore_point_ when set.
+  Status deploy_attempt() {
+    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators(jg_.vertices.size());
+    for (const auto& v : jg_.vertices) {
+      if (!v.is_source) continue;
+      try {
+        std::optional<std::vector<uint8_t>> enum_state;
+        if (restore_point_) {
+          SLUICE_ASSIGN_OR_RETURN(enum_state, restored_enumerator_state(restore_point_->metadata, restore_point_->location,
+                                                                        *cfg_.storage, graph::operator_id(sg_->node(v.head_node))));
+        }
+        coordinators[static_cast<size_t>(v.id)] = sg_->node(v.head_node).create_source_coordinator();
+        coordinators[static_cast<size_t>(v.id)]->start(v.parallelism, enum_state ? &*enum_state : nullptr);
+      } catch (const std::exception& e) {
+        return Status::invalid_argument(e.what()).with_context("starting the split enumerator of source '" +
+                                                               sg_->node(v.head_node).name + "'");
+      }
+    }
+
+    std::vector<std::vector<std::shared_ptr<runtime::TaskNotifier>>> notifiers(jg_.vertices.size());
+    for (const auto& v : jg_.vertices)
+      for (int32_t i = 0; i < v.parallelism; ++i) notifiers[static_cast<size_t>(v.id)].push_back(std::make_shared<runtime::TaskNotifier>());
+    std::vector<std::vector<std::vector<std::shared_ptr<runtime::Channel>>>> gate_channels(jg_.vertices.size());
+    std::vector<std::vector<std::vector<runtime::TaskOutput>>> outputs(jg_.vertices.size());
+    for (const auto& v : jg_.vertices) {
+      gate_channels[static_cast<size_t>(v.id)].resize(static_cast<size_t>(v.parallelism));
+      outputs[static_cast<size_t>(v.id)].resize(static_cast<size_t>(v.parallelism));
+    }
+    for (const auto& e : jg_.edges) {
+      const auto& src = jg_.vertices[static_cast<size_t>(e.source_vertex)];
+      const auto& dst = jg_.vertices[static_cast<size_t>(e.target_vertex)];
+      for (int32_t i = 0; i < src.parallelism; ++i) {
+        bool forward = e.partitioning == Partitioning::kForward;
+        int32_t subpartitions = forward ? 1 : dst.parallelism;
+        auto partition = std::make_shared<runtime::ResultPartition>(
+            subpartitions, cfg_.network, notifiers[static_cast<size_t>(src.id)][static_cast<size_t>(i)].get(), cfg_.clock);
+        for (int32_t j = 0; j < subpartitions; ++j) {
+          int32_t consumer = forward ? i : j;
+          gate_channels[static_cast<size_t>(dst.id)][static_cast<size_t>(consumer)].push_back(partition->channel(j));
+        }
+        outputs[static_cast<size_t>(src.id)][static_cast<size_t>(i)].push_back(runtime::TaskOutput{&e, partition});
+      }
+    }
+
+    std::vector<TaskSlot> tasks;
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      runtime::TaskDeployment d;
+      d.stream_graph = sg_.get();
+      d.job_graph = &jg_;
+      d.vertex = v.id;
+      d.subtask_index = ev.subtask_index;
+      d.attempt_number = attempt_;
+      d.key_group_range = ev.key_group_range;
+      d.outputs = std::move(outputs[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)]);
+      d.notifier = notifiers[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)];
+      if (!v.is_source) {
+        d.input_gate = std::make_unique<runtime::InputGate>(
+            std::move(gate_channels[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)]), d.notifier.get());
+      }
+      d.source_coordinator = coordinators[static_cast<size_t>(v.id)].get();
+      d.job_metrics = job_metrics_;
+      d.clock = cfg_.clock.get();
+      d.state_backend_type = cfg_.state_backend_type;
+      d.job_id = job_id_.to_hex();
+      if (cfg_.checkpointing) {
+        d.checkpoint_responder = this;
+        d.checkpoint_storage = cfg_.storage;
+        d.async_executor = &executor_;
+      }
+      if (restore_point_) {
+        std::vector<OperatorToRestore> chain;
+        for (int32_t node_id : v.nodes) chain.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
+        SLUICE_ASSIGN_OR_RETURN(d.restore, assign_subtask_state(restore_point_->metadata, restore_point_->location,
+                                                                *cfg_.storage, chain, ev.subtask_index,
+                                                                ev.key_group_range, jg_.max_parallelism));
+        d.restored = true;
+      }
+      TaskSlot slot;
+      slot.vertex = v.id;
+      slot.subtask = ev.subtask_index;
+      slot.task = std::make_unique<runtime::StreamTask>(std::move(d), this);
+      tasks.push_back(std::move(slot));
+    }
+    {
+      std::lock_guard lock(tasks_mu_);
+      coordinators_ = std::move(coordinators);
+      tasks_ = std::move(tasks);
+      running_tasks_ = static_cast<int32_t>(tasks_.size());
+      end_of_data_tasks_ = 0;
+      final_checkpoint_floor_ = CheckpointId(-1);
+      for (auto& t : tasks_) t.thread = std::thread([task = t.task.get()] { task->run(); });
+    }
+    return Status::ok();
+  }
+
+  // Cancels the attempt's tasks and waits until they and their snapshots are gone.
+  void stop_attempt() {
+    std::vector<TaskSlot> tasks;
+    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators;
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& t : tasks_) t.task->cancel();
+    }
+    // Join outside the lock: task threads may be calling into us (they post events, take no tasks_mu_).
+    for (auto& t : tasks_)
+      if (t.thread.joinable()) t.thread.join();
+    executor_.drain();  // copy-on-write snapshots may still read the old backends
+    {
+      std::lock_guard lock(tasks_mu_);
+      tasks = std::move(tasks_);
+      tasks_.clear();
+      coordinators = std::move(coordinators_);
+      coordinators_.clear();
+    }
+    for (auto& c : coordinators)
+      if (c) c->close();
+  }
+
+  void control_loop() {
+    while (true) {
+      Event e;
+      {
+        std::unique_lock lock(events_mu_);
+        events_cv_.wait(lock, [&] { return !events_.empty(); });
+        e = std::move(events_.front());
+        events_.pop_front();
+      }
+      JobStatus st = status();
+      if (is_globally_terminal(st)) return;
+      switch (e.kind) {
+        case Event::Kind::kEndOfData:
+          if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
+            final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
+            (void)coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);  // else the next periodic one
+          }
+          break;
+        case Event::Kind::kCheckpointComplete:
+          if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning) {
+            std::lock_guard lock(tasks_mu_);
+            for (auto& t : tasks_) {
+              runtime::StreamTask* task = t.task.get();
+              task->mailbox().put([task] { task->finish(); });
+            }
+          }
+          break;
+        case Event::Kind::kTaskFinished:
+          if (--running_tasks_ == 0 && st == JobStatus::kRunning) {
+            finish_job(JobStatus::kFinished, Status::ok());
+            return;
+          }
+          break;
+        case Event::Kind::kTaskCancelled:
+          break;
+        case Event::Kind::kCancel:
+          if (st == JobStatus::kRunning || st == JobStatus::kRestarting) {
+            set_status(JobStatus::kCancelling);
+            finish_job(JobStatus::kCanceled, Status::ok());
+            return;
+          }
+          break;
+        case Event::Kind::kTaskFailed:
+          if (st != JobStatus::kRunning) break;  // a failure while failing over or cancelling: already handled
+          if (!handle_failure(e.cause)) return;
+          break;
+      }
+    }
+  }
+
+  // Returns false when the job reached a terminal state.
+  bool handle_failure(const Status& cause) {
+    int64_t failed_at_ns = cfg_.clock->monotonic_ns();
+    spdlog::warn("job {}: {}", jg_.job_name, cause.to_string());
+    if (!coordinator_) {  // checkpointing off: no restarts (Flink's default without checkpointing)
+      error_ = cause;
+      finish_job(JobStatus::kFailed, cause);
+      return false;
+    }
+    set_status(JobStatus::kRestarting);
+    coordinator_->stop();
+    coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
+    stop_attempt();
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms());
+    if (!d.restart) {
+      error_ = cause.with_context(d.reason);
+      finish_job(JobStatus::kFailed, error_);
+      return false;
+    }
+    // Wait the backoff; a cancel request ends the wait.
+    {
+      std::unique_lock lock(events_mu_);
+      events_cv_.wait_for(lock, std::chrono::milliseconds(d.backoff_ms), [&] {
+        for (const auto& ev : events_)
+          if (ev.kind == Event::Kind::kCancel) return true;
+        return false;
+      });
+      // Events of the old attempt are stale now.
+      std::deque<Event> keep;
+      for (auto& ev : events_)
+        if (ev.kind == Event::Kind::kCancel) keep.push_back(std::move(ev));
+      events_ = std::move(keep);
+      if (!events_.empty()) {
+        lock.unlock();
+        finish_job(JobStatus::kCanceled, Status::ok());
+        return false;
+      }
+    }
+    {
+      std::lock_guard lock(store_mu_);
+      const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
+      if (latest) restore_point_ = RestorePoint{latest->metadata, latest->location};
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++attempt_;
+    }
+    Status s = deploy_attempt();
+    if (!s.is_ok()) {
+      error_ = s.with_context("redeploying after a failure");
+      finish_job(JobStatus::kFailed, error_);
+      return false;
+    }
+    set_status(JobStatus::kRunning);
+    {
+      std::lock_guard lock(mu_);
+      recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
+                             (cfg_.clock->monotonic_ns() - failed_at_ns) / 1'000'000});
+    }
+    coordinator_->start();
+    return true;
+  }
+
+  void finish_job(JobStatus terminal, const Status& error) {
+    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"));
+    stop_attempt();
+    if (coordinator_ && store_) {
+      checkpoint::JobTerminalStatus ts = terminal == JobStatus::kFinished ? checkpoint::JobTerminalStatus::kFinished
+                                         : terminal == JobStatus::kCanceled ? checkpoint::JobTerminalStatus::kCanceled
+                                                                             : checkpoint::JobTerminalStatus::kFailed;
+      std::lock_guard lock(store_mu_);
+      auto cleanup = checkpoint::cleanup_on_job_end(*store_, *cfg_.storage, cfg_.retention, ts);
+      if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
+    }
+    std::lock_guard lock(mu_);
+    result_.job_id = job_id_;
+    result_.job_name = jg_.job_name;
+    result_.status = terminal;
+    result_.error = error;
+    result_.runtime_ms = (cfg_.clock->monotonic_ns() - start_ns_) / 1'000'000;
+    result_.cpu_seconds = process_cpu_seconds() - start_cpu_s_;
+    status_ = terminal;
+    cv_.notify_all();
+  }
+
+  void flush_loop() {
+    // Flink's OutputFlusher: ask every task to flush partial buffers once per buffer timeout.
+    auto period = std::max(cfg_.buffer_timeout, std::chrono::milliseconds(1));
+    std::unique_lock lock(mu_);
+    while (!is_globally_terminal(status_)) {
+      cv_.wait_for(lock, period);
+      if (is_globally_terminal(status_)) break;
+      lock.unlock();
+      {
+        std::lock_guard tl(tasks_mu_);
+        for (auto& t : tasks_) t.task->request_flush();
+      }
+      lock.lock();
+    }
+  }
+
+  std::shared_ptr<const StreamGraph> sg_;
+  graph::JobGraph jg_;
+  MiniClusterConfig cfg_;
+  JobId job_id_;
+  graph::ExecutionGraph eg_;
+  MetricRegistry registry_;
+  MetricGroup* job_metrics_ = nullptr;
+  runtime::AsyncSnapshotExecutor executor_{2};
+  std::unique_ptr<RestartBackoffTimeStrategy> restart_;
+  std::mutex store_mu_;
+  std::unique_ptr<checkpoint::CompletedCheckpointStore> store_;
+  std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;
+  std::optional<RestorePoint> restore_point_;
+
+  // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).
+  std::mutex tasks_mu_;
+  std::vector<TaskSlot> tasks_;
+  std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators_;
+  // Control-thread state.
+  int32_t running_tasks_ = 0;
+  int32_t end_of_data_tasks_ = 0;
+  CheckpointId final_checkpoint_floor_{-1};
+  Status error_;
+
+  std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  std::deque<Event> events_;
+  std::thread control_;
+  std::thread flusher_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  JobStatus status_ = JobStatus::kCreated;
+  int32_t attempt_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> recoveries_;
+  int64_t start_ns_ = 0;
+  double start_cpu_s_ = 0;
+  JobExecutionResult result_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph> stream_graph,
+                                              graph::JobGraph job_graph, const MiniClusterConfig& config) {
+  auto job = std::make_unique<LocalJob>(std::move(stream_graph), std::move(job_graph), config);
+  SLUICE_RETURN_IF_ERROR(job->init());
+  SLUICE_RETURN_IF_ERROR(job->start());
+  return std::unique_ptr<JobClient>(std::move(job));
+}
+
+}  // namespace sluice::cluster

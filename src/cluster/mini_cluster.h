@@ -1,0 +1,74 @@
+// MiniCluster: runs a JobGraph in this process - one thread per subtask, in-process channels between them,
+// the source coordinators, the buffer-timeout flusher, and (when enabled) the CheckpointCoordinator with its
+// storage, failover through the restart strategy, and restore (Flink's MiniCluster + JobMaster).
+//
+// Job lifecycle, an explicit state machine run by one control thread: CREATED -> RUNNING -> FINISHED;
+// a task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's backoff; redeploy
+// from the latest completed checkpoint, or from the start if there is none) -> RUNNING, or -> FAILED when the
+// strategy gives up (and at once for a non-restartable cause); cancel(): -> CANCELLING -> CANCELED. With
+// checkpointing on, a bounded job finishes only after a final checkpoint that every task took after its input
+// ended, so two-phase-commit sinks commit everything. Thread-safety: submit_job from any thread; the JobClient
+// is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/checkpoint_retention.h"
+#include "checkpoint/checkpoint_storage.h"
+#include "coordinator/checkpoint_coordinator_config.h"
+#include "coordinator/checkpoint_stats.h"
+#include "graph/job_graph.h"
+#include "restart/restart_strategy_factory.h"
+#include "runtime/network/network_config.h"
+#include "sluice/api/job_client.h"
+#include "sluice/api/stream_graph.h"
+#include "sluice/core/clock.h"
+
+namespace sluice::cluster {
+
+struct RestoreFrom {
+  checkpoint::CheckpointMetadata metadata;
+  std::string location;
+};
+
+struct MiniClusterConfig {
+  runtime::NetworkConfig network;
+  // execution.buffer-timeout.interval: partial buffers are flushed at least this often.
+  std::chrono::milliseconds buffer_timeout{100};
+  bool buffer_timeout_enabled = true;
+  std::string state_backend_type = "HASHMAP";
+  std::shared_ptr<Clock> clock;  // null: the system clock
+
+  // Checkpointing (off unless `checkpointing`).
+  bool checkpointing = false;
+  coordinator::CheckpointCoordinatorConfig checkpoint_config;
+  std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required when checkpointing
+  int32_t num_retained = 1;
+  checkpoint::ExternalizedCheckpointRetention retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
+  RestartStrategyConfig restart;  // used when checkpointing; without it a failure fails the job
+  std::optional<RestoreFrom> restore;
+  std::map<std::string, std::string> properties;  // recorded in every checkpoint's metadata
+  uint64_t jitter_seed = 1;
+};
+
+// What the job client adds for checkpointing jobs.
+class CheckpointingJobClient : public JobClient {
+ public:
+  virtual coordinator::CheckpointStatsSnapshot checkpoint_stats() const = 0;
+  virtual int32_t restarts() const = 0;
+  // Checkpoint ids each recovery restored from (0: from the start), and its time from failure to running.
+  virtual std::vector<std::pair<int64_t, int64_t>> recoveries() const = 0;
+  // Injects a task failure (tests and the demo's --inject-failures): the task of (vertex, subtask) fails at its
+  // next mailbox turn with `cause`.
+  virtual void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) = 0;
+};
+
+// Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference).
+Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph> stream_graph,
+                                              graph::JobGraph job_graph, const MiniClusterConfig& config);
+
+}  // namespace sluice::cluster

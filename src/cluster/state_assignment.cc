@@ -1,0 +1,113 @@
+#include "cluster/state_assignment.h"
+
+#include <set>
+
+#include "sluice/source/source_operator.h"
+#include "sluice/state/operator_state_store.h"
+
+namespace sluice::cluster {
+
+using checkpoint::CheckpointMetadata;
+using checkpoint::OperatorState;
+
+namespace {
+const OperatorState* find_operator(const CheckpointMetadata& md, const std::string& id) {
+  for (const auto& op : md.operators)
+    if (op.operator_id == id) return &op;
+  return nullptr;
+}
+}  // namespace
+
+Status check_all_state_matched(const CheckpointMetadata& md, const std::vector<std::string>& job_operator_ids) {
+  std::set<std::string> ids(job_operator_ids.begin(), job_operator_ids.end());
+  for (const auto& op : md.operators) {
+    if (op.subtasks.empty() || ids.count(op.operator_id)) continue;
+    return Status::invalid_argument("checkpoint " + std::to_string(md.checkpoint_id.value()) + " holds state of operator '" +
+                                    op.operator_id + "' (" + op.operator_name +
+                                    ") which this job does not have; restoring would drop it (give the operator "
+                                    "the same uid as before)");
+  }
+  return Status::ok();
+}
+
+Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
+    const CheckpointMetadata& md, const std::string& location, checkpoint::CheckpointStorage& storage,
+    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism) {
+  std::map<std::string, OperatorRestoreState> out;
+  for (const auto& c : chain) {
+    const OperatorState* os = find_operator(md, c.operator_id);
+    if (os == nullptr) continue;
+    std::string what = "restoring operator '" + os->operator_name + "' (" + c.operator_id + ") from " + location;
+    OperatorRestoreState r;
+    r.checkpoint_id = md.checkpoint_id;
+    std::vector<std::vector<uint8_t>> old_operator_states(static_cast<size_t>(os->parallelism));
+    for (const auto& st : os->subtasks) {
+      if (st.keyed_state && !range.is_empty()) {
+        if (os->max_parallelism != max_parallelism) {
+          return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +
+                                          ", the job " + std::to_string(max_parallelism) +
+                                          " (set pipeline.max-parallelism to the checkpoint's)");
+        }
+        const auto& kh = *st.keyed_state;
+        KeyGroupRange common = kh.range.intersection(range);
+        if (!common.is_empty()) {
+          SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, storage.read_state(location, kh.stream));
+          if (kh.offsets.size() != static_cast<size_t>(kh.range.num_key_groups()) + 1 || kh.offsets.back() != bytes.size()) {
+            return Status::corruption(what + ": keyed state offsets do not match the state file of " +
+                                      std::to_string(bytes.size()) + " bytes");
+          }
+          for (KeyGroup kg : common) {
+            auto i = static_cast<size_t>(kg.value() - kh.range.start());
+            uint64_t b = kh.offsets[i], e = kh.offsets[i + 1];
+            if (b > e || e > bytes.size()) return Status::corruption(what + ": bad offsets for key group " + std::to_string(kg.value()));
+            if (e > b) r.key_groups.emplace_back(bytes.begin() + static_cast<std::ptrdiff_t>(b), bytes.begin() + static_cast<std::ptrdiff_t>(e));
+          }
+        }
+      }
+      if (st.operator_state) {
+        if (st.subtask_index < 0 || st.subtask_index >= os->parallelism) {
+          return Status::corruption(what + ": subtask index " + std::to_string(st.subtask_index) + " out of range");
+        }
+        SLUICE_ASSIGN_OR_RETURN(old_operator_states[static_cast<size_t>(st.subtask_index)],
+                                storage.read_state(location, *st.operator_state));
+      }
+    }
+    bool any_operator_state = false;
+    for (const auto& b : old_operator_states) any_operator_state |= !b.empty();
+    if (any_operator_state) {
+      auto redistributed = redistribute_operator_state(old_operator_states, subtask, c.parallelism);
+      if (!redistributed.is_ok()) return redistributed.status().with_context(what);
+      r.operator_state = std::move(redistributed).value();
+    }
+    out.emplace(c.operator_id, std::move(r));
+  }
+  return out;
+}
+
+Result<std::optional<std::vector<uint8_t>>> restored_enumerator_state(const CheckpointMetadata& md,
+                                                                      const std::string& location,
+                                                                      checkpoint::CheckpointStorage& storage,
+                                                                      const std::string& source_operator_id) {
+  const OperatorState* os = find_operator(md, source_operator_id);
+  if (os == nullptr) return std::optional<std::vector<uint8_t>>();
+  for (const auto& st : os->subtasks) {
+    if (st.subtask_index != 0 || !st.operator_state) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, storage.read_state(location, *st.operator_state));
+    SLUICE_ASSIGN_OR_RETURN(auto states, decode_operator_state(bytes.data(), bytes.size(),
+                                                               "operator state of source '" + os->operator_name + "'"));
+    for (const auto& s : states) {
+      if (s.name != kSourceEnumeratorStateName) continue;
+      if (s.elements.size() != 1) {
+        return Status::corruption("source '" + os->operator_name + "': expected one enumerator state, found " +
+                                  std::to_string(s.elements.size()));
+      }
+      auto v = deserialize_bytes<std::vector<uint8_t>>(reinterpret_cast<const uint8_t*>(s.elements[0].data()),
+                                                       s.elements[0].size(), "enumerator state");
+      if (!v.is_ok()) return v.status();
+      return std::optional<std::vector<uint8_t>>(std::move(v).value());
+    }
+  }
+  return std::optional<std::vector<uint8_t>>();
+}
+
+}  // namespace sluice::cluster

@@ -1,0 +1,42 @@
+// Which restored state each subtask gets (Flink's StateAssignmentOperation): keyed state by key-group range
+// intersection (each key group's canonical snapshot sliced out of the old subtasks' streams), operator state
+// redistributed by mode (state/operator_state_store.h), matched to operators by operator id.
+//
+// Errors name the checkpoint location and the operator: a state file missing or corrupt (kNotFound /
+// kCorruption from the storage), a max parallelism different from the job's (the key groups would not match),
+// or state in the checkpoint for an operator the job does not have (restoring would silently drop it).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/checkpoint_storage.h"
+#include "sluice/operators/stream_operator.h"
+
+namespace sluice::cluster {
+
+struct OperatorToRestore {
+  std::string operator_id;
+  int32_t parallelism = 1;
+};
+
+// Fails if the checkpoint holds state for an operator id not in `job_operator_ids`.
+Status check_all_state_matched(const checkpoint::CheckpointMetadata& metadata,
+                               const std::vector<std::string>& job_operator_ids);
+
+// The restore state of subtask `subtask` (key groups `range`) for each operator of its chain that has state in
+// the checkpoint.
+Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
+    const checkpoint::CheckpointMetadata& metadata, const std::string& location, checkpoint::CheckpointStorage& storage,
+    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism);
+
+// The split enumerator state a source operator stored in its subtask 0 operator state (the state named
+// kSourceEnumeratorStateName), or nullopt if the checkpoint has none for it.
+Result<std::optional<std::vector<uint8_t>>> restored_enumerator_state(const checkpoint::CheckpointMetadata& metadata,
+                                                                      const std::string& location,
+                                                                      checkpoint::CheckpointStorage& storage,
+                                                                      const std::string& source_operator_id);
+
+}  // namespace sluice::cluster

@@ -1,0 +1,344 @@
+#include "sluice/config/options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <unordered_map>
+
+#include "sluice/core/duration.h"
+
+namespace sluice {
+namespace options {
+
+using std::chrono::milliseconds;
+
+namespace {
+Constraint<int32_t> at_least(int32_t min) {
+  return {[min](const int32_t& v) { return v >= min; }, ">= " + std::to_string(min)};
+}
+Constraint<milliseconds> at_least(milliseconds min) {
+  return {[min](const milliseconds& v) { return v >= min; }, ">= " + format_duration(min)};
+}
+// Flink's MINIMAL_CHECKPOINT_TIME: the smallest checkpoint interval and timeout it accepts.
+constexpr milliseconds kMinimalCheckpointTime{10};
+}  // namespace
+
+const ConfigOption<int32_t> kDefaultParallelism{
+    "parallelism.default", 1,
+    "Parallelism of every operator that does not set its own (StreamExecutionEnvironment or operator).",
+    {}, at_least(1)};
+
+const ConfigOption<int32_t> kMaxParallelism{
+    "pipeline.max-parallelism", -1,
+    "Maximum parallelism, i.e. the number of key groups keyed state is split into; the upper bound for "
+    "rescaling. -1 derives it from the parallelism (round_up_pow2(p + p/2) clamped to [128, 32768]), or "
+    "adopts the value recorded in the checkpoint being restored.",
+    {},
+    {[](const int32_t& v) { return v == -1 || (v >= 1 && v <= 32768); }, "-1 or in [1, 32768]"}};
+
+const ConfigOption<std::string> kPipelineName{
+    "pipeline.name", "", "Name of the job; empty uses the name passed to execute().", {}, {}};
+
+const ConfigOption<milliseconds> kBufferTimeoutInterval{
+    "execution.buffer-timeout.interval", milliseconds(100),
+    "Longest time a partly filled output buffer waits before it is flushed downstream; 0 flushes after "
+    "every record (lowest latency). Ignored when execution.buffer-timeout.enabled is false.",
+    {"execution.buffer-timeout"}, {}};
+
+const ConfigOption<bool> kBufferTimeoutEnabled{
+    "execution.buffer-timeout.enabled", true,
+    "Whether output buffers are flushed on the buffer timeout; false flushes only full buffers "
+    "(highest throughput).",
+    {}, {}};
+
+const ConfigOption<MemorySize> kMemorySegmentSize{
+    "taskmanager.memory.segment-size", MemorySize::of_kibibytes(32),
+    "Size of one network buffer (memory segment): the unit records are batched into between tasks and the "
+    "unit of credit-based flow control.",
+    {},
+    {[](const MemorySize& v) {
+       return v.bytes >= (4u << 10) && v.bytes <= (16u << 20) && (v.bytes & (v.bytes - 1)) == 0;
+     },
+     "a power of two in [4kb, 16mb]"}};
+
+const ConfigOption<int32_t> kNetworkBuffersPerChannel{
+    "taskmanager.network.memory.buffers-per-channel", 2,
+    "Exclusive buffers, i.e. credits, a receiving task grants per input channel in credit-based flow "
+    "control. At least 2 lets one buffer be filled while another is in flight.",
+    {}, at_least(1)};
+
+const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel{
+    "taskmanager.network.memory.max-buffers-per-channel", 10,
+    "Buffers a sending task may hold for one output channel before it blocks; bounds in-flight data, and so "
+    "checkpoint alignment time, under data skew.",
+    {}, at_least(1)};
+
+const ConfigOption<StateBackendType> kStateBackendType{
+    "state.backend.type", StateBackendType::kHashMap,
+    "Backend for keyed and operator state. HASHMAP keeps state as objects on the heap and snapshots it "
+    "copy-on-write.",
+    {"state.backend"}, {}};
+
+// ---- checkpointing ------------------------------------------------------------------------------------
+
+const ConfigOption<milliseconds> kCheckpointingInterval{
+    "execution.checkpointing.interval", milliseconds(0),
+    "Period of checkpoint triggers. 0 (the default) disables checkpointing: Flink has no default and treats "
+    "an unset interval as disabled; Sluice stores unset as 0. Triggers may be delayed by "
+    "execution.checkpointing.min-pause and execution.checkpointing.max-concurrent-checkpoints.",
+    {},
+    {[](const milliseconds& v) { return v.count() == 0 || v >= kMinimalCheckpointTime; },
+     "0 (disabled) or >= 10ms"}};
+
+const ConfigOption<CheckpointingMode> kCheckpointingMode{
+    "execution.checkpointing.mode", CheckpointingMode::kExactlyOnce,
+    "Checkpointing guarantee. EXACTLY_ONCE aligns barriers on every input; AT_LEAST_ONCE is not supported yet.",
+    {}, {}};
+
+const ConfigOption<milliseconds> kCheckpointingTimeout{
+    "execution.checkpointing.timeout", std::chrono::minutes(10),
+    "Longest time a checkpoint may take; one that is not complete by then is aborted and counts as a failed "
+    "checkpoint.",
+    {}, at_least(kMinimalCheckpointTime)};
+
+const ConfigOption<milliseconds> kCheckpointingMinPause{
+    "execution.checkpointing.min-pause", milliseconds(0),
+    "Least time between the end of one checkpoint and the trigger of the next. Above 0, at most one "
+    "checkpoint is in progress at a time, whatever execution.checkpointing.max-concurrent-checkpoints says.",
+    {}, {}};
+
+const ConfigOption<int32_t> kMaxConcurrentCheckpoints{
+    "execution.checkpointing.max-concurrent-checkpoints", 1,
+    "Most checkpoints in progress at the same time; no new one is triggered while this many are in flight.",
+    {}, at_least(1)};
+
+const ConfigOption<int32_t> kTolerableFailedCheckpoints{
+    "execution.checkpointing.tolerable-failed-checkpoints", 0,
+    "Consecutive checkpoint failures (timeout, asynchronous-phase error, storage I/O error, declined) "
+    "tolerated before the job fails over through the restart strategy; a completed checkpoint resets the "
+    "count. 0 tolerates none.",
+    {}, at_least(0)};
+
+const ConfigOption<ExternalizedCheckpointRetention> kExternalizedCheckpointRetention{
+    "execution.checkpointing.externalized-checkpoint-retention",
+    ExternalizedCheckpointRetention::kNoExternalizedCheckpoints,
+    "What happens to retained checkpoints when the job ends: NO_EXTERNALIZED_CHECKPOINTS deletes them when "
+    "the job is cancelled or fails; DELETE_ON_CANCELLATION keeps them only when it fails; "
+    "RETAIN_ON_CANCELLATION keeps them when it is cancelled or fails. A finished job deletes them in every "
+    "mode; a process that dies deletes nothing.",
+    {}, {}};
+
+const ConfigOption<std::string> kCheckpointsDirectory{
+    "execution.checkpointing.dir", "",
+    "Root directory of checkpoints: each run of a job writes <dir>/<job-id>/{shared,taskowned,chk-<n>}. "
+    "Empty keeps checkpoints in the JobManager's memory (see execution.checkpointing.storage).",
+    {"state.checkpoints.dir", "state.backend.fs.checkpointdir"}, {}};
+
+const ConfigOption<int32_t> kMaxRetainedCheckpoints{
+    "execution.checkpointing.num-retained", 1,
+    "Completed checkpoints kept; when a new one completes, the oldest beyond this number is deleted.",
+    {"state.checkpoints.num-retained"}, at_least(1)};
+
+const ConfigOption<MemorySize> kCheckpointDataInlineThreshold{
+    "execution.checkpointing.data-inline-threshold", MemorySize::of_kibibytes(20),
+    "State handles smaller than this are stored inline in the checkpoint's _metadata file instead of in "
+    "files of their own. At most 1mb (Flink's limit).",
+    {"state.storage.fs.memory-threshold", "state.backend.fs.memory-threshold"},
+    {[](const MemorySize& v) { return v <= MemorySize::of_mebibytes(1); }, "<= 1mb"}};
+
+const ConfigOption<bool> kCheckpointsAfterTasksFinish{
+    "execution.checkpointing.checkpoints-after-tasks-finish", true,
+    "Whether checkpoints continue after some tasks finished; when the bounded sources end, a final "
+    "checkpoint runs so that two-phase-commit sinks commit the last data.",
+    {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}, {}};
+
+const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage{
+    "execution.checkpointing.storage", std::nullopt,
+    "Where completed checkpoints are kept: JOBMANAGER (the coordinator's memory) or FILESYSTEM (files under "
+    "execution.checkpointing.dir, which must be set). Unset: FILESYSTEM if execution.checkpointing.dir is "
+    "set, else JOBMANAGER.",
+    {"state.checkpoint-storage"}, {}};
+
+const ConfigOption<std::string> kStateRecoveryPath{
+    "execution.state-recovery.path", "",
+    "Checkpoint or savepoint to restore the job from (the --restore flag), or 'latest' for the newest valid "
+    "checkpoint under execution.checkpointing.dir. Empty starts the job without state.",
+    {"execution.savepoint.path"}, {}};
+
+// ---- restart strategies -------------------------------------------------------------------------------
+
+const ConfigOption<std::optional<RestartStrategyType>> kRestartStrategyType{
+    "restart-strategy.type", std::nullopt,
+    "Restart strategy on job failures: NONE (also OFF, DISABLE), FIXED-DELAY, FAILURE-RATE or "
+    "EXPONENTIAL-DELAY (the names without the dash are accepted too). Unset: EXPONENTIAL-DELAY when "
+    "checkpointing is enabled, else NONE.",
+    {"restart-strategy"}, {}};
+
+const ConfigOption<int32_t> kFixedDelayAttempts{
+    "restart-strategy.fixed-delay.attempts", 1,
+    "Restarts before the job is declared failed (restart-strategy.type FIXED-DELAY).", {}, at_least(0)};
+
+const ConfigOption<milliseconds> kFixedDelayDelay{
+    "restart-strategy.fixed-delay.delay", std::chrono::seconds(1),
+    "Wait before each restart (restart-strategy.type FIXED-DELAY); gives external systems time to time out "
+    "connections or transactions.",
+    {}, {}};
+
+const ConfigOption<int32_t> kFailureRateMaxFailuresPerInterval{
+    "restart-strategy.failure-rate.max-failures-per-interval", 1,
+    "Restarts allowed within one failure-rate-interval; one more failure inside the interval fails the job "
+    "(restart-strategy.type FAILURE-RATE).",
+    {}, at_least(1)};
+
+const ConfigOption<milliseconds> kFailureRateInterval{
+    "restart-strategy.failure-rate.failure-rate-interval", std::chrono::minutes(1),
+    "Length of the sliding window the failure rate is measured over (restart-strategy.type FAILURE-RATE).",
+    {}, at_least(milliseconds(1))};
+
+const ConfigOption<milliseconds> kFailureRateDelay{
+    "restart-strategy.failure-rate.delay", std::chrono::seconds(1),
+    "Wait before each restart (restart-strategy.type FAILURE-RATE).", {}, {}};
+
+const ConfigOption<milliseconds> kExponentialDelayInitialBackoff{
+    "restart-strategy.exponential-delay.initial-backoff", std::chrono::seconds(1),
+    "Backoff before the first restart, and after a reset (restart-strategy.type EXPONENTIAL-DELAY).", {},
+    at_least(milliseconds(1))};
+
+const ConfigOption<milliseconds> kExponentialDelayMaxBackoff{
+    "restart-strategy.exponential-delay.max-backoff", std::chrono::minutes(1),
+    "Largest backoff between restarts; must be >= initial-backoff (restart-strategy.type EXPONENTIAL-DELAY).",
+    {}, at_least(milliseconds(1))};
+
+const ConfigOption<double> kExponentialDelayBackoffMultiplier{
+    "restart-strategy.exponential-delay.backoff-multiplier", 1.5,
+    "Factor the backoff grows by with each consecutive failure, up to max-backoff (restart-strategy.type "
+    "EXPONENTIAL-DELAY).",
+    {}, {[](const double& v) { return v > 1.0; }, "> 1"}};
+
+const ConfigOption<milliseconds> kExponentialDelayResetBackoffThreshold{
+    "restart-strategy.exponential-delay.reset-backoff-threshold", std::chrono::hours(1),
+    "How long the job must run without a failure for the backoff and the attempt count to reset to their "
+    "initial values (restart-strategy.type EXPONENTIAL-DELAY).",
+    {}, at_least(milliseconds(1))};
+
+const ConfigOption<double> kExponentialDelayJitterFactor{
+    "restart-strategy.exponential-delay.jitter-factor", 0.1,
+    "Each backoff is moved by a uniformly random amount within +-(factor x backoff), so that many jobs do "
+    "not restart at the same moment (restart-strategy.type EXPONENTIAL-DELAY).",
+    {}, {[](const double& v) { return v >= 0.0 && v <= 1.0; }, "in [0, 1]"}};
+
+const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff{
+    "restart-strategy.exponential-delay.attempts-before-reset-backoff", std::numeric_limits<int32_t>::max(),
+    "Restarts before the job is declared failed, counted since the last backoff reset; the default "
+    "2147483647 means unlimited (restart-strategy.type EXPONENTIAL-DELAY).",
+    {}, at_least(1)};
+
+}  // namespace options
+
+const std::vector<const ConfigOptionBase*>& all_options() {
+  static const std::vector<const ConfigOptionBase*> kAll = {
+      &options::kDefaultParallelism,       &options::kMaxParallelism,
+      &options::kPipelineName,             &options::kBufferTimeoutInterval,
+      &options::kBufferTimeoutEnabled,     &options::kMemorySegmentSize,
+      &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
+      &options::kStateBackendType,
+      // checkpointing
+      &options::kCheckpointingInterval,    &options::kCheckpointingMode,
+      &options::kCheckpointingTimeout,     &options::kCheckpointingMinPause,
+      &options::kMaxConcurrentCheckpoints, &options::kTolerableFailedCheckpoints,
+      &options::kExternalizedCheckpointRetention,
+      &options::kCheckpointsDirectory,     &options::kMaxRetainedCheckpoints,
+      &options::kCheckpointDataInlineThreshold,
+      &options::kCheckpointsAfterTasksFinish,
+      &options::kCheckpointStorage,        &options::kStateRecoveryPath,
+      // restart strategies
+      &options::kRestartStrategyType,
+      &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,
+      &options::kFailureRateMaxFailuresPerInterval,
+      &options::kFailureRateInterval,      &options::kFailureRateDelay,
+      &options::kExponentialDelayInitialBackoff,
+      &options::kExponentialDelayMaxBackoff,
+      &options::kExponentialDelayBackoffMultiplier,
+      &options::kExponentialDelayResetBackoffThreshold,
+      &options::kExponentialDelayJitterFactor,
+      &options::kExponentialDelayAttemptsBeforeResetBackoff,
+  };
+  return kAll;
+}
+
+namespace {
+
+const std::unordered_map<std::string_view, OptionLookup>& key_index() {
+  static const auto kIndex = [] {
+    std::unordered_map<std::string_view, OptionLookup> index;
+    for (const ConfigOptionBase* option : all_options()) {
+      index.emplace(option->key, OptionLookup{option, false});
+      for (const std::string& alias : option->deprecated_keys) index.emplace(alias, OptionLookup{option, true});
+    }
+    return index;
+  }();
+  return kIndex;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Levenshtein distance with a single rolling row.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+bool is_segment_prefix_or_suffix(std::string_view part, std::string_view key) {
+  if (part.empty() || part.size() >= key.size()) return false;
+  bool prefix = key.substr(0, part.size()) == part && key[part.size()] == '.';
+  bool suffix = key.substr(key.size() - part.size()) == part && key[key.size() - part.size() - 1] == '.';
+  return prefix || suffix;
+}
+
+}  // namespace
+
+OptionLookup find_option(std::string_view key) {
+  const auto& index = key_index();
+  auto it = index.find(key);
+  return it == index.end() ? OptionLookup{} : it->second;
+}
+
+std::vector<std::string> suggest_keys(std::string_view unknown_key, size_t max_count) {
+  const std::string wanted = to_lower(unknown_key);
+  // A typo is a few edits; a third of the key's length still reads as "the same key" to a person.
+  const size_t threshold = std::max<size_t>(2, wanted.size() / 3);
+  std::vector<std::pair<size_t, const std::string*>> candidates;
+  for (const ConfigOptionBase* option : all_options()) {
+    size_t best = SIZE_MAX;
+    bool structural = false;
+    std::vector<std::string_view> names{option->key};
+    names.insert(names.end(), option->deprecated_keys.begin(), option->deprecated_keys.end());
+    for (std::string_view name : names) {
+      best = std::min(best, edit_distance(wanted, name));
+      structural = structural || is_segment_prefix_or_suffix(wanted, name);
+    }
+    if (best <= threshold || structural) candidates.emplace_back(best, &option->key);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : *a.second < *b.second; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < candidates.size() && i < max_count; ++i) out.push_back(*candidates[i].second);
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,268 @@
+// The checkpointing and restart-strategy options: defaults, parsing, Flink 1.x aliases, ranges, and the
+// effective values derived from several options (derived_options.h).
+#include <gtest/gtest.h>
+
+#include "log_capture.h"
+#include "sluice/config/configuration.h"
+#include "sluice/config/derived_options.h"
+#include "sluice/config/options.h"
+
+namespace sluice {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::LogCapture;
+
+Configuration from_yaml(std::string_view yaml) {
+  Result<Configuration> c = Configuration::from_yaml_string(yaml);
+  EXPECT_TRUE(c.is_ok()) << c.status().to_string();
+  return c.is_ok() ? *c : Configuration();
+}
+
+TEST(CheckpointingOptions, Defaults) {
+  Configuration c;
+  EXPECT_EQ(c.get(options::kCheckpointingInterval), milliseconds(0));
+  EXPECT_EQ(c.get(options::kCheckpointingMode), CheckpointingMode::kExactlyOnce);
+  EXPECT_EQ(c.get(options::kCheckpointingTimeout), std::chrono::minutes(10));
+  EXPECT_EQ(c.get(options::kCheckpointingMinPause), milliseconds(0));
+  EXPECT_EQ(c.get(options::kMaxConcurrentCheckpoints), 1);
+  EXPECT_EQ(c.get(options::kTolerableFailedCheckpoints), 0);
+  EXPECT_EQ(c.get(options::kExternalizedCheckpointRetention),
+            ExternalizedCheckpointRetention::kNoExternalizedCheckpoints);
+  EXPECT_EQ(c.get(options::kCheckpointsDirectory), "");
+  EXPECT_EQ(c.get(options::kMaxRetainedCheckpoints), 1);
+  EXPECT_EQ(c.get(options::kCheckpointDataInlineThreshold), MemorySize::of_kibibytes(20));
+  EXPECT_TRUE(c.get(options::kCheckpointsAfterTasksFinish));
+  EXPECT_EQ(c.get(options::kCheckpointStorage), std::nullopt);
+  EXPECT_EQ(c.get(options::kStateRecoveryPath), "");
+  EXPECT_FALSE(checkpointing_enabled(c));
+  EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kJobManager);
+}
+
+TEST(RestartStrategyOptions, Defaults) {
+  Configuration c;
+  EXPECT_EQ(c.get(options::kRestartStrategyType), std::nullopt);
+  EXPECT_EQ(c.get(options::kFixedDelayAttempts), 1);
+  EXPECT_EQ(c.get(options::kFixedDelayDelay), std::chrono::seconds(1));
+  EXPECT_EQ(c.get(options::kFailureRateMaxFailuresPerInterval), 1);
+  EXPECT_EQ(c.get(options::kFailureRateInterval), std::chrono::minutes(1));
+  EXPECT_EQ(c.get(options::kFailureRateDelay), std::chrono::seconds(1));
+  EXPECT_EQ(c.get(options::kExponentialDelayInitialBackoff), std::chrono::seconds(1));
+  EXPECT_EQ(c.get(options::kExponentialDelayMaxBackoff), std::chrono::minutes(1));
+  EXPECT_EQ(c.get(options::kExponentialDelayBackoffMultiplier), 1.5);
+  EXPECT_EQ(c.get(options::kExponentialDelayResetBackoffThreshold), std::chrono::hours(1));
+  EXPECT_EQ(c.get(options::kExponentialDelayJitterFactor), 0.1);
+  EXPECT_EQ(c.get(options::kExponentialDelayAttemptsBeforeResetBackoff), 2147483647);
+}
+
+TEST(CheckpointingOptions, ParseFromYaml) {
+  Configuration c = from_yaml(R"(
+execution:
+  checkpointing:
+    interval: 1 s
+    mode: exactly_once
+    timeout: 2 min
+    min-pause: 500 ms
+    max-concurrent-checkpoints: 2
+    tolerable-failed-checkpoints: 3
+    externalized-checkpoint-retention: retain_on_cancellation
+    dir: /tmp/sluice-checkpoints
+    num-retained: 5
+    data-inline-threshold: 1kb
+    checkpoints-after-tasks-finish: false
+    storage: filesystem
+  state-recovery:
+    path: latest
+)");
+  EXPECT_EQ(c.get(options::kCheckpointingInterval), milliseconds(1000));
+  EXPECT_EQ(c.get(options::kCheckpointingTimeout), std::chrono::minutes(2));
+  EXPECT_EQ(c.get(options::kCheckpointingMinPause), milliseconds(500));
+  EXPECT_EQ(c.get(options::kMaxConcurrentCheckpoints), 2);
+  EXPECT_EQ(c.get(options::kTolerableFailedCheckpoints), 3);
+  EXPECT_EQ(c.get(options::kExternalizedCheckpointRetention), ExternalizedCheckpointRetention::kRetainOnCancellation);
+  EXPECT_EQ(c.get(options::kCheckpointsDirectory), "/tmp/sluice-checkpoints");
+  EXPECT_EQ(c.get(options::kMaxRetainedCheckpoints), 5);
+  EXPECT_EQ(c.get(options::kCheckpointDataInlineThreshold), MemorySize::of_kibibytes(1));
+  EXPECT_FALSE(c.get(options::kCheckpointsAfterTasksFinish));
+  EXPECT_EQ(c.get(options::kCheckpointStorage), CheckpointStorageType::kFileSystem);
+  EXPECT_EQ(c.get(options::kStateRecoveryPath), "latest");
+  EXPECT_TRUE(checkpointing_enabled(c));
+  auto m = c.to_map();
+  EXPECT_EQ(m["execution.checkpointing.mode"], "EXACTLY_ONCE");
+  EXPECT_EQ(m["execution.checkpointing.externalized-checkpoint-retention"], "RETAIN_ON_CANCELLATION");
+  EXPECT_EQ(m["execution.checkpointing.storage"], "FILESYSTEM");
+  EXPECT_EQ(m["execution.checkpointing.interval"], "1s");
+}
+
+TEST(RestartStrategyOptions, ParseDoublesAndOptionalType) {
+  Configuration c;
+  ASSERT_TRUE(c.set_string("restart-strategy.exponential-delay.backoff-multiplier", "2").is_ok());
+  ASSERT_TRUE(c.set_string("restart-strategy.exponential-delay.jitter-factor", "0.25").is_ok());
+  ASSERT_TRUE(c.set_string("restart-strategy.type", "Exponential-Delay").is_ok());
+  EXPECT_EQ(c.get(options::kExponentialDelayBackoffMultiplier), 2.0);
+  EXPECT_EQ(c.get(options::kExponentialDelayJitterFactor), 0.25);
+  EXPECT_EQ(c.get(options::kRestartStrategyType), RestartStrategyType::kExponentialDelay);
+  EXPECT_EQ(c.to_map()["restart-strategy.type"], "EXPONENTIAL-DELAY");
+  EXPECT_EQ(c.to_map()["restart-strategy.exponential-delay.backoff-multiplier"], "2");
+  // An empty value unsets the type again: the default rule applies.
+  ASSERT_TRUE(c.apply_dynamic_property("restart-strategy.type=").is_ok());
+  EXPECT_EQ(c.get(options::kRestartStrategyType), std::nullopt);
+  EXPECT_EQ(restart_strategy_type(c, /*checkpointing_enabled=*/false), RestartStrategyType::kNone);
+}
+
+TEST(CheckpointingOptions, DeprecatedFlinkOneKeysWarn) {
+  LogCapture log;
+  Configuration c = from_yaml(R"(
+state.checkpoints.dir: /data/chk
+state.checkpoints.num-retained: 3
+state.checkpoint-storage: jobmanager
+state.storage.fs.memory-threshold: 4kb
+execution.checkpointing.checkpoints-after-tasks-finish.enabled: false
+execution.savepoint.path: /data/sp-1
+restart-strategy: failure-rate
+)");
+  EXPECT_EQ(c.get(options::kCheckpointsDirectory), "/data/chk");
+  EXPECT_EQ(c.get(options::kMaxRetainedCheckpoints), 3);
+  EXPECT_EQ(c.get(options::kCheckpointStorage), CheckpointStorageType::kJobManager);
+  EXPECT_EQ(c.get(options::kCheckpointDataInlineThreshold), MemorySize::of_kibibytes(4));
+  EXPECT_FALSE(c.get(options::kCheckpointsAfterTasksFinish));
+  EXPECT_EQ(c.get(options::kStateRecoveryPath), "/data/sp-1");
+  EXPECT_EQ(c.get(options::kRestartStrategyType), RestartStrategyType::kFailureRate);
+  const std::string text = log.text();
+  for (const char* pair : {"'state.checkpoints.dir' is deprecated; use 'execution.checkpointing.dir'",
+                           "'state.checkpoints.num-retained' is deprecated; use 'execution.checkpointing.num-retained'",
+                           "'state.checkpoint-storage' is deprecated; use 'execution.checkpointing.storage'",
+                           "'state.storage.fs.memory-threshold' is deprecated; use "
+                           "'execution.checkpointing.data-inline-threshold'",
+                           "'execution.savepoint.path' is deprecated; use 'execution.state-recovery.path'",
+                           "'restart-strategy' is deprecated; use 'restart-strategy.type'"}) {
+    EXPECT_NE(text.find(pair), std::string::npos) << pair << "\n" << text;
+  }
+  // Stored under the canonical keys only.
+  auto m = c.to_map();
+  EXPECT_EQ(m.count("state.checkpoints.dir"), 0u);
+  EXPECT_EQ(m["execution.checkpointing.dir"], "/data/chk");
+  EXPECT_TRUE(c.contains("state.checkpoints.dir"));
+}
+
+TEST(CheckpointingOptions, CanonicalKeyWinsOverItsAlias) {
+  LogCapture log;
+  Configuration c = from_yaml("execution.checkpointing.dir: /new\nstate.checkpoints.dir: /old\n");
+  EXPECT_EQ(c.get(options::kCheckpointsDirectory), "/new");
+  EXPECT_NE(log.text().find("ignoring deprecated key 'state.checkpoints.dir'"), std::string::npos) << log.text();
+}
+
+struct Rejected {
+  const char* key;
+  const char* value;
+  const char* message;
+};
+
+TEST(CheckpointingOptions, RangesAndAcceptedValues) {
+  const Rejected cases[] = {
+      {"execution.checkpointing.interval", "5ms",
+       "execution.checkpointing.interval: 5ms is out of range (expected 0 (disabled) or >= 10ms)"},
+      {"execution.checkpointing.timeout", "9ms",
+       "execution.checkpointing.timeout: 9ms is out of range (expected >= 10ms)"},
+      {"execution.checkpointing.max-concurrent-checkpoints", "0",
+       "execution.checkpointing.max-concurrent-checkpoints: 0 is out of range (expected >= 1)"},
+      {"execution.checkpointing.tolerable-failed-checkpoints", "-1",
+       "execution.checkpointing.tolerable-failed-checkpoints: -1 is out of range (expected >= 0)"},
+      {"execution.checkpointing.num-retained", "0",
+       "execution.checkpointing.num-retained: 0 is out of range (expected >= 1)"},
+      {"execution.checkpointing.data-inline-threshold", "2mb",
+       "execution.checkpointing.data-inline-threshold: 2mb is out of range (expected <= 1mb)"},
+      {"execution.checkpointing.mode", "AT_LEAST_ONCE",
+       "execution.checkpointing.mode: 'AT_LEAST_ONCE' is not an accepted value (expected one of EXACTLY_ONCE, "
+       "case-insensitive)"},
+      {"execution.checkpointing.externalized-checkpoint-retention", "keep",
+       "execution.checkpointing.externalized-checkpoint-retention: 'keep' is not an accepted value (expected one "
+       "of NO_EXTERNALIZED_CHECKPOINTS, DELETE_ON_CANCELLATION, RETAIN_ON_CANCELLATION, case-insensitive)"},
+      {"execution.checkpointing.storage", "rocksdb",
+       "execution.checkpointing.storage: 'rocksdb' is not an accepted value (expected one of JOBMANAGER, "
+       "FILESYSTEM, case-insensitive)"},
+      {"restart-strategy.type", "always",
+       "restart-strategy.type: 'always' is not an accepted value (expected one of NONE, OFF, DISABLE, FIXED-DELAY, "
+       "FIXEDDELAY, FAILURE-RATE, FAILURERATE, EXPONENTIAL-DELAY, EXPONENTIALDELAY, case-insensitive)"},
+      {"restart-strategy.fixed-delay.attempts", "-1",
+       "restart-strategy.fixed-delay.attempts: -1 is out of range (expected >= 0)"},
+      {"restart-strategy.failure-rate.max-failures-per-interval", "0",
+       "restart-strategy.failure-rate.max-failures-per-interval: 0 is out of range (expected >= 1)"},
+      {"restart-strategy.failure-rate.failure-rate-interval", "0",
+       "restart-strategy.failure-rate.failure-rate-interval: 0ms is out of range (expected >= 1ms)"},
+      {"restart-strategy.exponential-delay.initial-backoff", "0 s",
+       "restart-strategy.exponential-delay.initial-backoff: 0ms is out of range (expected >= 1ms)"},
+      {"restart-strategy.exponential-delay.backoff-multiplier", "1",
+       "restart-strategy.exponential-delay.backoff-multiplier: 1 is out of range (expected > 1)"},
+      {"restart-strategy.exponential-delay.backoff-multiplier", "two",
+       "restart-strategy.exponential-delay.backoff-multiplier: 'two' is not a number (expected a decimal such as "
+       "1.5 or 0.1)"},
+      {"restart-strategy.exponential-delay.jitter-factor", "1.01",
+       "restart-strategy.exponential-delay.jitter-factor: 1.01 is out of range (expected in [0, 1])"},
+      {"restart-strategy.exponential-delay.jitter-factor", "-0.1",
+       "restart-strategy.exponential-delay.jitter-factor: -0.1 is out of range (expected in [0, 1])"},
+      {"restart-strategy.exponential-delay.attempts-before-reset-backoff", "0",
+       "restart-strategy.exponential-delay.attempts-before-reset-backoff: 0 is out of range (expected >= 1)"},
+  };
+  for (const Rejected& r : cases) {
+    Configuration c;
+    Status s = c.set_string(r.key, r.value);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << r.key << "=" << r.value;
+    EXPECT_EQ(s.message(), r.message);
+    EXPECT_FALSE(c.contains(r.key)) << r.key;
+  }
+}
+
+TEST(CheckpointingOptions, BoundaryValuesAreAccepted) {
+  Configuration c;
+  for (auto [key, value] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"execution.checkpointing.interval", "0"},
+           {"execution.checkpointing.interval", "10ms"},
+           {"execution.checkpointing.timeout", "10ms"},
+           {"execution.checkpointing.tolerable-failed-checkpoints", "0"},
+           {"execution.checkpointing.data-inline-threshold", "1mb"},
+           {"execution.checkpointing.data-inline-threshold", "0"},
+           {"execution.checkpointing.externalized-checkpoint-retention", "delete_on_cancellation"},
+           {"restart-strategy.fixed-delay.attempts", "0"},
+           {"restart-strategy.fixed-delay.delay", "0"},
+           {"restart-strategy.exponential-delay.jitter-factor", "0"},
+           {"restart-strategy.exponential-delay.jitter-factor", "1"},
+           {"restart-strategy.exponential-delay.backoff-multiplier", "1.0001"},
+       }) {
+    EXPECT_TRUE(c.set_string(key, value).is_ok()) << key << "=" << value;
+  }
+}
+
+TEST(DerivedOptions, CheckpointStorageFollowsTheDirectory) {
+  Configuration c;
+  EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kJobManager);
+  c.set(options::kCheckpointsDirectory, std::string("/tmp/chk"));
+  EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kFileSystem);
+  // Set explicitly: JOBMANAGER stays JOBMANAGER even with a directory.
+  c.set(options::kCheckpointStorage, std::optional(CheckpointStorageType::kJobManager));
+  EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kJobManager);
+  // FILESYSTEM without a directory is an error that names both keys.
+  Configuration no_dir;
+  no_dir.set(options::kCheckpointStorage, std::optional(CheckpointStorageType::kFileSystem));
+  auto r = checkpoint_storage_type(no_dir);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().message(),
+            "execution.checkpointing.storage: FILESYSTEM needs a checkpoint directory, but "
+            "execution.checkpointing.dir is empty");
+}
+
+TEST(DerivedOptions, CheckpointingEnabledAndRestartDefault) {
+  Configuration c;
+  EXPECT_FALSE(checkpointing_enabled(c));
+  EXPECT_EQ(restart_strategy_type(c, checkpointing_enabled(c)), RestartStrategyType::kNone);
+  ASSERT_TRUE(c.set_string("execution.checkpointing.interval", "1 s").is_ok());
+  EXPECT_TRUE(checkpointing_enabled(c));
+  EXPECT_EQ(restart_strategy_type(c, checkpointing_enabled(c)), RestartStrategyType::kExponentialDelay);
+  ASSERT_TRUE(c.set_string("restart-strategy.type", "fixed-delay").is_ok());
+  EXPECT_EQ(restart_strategy_type(c, true), RestartStrategyType::kFixedDelay);
+  ASSERT_TRUE(c.set_string("execution.checkpointing.interval", "0").is_ok());
+  EXPECT_FALSE(checkpointing_enabled(c));
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "sluice/connectors/file/file_sink.h"
+#include "sluice/connectors/file/file_source.h"
+#include "sluice/sluice.h"
+
+namespace sluice::file {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileConnectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("sluice-file-" + std::to_string(::getpid()) + "-" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void write(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  fs::path dir_;
+};
+
+TEST_F(FileConnectorTest, ListsFilesRecursivelySkippingHiddenOnes) {
+  write(dir_ / "b.txt", "x\n");
+  write(dir_ / "a.txt", "x\n");
+  write(dir_ / "sub" / "c.txt", "x\n");
+  write(dir_ / ".hidden", "x\n");
+  write(dir_ / "_SUCCESS", "");
+  write(dir_ / ".git" / "d.txt", "x\n");
+  auto files = list_files({dir_.string()});
+  ASSERT_TRUE(files.is_ok()) << files.status().to_string();
+  std::vector<std::string> expected{(dir_ / "a.txt").string(), (dir_ / "b.txt").string(), (dir_ / "sub" / "c.txt").string()};
+  EXPECT_EQ(files.value(), expected);
+}
+
+TEST_F(FileConnectorTest, MissingPathIsNamedInTheError) {
+  auto files = list_files({(dir_ / "nope").string()});
+  ASSERT_FALSE(files.is_ok());
+  EXPECT_EQ(files.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(files.status().message().find("nope"), std::string::npos);
+
+  StreamExecutionEnvironment env;
+  env.from_source(FileSource::for_paths({(dir_ / "nope").string()}), "lines").sink_to(DiscardingSink<std::string>());
+  auto r = env.execute("missing");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("nope"), std::string::npos) << r.status().to_string();
+}
+
+TEST_F(FileConnectorTest, ReadsEveryLineOfEveryFileAtAnyParallelism) {
+  std::vector<std::string> expected;
+  for (int f = 0; f < 7; ++f) {
+    std::string text;
+    for (int l = 0; l < 500 + f * 100; ++l) {
+      std::string line = "file" + std::to_string(f) + " line " + std::to_string(l) + std::string(static_cast<size_t>(l % 50), 'z');
+      expected.push_back(line);
+      text += line + (l % 3 == 0 ? "\r\n" : "\n");
+    }
+    if (f == 3) {  // no trailing newline
+      text.pop_back();
+    }
+    write(dir_ / ("f" + std::to_string(f) + ".txt"), text);
+  }
+  std::sort(expected.begin(), expected.end());
+  for (int p : {1, 3}) {
+    StreamExecutionEnvironment env;
+    env.set_parallelism(p);
+    auto out = std::make_shared<CollectedRecords<std::string>>();
+    env.from_source(FileSource::for_paths({dir_.string()}), "lines").sink_to(CollectSink<std::string>(out));
+    auto r = env.execute("read");
+    ASSERT_TRUE(r.is_ok());
+    ASSERT_EQ(r->status, JobStatus::kFinished) << r->error.to_string();
+    auto got = out->snapshot();
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, expected) << "parallelism " << p;
+  }
+}
+
+// A reader given a split with an offset resumes at that byte, and its snapshot reports the position.
+TEST_F(FileConnectorTest, SplitOffsetsResumeMidFile) {
+  write(dir_ / "a.txt", "one\ntwo\nthree\n");
+  struct Ctx final : SourceReaderContext {
+    int32_t subtask_index() const override { return 0; }
+    int32_t parallelism() const override { return 1; }
+    void send_split_request() override { ++requests; }
+    MetricGroup& metric_group() override { return registry.root(); }
+    const Clock& clock() const override { return clock_; }
+    int requests = 0;
+    MetricRegistry registry;
+    ManualClock clock_;
+  } ctx;
+  struct Sink final : Output<std::string> {
+    void collect(std::string&& s) override { lines.push_back(std::move(s)); }
+    std::vector<std::string> lines;
+  } sink;
+  ReaderOutput<std::string> out(&sink);
+  FileSource src({dir_.string()});
+  auto reader = src.create_reader(ctx);
+  reader->start();
+  reader->add_splits({FileSplit{(dir_ / "a.txt").string(), 4}});  // after "one\n"
+  ASSERT_EQ(reader->poll_next(out), InputStatus::kMoreAvailable);
+  auto snap = reader->snapshot_state();
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].offset, 8);  // after "two\n"
+  reader->notify_no_more_splits();
+  while (reader->poll_next(out) == InputStatus::kMoreAvailable) {
+  }
+  EXPECT_EQ(sink.lines, (std::vector<std::string>{"two", "three"}));
+}
+
+TEST_F(FileConnectorTest, SinkWritesPartFilesPerSubtaskAndRolls) {
+  StreamExecutionEnvironment env;
+  env.set_parallelism(2);
+  std::string out = (dir_ / "out").string();
+  env.from_sequence(1, 10'000)
+      .sink_to(FileSink<int64_t>::for_row_format(out, [](const int64_t& x, std::string& line) { line += std::to_string(x); },
+                                                 /*part_size_bytes=*/8 * 1024));
+  auto r = env.execute("sink");
+  ASSERT_TRUE(r.is_ok());
+  ASSERT_EQ(r->status, JobStatus::kFinished) << r->error.to_string();
+  std::vector<int64_t> values;
+  int parts = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    std::string name = e.path().filename().string();
+    ASSERT_EQ(name.rfind("part-", 0), 0u) << name;
+    EXPECT_LE(fs::file_size(e.path()), 8 * 1024 + 16u);
+    ++parts;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) values.push_back(std::stoll(line));
+  }
+  EXPECT_GT(parts, 4);  // ~49 KB of text in 8 KB parts
+  std::sort(values.begin(), values.end());
+  ASSERT_EQ(values.size(), 10'000u);
+  for (int64_t i = 0; i < 10'000; ++i) EXPECT_EQ(values[static_cast<size_t>(i)], i + 1);
+}
+
+TEST_F(FileConnectorTest, UnwritableSinkDirectoryFailsTheTaskNamingIt) {
+  write(dir_ / "blocker", "a regular file where a directory should be");
+  StreamExecutionEnvironment env;
+  std::string out = (dir_ / "blocker" / "out").string();
+  env.from_sequence(1, 10).sink_to(FileSink<int64_t>::for_row_format(out, [](const int64_t& x, std::string& l) { l += std::to_string(x); }));
+  auto r = env.execute("bad-sink");
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->status, JobStatus::kFailed);
+  EXPECT_NE(r->error.message().find("blocker"), std::string::npos) << r->error.to_string();
+}
+
+}  // namespace
+}  // namespace sluice::file

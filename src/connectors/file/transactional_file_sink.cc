@@ -1,0 +1,137 @@
+#include "sluice/connectors/file/transactional_file_sink.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+namespace sluice::file {
+namespace fs = std::filesystem;
+
+namespace {
+[[noreturn]] void io_fail(const std::string& what, const std::string& path) {
+  throw std::runtime_error("file sink: " + what + " '" + path + "': " + std::strerror(errno));
+}
+void fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+// The subtask index in ".part-<job>-<subtask>-<checkpoint>-<counter>.<ext>", or -1.
+int32_t subtask_of_hidden(const std::string& name) {
+  if (name.rfind(".part-", 0) != 0) return -1;
+  size_t a = name.find('-', 6);  // after the job id
+  if (a == std::string::npos) return -1;
+  size_t b = name.find('-', a + 1);
+  if (b == std::string::npos) return -1;
+  try {
+    return std::stoi(name.substr(a + 1, b - a - 1));
+  } catch (...) {
+    return -1;
+  }
+}
+}  // namespace
+
+void commit_part_files(const std::vector<FileCommittable>& committables) {
+  std::set<std::string> dirs;
+  for (const auto& c : committables) {
+    if (::rename(c.pending_path.c_str(), c.final_path.c_str()) == 0) {
+      dirs.insert(fs::path(c.final_path).parent_path().string());
+      continue;
+    }
+    if (errno == ENOENT && fs::exists(c.final_path)) continue;  // committed before: idempotent
+    io_fail("cannot commit pending file (neither it nor the final file exists)", c.pending_path);
+  }
+  for (const auto& d : dirs) fsync_dir(d);
+}
+
+TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
+                                                 int64_t next_checkpoint, int64_t part_size_bytes, bool recover,
+                                                 const std::vector<FileCommittable>& keep)
+    : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask), checkpoint_(next_checkpoint),
+      part_size_bytes_(part_size_bytes) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
+  if (!recover) return;
+  // Abort lingering transactions: this subtask's hidden files the restored state does not own.
+  std::set<std::string> owned;
+  for (const auto& c : keep) owned.insert(fs::path(c.pending_path).filename().string());
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    std::string name = e.path().filename().string();
+    if (subtask_of_hidden(name) == subtask_ && !owned.count(name)) fs::remove(e.path(), ec);
+  }
+}
+
+TransactionalPartWriter::~TransactionalPartWriter() { close(); }
+
+void TransactionalPartWriter::open_new() {
+  base_ = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(checkpoint_) + "-" +
+          std::to_string(counter_++);
+  std::string path = dir_ + "/." + base_ + ".inprogress";
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) io_fail("cannot create", path);
+  part_bytes_ = 0;
+}
+
+void TransactionalPartWriter::write_out() {
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      io_fail("cannot write", dir_ + "/." + base_ + ".inprogress");
+    }
+    done += static_cast<size_t>(n);
+  }
+  buffer_.clear();
+}
+
+void TransactionalPartWriter::finish_current() {
+  if (fd_ < 0) return;
+  write_out();
+  std::string in_progress = dir_ + "/." + base_ + ".inprogress";
+  if (::fsync(fd_) != 0) io_fail("cannot fsync", in_progress);
+  ::close(fd_);
+  fd_ = -1;
+  std::string pending = dir_ + "/." + base_ + ".pending";
+  if (::rename(in_progress.c_str(), pending.c_str()) != 0) io_fail("cannot rename to pending", in_progress);
+  fsync_dir(dir_);
+  ready_.push_back(FileCommittable{pending, dir_ + "/" + base_});
+}
+
+void TransactionalPartWriter::append_line(const std::string& line) {
+  if (fd_ >= 0 && part_bytes_ >= part_size_bytes_) finish_current();
+  if (fd_ < 0) open_new();
+  buffer_ += line;
+  buffer_ += '\n';
+  part_bytes_ += static_cast<int64_t>(line.size() + 1);
+  if (buffer_.size() >= 64 * 1024) write_out();
+}
+
+void TransactionalPartWriter::flush() {
+  if (fd_ >= 0) write_out();
+}
+
+std::vector<FileCommittable> TransactionalPartWriter::prepare_commit() {
+  finish_current();  // roll on checkpoint
+  ++checkpoint_;
+  counter_ = 0;
+  std::vector<FileCommittable> out = std::move(ready_);
+  ready_.clear();
+  return out;
+}
+
+void TransactionalPartWriter::close() noexcept {
+  // An open in-progress file holds uncommitted data: it stays hidden and is cleaned up on recovery.
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace sluice::file

@@ -1,0 +1,85 @@
+// JobGraph: the StreamGraph after operator chaining (Flink's JobGraph), and the ExecutionGraph of subtasks.
+//
+// Chaining rule (Flink's): an edge u -> v is chained when its partitioning resolves to forward, both have
+// the same parallelism, and v has no other input. A vertex is then a tree of chained nodes rooted at its
+// head; every other edge becomes a network JobEdge from the vertex that contains u to the vertex headed by v.
+// Partitioning kDefault resolves to forward for equal parallelism, else rebalance; an explicit forward
+// between different parallelisms is an error. Max parallelism (the number of key groups) is job-wide:
+// pipeline.max-parallelism if set, else default_max_parallelism(the highest operator parallelism).
+// Pure functions over the graph; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/api/stream_graph.h"
+#include "sluice/core/status.h"
+#include "sluice/state/key_group.h"
+
+namespace sluice::graph {
+
+struct ChainedEdge {
+  int32_t source_node = -1;
+  int32_t target_node = -1;
+  std::string side_output_tag;  // empty: main output
+};
+
+struct JobVertex {
+  int32_t id = -1;
+  std::string name;          // "Source: bids -> Filter -> Map"
+  int32_t parallelism = 1;
+  bool is_source = false;
+  int32_t head_node = -1;
+  std::vector<int32_t> nodes;         // the chain, head first, in topological order
+  std::vector<ChainedEdge> chained;   // forward edges inside the vertex
+};
+
+struct JobEdge {
+  int32_t source_vertex = -1;
+  int32_t target_vertex = -1;
+  int32_t stream_edge = -1;           // index into StreamGraph::edges (source node, tag, type, selector)
+  Partitioning partitioning = Partitioning::kForward;  // resolved: never kDefault
+};
+
+struct JobGraph {
+  std::string job_name;
+  int32_t max_parallelism = 128;
+  std::vector<JobVertex> vertices;  // in topological order
+  std::vector<JobEdge> edges;
+  std::vector<int32_t> node_parallelism;  // per StreamGraph node, resolved
+  std::vector<int32_t> vertex_of_node;    // per StreamGraph node
+
+  std::vector<const JobEdge*> inputs_of(int32_t vertex) const;
+  std::vector<const JobEdge*> outputs_of(int32_t vertex) const;
+};
+
+struct JobGraphOptions {
+  std::string job_name;
+  int32_t default_parallelism = 1;
+  int32_t max_parallelism = -1;  // -1: derive
+};
+
+// The id that matches an operator's state across runs: its uid, or one derived from its position and name
+// (stable only while the program's shape does not change - set uids on stateful operators, as in Flink).
+std::string operator_id(const StreamNode& node);
+
+// Errors (kInvalidArgument): empty graph, a cycle, parallelism < 1, max parallelism out of range or below
+// an operator's parallelism, forward edge between different parallelisms, an edge joining different record
+// types into one operator, a non-source node without input.
+Result<JobGraph> build_job_graph(const StreamGraph& graph, const JobGraphOptions& options);
+
+// One parallel instance of a vertex with its key groups (ExecutionGraph's ExecutionVertex).
+struct ExecutionVertex {
+  int32_t vertex = -1;
+  int32_t subtask_index = 0;
+  KeyGroupRange key_group_range;
+};
+
+struct ExecutionGraph {
+  std::vector<ExecutionVertex> subtasks;  // grouped by vertex, subtask index ascending
+};
+
+ExecutionGraph build_execution_graph(const JobGraph& job);
+
+}  // namespace sluice::graph

@@ -1,0 +1,77 @@
+#include "graph/job_graph.h"
+
+#include <gtest/gtest.h>
+
+#include "sluice/sluice.h"
+
+namespace sluice::graph {
+namespace {
+
+JobGraph build(const StreamExecutionEnvironment& env, int32_t p = 2, int32_t max_p = -1) {
+  auto jg = build_job_graph(env.stream_graph(), JobGraphOptions{"t", p, max_p});
+  EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
+  return jg.is_ok() ? std::move(jg).value() : JobGraph{};
+}
+
+TEST(JobGraph, ForwardEdgesOfEqualParallelismChain) {
+  StreamExecutionEnvironment env;
+  env.from_sequence(1, 10).name("src").map([](int64_t x) { return x; }).name("m").filter([](const int64_t&) { return true; }).name("f")
+      .sink_to(DiscardingSink<int64_t>()).name("sink");
+  JobGraph jg = build(env);
+  ASSERT_EQ(jg.vertices.size(), 1u);
+  EXPECT_EQ(jg.vertices[0].name, "Source: src -> m -> f -> sink");
+  EXPECT_EQ(jg.vertices[0].nodes.size(), 4u);
+  EXPECT_TRUE(jg.edges.empty());
+}
+
+TEST(JobGraph, KeyByRebalanceAndParallelismChangesBreakChains) {
+  StreamExecutionEnvironment env;
+  env.from_sequence(1, 10).name("src")
+      .key_by([](const int64_t& x) { return x % 3; }).reduce([](const int64_t& a, const int64_t& b) { return a + b; }).name("r")
+      .rebalance().map([](int64_t x) { return x; }).name("m")
+      .map([](int64_t x) { return x; }).name("m2").set_parallelism(3)
+      .sink_to(DiscardingSink<int64_t>()).name("sink").set_parallelism(3);
+  JobGraph jg = build(env);
+  ASSERT_EQ(jg.vertices.size(), 4u);  // src | r | m | m2 -> sink
+  EXPECT_EQ(jg.vertices[3].name, "m2 -> sink");
+  EXPECT_EQ(jg.vertices[3].parallelism, 3);
+  ASSERT_EQ(jg.edges.size(), 3u);
+  EXPECT_EQ(jg.edges[0].partitioning, Partitioning::kHash);
+  EXPECT_EQ(jg.edges[1].partitioning, Partitioning::kRebalance);
+  EXPECT_EQ(jg.edges[2].partitioning, Partitioning::kRebalance);  // default with differing parallelism
+}
+
+TEST(JobGraph, UnionInputsAreNotChained) {
+  StreamExecutionEnvironment env;
+  auto a = env.from_sequence(1, 10);
+  auto b = env.from_sequence(1, 10);
+  a.union_(b).map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
+  JobGraph jg = build(env);
+  ASSERT_EQ(jg.vertices.size(), 3u);
+  EXPECT_EQ(jg.edges.size(), 2u);
+  EXPECT_EQ(jg.edges[0].partitioning, Partitioning::kForward);
+}
+
+TEST(JobGraph, MaxParallelismDefaultsAndChecks) {
+  StreamExecutionEnvironment env;
+  env.from_sequence(1, 10).sink_to(DiscardingSink<int64_t>()).set_parallelism(200);
+  EXPECT_EQ(build(env, 2).max_parallelism, 512);  // round_up_pow2(200 + 100)
+  EXPECT_EQ(build(env, 2, 1000).max_parallelism, 1000);
+  auto bad = build_job_graph(env.stream_graph(), JobGraphOptions{"t", 2, 100});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("100"), std::string::npos) << bad.status().message();
+}
+
+TEST(ExecutionGraph, SubtasksGetContiguousKeyGroupRanges) {
+  StreamExecutionEnvironment env;
+  env.from_sequence(1, 10).key_by([](const int64_t& x) { return x; }).sum().set_parallelism(3).sink_to(DiscardingSink<int64_t>()).set_parallelism(3);
+  JobGraph jg = build(env, 1, 128);
+  ExecutionGraph eg = build_execution_graph(jg);
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  for (const auto& st : eg.subtasks)
+    if (st.vertex == 1) ranges.push_back({st.key_group_range.start(), st.key_group_range.end_inclusive()});
+  EXPECT_EQ(ranges, (std::vector<std::pair<int32_t, int32_t>>{{0, 42}, {43, 85}, {86, 127}}));
+}
+
+}  // namespace
+}  // namespace sluice::graph

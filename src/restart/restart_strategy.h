@@ -1,0 +1,77 @@
+// RestartBackoffTimeStrategy: after a job failure, may the job restart, and after how long? Flink's interface
+// of the same name (flink-runtime executiongraph/failover), with Flink 1.19+/2.x semantics.
+//
+// Pure: no clock reads. The caller passes the failure time in; `backoff_time_ms()` is measured from the
+// `now_ms` of the last notify_failure. One strategy object serves a whole job: its state (attempts made,
+// failure timestamps, current backoff) spans every restart, so create it once per job, not once per run.
+//
+// Failure classification: a failure whose Status code is kInvalidArgument (a bad configuration value, a bad
+// program: something only a person can fix) is not restartable. It fails the job at once, without
+// consulting or updating the strategy, as Flink's SuppressRestartsException does. Every other code is
+// restartable and goes through the strategy. `Status::retriable()` is not consulted: it says whether the
+// same operation may succeed if repeated, while a restart redeploys the job from its latest checkpoint,
+// which is how Flink treats every failure that does not suppress restarts.
+//
+// Thread-safety: none; the coordinator owns its strategy and calls it from one thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sluice/core/status.h"
+
+namespace sluice {
+
+class RestartBackoffTimeStrategy {
+ public:
+  virtual ~RestartBackoffTimeStrategy() = default;
+
+  // Records a restartable failure that happened at `now_ms` (any consistent millisecond time base).
+  // Returns true if the failure starts a new restart attempt, false if it is merged into the restart already
+  // scheduled (exponential-delay merges failures that arrive before its pending restart time, as Flink's
+  // does when several tasks of one failover fail; the other strategies count every failure).
+  // Precondition: `cause` is not ok; `now_ms` does not go backwards between calls.
+  virtual bool notify_failure(const Status& cause, int64_t now_ms) = 0;
+
+  // Whether the job may restart after the failures notified so far. Before any failure: true (except none).
+  virtual bool can_restart() const = 0;
+
+  // Milliseconds to wait before the restart, counted from the `now_ms` of the last notify_failure (>= 0).
+  // Meaningful after notify_failure; 0 before any failure.
+  virtual int64_t backoff_time_ms() const = 0;
+
+  // One line for logs and failure messages: the strategy, its settings and its progress, e.g.
+  // "fixed-delay(attempts=3, delay=1s; failures so far: 1)".
+  virtual std::string describe() const = 0;
+
+ protected:
+  RestartBackoffTimeStrategy() = default;
+  RestartBackoffTimeStrategy(const RestartBackoffTimeStrategy&) = default;
+  RestartBackoffTimeStrategy& operator=(const RestartBackoffTimeStrategy&) = default;
+};
+
+// restart-strategy.type NONE: every failure fails the job.
+class NoRestartBackoffTimeStrategy final : public RestartBackoffTimeStrategy {
+ public:
+  bool notify_failure(const Status& cause, int64_t now_ms) override;
+  bool can_restart() const override { return false; }
+  int64_t backoff_time_ms() const override { return 0; }
+  std::string describe() const override { return "none"; }
+};
+
+// False for failures no restart can fix (code kInvalidArgument); see the file comment.
+bool is_restartable_failure(const Status& cause);
+
+// What to do about one failure.
+struct RestartDecision {
+  bool restart = false;      // true: restart the job after `backoff_ms`; false: the job fails for good
+  int64_t backoff_ms = 0;    // wait before redeploying, from the failure time (when `restart`)
+  bool new_attempt = false;  // false: merged into the restart already scheduled (redeploy once)
+  std::string reason;        // when !restart: why, naming the cause and the strategy
+};
+
+// The whole decision for a failure at `now_ms`: a non-restartable cause fails the job without touching the
+// strategy; otherwise the strategy is notified and asked. Precondition: `cause` is not ok.
+RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms);
+
+}  // namespace sluice

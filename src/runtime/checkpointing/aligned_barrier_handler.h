@@ -1,0 +1,64 @@
+// AlignedBarrierHandler: the decisions of exactly-once barrier alignment for a task with several input
+// channels (Flink's SingleCheckpointBarrierHandler in aligned mode; the seeds' "barrier alignment").
+//
+// A channel that delivered barrier n is blocked until barrier n has arrived on every channel that is still
+// open; the other channels keep flowing. Then the task snapshots its operators, forwards barrier n and every
+// channel is unblocked. Rules:
+//  - barrier ids strictly increase: a barrier older than (or equal to) the last one handled is dropped;
+//  - a newer barrier during alignment aborts the current alignment (that checkpoint is subsumed or was
+//    aborted upstream) and starts aligning the new one;
+//  - a cancellation marker for the checkpoint being aligned aborts it; for an older one it is ignored;
+//  - a channel that finished (end of partition) is no longer waited for; if it was the last one missing,
+//    the checkpoint triggers.
+// Pure: it only returns what to do; the task applies it to the input gate. One instance per task; task
+// thread only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sluice/core/ids.h"
+
+namespace sluice::runtime {
+
+struct BarrierAction {
+  enum class Kind {
+    kNone,             // nothing to do (e.g. an old barrier was dropped)
+    kBlockChannel,     // block `channel` (it delivered the barrier being aligned)
+    kTriggerCheckpoint,  // all barriers of `checkpoint` arrived: snapshot, forward the barrier, unblock all
+    kAbortCheckpoint,  // alignment of `checkpoint` ends without a snapshot: unblock all, forward a cancel marker
+  };
+  Kind kind = Kind::kNone;
+  int32_t channel = -1;
+  CheckpointId checkpoint{0};
+};
+
+class AlignedBarrierHandler {
+ public:
+  explicit AlignedBarrierHandler(int32_t num_channels);
+
+  // Returns the actions to apply, in order (an abort of the old alignment can precede a block or trigger
+  // for the new one).
+  std::vector<BarrierAction> on_barrier(int32_t channel, CheckpointId id);
+  std::vector<BarrierAction> on_cancellation_marker(CheckpointId id);
+  std::vector<BarrierAction> on_channel_finished(int32_t channel);
+
+  bool is_aligning() const { return aligning_; }
+  CheckpointId current_checkpoint() const { return current_; }
+  CheckpointId last_handled() const { return last_handled_; }
+
+ private:
+  std::vector<BarrierAction> maybe_trigger();
+  void reset_alignment();
+
+  int32_t num_channels_;
+  std::vector<bool> received_;  // barrier `current_` delivered on this channel
+  std::vector<bool> finished_;
+  int32_t num_received_ = 0;
+  int32_t num_finished_ = 0;
+  bool aligning_ = false;
+  CheckpointId current_{0};
+  CheckpointId last_handled_{0};  // highest id triggered or aborted
+};
+
+}  // namespace sluice::runtime

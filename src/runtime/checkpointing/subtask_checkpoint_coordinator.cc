@@ -1,0 +1,68 @@
+#include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+
+namespace sluice::runtime {
+
+bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& barrier,
+                                                    const std::vector<ChainOperator>& chain,
+                                                    const std::function<void()>& emit_barrier,
+                                                    int64_t alignment_duration_ms) {
+  const int64_t sync_start = clock_->monotonic_ns();
+  struct Piece {
+    std::string id, name;
+    OperatorSnapshot snap;
+  };
+  auto pieces = std::make_shared<std::vector<Piece>>();
+  for (const auto& c : chain) pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
+  auto factory = storage_->stream_factory(barrier.id);
+  if (!factory.is_ok()) {
+    responder_->decline(vertex_, subtask_, barrier.id, factory.status().with_context("checkpoint storage"));
+    return false;
+  }
+  emit_barrier();
+  const int64_t sync_ms = (clock_->monotonic_ns() - sync_start) / 1'000'000;
+
+  executor_->submit([pieces, factory = std::move(factory).value(), responder = responder_, vertex = vertex_,
+                     subtask = subtask_, id = barrier.id, clock = clock_, sync_ms, alignment_duration_ms] {
+    const int64_t async_start = clock->monotonic_ns();
+    std::map<std::string, checkpoint::OperatorSubtaskState> states;
+    SubtaskSnapshotStats stats{sync_ms, 0, alignment_duration_ms, 0};
+    for (auto& p : *pieces) {
+      std::string owner = "operator '" + p.name + "' subtask " + std::to_string(subtask + 1);
+      checkpoint::OperatorSubtaskState st;
+      st.subtask_index = subtask;
+      if (p.snap.write_keyed) {
+        std::vector<uint8_t> bytes;
+        checkpoint::KeyGroupsStateHandle kh;
+        kh.range = p.snap.key_group_range;
+        Status s = p.snap.write_keyed(&bytes, &kh.offsets);
+        if (s.is_ok()) {
+          auto h = factory->write_state(owner, p.id + "-keyed", bytes);
+          if (!h.is_ok()) s = h.status();
+          else kh.stream = std::move(h).value();
+        }
+        if (!s.is_ok()) {
+          responder->decline(vertex, subtask, id, s.with_context(owner + " keyed state"));
+          return;
+        }
+        stats.state_size_bytes += static_cast<int64_t>(kh.stream.size_bytes);
+        st.keyed_state = std::move(kh);
+      }
+      if (!p.snap.operator_state.empty()) {
+        auto h = factory->write_state(owner, p.id + "-op", p.snap.operator_state);
+        if (!h.is_ok()) {
+          responder->decline(vertex, subtask, id, h.status().with_context(owner + " operator state"));
+          return;
+        }
+        stats.state_size_bytes += static_cast<int64_t>(h->size_bytes);
+        st.operator_state = std::move(h).value();
+      }
+      if (st.keyed_state || st.operator_state) states.emplace(p.id, std::move(st));
+    }
+    pieces->clear();  // releases copy-on-write versions before acknowledging
+    stats.async_duration_ms = (clock->monotonic_ns() - async_start) / 1'000'000;
+    responder->acknowledge(vertex, subtask, id, std::move(states), stats);
+  });
+  return true;
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,73 @@
+// SubtaskCheckpointCoordinator: one subtask's part of a checkpoint (Flink's SubtaskCheckpointCoordinatorImpl).
+//
+// At the barrier, on the task thread (the synchronous part): every operator of the chain snapshots (keyed
+// state fixes its version; operator state is serialized), then the barrier goes downstream. Then, on the
+// AsyncSnapshotExecutor (the asynchronous part): the keyed state is written out per key group, every piece
+// is persisted through the checkpoint's CheckpointStreamFactory, and the subtask acknowledges with the
+// resulting state handles - or declines with the reason, in which case whatever it wrote is left to the
+// coordinator, which discards the aborted checkpoint's folder.
+// Thread-safety: checkpoint_state() on the task thread; the responder is called from the async threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/checkpoint_storage.h"
+#include "runtime/checkpointing/async_snapshot_executor.h"
+#include "runtime/checkpointing/checkpoint_barrier.h"
+#include "sluice/core/clock.h"
+#include "sluice/operators/stream_operator.h"
+
+namespace sluice::runtime {
+
+struct SubtaskSnapshotStats {
+  int64_t sync_duration_ms = 0;
+  int64_t async_duration_ms = 0;
+  int64_t alignment_duration_ms = 0;
+  int64_t state_size_bytes = 0;
+};
+
+// Where a subtask reports its part of a checkpoint (the cluster forwards to the CheckpointCoordinator).
+class CheckpointResponder {
+ public:
+  virtual ~CheckpointResponder() = default;
+  virtual void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+                           std::map<std::string, checkpoint::OperatorSubtaskState> state, SubtaskSnapshotStats stats) = 0;
+  virtual void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) = 0;
+};
+
+struct ChainOperator {
+  std::string operator_id;    // matches state across runs (uid, or derived)
+  std::string operator_name;  // for messages
+  StreamOperator* op = nullptr;
+};
+
+class SubtaskCheckpointCoordinator {
+ public:
+  SubtaskCheckpointCoordinator(int32_t vertex, int32_t subtask, CheckpointResponder* responder,
+                               std::shared_ptr<checkpoint::CheckpointStorage> storage, AsyncSnapshotExecutor* executor,
+                               const Clock* clock)
+      : vertex_(vertex), subtask_(subtask), responder_(responder), storage_(std::move(storage)),
+        executor_(executor), clock_(clock) {}
+
+  // The synchronous part, then emit_barrier(), then the asynchronous part is submitted. Returns false if the
+  // synchronous part failed (the checkpoint was declined; the caller sends a cancellation marker instead of
+  // the barrier). An exception from a user function's snapshot propagates (it fails the task, as in Flink).
+  bool checkpoint_state(const CheckpointBarrier& barrier, const std::vector<ChainOperator>& chain,
+                        const std::function<void()>& emit_barrier, int64_t alignment_duration_ms);
+
+ private:
+  int32_t vertex_;
+  int32_t subtask_;
+  CheckpointResponder* responder_;
+  std::shared_ptr<checkpoint::CheckpointStorage> storage_;
+  AsyncSnapshotExecutor* executor_;
+  const Clock* clock_;
+};
+
+}  // namespace sluice::runtime

@@ -1,0 +1,70 @@
+// Buffer: the unit that travels through a channel, and the in-band events encoded into buffers.
+//
+// A data buffer holds whole serialized records back to back; the record framing is the caller's (typed code
+// writes and reads it), this layer only moves bytes and counts records. Records never span buffers: a record
+// that does not fit in the space left closes the buffer, and a record larger than
+// NetworkConfig::buffer_size_bytes travels alone in an oversized buffer (allocated for it, freed after use).
+//
+// Events travel in-band, in order with data, as event buffers: byte 0 is the EventType, the rest is the
+// event's opaque payload. Only EndOfPartition is produced today; barriers, cancellation markers, watermarks
+// and EndOfData are reserved for checkpointing and event time, which define their payloads.
+// Thread-safety: values.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "sluice/core/status.h"
+
+namespace sluice::runtime {
+
+struct Buffer {
+  enum class Kind : uint8_t { kData, kEvent };
+  Kind kind = Kind::kData;
+  std::vector<uint8_t> bytes;  // size() is the number of valid bytes
+  int32_t num_records = 0;     // whole records in `bytes` (0 for an event)
+  // Index of the input channel that delivered this buffer; set by InputGate::poll_next so that
+  // InputGate::recycle can return the memory (and the credit) to the right channel. -1 elsewhere.
+  int32_t channel_index = -1;
+
+  bool is_event() const { return kind == Kind::kEvent; }
+};
+
+enum class EventType : uint8_t {
+  kEndOfPartition = 1,          // the producer finished; nothing follows on this channel
+  kCheckpointBarrier = 2,       // reserved: checkpointing
+  kCancelCheckpointMarker = 3,  // reserved: checkpointing
+  kWatermark = 4,               // reserved: event time
+  kEndOfData = 5,               // reserved: bounded input drained (stop-with-savepoint --drain)
+};
+
+struct RuntimeEvent {
+  EventType type = EventType::kEndOfPartition;
+  std::vector<uint8_t> payload;  // opaque here; the event's owner defines it
+
+  static RuntimeEvent end_of_partition() { return RuntimeEvent{EventType::kEndOfPartition, {}}; }
+  bool operator==(const RuntimeEvent&) const = default;
+};
+
+// Encodes `event` into a fresh event buffer (one allocation; events are rare next to records).
+Buffer encode_event(const RuntimeEvent& event);
+
+// Decodes an event buffer. Corruption if `buffer` is not an event buffer, is empty, or names an unknown type.
+Result<RuntimeEvent> decode_event(const Buffer& buffer);
+
+// What InputGate::poll_next returns: a data buffer (to be handed back through InputGate::recycle) or a
+// decoded event, with the index of the input channel it came from.
+struct BufferOrEvent {
+  int32_t channel_index = -1;
+  std::variant<Buffer, RuntimeEvent> value;
+
+  bool is_buffer() const { return value.index() == 0; }
+  bool is_event() const { return value.index() == 1; }
+  Buffer& buffer() { return std::get<Buffer>(value); }
+  const Buffer& buffer() const { return std::get<Buffer>(value); }
+  RuntimeEvent& event() { return std::get<RuntimeEvent>(value); }
+  const RuntimeEvent& event() const { return std::get<RuntimeEvent>(value); }
+};
+
+}  // namespace sluice::runtime

@@ -1,0 +1,466 @@
+#include "runtime/stream_task.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "sluice/metrics/metric_names.h"
+#include "sluice/metrics/counter.h"
+
+namespace sluice::runtime {
+
+namespace {
+
+// RecordWriter over one ResultPartition.
+class PartitionRecordWriter final : public RecordWriter {
+ public:
+  explicit PartitionRecordWriter(ResultPartition* p, int32_t channels) : p_(p), channels_(channels) {}
+  int32_t num_channels() const override { return channels_; }
+  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { p_->emit_record(channel, bytes, size); }
+  void broadcast_emit(const uint8_t* bytes, size_t size) override { p_->broadcast_record(bytes, size); }
+
+ private:
+  ResultPartition* p_;
+  int32_t channels_;
+};
+
+}  // namespace
+
+// Delivers coordinator events into this task's mailbox.
+class StreamTask::EventSink final : public OperatorEventSink {
+ public:
+  explicit EventSink(StreamTask* task) : task_(task) {}
+  void send(OperatorEvent event) override {
+    auto shared = std::make_shared<OperatorEvent>(std::move(event));
+    task_->mailbox_.put([t = task_, shared] { t->source_->handle_operator_event(*shared); });
+  }
+
+ private:
+  StreamTask* task_;
+};
+
+struct StreamTask::OperatorSlot {
+  int32_t node_id = -1;
+  std::unique_ptr<StreamOperator> op;
+  MetricGroup* metrics = nullptr;
+  // Published by the task thread on every flush tick and at the end, read by the stateSizeBytes gauge on
+  // other threads. Shared with the gauge: metrics stay readable after the task is gone.
+  std::shared_ptr<std::atomic<int64_t>> state_size_bytes = std::make_shared<std::atomic<int64_t>>(0);
+};
+
+StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
+    : d_(std::move(deployment)),
+      listener_(listener),
+      notifier_(d_.notifier),
+      mailbox_(notifier_.get()) {
+  const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
+  name_ = vx.name + " (" + std::to_string(d_.subtask_index + 1) + "/" + std::to_string(vx.parallelism) + ")";
+}
+
+StreamTask::~StreamTask() = default;
+
+void StreamTask::cancel() {
+  cancelled_.store(true);
+  for (auto& o : d_.outputs) o.partition->cancel();
+  notifier_->notify();
+}
+
+void StreamTask::request_flush() {
+  flush_requested_.store(true, std::memory_order_relaxed);
+  notifier_->notify();
+}
+
+// Builds the chain back to front: every node's outputs exist before the node is wired to them.
+void StreamTask::build_chain() {
+  const StreamGraph& sg = *d_.stream_graph;
+  const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
+  std::unordered_map<int32_t, StreamOperator*> op_of;
+  for (int32_t node_id : vx.nodes) {
+    auto slot = std::make_unique<OperatorSlot>();
+    slot->node_id = node_id;
+    slot->op = sg.node(node_id).create_operator();
+    op_of[node_id] = slot->op.get();
+    slots_.push_back(std::move(slot));
+  }
+
+  // Input side of each non-source node, wrapped to count records in (numRecordsIn).
+  std::unordered_map<int32_t, OutputBase*> input_of;
+  for (auto& slot : slots_) {
+    const StreamNode& node = sg.node(slot->node_id);
+    slot->metrics = &d_.job_metrics->add_operator_group(node.name).add_subtask_group(SubtaskIndex(d_.subtask_index));
+    if (node.kind == StreamNode::Kind::kSource) continue;
+    const TypeGlue* in_type = nullptr;
+    for (const auto& se : sg.edges)
+      if (se.target_id == slot->node_id) in_type = &se.type;
+    owned_outputs_.push_back(in_type->make_counting_output(node.input_of(*slot->op),
+                                                           &slot->metrics->counter(metric_names::kNumRecordsIn)));
+    input_of[slot->node_id] = owned_outputs_.back().get();
+  }
+
+  // Network outputs per (node, tag).
+  std::map<std::pair<int32_t, std::string>, std::vector<OutputBase*>> outs;
+  std::map<std::pair<int32_t, std::string>, const TypeGlue*> glue_of;
+  for (const auto& ce : vx.chained) {
+    outs[{ce.source_node, ce.side_output_tag}].push_back(input_of.at(ce.target_node));
+  }
+  for (const auto& o : d_.outputs) {
+    const StreamEdge& se = sg.edges.at(static_cast<size_t>(o.edge->stream_edge));
+    const auto& target_vx = d_.job_graph->vertices.at(static_cast<size_t>(o.edge->target_vertex));
+    int32_t channels = o.edge->partitioning == Partitioning::kForward ? 1 : target_vx.parallelism;
+    writers_.push_back(std::make_unique<PartitionRecordWriter>(o.partition.get(), channels));
+    auto selector = o.edge->partitioning == Partitioning::kHash ? se.make_selector()
+                                                                 : se.type.make_standard_selector(o.edge->partitioning);
+    selector->setup(channels, d_.job_graph->max_parallelism, d_.subtask_index);
+    owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector)));
+    outs[{se.source_id, se.side_output_tag}].push_back(owned_outputs_.back().get());
+    glue_of[{se.source_id, se.side_output_tag}] = &se.type;
+  }
+  for (const auto& ce : vx.chained) {
+    for (const auto& se : sg.edges) {
+      if (se.source_id == ce.source_node && se.target_id == ce.target_node && se.side_output_tag == ce.side_output_tag) {
+        glue_of[{ce.source_node, ce.side_output_tag}] = &se.type;
+      }
+    }
+  }
+
+  auto combine = [&](const std::pair<int32_t, std::string>& key, const TypeGlue& glue) -> OutputBase* {
+    auto it = outs.find(key);
+    if (it == outs.end() || it->second.empty()) {
+      owned_outputs_.push_back(glue.make_discarding_output());
+      return owned_outputs_.back().get();
+    }
+    if (it->second.size() == 1) return it->second.front();
+    owned_outputs_.push_back(glue.make_broadcasting_output(it->second));
+    return owned_outputs_.back().get();
+  };
+
+  for (auto& slot : slots_) {
+    const StreamNode& node = sg.node(slot->node_id);
+    OutputBase* main_out = combine({slot->node_id, ""}, node.output_type);
+    owned_outputs_.push_back(
+        node.output_type.make_counting_output(main_out, &slot->metrics->counter(metric_names::kNumRecordsOut)));
+    node.set_output(*slot->op, owned_outputs_.back().get());
+    for (const auto& [key, glue] : glue_of) {
+      if (key.first != slot->node_id || key.second.empty()) continue;
+      slot->op->side_outputs().add(key.second, glue->type, combine(key, *glue));
+    }
+  }
+
+  // Task-level network figures on the head operator's group (gauges are read from other threads: the
+  // partition counters are atomics).
+  {
+    std::vector<std::shared_ptr<ResultPartition>> parts;
+    for (const auto& o : d_.outputs) parts.push_back(o.partition);
+    slots_.front()->metrics->gauge(metric_names::kBackPressuredTimeNs, [parts] {
+      double ns = 0;
+      for (const auto& p : parts) ns += static_cast<double>(p->back_pressured_time_ns());
+      return ns;
+    });
+    slots_.back()->metrics->gauge(metric_names::kNumBytesOut, [parts] {
+      double b = 0;
+      for (const auto& p : parts) b += static_cast<double>(p->bytes_out());
+      return b;
+    });
+  }
+
+  // Head: source reader or network input.
+  auto& head = *slots_.front();
+  if (vx.is_source) {
+    source_ = static_cast<SourceOperatorBase*>(head.op.get());
+    event_sink_ = std::make_unique<EventSink>(this);
+    gateway_ = std::make_unique<SourceCoordinatorGateway>(d_.source_coordinator, d_.subtask_index, event_sink_.get());
+  } else {
+    auto in_edges = d_.job_graph->inputs_of(d_.vertex);
+    const StreamEdge& se = sg.edges.at(static_cast<size_t>(in_edges.front()->stream_edge));
+    deserializer_ = se.type.make_deserializer(input_of.at(head.node_id));
+    auto bytes_in = bytes_in_published_;
+    head.metrics->gauge(metric_names::kNumBytesIn, [bytes_in] { return static_cast<double>(bytes_in->load(std::memory_order_relaxed)); });
+  }
+
+  for (auto& slot : slots_) {
+    const StreamNode& node = sg.node(slot->node_id);
+    OperatorSetup s;
+    s.info.task_name = name_;
+    s.info.operator_name = node.name;
+    s.info.operator_uid = node.uid;
+    s.info.subtask_index = d_.subtask_index;
+    s.info.parallelism = vx.parallelism;
+    s.info.max_parallelism = d_.job_graph->max_parallelism;
+    s.info.attempt_number = d_.attempt_number;
+    s.metrics = slot->metrics;
+    s.clock = d_.clock;
+    s.key_group_range = d_.key_group_range;
+    s.state_backend_type = d_.state_backend_type;
+    s.source_gateway = gateway_.get();
+    s.checkpointing = checkpointing();
+    s.job_id = d_.job_id;
+    slot->op->setup(s);
+    chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
+    auto size = slot->state_size_bytes;
+    slot->metrics->gauge(metric_names::kStateSizeBytes,
+                         [size] { return static_cast<double>(size->load(std::memory_order_relaxed)); });
+  }
+}
+
+}  // namespace sluice::runtime
+
+namespace sluice::runtime {
+
+void StreamTask::open_chain() {
+  if (checkpointing()) {
+    subtask_checkpointing_ = std::make_unique<SubtaskCheckpointCoordinator>(
+        d_.vertex, d_.subtask_index, d_.checkpoint_responder, d_.checkpoint_storage, d_.async_executor, d_.clock);
+    if (d_.input_gate) {
+      barrier_handler_ = std::make_unique<AlignedBarrierHandler>(d_.input_gate->num_channels());
+      end_of_data_.assign(static_cast<size_t>(d_.input_gate->num_channels()), false);
+    }
+  }
+  // State first (Flink's initializeState before open), then open.
+  OperatorRestoreState empty;
+  for (auto& c : chain_ops_) {
+    auto it = d_.restore.find(c.operator_id);
+    c.op->initialize_state(it != d_.restore.end() ? &it->second : (d_.restored ? &empty : nullptr));
+  }
+  d_.restore.clear();  // the restored bytes are in the backends now
+  // Tail first: downstream operators are ready before upstream ones emit (open may emit, e.g. a source).
+  for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) (*it)->op->open();
+  opened_ = true;
+}
+
+void StreamTask::end_chain() {
+  // Head first: what an operator flushes at end of input reaches the next one before it ends.
+  for (auto& slot : slots_) slot->op->end_input();
+}
+
+void StreamTask::close_chain() noexcept {
+  for (auto& slot : slots_) {
+    try {
+      slot->op->close();
+    } catch (...) {
+      // Closing after a failure must not mask the original cause.
+    }
+  }
+}
+
+void StreamTask::close_chain_or_throw() {
+  // Normal end: every operator is closed, and the first close() that threw fails the task.
+  std::exception_ptr first;
+  for (auto& slot : slots_) {
+    try {
+      call_user(slot->op->info(), [&] { slot->op->close(); });
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  closed_ = true;
+  if (first) std::rethrow_exception(first);
+}
+
+bool StreamTask::outputs_available() const {
+  for (const auto& o : d_.outputs)
+    if (!o.partition->is_available()) return false;
+  return true;
+}
+
+void StreamTask::flush_outputs() {
+  for (auto& o : d_.outputs) o.partition->flush_all();
+}
+
+void StreamTask::publish_state_sizes() {
+  for (auto& slot : slots_) slot->state_size_bytes->store(slot->op->state_size_bytes(), std::memory_order_relaxed);
+  if (d_.input_gate) bytes_in_published_->store(d_.input_gate->bytes_in(), std::memory_order_relaxed);
+}
+
+bool StreamTask::process_input() {
+  auto next = d_.input_gate->poll_next();
+  if (!next) {
+    if (d_.input_gate->is_finished()) return false;
+    notifier_->wait(std::chrono::milliseconds(50));
+    return true;
+  }
+  if (next->is_buffer()) {
+    Buffer& buf = next->buffer();
+    auto n = deserializer_->deserialize_buffer(buf.bytes.data(), buf.bytes.size());
+    if (!n.is_ok()) {
+      throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(next->channel_index) + ": " +
+                               n.status().to_string());
+    }
+    d_.input_gate->recycle(std::move(buf));
+    return true;
+  }
+  handle_event(next->channel_index, next->event());
+  return !d_.input_gate->is_finished();
+}
+
+void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
+  auto check = [&](const Status& s) {
+    if (!s.is_ok()) throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(channel) + ": " + s.to_string());
+  };
+  switch (event.type) {
+    case EventType::kCheckpointBarrier: {
+      auto b = decode_barrier(event);
+      check(b.status());
+      if (!barrier_handler_) return;  // checkpointing off: cannot happen within one job
+      bool was_aligning = barrier_handler_->is_aligning() && barrier_handler_->current_checkpoint() == b->id;
+      auto actions = barrier_handler_->on_barrier(channel, b->id);
+      if (!was_aligning) alignment_start_ns_ = d_.clock->monotonic_ns();
+      pending_barrier_ = *b;
+      apply_barrier_actions(actions, &pending_barrier_);
+      return;
+    }
+    case EventType::kCancelCheckpointMarker: {
+      auto id = decode_cancel_marker(event);
+      check(id.status());
+      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_cancellation_marker(*id), nullptr);
+      return;
+    }
+    case EventType::kEndOfPartition:
+      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
+      return;
+    case EventType::kEndOfData:
+      if (!end_of_data_.empty() && !end_of_data_[static_cast<size_t>(channel)]) {
+        end_of_data_[static_cast<size_t>(channel)] = true;
+        if (++end_of_data_count_ == static_cast<int32_t>(end_of_data_.size())) reach_end_of_data();
+      }
+      return;
+    case EventType::kWatermark:
+      return;  // event time arrives with a later issue
+  }
+}
+
+void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {
+  for (const auto& a : actions) {
+    switch (a.kind) {
+      case BarrierAction::Kind::kNone:
+        break;
+      case BarrierAction::Kind::kBlockChannel:
+        d_.input_gate->block_channel(a.channel);
+        break;
+      case BarrierAction::Kind::kTriggerCheckpoint: {
+        int64_t alignment_ms = (d_.clock->monotonic_ns() - alignment_start_ns_) / 1'000'000;
+        CheckpointBarrier b = barrier != nullptr ? *barrier : CheckpointBarrier{a.checkpoint, 0, {}};
+        b.id = a.checkpoint;
+        perform_checkpoint(b, alignment_ms);
+        d_.input_gate->unblock_all();
+        break;
+      }
+      case BarrierAction::Kind::kAbortCheckpoint:
+        d_.input_gate->unblock_all();
+        for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(a.checkpoint));
+        d_.checkpoint_responder->decline(d_.vertex, d_.subtask_index, a.checkpoint,
+                                         Status::cancelled("barrier alignment aborted (a newer checkpoint or a "
+                                                           "cancellation marker arrived)"));
+        break;
+    }
+  }
+}
+
+void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms) {
+  bool ok = subtask_checkpointing_->checkpoint_state(
+      barrier, chain_ops_,
+      [&] {
+        for (auto& o : d_.outputs) o.partition->broadcast_event(encode_barrier(barrier));
+      },
+      alignment_ms);
+  if (!ok) {
+    for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(barrier.id));
+  }
+}
+
+void StreamTask::trigger_checkpoint(const CheckpointBarrier& barrier, std::vector<uint8_t> enumerator_state) {
+  if (!subtask_checkpointing_ || source_ == nullptr) return;
+  source_->set_enumerator_state(barrier.id, std::move(enumerator_state));
+  perform_checkpoint(barrier, 0);
+}
+
+void StreamTask::notify_checkpoint_complete(CheckpointId id) {
+  for (auto& c : chain_ops_) c.op->notify_checkpoint_complete(id);
+}
+
+void StreamTask::notify_checkpoint_aborted(CheckpointId id) {
+  for (auto& c : chain_ops_) c.op->notify_checkpoint_aborted(id);
+}
+
+void StreamTask::finish() {
+  finish_requested_ = true;
+  notifier_->notify();
+}
+
+void StreamTask::reach_end_of_data() {
+  if (at_end_of_data_) return;
+  end_chain();
+  at_end_of_data_ = true;
+  for (auto& o : d_.outputs) o.partition->broadcast_event(end_of_data_event());
+  listener_->on_task_end_of_data(d_.vertex, d_.subtask_index);
+}
+
+void StreamTask::loop() {
+  constexpr int kSourceBatch = 256;  // records polled between mailbox checks
+  while (true) {
+    if (mailbox_.has_mail()) mailbox_.drain();
+    if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
+    if (flush_requested_.load(std::memory_order_relaxed)) {
+      flush_requested_.store(false, std::memory_order_relaxed);
+      flush_outputs();
+      publish_state_sizes();
+    }
+    if (!outputs_available()) {
+      notifier_->wait(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (source_ != nullptr) {
+      if (at_end_of_data_) {  // only mails now: checkpoint triggers, notifications, finish
+        notifier_->wait(std::chrono::milliseconds(50));
+        continue;
+      }
+      InputStatus st = InputStatus::kMoreAvailable;
+      for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
+      if (st == InputStatus::kEndOfInput) {
+        if (!checkpointing()) return;
+        reach_end_of_data();
+        flush_outputs();
+        continue;
+      }
+      if (st == InputStatus::kNothingAvailable) {
+        flush_outputs();  // an idle source must not hold back what it already produced
+        notifier_->wait(source_->idle_wait_hint());
+      }
+    } else if (!process_input()) {
+      return;
+    }
+  }
+}
+
+void StreamTask::run() {
+  try {
+    build_chain();
+    open_chain();
+    loop();
+    if (cancelled_.load()) {
+      close_chain();
+      listener_->on_task_cancelled(d_.vertex, d_.subtask_index);
+      return;
+    }
+    if (!at_end_of_data_) end_chain();
+    publish_state_sizes();
+    close_chain_or_throw();
+    for (auto& o : d_.outputs) o.partition->finish();
+    listener_->on_task_finished(d_.vertex, d_.subtask_index);
+  } catch (const OperatorFailure& e) {
+    fail(Status::user_function(e.what()));
+  } catch (const std::exception& e) {
+    fail(Status::internal(e.what()));
+  }
+}
+
+void StreamTask::fail(const Status& cause) {
+  if (!closed_) close_chain();
+  for (auto& o : d_.outputs) o.partition->cancel();
+  if (cancelled_.load()) {
+    listener_->on_task_cancelled(d_.vertex, d_.subtask_index);
+  } else {
+    listener_->on_task_failed(d_.vertex, d_.subtask_index, cause.with_context("task " + name_));
+  }
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,354 @@
+#include "demo.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "../../examples/per_auction/per_auction_job.h"
+#include "sluice/metrics/metric_names.h"
+#include "cluster/mini_cluster.h"
+#include "verify.h"
+
+namespace sluice::cli {
+namespace {
+
+struct DemoFlags {
+  int64_t events = 10'000'000;
+  int32_t parallelism = 0;  // 0: parallelism.default from --config / -D, else 2
+  int32_t splits = 8;
+  double rate = 10'000'000;
+  uint64_t seed = 1;
+  std::string output = "out/demo";
+  bool verify = false;
+  std::string summary_json;
+  std::string config_file;
+  std::vector<std::string> dynamic;
+  std::string checkpoint_interval = "1s";  // "0" turns checkpointing off
+  std::string checkpoint_dir = "out/demo-checkpoints";
+  int32_t inject_failures = 0;
+  std::string restore;  // PATH or "latest"
+};
+
+int64_t peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// Events the source emitted so far: the sum of numRecordsOut over the source's subtasks.
+int64_t source_events(const MetricRegistry& metrics) {
+  double total = 0;
+  for (const auto& m : metrics.snapshot()) {
+    if (m.name == metric_names::kNumRecordsOut && m.scope.find(".bids.") != std::string::npos) total += m.value;
+  }
+  return static_cast<int64_t>(total);
+}
+
+// Per-operator figures summed over subtasks, from the job's metrics. Scopes are "<job>.<operator>.<subtask>".
+nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job) {
+  nlohmann::json ops = nlohmann::json::object();
+  for (const auto& m : metrics.snapshot()) {
+    if (m.scope.rfind(job + ".", 0) != 0) continue;
+    std::string rest = m.scope.substr(job.size() + 1);
+    auto dot = rest.rfind('.');
+    if (dot == std::string::npos) continue;
+    std::string op = rest.substr(0, dot);
+    std::string key;
+    if (m.name == metric_names::kNumRecordsIn) key = "records_in";
+    else if (m.name == metric_names::kNumRecordsOut) key = "records_out";
+    else if (m.name == metric_names::kNumBytesIn) key = "bytes_in";
+    else if (m.name == metric_names::kNumBytesOut) key = "bytes_out";
+    else if (m.name == metric_names::kStateSizeBytes) key = "state_size_bytes";
+    else if (m.name == metric_names::kBackPressuredTimeNs) key = "back_pressured_ms";
+    else continue;
+    double v = key == "back_pressured_ms" ? m.value / 1e6 : m.value;
+    nlohmann::json& o = ops[op];
+    if (!o.is_object()) o = nlohmann::json::object();
+    o[key] = o.value(key, 0.0) + v;
+  }
+  return ops;
+}
+
+// Removes part files left by an earlier run (only those: the directory may hold other things).
+Status clean_output(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::io_error("cannot create output directory '" + dir + "': " + ec.message());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind("part-", 0) == 0) fs::remove(e.path(), ec);
+  }
+  return Status::ok();
+}
+
+int run_demo(const DemoFlags& f) {
+  Configuration config;
+  if (!f.config_file.empty()) {
+    auto c = Configuration::from_yaml_file(f.config_file);
+    if (!c.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", c.status().to_string().c_str());
+      return 2;
+    }
+    config = std::move(c).value();
+  }
+  for (const auto& kv : f.dynamic) {
+    Status s = config.apply_dynamic_property(kv);
+    if (!s.is_ok()) {
+      std::fprintf(stderr, "error: -D %s: %s\n", kv.c_str(), s.to_string().c_str());
+      return 2;
+    }
+  }
+  // Checkpointing: on by default in the demo (its state is larger than the JobManager storage's 5 MiB, so
+  // into a local directory), unless configured otherwise.
+  auto set_default = [&](const char* key, const std::string& value) -> Status {
+    if (config.contains(key)) return Status::ok();
+    return config.set_string(key, value);
+  };
+  for (auto st : {set_default("execution.checkpointing.interval", f.checkpoint_interval == "0" ? "0ms" : f.checkpoint_interval),
+                  set_default("execution.checkpointing.dir", f.checkpoint_dir),
+                  set_default("restart-strategy.type", "fixed-delay"),
+                  set_default("restart-strategy.fixed-delay.attempts", std::to_string(std::max(1, f.inject_failures * 2 + 3))),
+                  set_default("restart-strategy.fixed-delay.delay", "100ms")}) {
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+  if (!f.restore.empty()) {
+    if (Status st = config.set_string("execution.state-recovery.path", f.restore); !st.is_ok()) {
+      std::fprintf(stderr, "error: --restore: %s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+  if (f.restore.empty()) {
+    if (Status s = clean_output(f.output); !s.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      return 2;
+    }
+  }
+
+  // Open the summary file now, so a bad path fails before the job runs rather than after.
+  std::ofstream summary_out;
+  if (!f.summary_json.empty()) {
+    summary_out.open(f.summary_json);
+    if (!summary_out) {
+      std::fprintf(stderr, "error: cannot write the summary to '%s': %s\n", f.summary_json.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+
+  StreamExecutionEnvironment env(config);
+  int32_t parallelism = f.parallelism > 0 ? f.parallelism : (config.contains("parallelism.default") ? env.parallelism() : 2);
+  env.set_parallelism(parallelism);
+  per_auction::JobOptions options;
+  options.source.generator.seed = f.seed;
+  options.source.generator.max_events = f.events;
+  options.source.generator.declared_rate_per_s = f.rate;
+  options.source.num_splits = f.splits;
+  options.output_dir = f.output;
+  if (Status s = options.source.generator.validate(); !s.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+    return 2;
+  }
+  per_auction::build(env, options);
+
+  std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
+              static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
+              f.output.c_str());
+  auto client = env.execute_async("demo");
+  if (!client.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
+    return 2;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::atomic<bool> done{false};
+  // Seeded failure injection: K task failures at random points of the run (random task, random time).
+  std::thread injector;
+  auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  if (f.inject_failures > 0 && cp_client != nullptr) {
+    injector = std::thread([&, cp_client] {
+      // Failure i strikes when the sources have emitted a seeded random share of the stream (replays
+      // included), so every failure lands inside the run however fast the machine is.
+      std::mt19937_64 rng(f.seed * 7919 + 17);
+      std::vector<int64_t> thresholds;
+      for (int32_t i = 0; i < f.inject_failures; ++i) {
+        double u = 0.1 + 0.8 * static_cast<double>(rng() % 1'000'000) / 1e6;
+        thresholds.push_back(static_cast<int64_t>(u * static_cast<double>(f.events)));
+      }
+      std::sort(thresholds.begin(), thresholds.end());
+      for (int32_t i = 0; i < f.inject_failures && !done.load(); ++i) {
+        while (!done.load() && source_events((*client)->metrics()) < thresholds[static_cast<size_t>(i)] + i) {
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+        if (done.load()) break;
+        int32_t vertex = static_cast<int32_t>(rng() % 2);  // the source chain, or the keyed operator and sink
+        int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(parallelism));
+        std::printf("  injecting failure %d into vertex %d subtask %d\n", i + 1, vertex, subtask);
+        cp_client->fail_task(vertex, subtask, "injected failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
+        // Let the job recover and emit again before the next one.
+        while (!done.load() && cp_client->restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  }
+  std::thread progress([&] {
+    while (!done.load()) {
+      for (int i = 0; i < 10 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (done.load()) break;
+      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int64_t ev = source_events((*client)->metrics());
+      std::printf("  progress: %lld events, %.0f events/s, %.1f s elapsed\n", static_cast<long long>(ev),
+                  static_cast<double>(ev) / elapsed, elapsed);
+      std::fflush(stdout);
+    }
+  });
+  JobExecutionResult result = (*client)->wait();
+  done.store(true);
+  progress.join();
+  if (injector.joinable()) injector.join();
+  // Events of the stream the job processed; sources re-emit events after a recovery, counted apart.
+  int64_t emitted = source_events((*client)->metrics());
+  int64_t events = result.status == JobStatus::kFinished ? f.events : emitted;
+
+  double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
+  nlohmann::json summary;
+  summary["job_id"] = result.job_id.to_hex();
+  summary["status"] = job_status_name(result.status);
+  summary["events"] = events;
+  summary["source_records_emitted"] = emitted;
+  summary["elapsed_s"] = elapsed_s;
+  summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(events) / elapsed_s : 0.0;
+  summary["events_per_cpu_s"] = result.cpu_seconds > 0 ? static_cast<double>(events) / result.cpu_seconds : 0.0;
+  summary["cpu_s"] = result.cpu_seconds;
+  summary["peak_rss_bytes"] = peak_rss_bytes();
+  summary["parallelism"] = parallelism;
+  summary["operators"] = operator_metrics((*client)->metrics(), "demo");
+  if (cp_client != nullptr) {
+    auto stats = cp_client->checkpoint_stats();
+    summary["checkpoints_completed"] = stats.num_completed;
+    summary["checkpoints_failed"] = stats.num_failed;
+    summary["checkpoint_duration_p99_ms"] = stats.end_to_end_duration_ms.p99;
+    summary["checkpoint_duration_avg_ms"] = stats.end_to_end_duration_ms.avg;
+    summary["checkpoint_size_bytes"] = stats.latest_completed ? stats.latest_completed->state_size_bytes : 0;
+    summary["restarts"] = cp_client->restarts();
+    nlohmann::json restored = nlohmann::json::array(), recovery = nlohmann::json::array();
+    for (auto [from, ms] : cp_client->recoveries()) {
+      restored.push_back(from);
+      recovery.push_back(ms);
+    }
+    summary["restored_from"] = restored;
+    summary["recovery_time_ms"] = recovery;
+  }
+  summary["seed"] = f.seed;
+
+  int exit_code = result.status == JobStatus::kFinished ? 0 : 1;
+  if (result.status != JobStatus::kFinished) {
+    std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+  }
+  if (f.verify && result.status == JobStatus::kFinished) {
+    auto oracle = nexmark::compute_per_auction_oracle(options.source.generator, f.events);
+    auto report = verify_per_auction_output(f.output, oracle);
+    if (!report.is_ok()) {
+      std::fprintf(stderr, "verify: %s\n", report.status().to_string().c_str());
+      summary["verified"] = false;
+      exit_code = 1;
+    } else {
+      summary["verified"] = report->mismatches() == 0;
+      summary["mismatches"] = report->mismatches();
+      summary["missing"] = report->missing;
+      summary["duplicates"] = report->duplicates;
+      summary["auctions"] = report->auctions;
+      summary["update_records"] = report->records;
+      if (report->mismatches() != 0) {
+        exit_code = 1;
+        std::fprintf(stderr, "verify: %lld mismatches (missing %lld, duplicates %lld, wrong finals %lld, malformed %lld)\n",
+                     static_cast<long long>(report->mismatches()), static_cast<long long>(report->missing),
+                     static_cast<long long>(report->duplicates), static_cast<long long>(report->wrong_finals),
+                     static_cast<long long>(report->malformed));
+        for (const auto& m : report->first_mismatches) std::fprintf(stderr, "  %s\n", m.c_str());
+      }
+    }
+  } else {
+    summary["verified"] = false;
+    summary["mismatches"] = nullptr;
+  }
+
+  std::printf("summary: %lld events in %.2f s = %.0f events/s, %.0f events per CPU-second, peak RSS %.1f MiB%s\n",
+              static_cast<long long>(events), elapsed_s, summary["events_per_s"].get<double>(),
+              summary["events_per_cpu_s"].get<double>(),
+              static_cast<double>(summary["peak_rss_bytes"].get<int64_t>()) / (1 << 20),
+              f.verify ? (summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED") : "");
+  if (summary_out.is_open()) {
+    summary_out << summary.dump(2) << "\n";
+    summary_out.close();
+    if (!summary_out) {
+      std::fprintf(stderr, "error: cannot write the summary to '%s'\n", f.summary_json.c_str());
+      return 2;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_demo_command(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<DemoFlags>();
+  CLI::App* cmd = app.add_subcommand("demo", "Run the main job: Nexmark bids -> per-auction count, sum, max -> files");
+  // Validators with plain messages (CLI11's numeric ranges print 300-digit bounds).
+  auto at_least_one = CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          size_t used = 0;
+          long long n = std::stoll(v, &used);
+          if (used != v.size() || n < 1) return "expected a whole number >= 1, got '" + v + "'";
+        } catch (const std::exception&) {
+          return "expected a whole number >= 1 that fits in 64 bits, got '" + v + "'";
+        }
+        return "";
+      },
+      "INT >= 1");
+  auto rate_check = CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          size_t used = 0;
+          double r = std::stod(v, &used);
+          if (used != v.size() || !(r >= 1 && r <= 1e12)) return "expected events/s in [1, 1e12], got '" + v + "'";
+        } catch (const std::exception&) {
+          return "expected events/s in [1, 1e12], got '" + v + "'";
+        }
+        return "";
+      },
+      "RATE in [1, 1e12]");
+  cmd->add_option("--events", flags->events, "Number of Nexmark events to generate")->capture_default_str()->check(at_least_one);
+  cmd->add_option("--parallelism,-p", flags->parallelism,
+                  "Parallelism of every operator (default: parallelism.default if configured, else 2)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--splits", flags->splits, "Source splits (fixed per job; the stream is the same at any parallelism)")
+      ->capture_default_str()->check(CLI::Range(1, 65536));
+  cmd->add_option("--rate", flags->rate, "Declared event rate (events/s of event time)")->capture_default_str()->check(rate_check);
+  cmd->add_option("--seed", flags->seed, "Generator seed")->capture_default_str();
+  cmd->add_option("--output", flags->output, "Output directory (its part-* files are replaced)")->capture_default_str();
+  cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
+                  "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off)")->capture_default_str();
+  cmd->add_option("--checkpoint-dir", flags->checkpoint_dir, "Checkpoint directory")->capture_default_str();
+  cmd->add_option("--inject-failures", flags->inject_failures, "Fail K tasks at seeded random points; the job recovers")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--restore", flags->restore, "Resume from a retained checkpoint: a chk-<n> path or 'latest'");
+  cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
+  cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
+  cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
+  cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");
+  cmd->callback([flags, exit_code] { *exit_code = run_demo(*flags); });
+}
+
+}  // namespace sluice::cli
