@@ -17,8 +17,8 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <unordered_map>
 
+#include "baseline_loops.h"
 #include "sluice/connectors/nexmark/generator.h"
 
 namespace sluice::nexmark {
@@ -39,118 +39,24 @@ void report(benchmark::State& state, int64_t events_per_iteration) {
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 
-struct Q1Out {
-  int64_t auction;
-  int64_t bidder;
-  double price;  // euros-per-dollar style conversion of the price in cents
-  int64_t date_time;
-};
-
-struct Q2Out {
-  int64_t auction;
-  int64_t price;
-};
-
-void BM_Generator(benchmark::State& state) {
+// Runs one loop of baseline_loops.h once over num_events() events per iteration and reports its rate.
+template <class Loop>
+void run_loop(benchmark::State& state, Loop loop) {
   const Generator g(GeneratorConfig{});
   const int64_t n_events = num_events();
-  Event e;
-  for (auto _ : state) {
-    for (int64_t n = 0; n < n_events; ++n) {
-      g.fill(n, e);
-      benchmark::DoNotOptimize(e);
-    }
-  }
+  bench::QueryOutput out;
+  for (auto _ : state) out = loop(g, n_events);
   report(state, n_events);
+  state.counters["outputs"] = static_cast<double>(out.outputs);
+  if (out.keys > 0) state.counters["keys"] = static_cast<double>(out.keys);
 }
 
-void BM_Q0Passthrough(benchmark::State& state) {
-  const Generator g(GeneratorConfig{});
-  const int64_t n_events = num_events();
-  Event e;
-  int64_t sunk = 0;
-  for (auto _ : state) {
-    for (int64_t n = 0; n < n_events; ++n) {
-      g.fill(n, e);
-      if (!e.is_bid()) continue;
-      const Bid& bid = e.bid();
-      benchmark::DoNotOptimize(&bid);
-      ++sunk;
-    }
-  }
-  benchmark::DoNotOptimize(sunk);
-  report(state, n_events);
-  state.counters["outputs"] = static_cast<double>(sunk);
-}
-
-void BM_Q1Currency(benchmark::State& state) {
-  const Generator g(GeneratorConfig{});
-  const int64_t n_events = num_events();
-  Event e;
-  Q1Out out{};
-  int64_t outputs = 0;
-  for (auto _ : state) {
-    for (int64_t n = 0; n < n_events; ++n) {
-      g.fill(n, e);
-      if (!e.is_bid()) continue;
-      const Bid& bid = e.bid();
-      out = Q1Out{bid.auction, bid.bidder, static_cast<double>(bid.price) * 0.908, bid.date_time};
-      benchmark::DoNotOptimize(out);
-      ++outputs;
-    }
-  }
-  report(state, n_events);
-  state.counters["outputs"] = static_cast<double>(outputs);
-}
-
-void BM_Q2Selection(benchmark::State& state) {
-  const Generator g(GeneratorConfig{});
-  const int64_t n_events = num_events();
-  Event e;
-  Q2Out out{};
-  int64_t outputs = 0;
-  for (auto _ : state) {
-    for (int64_t n = 0; n < n_events; ++n) {
-      g.fill(n, e);
-      if (!e.is_bid() || e.bid().auction % 123 != 0) continue;
-      out = Q2Out{e.bid().auction, e.bid().price};
-      benchmark::DoNotOptimize(out);
-      ++outputs;
-    }
-  }
-  report(state, n_events);
-  state.counters["outputs"] = static_cast<double>(outputs);
-}
-
-template <class KeyOf>
-void keyed_count(benchmark::State& state, KeyOf key_of) {
-  const Generator g(GeneratorConfig{});
-  const int64_t n_events = num_events();
-  Event e;
-  size_t keys = 0;
-  for (auto _ : state) {
-    std::unordered_map<int64_t, int64_t> counts;
-    for (int64_t n = 0; n < n_events; ++n) {
-      g.fill(n, e);
-      if (!e.is_bid()) continue;
-      ++counts[key_of(e.bid())];
-    }
-    keys = counts.size();
-    benchmark::DoNotOptimize(counts);
-  }
-  report(state, n_events);
-  state.counters["keys"] = static_cast<double>(keys);
-}
-
-void BM_CountByAuction(benchmark::State& state) {
-  keyed_count(state, [](const Bid& b) { return b.auction; });
-}
-
-void BM_Count100kKeys(benchmark::State& state) {
-  keyed_count(state, [](const Bid& b) {
-    return static_cast<int64_t>((static_cast<uint64_t>(b.price) * 0x9E3779B97F4A7C15ULL) % 100'000);
-  });
-}
+void BM_Generator(benchmark::State& state) { run_loop(state, bench::baseline_generator); }
+void BM_Q0Passthrough(benchmark::State& state) { run_loop(state, bench::baseline_q0); }
+void BM_Q1Currency(benchmark::State& state) { run_loop(state, bench::baseline_q1); }
+void BM_Q2Selection(benchmark::State& state) { run_loop(state, bench::baseline_q2); }
+void BM_CountByAuction(benchmark::State& state) { run_loop(state, bench::baseline_count_by_auction); }
+void BM_Count100kKeys(benchmark::State& state) { run_loop(state, bench::baseline_keyed_count); }
 
 #define SLUICE_BASELINE(fn, name) \
   BENCHMARK(fn)->Name(name)->Iterations(1)->Unit(benchmark::kMillisecond)

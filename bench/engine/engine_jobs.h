@@ -26,7 +26,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "baseline_loops.h"
+#include "../baseline/baseline_loops.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
 #include "sluice/sluice.h"
 

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "baseline_loops.h"
+#include "../baseline/baseline_loops.h"
 #include "engine_jobs.h"
 
 #ifndef SLUICE_BENCH_BUILD_TYPE

@@ -1,7 +1,8 @@
-// The hand-written single-threaded loops of bench/baseline/nexmark_baselines.cc, re-implemented here with
-// identical semantics so that the engine harness measures both on the same events in one process.
+// The hand-written single-threaded Nexmark loops: the floor the engine is measured against. One copy, used by
+// both the Google Benchmark binary (nexmark_baselines.cc) and the engine harness (bench/engine), which runs
+// them next to the engine on the same events in one process.
 //
-// Identical means: one Generator built outside the measured call; every event generated with
+// The rules: one Generator built outside the measured call; every event generated with
 // Generator::fill into one reused Event (strings materialized, no allocation in steady state); the query's
 // work inline; benchmark::DoNotOptimize on the same values; the keyed count's std::unordered_map created and
 // destroyed inside the measured call (as it is inside the baseline's timed loop). The one addition: each
@@ -116,14 +117,15 @@ inline QueryOutput baseline_q2(const nexmark::Generator& g, int64_t n_events) {
   return QueryOutput{outputs, 0, 0};
 }
 
-// `count_100k_keys`: a count per key in std::unordered_map over the 100 k keys of key_of_price.
-inline QueryOutput baseline_keyed_count(const nexmark::Generator& g, int64_t n_events) {
+// A count per key (key_of: const Bid& -> int64_t) in a std::unordered_map.
+template <class KeyOf>
+inline QueryOutput baseline_count_by(const nexmark::Generator& g, int64_t n_events, KeyOf key_of) {
   nexmark::Event e;
   std::unordered_map<int64_t, int64_t> counts;
   for (int64_t n = 0; n < n_events; ++n) {
     g.fill(n, e);
     if (!e.is_bid()) continue;
-    ++counts[key_of_price(e.bid().price)];
+    ++counts[key_of(e.bid())];
   }
   benchmark::DoNotOptimize(counts);
   QueryOutput r{0, static_cast<int64_t>(counts.size()), 0};
@@ -131,7 +133,17 @@ inline QueryOutput baseline_keyed_count(const nexmark::Generator& g, int64_t n_e
     r.outputs += count;  // one output per bid: the engine emits the running count after every bid
     r.digest += key_count_digest_term(key, count);
   }
-  return r;  // the map is destroyed here, inside the measured call, as in the baseline's timed loop
+  return r;  // the map is destroyed here, inside the measured call
+}
+
+// `count_100k_keys`: the count over the 100 k keys of key_of_price.
+inline QueryOutput baseline_keyed_count(const nexmark::Generator& g, int64_t n_events) {
+  return baseline_count_by(g, n_events, [](const nexmark::Bid& b) { return key_of_price(b.price); });
+}
+
+// `count_by_auction`: the count per Bid::auction (~100 live keys, skewed).
+inline QueryOutput baseline_count_by_auction(const nexmark::Generator& g, int64_t n_events) {
+  return baseline_count_by(g, n_events, [](const nexmark::Bid& b) { return b.auction; });
 }
 
 }  // namespace sluice::bench
