@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -79,6 +80,18 @@ Result<Configuration> parse_yaml(const std::string& text, std::string_view sourc
       message += " (line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) + ")";
     }
     return Status::invalid_argument(message + ": " + e.msg);
+  }
+
+  // A key given twice (literally, or once flat and once nested) is an error rather than last-one-wins:
+  // the user cannot tell which value a run used.
+  std::map<std::string, int, std::less<>> first_line;
+  for (const FlatEntry& e : entries) {
+    auto [it, inserted] = first_line.emplace(e.key, e.line);
+    if (!inserted) {
+      return Status::invalid_argument(where(source, e.line) + ": '" + e.key + "' is already set" +
+                                      (it->second > 0 ? " on line " + std::to_string(it->second) : "") +
+                                      "; expected each key once");
+    }
   }
 
   // Deprecated keys first, so that a canonical key given in the same file wins (Flink's rule).

@@ -156,5 +156,17 @@ TEST(ConfigYaml, RejectsListsAndNonMapDocuments) {
   EXPECT_NE(scalar.status().message().find("expected a map of configuration keys"), std::string::npos);
 }
 
+TEST(ConfigYaml, RejectsAKeyGivenTwice) {
+  auto literal = Configuration::from_yaml_string("parallelism.default: 2\npipeline.name: x\nparallelism.default: 4\n");
+  ASSERT_FALSE(literal.is_ok());
+  EXPECT_EQ(literal.status().message(),
+            "config file '<string>', line 3: 'parallelism.default' is already set on line 1; expected each key once");
+  auto flat_and_nested = Configuration::from_yaml_string("parallelism.default: 2\nparallelism:\n  default: 4\n");
+  ASSERT_FALSE(flat_and_nested.is_ok());
+  EXPECT_NE(flat_and_nested.status().message().find("'parallelism.default' is already set on line 1"),
+            std::string::npos)
+      << flat_and_nested.status().message();
+}
+
 }  // namespace
 }  // namespace sluice
