@@ -6,6 +6,7 @@
 // of the source events, into seeded subtasks. Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak
 // tier runs 20).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -52,7 +53,8 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   RunOutcome outcome;
   constexpr int64_t kEvents = 600'000;
   std::printf("failover seed %llu, parallelism %d, %d failures\n", static_cast<unsigned long long>(seed), parallelism, failures);
-  std::string base = ::testing::TempDir() + "failover-" + std::to_string(seed);
+  // The pid keeps concurrent runs of this test on one machine (other builds, sanitizer tiers) apart.
+  std::string base = ::testing::TempDir() + "failover-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
   std::filesystem::remove_all(base);
   Configuration config;
   EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "50ms").is_ok());

@@ -7,6 +7,7 @@
 //    restores from an earlier one;
 //  - at the sink's pre-commit: the pre-committed (pending) file is a lingering transaction the restore aborts.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -37,7 +38,7 @@ struct Job {
 
 // The main job at parallelism 2 with checkpoints every `interval`.
 void start_job(const std::string& name, int64_t events, const std::string& interval, Job& job) {
-  job.base = ::testing::TempDir() + "failure-points-" + name;
+  job.base = ::testing::TempDir() + "failure-points-" + std::to_string(::getpid()) + "-" + name;
   fs::remove_all(job.base);
   Configuration config;
   ASSERT_TRUE(config.set_string("execution.checkpointing.interval", interval).is_ok());
