@@ -40,6 +40,29 @@ class LocalJob final : public CheckpointingJobClient,
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(JobId::generate()),
         eg_(graph::build_execution_graph(jg_)) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
+    // The points each subtask's chain can reach (runtime/fault_injection.h).
+    std::vector<runtime::FaultInjector::Task> injectable;
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      using runtime::FailurePoint;
+      uint32_t points = runtime::failure_point_bit(FailurePoint::kTask);
+      bool keyed = false, sink = false;
+      for (int32_t node_id : v.nodes) {
+        keyed = keyed || sg_->node(node_id).keyed;
+        sink = sink || sg_->node(node_id).is_sink;
+      }
+      if (v.is_source) points |= runtime::failure_point_bit(FailurePoint::kSource);
+      if (keyed) points |= runtime::failure_point_bit(FailurePoint::kKeyedOperator);
+      if (cfg_.checkpointing) {
+        points |= runtime::failure_point_bit(FailurePoint::kBetweenSyncAndAsyncSnapshot);
+        if (sink) {
+          points |= runtime::failure_point_bit(FailurePoint::kSink) |
+                    runtime::failure_point_bit(FailurePoint::kBetweenCompletionAndCommit);
+        }
+      }
+      injectable.push_back({ev.vertex, ev.subtask_index, points});
+    }
+    injector_ = std::make_unique<runtime::FaultInjector>(std::move(injectable));
   }
 
   ~LocalJob() override {
@@ -135,11 +158,14 @@ class LocalJob final : public CheckpointingJobClient,
     std::lock_guard lock(mu_);
     return recoveries_;
   }
-  void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) override {
-    with_task(vertex, subtask, [cause](runtime::StreamTask& t) {
-      t.mailbox().put([cause] { throw std::runtime_error(cause); });
-    });
+  Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) override {
+    SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause));
+    // Wake the tasks, so an idle one reaches its next mailbox turn now.
+    std::lock_guard lock(tasks_mu_);
+    for (auto& t : tasks_) t.task->mailbox().put([] {});
+    return Status::ok();
   }
+  std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
 
   // ---- TaskListener (task threads) ----
   void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
@@ -239,13 +265,6 @@ class LocalJob final : public CheckpointingJobClient,
     events_cv_.notify_all();
   }
 
-  template <class Fn>
-  void with_task(int32_t vertex, int32_t subtask, Fn fn) {
-    std::lock_guard lock(tasks_mu_);
-    for (auto& t : tasks_)
-      if (t.vertex == vertex && t.subtask == subtask) fn(*t.task);
-  }
-
   void set_status(JobStatus s) {
     std::lock_guard lock(mu_);
     status_ = s;
@@ -317,6 +336,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.clock = cfg_.clock.get();
       d.state_backend_type = cfg_.state_backend_type;
       d.job_id = job_id_.to_hex();
+      d.fault_injector = injector_.get();
       if (cfg_.checkpointing) {
         d.checkpoint_responder = this;
         d.checkpoint_storage = cfg_.storage;
@@ -535,6 +555,7 @@ class LocalJob final : public CheckpointingJobClient,
   std::unique_ptr<checkpoint::CompletedCheckpointStore> store_;
   std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;
   std::optional<RestorePoint> restore_point_;
+  std::unique_ptr<runtime::FaultInjector> injector_;  // outlives every attempt's tasks
 
   // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).
   std::mutex tasks_mu_;

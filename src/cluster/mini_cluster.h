@@ -23,6 +23,7 @@
 #include "coordinator/checkpoint_stats.h"
 #include "graph/job_graph.h"
 #include "restart/restart_strategy_factory.h"
+#include "runtime/fault_injection.h"
 #include "runtime/network/network_config.h"
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
@@ -62,9 +63,21 @@ class CheckpointingJobClient : public JobClient {
   virtual int32_t restarts() const = 0;
   // Checkpoint ids each recovery restored from (0: from the start), and its time from failure to running.
   virtual std::vector<std::pair<int64_t, int64_t>> recoveries() const = 0;
-  // Injects a task failure (tests and the demo's --inject-failures): the task of (vertex, subtask) fails at its
-  // next mailbox turn with `cause`.
-  virtual void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) = 0;
+
+  // Fault injection (tests, the demo's --inject-failures; runtime/fault_injection.h names the points and what
+  // must hold after each). Arms one failure: the first task of (vertex, subtask) - -1 for either means any -
+  // that reaches `point` fails there, on its own thread, with "injected failure [<point>] <cause>", and the job
+  // fails over as for any task failure. Armed failures survive restarts until they fire. kInvalidArgument
+  // when no task of the job matches and can reach the point (e.g. kSink on a vertex without a sink, or a
+  // checkpoint point with checkpointing off).
+  virtual Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) = 0;
+  // The armed failures that fired, in order.
+  virtual std::vector<runtime::InjectedFailure> injected_failures() const = 0;
+  // The generic injected failure: the task of (vertex, subtask) fails at its next mailbox turn with `cause`
+  // (arm_failure at FailurePoint::kTask). No such task: nothing happens.
+  void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) {
+    (void)arm_failure(runtime::FailurePoint::kTask, vertex, subtask, cause);
+  }
 };
 
 // Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference).

@@ -11,6 +11,8 @@ namespace sluice::runtime {
 
 namespace {
 
+const std::atomic<uint32_t> kNothingArmed{0};
+
 // RecordWriter over one ResultPartition.
 class PartitionRecordWriter final : public RecordWriter {
  public:
@@ -53,6 +55,8 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
       listener_(listener),
       notifier_(d_.notifier),
       mailbox_(notifier_.get()) {
+  armed_failures_ = d_.fault_injector ? d_.fault_injector->armed_points(d_.vertex, d_.subtask_index) : nullptr;
+  if (armed_failures_ == nullptr) armed_failures_ = &kNothingArmed;
   const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
   name_ = vx.name + " (" + std::to_string(d_.subtask_index + 1) + "/" + std::to_string(vx.parallelism) + ")";
 }
@@ -80,6 +84,8 @@ void StreamTask::build_chain() {
     slot->node_id = node_id;
     slot->op = sg.node(node_id).create_operator();
     op_of[node_id] = slot->op.get();
+    if (sg.node(node_id).keyed && keyed_op_ == nullptr) keyed_op_ = slot->op.get();
+    if (sg.node(node_id).is_sink && sink_op_ == nullptr) sink_op_ = slot->op.get();
     slots_.push_back(std::move(slot));
   }
 
@@ -279,6 +285,10 @@ bool StreamTask::process_input() {
     return true;
   }
   if (next->is_buffer()) {
+    // As the keyed operator's function throwing on the buffer's first record.
+    if (keyed_op_ != nullptr && failure_armed(FailurePoint::kKeyedOperator)) {
+      inject_failure(FailurePoint::kKeyedOperator, keyed_op_, -1);
+    }
     Buffer& buf = next->buffer();
     auto n = deserializer_->deserialize_buffer(buf.bytes.data(), buf.bytes.size());
     if (!n.is_ok()) {
@@ -359,7 +369,15 @@ void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t al
   bool ok = subtask_checkpointing_->checkpoint_state(
       barrier, chain_ops_,
       [&] {
+        // Called after every operator's synchronous snapshot (a sink's pre-commit) and before the asynchronous
+        // part is submitted; an exception here propagates and nothing is submitted.
+        if (sink_op_ != nullptr && failure_armed(FailurePoint::kSink)) {
+          inject_failure(FailurePoint::kSink, sink_op_, barrier.id.value());
+        }
         for (auto& o : d_.outputs) o.partition->broadcast_event(encode_barrier(barrier));
+        if (failure_armed(FailurePoint::kBetweenSyncAndAsyncSnapshot)) {
+          inject_failure(FailurePoint::kBetweenSyncAndAsyncSnapshot, nullptr, barrier.id.value());
+        }
       },
       alignment_ms);
   if (!ok) {
@@ -374,6 +392,10 @@ void StreamTask::trigger_checkpoint(const CheckpointBarrier& barrier, std::vecto
 }
 
 void StreamTask::notify_checkpoint_complete(CheckpointId id) {
+  // Checkpoint id is complete and durable; the sink has not committed its committables yet.
+  if (sink_op_ != nullptr && failure_armed(FailurePoint::kBetweenCompletionAndCommit)) {
+    inject_failure(FailurePoint::kBetweenCompletionAndCommit, sink_op_, id.value());
+  }
   for (auto& c : chain_ops_) c.op->notify_checkpoint_complete(id);
 }
 
@@ -399,6 +421,7 @@ void StreamTask::loop() {
   while (true) {
     if (mailbox_.has_mail()) mailbox_.drain();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
+    if (failure_armed(FailurePoint::kTask)) inject_failure(FailurePoint::kTask, nullptr, -1);
     if (flush_requested_.load(std::memory_order_relaxed)) {
       flush_requested_.store(false, std::memory_order_relaxed);
       flush_outputs();
@@ -413,6 +436,7 @@ void StreamTask::loop() {
         notifier_->wait(std::chrono::milliseconds(50));
         continue;
       }
+      if (failure_armed(FailurePoint::kSource)) inject_failure(FailurePoint::kSource, source_, -1);
       InputStatus st = InputStatus::kMoreAvailable;
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
@@ -451,6 +475,13 @@ void StreamTask::run() {
   } catch (const std::exception& e) {
     fail(Status::internal(e.what()));
   }
+}
+
+void StreamTask::inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id) {
+  auto message = d_.fault_injector->claim(point, d_.vertex, d_.subtask_index, d_.attempt_number, checkpoint_id);
+  if (!message) return;  // another subtask took it first
+  if (op != nullptr) throw OperatorFailure(op->info(), *message);
+  throw std::runtime_error(*message);
 }
 
 void StreamTask::fail(const Status& cause) {

@@ -12,6 +12,7 @@
 //
 // Failure: any exception (OperatorFailure names operator and subtask) ends the task as failed through
 // TaskListener::on_task_failed; cancel() ends it as cancelled. Operators are closed in both cases.
+// Failures armed in the job's FaultInjector are thrown here, on the task thread, at their named points.
 // Thread-safety: run() on the task thread; cancel(), request_flush(), mailbox() from any thread.
 #pragma once
 
@@ -27,6 +28,7 @@
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+#include "runtime/fault_injection.h"
 #include "runtime/mailbox.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
@@ -69,6 +71,7 @@ struct TaskDeployment {
   std::string state_backend_type = "HASHMAP";
   std::string job_id;  // the run's JobId (hex)
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
+  FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
@@ -121,6 +124,11 @@ class StreamTask {
   void flush_outputs();
   void publish_state_sizes();
   void fail(const Status& cause);
+  // Fault injection: one relaxed load of this task's armed-points mask; the rare slow path claims and throws.
+  bool failure_armed(FailurePoint p) const {
+    return (armed_failures_->load(std::memory_order_relaxed) & failure_point_bit(p)) != 0;
+  }
+  void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
 
   TaskDeployment d_;
   TaskListener* listener_;
@@ -152,6 +160,11 @@ class StreamTask {
   int32_t end_of_data_count_ = 0;
   bool at_end_of_data_ = false;  // input ended; waiting for the final checkpoint
   bool finish_requested_ = false;
+
+  // Fault injection (task thread): the mask (never null) and the operators the points are attributed to.
+  const std::atomic<uint32_t>* armed_failures_ = nullptr;
+  StreamOperator* keyed_op_ = nullptr;  // the chain's first keyed operator
+  StreamOperator* sink_op_ = nullptr;   // the chain's first sink
 };
 
 }  // namespace sluice::runtime

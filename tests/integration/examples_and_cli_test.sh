@@ -39,6 +39,9 @@ grep -q 'no.such.key' err2.txt || { cat err2.txt; exit 1; }
   --seed 3 --output demo-ft --verify --summary-json ft.json > ft.out
 grep -q '"verified": true' ft.json || { echo "demo with failures did not verify"; cat ft.out ft.json; exit 1; }
 grep -q '"restarts": 2' ft.json || { echo "expected 2 restarts"; cat ft.json; exit 1; }
+[ "$(grep -c '"at_events"' ft.json)" -eq 2 ] || { echo "expected 2 failures_injected entries"; cat ft.json; exit 1; }
+grep -q '"failures_by_class"' ft.json || { echo "summary lacks failures_by_class"; cat ft.json; exit 1; }
+grep -q '^failures injected: 2 of 2' ft.out || { echo "no failure summary line"; cat ft.out; exit 1; }
 
 # A process killed with SIGKILL leaves its checkpoints; `checkpoint verify` checks them and --restore latest
 # resumes to a verified end.

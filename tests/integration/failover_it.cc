@@ -1,19 +1,30 @@
-// Exactly-once under failures: the main job with checkpoints, tasks failed at seeded random points, and the
-// committed output checked against the single-threaded oracle (each auction's counts 1..n exactly once,
-// final values equal). Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak tier runs 20).
+// Exactly-once under failures: the main job with checkpoints, failures injected at seeded random points of the
+// stream in the five failure classes of runtime/fault_injection.h (source, keyed operator, sink pre-commit,
+// between the sync and async parts of a snapshot, between a checkpoint's completion and the sink's commit), and
+// the committed output checked against the single-threaded oracle (each auction's counts 1..n exactly once,
+// final values equal) after every run. Each seed injects every class once, in a seeded order, at seeded shares
+// of the source events, into seeded subtasks. Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak
+// tier runs 20).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "../../examples/per_auction/per_auction_job.h"
 #include "../../tools/sluice/verify.h"
 #include "cluster/mini_cluster.h"
+#include "sluice/metrics/metric_names.h"
 
 namespace sluice {
 namespace {
+
+using runtime::FailurePoint;
 
 std::vector<uint64_t> seeds() {
   const char* env = std::getenv("SLUICE_FAILOVER_SEEDS");
@@ -25,62 +36,142 @@ std::vector<uint64_t> seeds() {
   return out;
 }
 
-void run_with_failures(uint64_t seed, int32_t parallelism, int32_t failures) {
+// Records the sources emitted so far, replays after a restore included.
+int64_t source_events(const MetricRegistry& metrics) {
+  double total = 0;
+  for (const auto& m : metrics.snapshot())
+    if (m.name == metric_names::kNumRecordsOut && m.scope.rfind("failover.bids.", 0) == 0) total += m.value;
+  return static_cast<int64_t>(total);
+}
+
+struct RunOutcome {
+  std::vector<runtime::InjectedFailure> fired;
+  std::vector<std::pair<int64_t, int64_t>> recoveries;  // (restored checkpoint id, recovery ms)
+};
+
+RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failures) {
+  RunOutcome outcome;
+  constexpr int64_t kEvents = 600'000;
   std::printf("failover seed %llu, parallelism %d, %d failures\n", static_cast<unsigned long long>(seed), parallelism, failures);
-  std::string base = ::testing::TempDir() + "failover-" + std::to_string(seed);
+  // The pid keeps concurrent runs of this test on one machine (other builds, sanitizer tiers) apart.
+  std::string base = ::testing::TempDir() + "failover-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
   std::filesystem::remove_all(base);
   Configuration config;
-  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "50ms").is_ok());
-  ASSERT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
-  ASSERT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
-  ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
-  ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "50ms").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
   StreamExecutionEnvironment env(config);
   env.set_parallelism(parallelism);
   per_auction::JobOptions opt;
-  opt.source.generator.max_events = 600'000;
+  opt.source.generator.max_events = kEvents;
   opt.source.generator.seed = seed;
   opt.source.num_splits = 4;
   opt.output_dir = base + "/out";
   per_auction::build(env, opt);
   auto client = env.execute_async("failover");
-  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  if (!client.is_ok()) {
+    ADD_FAILURE() << client.status().to_string();
+    return outcome;
+  }
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
-  ASSERT_NE(cp, nullptr);
+  if (cp == nullptr) {
+    ADD_FAILURE() << "not a checkpointing job client";
+    return outcome;
+  }
 
+  // The plan: a seeded order of the classes (every class once per 5 failures), each armed when the sources
+  // have emitted a seeded share of the stream, and only after the previous one fired and the job recovered.
   std::mt19937_64 rng(seed);
-  for (int32_t i = 0; i < failures; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + static_cast<int64_t>(rng() % 80)));
-    if (is_globally_terminal((*client)->status())) break;
-    cp->fail_task(static_cast<int32_t>(rng() % 2), static_cast<int32_t>(rng() % static_cast<uint64_t>(parallelism)),
-                  "injected failure " + std::to_string(i + 1));
+  std::vector<FailurePoint> classes;
+  while (static_cast<int32_t>(classes.size()) < failures) {
+    std::vector<FailurePoint> round(std::begin(runtime::kFailureClasses), std::end(runtime::kFailureClasses));
+    std::shuffle(round.begin(), round.end(), rng);
+    classes.insert(classes.end(), round.begin(), round.end());
+  }
+  std::vector<int64_t> thresholds;
+  for (int32_t i = 0; i < failures; ++i) thresholds.push_back(static_cast<int64_t>((0.1 + 0.7 * static_cast<double>(rng() % 1000) / 1000.0) * kEvents));
+  std::sort(thresholds.begin(), thresholds.end());
+  auto running = [&] { return !is_globally_terminal((*client)->status()); };
+  for (int32_t i = 0; i < failures && running(); ++i) {
+    while (running() && source_events((*client)->metrics()) < thresholds[static_cast<size_t>(i)]) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    FailurePoint point = classes[static_cast<size_t>(i)];
+    // Vertex 0 is the source chain, vertex 1 the keyed operator chained with the sink. -1: the vertex the point
+    // belongs to (any subtask of it, for the source: one that still produces records).
+    int32_t vertex = point == FailurePoint::kBetweenSyncAndAsyncSnapshot ? static_cast<int32_t>(rng() % 2) : -1;
+    int32_t subtask = point == FailurePoint::kSource ? -1 : static_cast<int32_t>(rng() % static_cast<uint64_t>(parallelism));
+    Status armed = cp->arm_failure(point, vertex, subtask, "failure " + std::to_string(i + 1) + " of seed " + std::to_string(seed));
+    EXPECT_TRUE(armed.is_ok()) << armed.to_string();
+    while (running() && static_cast<int32_t>(cp->injected_failures().size()) <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (running() && cp->restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   auto result = (*client)->wait();
-  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
-  auto recoveries = cp->recoveries();
-  std::printf("  restarts %d, restored from:", cp->restarts());
-  for (auto [id, ms] : recoveries) std::printf(" %lld", static_cast<long long>(id));
-  std::printf("\n");
+  EXPECT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  outcome.fired = cp->injected_failures();
+  outcome.recoveries = cp->recoveries();
+  EXPECT_EQ(static_cast<int32_t>(outcome.fired.size()), failures) << "seed " << seed << ": an armed failure did not fire";
+  for (size_t i = 0; i < outcome.fired.size(); ++i) {
+    const auto& f = outcome.fired[i];
+    std::printf("  failure %zu [%s] vertex %d subtask %d, attempt %d", i + 1, runtime::failure_point_name(f.point),
+                f.vertex, f.subtask, f.attempt);
+    if (f.checkpoint_id >= 0) std::printf(", checkpoint %lld", static_cast<long long>(f.checkpoint_id));
+    if (i < outcome.recoveries.size()) {
+      std::printf(" -> restored from checkpoint %lld", static_cast<long long>(outcome.recoveries[i].first));
+    }
+    std::printf("\n");
+  }
+  // Each failure caused one recovery. The checkpoint a snapshot-point failure interrupted never completed;
+  // the one whose commit was interrupted had (its _metadata was durable): the restore starts from it or later.
+  if (outcome.recoveries.size() == outcome.fired.size()) {
+    for (size_t i = 0; i < outcome.fired.size(); ++i) {
+      const auto& f = outcome.fired[i];
+      int64_t restored = outcome.recoveries[i].first;
+      if (f.point == FailurePoint::kBetweenSyncAndAsyncSnapshot || f.point == FailurePoint::kSink) {
+        EXPECT_LT(restored, f.checkpoint_id) << "seed " << seed << ", failure " << i + 1;
+      } else if (f.point == FailurePoint::kBetweenCompletionAndCommit) {
+        EXPECT_GE(restored, f.checkpoint_id) << "seed " << seed << ", failure " << i + 1;
+      }
+    }
+  } else {
+    ADD_FAILURE() << "seed " << seed << ": " << outcome.fired.size() << " failures but " << outcome.recoveries.size()
+                  << " recoveries";
+  }
 
   auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, opt.source.generator.max_events);
   auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
-  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
-  EXPECT_EQ(report->missing, 0) << "seed " << seed;
-  EXPECT_EQ(report->duplicates, 0) << "seed " << seed;
-  EXPECT_EQ(report->mismatches(), 0) << "seed " << seed << ": "
-                                     << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  EXPECT_TRUE(report.is_ok()) << report.status().to_string();
+  if (report.is_ok()) {
+    EXPECT_EQ(report->missing, 0) << "seed " << seed;
+    EXPECT_EQ(report->duplicates, 0) << "seed " << seed;
+    EXPECT_EQ(report->mismatches(), 0) << "seed " << seed << ": "
+                                       << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  }
   // Nothing uncommitted is left visible, and the finished job removed its checkpoints.
   for (const auto& e : std::filesystem::directory_iterator(opt.output_dir)) {
     EXPECT_EQ(e.path().filename().string().rfind(".part-", 0), std::string::npos) << e.path();
   }
   std::filesystem::remove_all(base);
+  return outcome;
 }
 
-TEST(Failover, ExactlyOnceOutputUnderSeededTaskFailures) {
-  for (uint64_t seed : seeds()) run_with_failures(seed, 2, 3);
+TEST(Failover, ExactlyOnceOutputUnderSeededFailuresOfEveryClass) {
+  std::set<FailurePoint> hit;
+  bool restored_from_checkpoint = false;
+  for (uint64_t seed : seeds()) {
+    RunOutcome o = run_with_failures(seed, 2, 5);
+    for (const auto& f : o.fired) hit.insert(f.point);
+    for (auto [id, ms] : o.recoveries) restored_from_checkpoint = restored_from_checkpoint || id > 0;
+  }
+  for (FailurePoint p : runtime::kFailureClasses) {
+    EXPECT_TRUE(hit.count(p) == 1) << "failure class '" << runtime::failure_point_name(p) << "' was never hit";
+  }
+  EXPECT_TRUE(restored_from_checkpoint) << "no recovery restored from a checkpoint (id > 0)";
 }
 
-TEST(Failover, ExactlyOnceAtParallelismThree) { run_with_failures(seeds().front() + 100, 3, 2); }
+TEST(Failover, ExactlyOnceAtParallelismThree) { run_with_failures(seeds().front() + 100, 3, 3); }
 
 }  // namespace
 }  // namespace sluice

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -173,12 +174,15 @@ int run_demo(const DemoFlags& f) {
   }
   auto start = std::chrono::steady_clock::now();
   std::atomic<bool> done{false};
-  // Seeded failure injection: K task failures at random points of the run (random task, random time).
+  // Seeded failure injection: K failures, each of a seeded class (runtime/fault_injection.h) at a seeded point
+  // of the stream. at_events[i]: the source events at which failure i was armed (written by the injector
+  // thread, read after it is joined).
   std::thread injector;
+  std::vector<int64_t> at_events;
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   if (f.inject_failures > 0 && cp_client != nullptr) {
     injector = std::thread([&, cp_client] {
-      // Failure i strikes when the sources have emitted a seeded random share of the stream (replays
+      // Failure i is armed when the sources have emitted a seeded random share of the stream (replays
       // included), so every failure lands inside the run however fast the machine is.
       std::mt19937_64 rng(f.seed * 7919 + 17);
       std::vector<int64_t> thresholds;
@@ -187,16 +191,41 @@ int run_demo(const DemoFlags& f) {
         thresholds.push_back(static_cast<int64_t>(u * static_cast<double>(f.events)));
       }
       std::sort(thresholds.begin(), thresholds.end());
+      // Classes in seeded rounds: each round of five takes every class once, in a seeded order.
+      std::vector<runtime::FailurePoint> classes;
+      while (static_cast<int32_t>(classes.size()) < f.inject_failures) {
+        std::vector<runtime::FailurePoint> round(std::begin(runtime::kFailureClasses), std::end(runtime::kFailureClasses));
+        std::shuffle(round.begin(), round.end(), rng);
+        classes.insert(classes.end(), round.begin(), round.end());
+      }
       for (int32_t i = 0; i < f.inject_failures && !done.load(); ++i) {
-        while (!done.load() && source_events((*client)->metrics()) < thresholds[static_cast<size_t>(i)] + i) {
+        const int64_t threshold = thresholds[static_cast<size_t>(i)] + i;
+        while (!done.load() && source_events((*client)->metrics()) < threshold) {
           std::this_thread::sleep_for(std::chrono::microseconds(500));
         }
         if (done.load()) break;
-        int32_t vertex = static_cast<int32_t>(rng() % 2);  // the source chain, or the keyed operator and sink
+        runtime::FailurePoint point = classes[static_cast<size_t>(i)];
+        // -1: the vertex the point belongs to. Between the sync and async parts of a snapshot any task can fail:
+        // the source chain (vertex 0) or the keyed operator and sink (vertex 1). For the source, -1 subtask: one
+        // that still produces records.
+        int32_t vertex = point == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot ? static_cast<int32_t>(rng() % 2) : -1;
         int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(parallelism));
-        std::printf("  injecting failure %d into vertex %d subtask %d\n", i + 1, vertex, subtask);
-        cp_client->fail_task(vertex, subtask, "injected failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
-        // Let the job recover and emit again before the next one.
+        if (point == runtime::FailurePoint::kSource) subtask = -1;
+        auto where = [](int32_t id) { return id < 0 ? std::string("any") : std::to_string(id); };
+        std::printf("  injecting failure %d [%s] into vertex %s subtask %s at %lld source events\n", i + 1,
+                    runtime::failure_point_name(point), where(vertex).c_str(), where(subtask).c_str(),
+                    static_cast<long long>(threshold));
+        Status armed = cp_client->arm_failure(point, vertex, subtask,
+                                              "failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
+        if (!armed.is_ok()) {
+          std::fprintf(stderr, "  cannot inject failure %d: %s\n", i + 1, armed.to_string().c_str());
+          break;
+        }
+        at_events.push_back(threshold);
+        // Let it fire and the job recover before the next one.
+        while (!done.load() && static_cast<int32_t>(cp_client->injected_failures().size()) <= i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         while (!done.load() && cp_client->restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     });
@@ -248,8 +277,41 @@ int run_demo(const DemoFlags& f) {
     }
     summary["restored_from"] = restored;
     summary["recovery_time_ms"] = recovery;
+    // Armed one at a time, each after the previous fired: fired[i] is the failure armed at at_events[i].
+    nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
+    for (runtime::FailurePoint p : runtime::kFailureClasses) by_class[runtime::failure_point_name(p)] = 0;
+    auto fired = cp_client->injected_failures();
+    for (size_t i = 0; i < fired.size(); ++i) {
+      const char* name = runtime::failure_point_name(fired[i].point);
+      nlohmann::json one = {{"class", name}, {"vertex", fired[i].vertex}, {"subtask", fired[i].subtask},
+                            {"at_events", i < at_events.size() ? at_events[i] : -1}};
+      one["checkpoint"] = fired[i].checkpoint_id >= 0 ? nlohmann::json(fired[i].checkpoint_id) : nlohmann::json(nullptr);
+      injected.push_back(std::move(one));
+      by_class[name] = by_class.value(name, 0) + 1;
+    }
+    summary["failures_injected"] = injected;
+    summary["failures_by_class"] = by_class;
   }
   summary["seed"] = f.seed;
+
+  if (f.inject_failures > 0 && summary.contains("failures_injected")) {
+    std::printf("failures injected: %zu of %d (", summary["failures_injected"].size(), f.inject_failures);
+    const char* sep = "";
+    for (runtime::FailurePoint p : runtime::kFailureClasses) {
+      std::printf("%s%s %d", sep, runtime::failure_point_name(p), summary["failures_by_class"][runtime::failure_point_name(p)].get<int>());
+      sep = ", ";
+    }
+    std::printf(")\n");
+    const auto& restored = summary["restored_from"];
+    for (size_t i = 0; i < summary["failures_injected"].size(); ++i) {
+      const auto& one = summary["failures_injected"][i];
+      std::printf("  failure %zu [%s] vertex %d subtask %d", i + 1, one["class"].get<std::string>().c_str(),
+                  one["vertex"].get<int>(), one["subtask"].get<int>());
+      if (!one["checkpoint"].is_null()) std::printf(", checkpoint %lld", one["checkpoint"].get<long long>());
+      if (i < restored.size()) std::printf(" -> restored from checkpoint %lld", restored[i].get<long long>());
+      std::printf("\n");
+    }
+  }
 
   int exit_code = result.status == JobStatus::kFinished ? 0 : 1;
   if (result.status != JobStatus::kFinished) {
@@ -341,7 +403,11 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                   "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off)")->capture_default_str();
   cmd->add_option("--checkpoint-dir", flags->checkpoint_dir, "Checkpoint directory")->capture_default_str();
-  cmd->add_option("--inject-failures", flags->inject_failures, "Fail K tasks at seeded random points; the job recovers")
+  cmd->add_option("--inject-failures", flags->inject_failures,
+                  "Inject K failures, each of a seeded class (source, keyed-operator, sink, "
+                  "between-sync-and-async-snapshot, between-completion-and-commit; every class once per five) at a "
+                  "seeded share of the source events; the job recovers. The summary lists them (failures_injected, "
+                  "failures_by_class)")
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--restore", flags->restore, "Resume from a retained checkpoint: a chk-<n> path or 'latest'");
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");

@@ -57,7 +57,8 @@ class SubtaskCheckpointCoordinator {
 
   // The synchronous part, then emit_barrier(), then the asynchronous part is submitted. Returns false if the
   // synchronous part failed (the checkpoint was declined; the caller sends a cancellation marker instead of
-  // the barrier). An exception from a user function's snapshot propagates (it fails the task, as in Flink).
+  // the barrier). An exception from a user function's snapshot propagates (it fails the task, as in Flink); so
+  // does one from emit_barrier() (fault injection), and then no asynchronous part is submitted.
   bool checkpoint_state(const CheckpointBarrier& barrier, const std::vector<ChainOperator>& chain,
                         const std::function<void()>& emit_barrier, int64_t alignment_duration_ms);
 
