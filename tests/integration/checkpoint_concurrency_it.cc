@@ -34,6 +34,7 @@ void start(JobRun& run, const std::string& name, coordinator::CheckpointCoordina
   fo.inline_threshold_bytes = 0;  // every state handle is a file: every snapshot writes through `fs`
   fo.file_system = run.fs;
   mc.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(run.base + "/ck", fo);
+  mc.num_retained = 100;  // every completed checkpoint stays until the job ends, so the test can copy it
   auto client = it::submit(env, mc, name);
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   run.client = std::move(client).value();
@@ -90,8 +91,10 @@ std::vector<int64_t> completion_order(const std::map<int64_t, Span>& sp) {
 TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactlyOnce) {
   JobRun run;
   // Checkpoint 1's asynchronous part cannot finish until the test saw checkpoint 2 pending; checkpoint 2's
-  // (and 3's) until the one before completed, so no later checkpoint overtakes (and subsumes) 1 or 2.
-  for (const char* chk : {"/chk-1/", "/chk-2/", "/chk-3/"}) run.fs->hold_first_write(chk);
+  // (and 3's) until the one before completed, so no later checkpoint overtakes (and subsumes) 1 or 2. The
+  // held write of checkpoint 1 is a keyed-state file: that subtask's copy-on-write snapshot 1 stays live
+  // while it goes on processing and takes snapshot 2.
+  for (const char* chk : {"/chk-1/per-auction-keyed", "/chk-2/", "/chk-3/"}) run.fs->hold_first_write(chk);
   coordinator::CheckpointCoordinatorConfig c;
   c.interval = 20ms;
   c.max_concurrent = 2;
@@ -100,7 +103,8 @@ TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactl
   auto& cp = it::checkpointing(*run.client);
 
   // Checkpoint 2 is triggered while checkpoint 1 is pending.
-  ASSERT_TRUE(it::wait_for([&] { return run.fs->holding("/chk-1/") && cp.checkpoint_stats().num_in_progress == 2; }));
+  ASSERT_TRUE(it::wait_for(
+      [&] { return run.fs->holding("/chk-1/per-auction-keyed") && cp.checkpoint_stats().num_in_progress == 2; }));
   auto s = cp.checkpoint_stats();
   ASSERT_EQ(s.in_progress.size(), 2u);
   EXPECT_EQ(s.in_progress[0].id, CheckpointId(1));
@@ -115,7 +119,7 @@ TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactl
     auto st = cp.checkpoint_stats();
     return st.latest_completed && st.latest_completed->id.value() >= id;
   };
-  run.fs->release("/chk-1/");
+  run.fs->release("/chk-1/per-auction-keyed");
   ASSERT_TRUE(it::wait_for([&] { return completed_up_to(1); }));
   s = cp.checkpoint_stats();
   EXPECT_EQ(s.latest_completed->id, CheckpointId(1));
@@ -125,6 +129,14 @@ TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactl
   s = cp.checkpoint_stats();
   EXPECT_EQ(s.latest_completed->id, CheckpointId(2));
   EXPECT_EQ(s.num_completed, 2);
+  // Keep copies of both (the finished job deletes its checkpoints) to restore from below.
+  const std::string job_hex = run.client->job_id().to_hex();
+  const std::string kept = run.base + "/kept/" + job_hex;
+  std::filesystem::create_directories(kept);
+  for (const char* chk : {"chk-1", "chk-2"}) {
+    std::filesystem::copy(run.base + "/ck/" + job_hex + "/" + chk, kept + "/" + chk,
+                          std::filesystem::copy_options::recursive);
+  }
   run.fs->release("/chk-3/");
   it::g_throttle_us = 0;
 
@@ -165,6 +177,27 @@ TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactl
 
   expect_notifications_in_order(completed);
   EXPECT_EQ(it::check_exactly_once(run.job), "");
+
+  // Each of the two concurrent snapshots is consistent: a run restored from it, with the output committed up
+  // to it, produces exactly the expected output.
+  const std::string final_output = run.base + "/out-final";
+  std::filesystem::copy(run.job.output_dir, final_output);
+  for (int64_t id : {1, 2}) {
+    SCOPED_TRACE("restored from checkpoint " + std::to_string(id));
+    it::reset_output(final_output, run.job.output_dir, id);
+    Configuration config;
+    ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
+    ASSERT_TRUE(config.set_string("execution.checkpointing.dir", run.base + "/ck-restored").is_ok());
+    ASSERT_TRUE(config.set_string("execution.state-recovery.path", kept + "/chk-" + std::to_string(id)).is_ok());
+    ASSERT_TRUE(config.set_string("restart-strategy.type", "none").is_ok());
+    StreamExecutionEnvironment env(config);
+    env.set_parallelism(2);
+    it::build_main_job(env, run.job);
+    auto restored = env.execute("restored");
+    ASSERT_TRUE(restored.is_ok()) << restored.status().to_string();
+    ASSERT_EQ(restored->status, JobStatus::kFinished) << restored->error.to_string();
+    EXPECT_EQ(it::check_exactly_once(run.job), "");
+  }
   std::filesystem::remove_all(run.base);
 }
 

@@ -165,6 +165,30 @@ inline std::string check_exactly_once(const MainJob& job) {
   return "";
 }
 
+// The checkpoint number in a part file name "part-<job>-<subtask>-<checkpoint>-<counter>", or -1.
+inline int64_t part_checkpoint(const std::string& name) {
+  if (name.rfind("part-", 0) != 0) return -1;
+  size_t a = name.find('-', 5);
+  size_t b = a == std::string::npos ? a : name.find('-', a + 1);
+  size_t c = b == std::string::npos ? b : name.find('-', b + 1);
+  if (c == std::string::npos) return -1;
+  return std::stoll(name.substr(b + 1, c - b - 1));
+}
+
+// Puts `out` back to what it held when checkpoint `id` had been taken and committed: the visible part files of
+// checkpoints up to `id`, and the hidden (pending and in-progress) files, which the restored sink commits when
+// its state owns them and deletes otherwise.
+inline void reset_output(const std::string& saved, const std::string& out, int64_t id) {
+  fs::remove_all(out);
+  fs::create_directories(out);
+  for (const auto& e : fs::directory_iterator(saved)) {
+    const std::string name = e.path().filename().string();
+    const bool hidden = name.rfind(".part-", 0) == 0;
+    const int64_t n = part_checkpoint(name);
+    if (hidden || (n >= 0 && n <= id)) fs::copy_file(e.path(), fs::path(out) / name);
+  }
+}
+
 // ---- submitting with a storage the test built ----------------------------------------------------------
 
 // Runs the program built in `env` on the MiniCluster with `mc` (checkpointing settings, storage, restart

@@ -31,30 +31,6 @@ std::vector<std::string> folders_of(const std::vector<int64_t>& ids) {
   return out;
 }
 
-// The checkpoint number in a part file name "part-<job>-<subtask>-<checkpoint>-<counter>", or -1.
-int64_t part_checkpoint(const std::string& name) {
-  if (name.rfind("part-", 0) != 0) return -1;
-  size_t a = name.find('-', 5);
-  size_t b = a == std::string::npos ? a : name.find('-', a + 1);
-  size_t c = b == std::string::npos ? b : name.find('-', b + 1);
-  if (c == std::string::npos) return -1;
-  return std::stoll(name.substr(b + 1, c - b - 1));
-}
-
-// Puts `out` back to what it held when checkpoint `id` had been taken and committed: the visible part files of
-// checkpoints up to `id`, and the hidden (pending and in-progress) files, which the restored sink commits when
-// its state owns them and deletes otherwise.
-void reset_output(const std::string& saved, const std::string& out, int64_t id) {
-  fs::remove_all(out);
-  fs::create_directories(out);
-  for (const auto& e : fs::directory_iterator(saved)) {
-    const std::string name = e.path().filename().string();
-    const bool hidden = name.rfind(".part-", 0) == 0;
-    const int64_t n = part_checkpoint(name);
-    if (hidden || (n >= 0 && n <= id)) fs::copy_file(e.path(), fs::path(out) / name);
-  }
-}
-
 // A job cancelled with three retained checkpoints; a new run restored from each of them in turn (NO_CLAIM) gives
 // exactly-once output (from that checkpoint's committed output on), numbers its checkpoints from the restored
 // id + 1 in a new job folder, and deletes none of the restored job's checkpoints.
@@ -94,7 +70,7 @@ TEST(CheckpointRetention, EachOfThreeRetainedCheckpointsRestoresExactlyOnceAndSt
 
   for (int64_t id : retained) {
     SCOPED_TRACE("restored from checkpoint " + std::to_string(id));
-    reset_output(saved, job.output_dir, id);
+    it::reset_output(saved, job.output_dir, id);
     Configuration config = checkpointing_config(ck, "NO_EXTERNALIZED_CHECKPOINTS", 3);
     ASSERT_TRUE(config.set_string("execution.state-recovery.path", job1_dir + "/chk-" + std::to_string(id)).is_ok());
     StreamExecutionEnvironment env(config);
