@@ -24,6 +24,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 TEST(CheckpointFailures, UnwritableDirectoryCountsAgainstTolerableFailuresAndFailsOverAtOneMore) {
   const std::string base = it::fresh_dir("unwritable");
   it::MainJob job;
+  job.events = 60'000;  // throttled, enough input for ~13 checkpoints and a restart even on a slow machine
   job.output_dir = base + "/out";
   auto ofs = std::make_shared<it::ObservedFileSystem>();
   ofs->fail_mkdir_of({"chk-3", "chk-4", "chk-6", "chk-7", "chk-9", "chk-10", "chk-11"});
