@@ -144,6 +144,55 @@ TEST(CheckpointCoordinator, MinPauseCountsFromTheLastCompletion) {
   EXPECT_EQ(trigger(h), CheckpointId(2));
 }
 
+// The periodic scheduler with max-concurrent-checkpoints 2: two checkpoints pending at once, never three; with a
+// min pause above 0 as well, one at a time (the seed and Flink's docs), the next one a min pause after the
+// previous completion even though the interval passed long before.
+TEST(CheckpointCoordinator, PeriodicSchedulingHonoursMaxConcurrentAndMinPause) {
+  {
+    CheckpointCoordinatorConfig c = config_with(10);
+    c.max_concurrent = 2;
+    Harness h(c);
+    h.coordinator->start_periodic_scheduling();
+    for (int i = 0; i < 10; ++i) {
+      h.clock->advance_ms(10);
+      h.coordinator->tick();
+      EXPECT_LE(h.coordinator->num_pending(), 2);
+    }
+    EXPECT_EQ(h.coordinator->num_pending(), 2);
+    EXPECT_EQ(h.log.ids(K::kTrigger), (std::vector<int64_t>{1, 2}));
+    h.ack_all(CheckpointId(1));
+    h.coordinator->tick();  // the overdue periodic checkpoint goes at once
+    EXPECT_EQ(h.log.ids(K::kTrigger), (std::vector<int64_t>{1, 2, 3}));
+    EXPECT_EQ(h.coordinator->num_pending(), 2);
+  }
+  {
+    CheckpointCoordinatorConfig c = config_with(10);
+    c.max_concurrent = 2;
+    c.min_pause = std::chrono::milliseconds(50);
+    Harness h(c);
+    h.coordinator->start_periodic_scheduling();
+    for (int i = 0; i < 10; ++i) {
+      h.clock->advance_ms(10);
+      h.coordinator->tick();
+      EXPECT_EQ(h.coordinator->num_pending(), 1) << "tick " << i;
+    }
+    EXPECT_EQ(h.log.ids(K::kTrigger), (std::vector<int64_t>{1}));
+    h.ack_all(CheckpointId(1));
+    h.clock->advance_ms(49);
+    h.coordinator->tick();
+    EXPECT_EQ(h.coordinator->num_pending(), 0) << "the min pause has not passed";
+    h.clock->advance_ms(1);
+    h.coordinator->tick();
+    EXPECT_EQ(h.log.ids(K::kTrigger), (std::vector<int64_t>{1, 2}));
+    for (int i = 0; i < 10; ++i) {
+      h.clock->advance_ms(10);
+      h.coordinator->tick();
+      EXPECT_EQ(h.coordinator->num_pending(), 1) << "tick " << i;
+    }
+    EXPECT_EQ(h.coordinator->next_checkpoint_id(), CheckpointId(3));
+  }
+}
+
 TEST(CheckpointCoordinator, SavepointCompletesWithoutNotifyingTasksAndIsNotSubsumed) {
   CheckpointCoordinatorConfig c = config_with();
   c.max_concurrent = 3;

@@ -70,6 +70,59 @@ TEST(AlignedBarrierHandler, CancellationMarkerEndsAlignment) {
   EXPECT_TRUE(h.on_cancellation_marker(C(4)).empty());
 }
 
+// A marker that arrives before any barrier of its checkpoint: the checkpoint is aborted here (the marker is
+// forwarded) and its barriers, arriving later on the other channels, are dropped without blocking anything.
+TEST(AlignedBarrierHandler, CancellationMarkerBeforeAnyBarrierDropsThatCheckpoint) {
+  AlignedBarrierHandler h(3);
+  auto a = h.on_cancellation_marker(C(2));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Kind::kAbortCheckpoint);
+  EXPECT_EQ(a[0].checkpoint, C(2));
+  EXPECT_FALSE(h.is_aligning());
+  EXPECT_EQ(h.last_handled(), C(2));
+  EXPECT_TRUE(h.on_barrier(0, C(2)).empty());
+  EXPECT_TRUE(h.on_barrier(1, C(2)).empty());
+  EXPECT_FALSE(h.is_aligning());
+  EXPECT_TRUE(h.on_cancellation_marker(C(2)).empty()) << "a second marker for it is not forwarded again";
+  // The next checkpoint needs all three channels again.
+  EXPECT_EQ(h.on_barrier(0, C(3))[0].kind, Kind::kBlockChannel);
+  EXPECT_EQ(h.on_barrier(1, C(3))[0].kind, Kind::kBlockChannel);
+  a = h.on_barrier(2, C(3));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Kind::kTriggerCheckpoint);
+  EXPECT_EQ(a[0].checkpoint, C(3));
+}
+
+// A marker for an older checkpoint (already triggered or aborted here) changes nothing, also mid-alignment.
+TEST(AlignedBarrierHandler, MarkerForAnOlderCheckpointIsIgnored) {
+  AlignedBarrierHandler h(2);
+  h.on_barrier(0, C(1));
+  h.on_barrier(1, C(1));  // triggers 1
+  h.on_barrier(0, C(2));  // aligning 2, channel 0 blocked
+  EXPECT_TRUE(h.on_cancellation_marker(C(1)).empty());
+  EXPECT_TRUE(h.is_aligning());
+  EXPECT_EQ(h.current_checkpoint(), C(2));
+  auto a = h.on_barrier(1, C(2));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Kind::kTriggerCheckpoint);
+  EXPECT_EQ(a[0].checkpoint, C(2));
+}
+
+// A barrier of the aborted checkpoint on the channel that had delivered it already (a duplicate after the abort)
+// and on the one that had not: both dropped, and the handler is idle.
+TEST(AlignedBarrierHandler, BarriersOfAnAbortedAlignmentAreDroppedOnEveryChannel) {
+  AlignedBarrierHandler h(3);
+  h.on_barrier(0, C(7));
+  h.on_barrier(1, C(7));
+  auto a = h.on_cancellation_marker(C(7));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, Kind::kAbortCheckpoint);
+  for (int32_t ch = 0; ch < 3; ++ch) EXPECT_TRUE(h.on_barrier(ch, C(7)).empty()) << "channel " << ch;
+  EXPECT_FALSE(h.is_aligning());
+  // A finishing channel does not resurrect it either.
+  EXPECT_TRUE(h.on_channel_finished(2).empty());
+}
+
 TEST(AlignedBarrierHandler, FinishedChannelIsNotWaitedFor) {
   AlignedBarrierHandler h(3);
   h.on_barrier(0, C(1));

@@ -1,0 +1,198 @@
+// Checkpoints that fail in a running job, counted against execution.checkpointing.tolerable-failed-checkpoints:
+// a checkpoint directory that becomes unwritable (injected, and for real: the job folder replaced by a file) and
+// keyed state over the JobManager storage's max state size. The reason names the path / operator and size and
+// is visible in the checkpoint statistics and, when the job fails, in its result.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint_it_util.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+using coordinator::CheckpointFailureReason;
+using coordinator::CheckpointStatus;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Tolerable 2. Checkpoint folders 3, 4 | 6, 7 | 9, 10, 11 cannot be created: two failures are tolerated, a
+// success (5, 8) resets the count, the third consecutive failure (11) fails the job over (fixed-delay restart),
+// which restores checkpoint 8 and goes on checkpointing. Output exactly once.
+TEST(CheckpointFailures, UnwritableDirectoryCountsAgainstTolerableFailuresAndFailsOverAtOneMore) {
+  const std::string base = it::fresh_dir("unwritable");
+  it::MainJob job;
+  job.events = 60'000;  // throttled, enough input for ~13 checkpoints and a restart even on a slow machine
+  job.output_dir = base + "/out";
+  auto ofs = std::make_shared<it::ObservedFileSystem>();
+  ofs->fail_mkdir_of({"chk-3", "chk-4", "chk-6", "chk-7", "chk-9", "chk-10", "chk-11"});
+  it::g_throttle_us = 100;
+  StreamExecutionEnvironment env;
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  cluster::MiniClusterConfig mc;
+  mc.checkpointing = true;
+  mc.checkpoint_config.interval = 20ms;
+  mc.checkpoint_config.tolerable_failures = 2;
+  checkpoint::FileSystemStorageOptions fo;
+  fo.file_system = ofs;
+  auto storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(base + "/ck", fo);
+  mc.storage = storage;
+  mc.restart.type = RestartStrategyType::kFixedDelay;
+  mc.restart.fixed_delay.attempts = 3;
+  mc.restart.fixed_delay.delay_ms = 10;
+  auto submitted = it::submit(env, mc, "unwritable");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+
+  // Watch the statistics while the job runs (the history keeps the latest 10).
+  std::map<int64_t, coordinator::CheckpointStatsEntry> seen;
+  int32_t max_consecutive = 0;
+  ASSERT_TRUE(it::wait_for([&] {
+    auto s = cp.checkpoint_stats();
+    for (auto& [id, e] : it::stats_by_id(s)) {
+      if (e.status != CheckpointStatus::kInProgress) seen[id] = e;
+    }
+    max_consecutive = std::max(max_consecutive, s.consecutive_failures);
+    return cp.restarts() >= 1 && s.latest_completed && s.latest_completed->id.value() >= 13;
+  })) << "restarts " << cp.restarts();
+  it::g_throttle_us = 0;
+  JobExecutionResult result = client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+
+  EXPECT_LE(max_consecutive, 2) << "never more consecutive failures than tolerated";
+  EXPECT_EQ(cp.restarts(), 1);
+  auto recoveries = cp.recoveries();
+  ASSERT_EQ(recoveries.size(), 1u);
+  EXPECT_EQ(recoveries[0].first, 8) << "restored the latest completed checkpoint";
+  const std::string job_dir = base + "/ck/" + client->job_id().to_hex();
+  for (int64_t id : {3, 4, 6, 7, 9, 10, 11}) {
+    auto it = seen.find(id);
+    ASSERT_NE(it, seen.end()) << "checkpoint " << id;
+    const auto& e = it->second;
+    EXPECT_EQ(e.status, CheckpointStatus::kFailed) << "checkpoint " << id;
+    ASSERT_TRUE(e.failure_reason) << "checkpoint " << id;
+    EXPECT_TRUE(coordinator::counts_against_tolerable(*e.failure_reason)) << "checkpoint " << id;
+    EXPECT_TRUE(contains(e.failure_message, job_dir + "/chk-" + std::to_string(id) + "'"))
+        << "checkpoint " << id << ": " << e.failure_message;
+    EXPECT_TRUE(contains(e.failure_message, "Permission denied")) << e.failure_message;
+  }
+  for (int64_t id : {1, 2, 5, 8}) {
+    ASSERT_TRUE(seen.count(id)) << "checkpoint " << id;
+    EXPECT_EQ(seen[id].status, CheckpointStatus::kCompleted) << "checkpoint " << id << ": " << seen[id].failure_message;
+  }
+  // After the restart: checkpoints complete again (one triggered just before the failover may have been
+  // aborted by it, and one as the job ends; neither counts).
+  for (const auto& [id, e] : seen) {
+    if (id <= 11 || e.status == CheckpointStatus::kCompleted) continue;
+    ASSERT_TRUE(e.failure_reason);
+    EXPECT_FALSE(coordinator::counts_against_tolerable(*e.failure_reason))
+        << "checkpoint " << id << ": " << e.failure_message;
+  }
+  EXPECT_EQ(it::check_exactly_once(job), "");
+  std::filesystem::remove_all(base);
+}
+
+// The real thing, configured by keys: after the first checkpoint, the job's checkpoint folder is replaced by a
+// regular file, so creating chk-<n> fails with the operating system's error. Tolerable 1 and no restarts: the
+// second consecutive failure fails the job, and its error names the option and the path.
+TEST(CheckpointFailures, CheckpointFolderReplacedByAFileFailsTheJobAfterTolerableFailures) {
+  const std::string base = it::fresh_dir("folder-is-a-file");
+  it::MainJob job;
+  job.output_dir = base + "/out";
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "20ms").is_ok());
+  ASSERT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
+  ASSERT_TRUE(config.set_string("execution.checkpointing.tolerable-failed-checkpoints", "1").is_ok());
+  ASSERT_TRUE(config.set_string("restart-strategy.type", "none").is_ok());
+  it::g_throttle_us = 100;
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  auto submitted = env.execute_async("folder-is-a-file");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+  ASSERT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 1; }));
+  const std::string job_dir = base + "/ck/" + client->job_id().to_hex();
+  std::filesystem::rename(job_dir, job_dir + ".moved");
+  std::ofstream(job_dir) << "not a directory\n";
+
+  JobExecutionResult result = client->wait();
+  it::g_throttle_us = 0;
+  ASSERT_EQ(result.status, JobStatus::kFailed);
+  const std::string error = result.error.to_string();
+  EXPECT_TRUE(contains(error, "tolerable-failed-checkpoints (1)")) << error;
+  EXPECT_TRUE(contains(error, job_dir + "/chk-")) << error;
+  auto s = cp.checkpoint_stats();
+  EXPECT_GE(s.num_failed, 2);
+  ASSERT_TRUE(s.latest_failed);
+  EXPECT_TRUE(contains(s.latest_failed->failure_message, job_dir + "/chk-")) << s.latest_failed->failure_message;
+  EXPECT_EQ(cp.restarts(), 0);
+  std::filesystem::remove_all(base);
+}
+
+// ---- JobManager storage: max state size ----
+
+struct Big : KeyedProcessFunction<int64_t, int64_t, int64_t> {
+  void open(RuntimeContext& ctx) override {
+    KeyedProcessFunction::open(ctx);
+    state_ = &get_state(ValueStateDescriptor<std::string>("payload"));
+  }
+  void process_element(const int64_t& v, KeyedProcessContext<int64_t>&, Collector<int64_t>& out) override {
+    state_->update(std::string(2048, static_cast<char>('a' + v % 26)));
+    out.collect(v);
+  }
+
+ private:
+  ValueState<std::string>* state_ = nullptr;
+};
+
+// No checkpoint directory: JobManager storage, 5 MiB per state handle. 4000 keys of 2 KiB grow one subtask's
+// keyed state past it; from then on each checkpoint fails naming the operator and the size; with tolerable 2
+// the third consecutive one fails the job (no restarts).
+TEST(CheckpointFailures, KeyedStateOverTheJobManagerMaxStateSizeFailsCheckpointsAndThenTheJob) {
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
+  ASSERT_TRUE(config.set_string("execution.checkpointing.tolerable-failed-checkpoints", "2").is_ok());
+  ASSERT_TRUE(config.set_string("restart-strategy.type", "none").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(1);
+  env.from_generator(100'000'000, [](int64_t i) { return i; }, 40'000)
+      .key_by([](const int64_t& v) { return v % 4000; })
+      .process(Big{})
+      .name("big-state")
+      .uid("big-state")
+      .sink_to(DiscardingSink<int64_t>());
+  auto submitted = env.execute_async("jobmanager-max-state");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+  JobExecutionResult result = client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFailed);
+  const std::string error = result.error.to_string();
+  EXPECT_TRUE(contains(error, "tolerable-failed-checkpoints (2)")) << error;
+  EXPECT_TRUE(contains(error, "operator 'big-state' subtask 1")) << error;
+  EXPECT_TRUE(contains(error, "exceeds the max state size of the JobManager checkpoint storage, 5 MiB")) << error;
+
+  auto s = cp.checkpoint_stats();
+  EXPECT_GE(s.num_failed, 3);
+  int failed_for_size = 0;
+  for (const auto& e : s.history) {
+    // (One pending when the job failed is aborted by that, with the job's error as its cause: not counted.)
+    if (e.status != CheckpointStatus::kFailed || e.failure_reason == CheckpointFailureReason::kJobFailover) continue;
+    ++failed_for_size;
+    EXPECT_TRUE(contains(e.failure_message, "operator 'big-state' subtask 1: state of ")) << e.failure_message;
+    EXPECT_TRUE(contains(e.failure_message, " MiB (")) << e.failure_message;
+    ASSERT_TRUE(e.failure_reason);
+    EXPECT_TRUE(coordinator::counts_against_tolerable(*e.failure_reason));
+  }
+  EXPECT_GE(failed_for_size, 3);
+  EXPECT_EQ(cp.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace sluice

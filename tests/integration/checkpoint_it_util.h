@@ -1,0 +1,341 @@
+// Helpers for the checkpointing integration tests: waiting on a running job, a throttled version of the main
+// job (Nexmark bids -> per-auction count/sum/max -> exactly-once part files), submitting a job with a storage
+// the test built (a FileSystem that observes or fails operations), and reading a checkpoint directory.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "../../examples/per_auction/per_auction_job.h"
+#include "../../tools/sluice/verify.h"
+#include "checkpoint/file_system.h"
+#include "cluster/mini_cluster.h"
+#include "graph/job_graph.h"
+#include "sluice/sluice.h"
+
+namespace sluice::it {
+
+namespace fs = std::filesystem;
+
+// Polls `done` every 2 ms for up to `max`; true once it holds. For waiting on the job to reach a state; never
+// an assertion about how long that takes.
+inline bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds max = std::chrono::seconds(120)) {
+  const auto deadline = std::chrono::steady_clock::now() + max;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+inline cluster::CheckpointingJobClient& checkpointing(JobClient& client) {
+  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(&client);
+  if (cp == nullptr) throw std::logic_error("the job client is not a checkpointing job client");
+  return *cp;
+}
+
+// A fresh directory under the test temp dir.
+inline std::string fresh_dir(const std::string& name) {
+  std::string d = ::testing::TempDir() + "sluice-" + name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// ---- the throttled main job ----------------------------------------------------------------------------
+
+// While > 0, every bid sleeps this many microseconds in the source task (so a test can keep the job running
+// until it has seen what it waits for, then let it finish at full speed). Sleeping in the source chain keeps the
+// task's mailbox turns (checkpoint triggers) a batch of records apart.
+inline std::atomic<int64_t> g_throttle_us{0};
+
+struct Throttle {
+  nexmark::Bid operator()(nexmark::Bid&& b) const {
+    int64_t us = g_throttle_us.load(std::memory_order_relaxed);
+    if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+    return std::move(b);
+  }
+};
+
+// Records every checkpoint notification each subtask of the source chain receives, in arrival order.
+class NotificationLog {
+ public:
+  void add(int32_t subtask, int64_t id) {
+    std::lock_guard lock(mu_);
+    by_subtask_[subtask].push_back(id);
+  }
+  std::map<int32_t, std::vector<int64_t>> get() const {
+    std::lock_guard lock(mu_);
+    return by_subtask_;
+  }
+  void clear() {
+    std::lock_guard lock(mu_);
+    by_subtask_.clear();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int32_t, std::vector<int64_t>> by_subtask_;
+};
+
+inline NotificationLog g_notifications;
+
+struct RecordNotifications : RichFunction, CheckpointListener {
+  nexmark::Bid operator()(nexmark::Bid&& b) const { return std::move(b); }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    g_notifications.add(runtime_context().subtask_index(), id.value());
+  }
+};
+
+struct MainJob {
+  int64_t events = 20'000;
+  uint64_t seed = 7;
+  std::string output_dir;
+};
+
+inline nexmark::NexmarkSourceOptions source_options(const MainJob& job) {
+  nexmark::NexmarkSourceOptions o;
+  o.generator.max_events = job.events;
+  o.generator.seed = job.seed;
+  o.num_splits = 4;
+  return o;
+}
+
+// per_auction::build with a throttle and a notification recorder chained behind the source.
+inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) {
+  env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
+      .filter([](const nexmark::Event& e) { return e.is_bid(); })
+      .name("only-bids")
+      .uid("only-bids")
+      .map([](nexmark::Event&& e) { return e.bid(); })
+      .name("to-bid")
+      .uid("to-bid")
+      .map(Throttle{})
+      .name("throttle")
+      .uid("throttle")
+      .map(RecordNotifications{})
+      .name("notifications")
+      .uid("notifications")
+      .key_by([](const nexmark::Bid& b) { return b.auction; })
+      .process(per_auction::CountSumMax{})
+      .name("per-auction")
+      .uid("per-auction")
+      .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(
+          job.output_dir,
+          [](const per_auction::AuctionUpdate& u, std::string& line) {
+            line += std::to_string(u.auction);
+            line += ',';
+            line += std::to_string(u.count);
+            line += ',';
+            line += std::to_string(u.sum);
+            line += ',';
+            line += std::to_string(u.max);
+          }))
+      .name("sink")
+      .uid("sink");
+}
+
+// The committed output checked against the single-threaded oracle: every auction's counts 1..n exactly once and
+// its final values right. Returns a description of the first problem, or "" when exactly-once holds.
+inline std::string check_exactly_once(const MainJob& job) {
+  auto src = source_options(job);
+  auto oracle = nexmark::compute_per_auction_oracle(src.generator, src.generator.max_events);
+  auto report = cli::verify_per_auction_output(job.output_dir, oracle);
+  if (!report.is_ok()) return report.status().to_string();
+  if (report->mismatches() != 0) {
+    return "missing " + std::to_string(report->missing) + ", duplicates " + std::to_string(report->duplicates) +
+           ", wrong finals " + std::to_string(report->wrong_finals) + ", malformed " +
+           std::to_string(report->malformed) +
+           (report->first_mismatches.empty() ? "" : ": " + report->first_mismatches.front());
+  }
+  if (report->records == 0) return "no output at all";
+  return "";
+}
+
+// The checkpoint number in a part file name "part-<job>-<subtask>-<checkpoint>-<counter>", or -1.
+inline int64_t part_checkpoint(const std::string& name) {
+  if (name.rfind("part-", 0) != 0) return -1;
+  size_t a = name.find('-', 5);
+  size_t b = a == std::string::npos ? a : name.find('-', a + 1);
+  size_t c = b == std::string::npos ? b : name.find('-', b + 1);
+  if (c == std::string::npos) return -1;
+  return std::stoll(name.substr(b + 1, c - b - 1));
+}
+
+// Puts `out` back to what it held when checkpoint `id` had been taken and committed: the visible part files of
+// checkpoints up to `id`, and the hidden (pending and in-progress) files, which the restored sink commits when
+// its state owns them and deletes otherwise.
+inline void reset_output(const std::string& saved, const std::string& out, int64_t id) {
+  fs::remove_all(out);
+  fs::create_directories(out);
+  for (const auto& e : fs::directory_iterator(saved)) {
+    const std::string name = e.path().filename().string();
+    const bool hidden = name.rfind(".part-", 0) == 0;
+    const int64_t n = part_checkpoint(name);
+    if (hidden || (n >= 0 && n <= id)) fs::copy_file(e.path(), fs::path(out) / name);
+  }
+}
+
+// ---- submitting with a storage the test built ----------------------------------------------------------
+
+// Runs the program built in `env` on the MiniCluster with `mc` (checkpointing settings, storage, restart
+// strategy chosen by the test) instead of the configuration keys.
+inline Result<std::unique_ptr<JobClient>> submit(StreamExecutionEnvironment& env, const cluster::MiniClusterConfig& mc,
+                                                 const std::string& name) {
+  auto sg = std::make_shared<StreamGraph>(env.stream_graph());
+  graph::JobGraphOptions jo;
+  jo.job_name = name;
+  jo.default_parallelism = env.parallelism();
+  jo.max_parallelism = env.max_parallelism();
+  SLUICE_ASSIGN_OR_RETURN(graph::JobGraph jg, graph::build_job_graph(*sg, jo));
+  return cluster::submit_job(std::move(sg), std::move(jg), mc);
+}
+
+// A FileSystem over the local one that logs directory creations, file writes and renames (with a monotonic
+// time), can hold the first write whose path contains a given text until the test releases it, and can fail
+// the creation of directories with given names (as a directory without write permission would).
+class ObservedFileSystem final : public checkpoint::FileSystem {
+ public:
+  struct Entry {
+    std::string op;  // "mkdir", "write", "rename"
+    std::string path;
+    std::chrono::steady_clock::time_point at;
+  };
+
+  // The first write_file whose path contains `text` waits until release(text) (or 60 s).
+  void hold_first_write(const std::string& text) {
+    std::lock_guard lock(mu_);
+    holds_[text] = Hold{};
+  }
+  void release(const std::string& text) {
+    {
+      std::lock_guard lock(mu_);
+      holds_[text].released = true;
+    }
+    cv_.notify_all();
+  }
+  // True while a write is held for `text`.
+  bool holding(const std::string& text) const {
+    std::lock_guard lock(mu_);
+    auto it = holds_.find(text);
+    return it != holds_.end() && it->second.waiting;
+  }
+  // create_dir of a directory named `name` (the last path component, e.g. "chk-3") fails with an I/O error.
+  void fail_mkdir_of(std::set<std::string> names) {
+    std::lock_guard lock(mu_);
+    fail_mkdir_ = std::move(names);
+  }
+  std::vector<Entry> log() const {
+    std::lock_guard lock(mu_);
+    return log_;
+  }
+
+  Status create_dir(const std::string& path) override {
+    {
+      std::lock_guard lock(mu_);
+      if (fail_mkdir_.count(checkpoint::path_file_name(path)) > 0) {
+        log_.push_back({"mkdir-failed", path, std::chrono::steady_clock::now()});
+        return Status::io_error("cannot create directory '" + path + "': Permission denied");
+      }
+    }
+    Status s = base_->create_dir(path);
+    add("mkdir", path);
+    return s;
+  }
+  Status write_file(const std::string& path, const std::vector<uint8_t>& bytes,
+                    checkpoint::Durability durability) override {
+    {
+      std::unique_lock lock(mu_);
+      for (auto& [text, hold] : holds_) {
+        if (hold.used || path.find(text) == std::string::npos) continue;
+        hold.used = true;
+        hold.waiting = true;
+        cv_.wait_for(lock, std::chrono::seconds(60), [&] { return hold.released; });
+        hold.waiting = false;
+        break;
+      }
+    }
+    add("write", path);
+    return base_->write_file(path, bytes, durability);
+  }
+  Status sync_dir(const std::string& dir) override { return base_->sync_dir(dir); }
+  Status rename(const std::string& from, const std::string& to) override {
+    Status s = base_->rename(from, to);
+    if (s.is_ok()) add("rename", to);
+    return s;
+  }
+  Result<std::vector<uint8_t>> read_file(const std::string& path) override { return base_->read_file(path); }
+  Result<checkpoint::FileDigest> digest_file(const std::string& path) override { return base_->digest_file(path); }
+  Result<checkpoint::PathKind> stat(const std::string& path) override { return base_->stat(path); }
+  Result<std::vector<checkpoint::DirEntry>> list_dir(const std::string& dir) override { return base_->list_dir(dir); }
+  Status remove_file(const std::string& path) override { return base_->remove_file(path); }
+  Status remove_empty_dir(const std::string& path) override { return base_->remove_empty_dir(path); }
+  Status remove_all(const std::string& path) override { return base_->remove_all(path); }
+
+ private:
+  struct Hold {
+    bool used = false;
+    bool waiting = false;
+    bool released = false;
+  };
+  void add(const char* op, const std::string& path) {
+    std::lock_guard lock(mu_);
+    log_.push_back({op, path, std::chrono::steady_clock::now()});
+  }
+
+  std::shared_ptr<checkpoint::FileSystem> base_ = checkpoint::local_file_system();
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Hold> holds_;
+  std::set<std::string> fail_mkdir_;
+  std::vector<Entry> log_;
+};
+
+// ---- reading a checkpoint directory --------------------------------------------------------------------
+
+// Checkpoint ids of the chk-<n> folders in `job_dir` that have a _metadata, ascending.
+inline std::vector<int64_t> completed_checkpoints_in(const std::string& job_dir) {
+  std::vector<int64_t> ids;
+  if (!fs::is_directory(job_dir)) return ids;
+  for (const auto& e : fs::directory_iterator(job_dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("chk-", 0) != 0) continue;
+    if (fs::exists(e.path() / "_metadata")) ids.push_back(std::stoll(name.substr(4)));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Names of the entries of `dir` (files and folders), sorted; empty if it does not exist.
+inline std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every checkpoint in the statistics (history, latest completed/failed, in progress), by id.
+inline std::map<int64_t, coordinator::CheckpointStatsEntry> stats_by_id(const coordinator::CheckpointStatsSnapshot& s) {
+  std::map<int64_t, coordinator::CheckpointStatsEntry> out;
+  for (const auto& e : s.history) out[e.id.value()] = e;
+  if (s.latest_completed) out[s.latest_completed->id.value()] = *s.latest_completed;
+  if (s.latest_failed) out[s.latest_failed->id.value()] = *s.latest_failed;
+  for (const auto& e : s.in_progress) out[e.id.value()] = e;
+  return out;
+}
+
+}  // namespace sluice::it
