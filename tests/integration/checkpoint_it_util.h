@@ -3,6 +3,8 @@
 // the test built (a FileSystem that observes or fails operations), and reading a checkpoint directory.
 #pragma once
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,9 +49,9 @@ inline cluster::CheckpointingJobClient& checkpointing(JobClient& client) {
   return *cp;
 }
 
-// A fresh directory under the test temp dir.
+// A fresh directory under the test temp dir, per process: test binaries of several builds may run at once.
 inline std::string fresh_dir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "sluice-" + name;
+  std::string d = ::testing::TempDir() + "sluice-" + std::to_string(::getpid()) + "-" + name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -1,5 +1,6 @@
 // The main job end to end at parallelism 1..4: its output passes the demo's --verify check.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,7 @@ namespace {
 class PerAuctionTest : public ::testing::TestWithParam<int32_t> {};
 
 TEST_P(PerAuctionTest, OutputMatchesOracle) {
-  std::string dir = ::testing::TempDir() + "per-auction-" + std::to_string(GetParam());
+  std::string dir = ::testing::TempDir() + "per-auction-" + std::to_string(::getpid()) + "-" + std::to_string(GetParam());
   std::filesystem::remove_all(dir);
   StreamExecutionEnvironment env;
   env.set_parallelism(GetParam());
@@ -40,7 +41,7 @@ TEST_P(PerAuctionTest, OutputMatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(Parallelism, PerAuctionTest, ::testing::Values(1, 2, 3, 4));
 
 TEST(PerAuctionVerify, DetectsMissingAndDuplicateUpdates) {
-  std::string dir = ::testing::TempDir() + "verify-negative";
+  std::string dir = ::testing::TempDir() + "verify-negative-" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::unordered_map<int64_t, nexmark::AuctionAggregate> oracle{{1000, {3, 600, 300}}, {1001, {1, 50, 50}}};
