@@ -316,6 +316,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.job_metrics = job_metrics_;
       d.clock = cfg_.clock.get();
       d.state_backend_type = cfg_.state_backend_type;
+      d.rocksdb = cfg_.rocksdb;
       d.job_id = job_id_.to_hex();
       if (cfg_.checkpointing) {
         d.checkpoint_responder = this;
