@@ -1,6 +1,7 @@
 // Exactly-once under failures: the main job with checkpoints, tasks failed at seeded random points, and the
 // committed output checked against the single-threaded oracle (each auction's counts 1..n exactly once,
-// final values equal). Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak tier runs 20).
+// final values equal). Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak tier runs 20);
+// SLUICE_FAILOVER_STATE_BACKEND sets state.backend.type (failover_rocksdb_it runs the suite on RocksDB).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -35,6 +36,9 @@ void run_with_failures(uint64_t seed, int32_t parallelism, int32_t failures) {
   ASSERT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
   ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
   ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  if (const char* backend = std::getenv("SLUICE_FAILOVER_STATE_BACKEND")) {  // failover_rocksdb_it
+    ASSERT_TRUE(config.set_string("state.backend.type", backend).is_ok());
+  }
   StreamExecutionEnvironment env(config);
   env.set_parallelism(parallelism);
   per_auction::JobOptions opt;
