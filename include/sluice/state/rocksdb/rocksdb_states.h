@@ -234,7 +234,12 @@ class RocksDBMapState final : public InternalMapState<N, UK, UV> {
     std::string_view v;
     return a_.store().get(a_.cf(), a_.user_key(key), &v);
   }
-  bool is_empty() const override { return !scan()->valid(); }
+  bool is_empty() const override {
+    auto it = scan();
+    if (it->valid()) return false;
+    check(it->status());
+    return true;
+  }
   std::vector<std::pair<UK, UV>> entries() const override {
     std::vector<std::pair<UK, UV>> out;
     visit([&](UK&& k, UV&& v) { out.emplace_back(std::move(k), std::move(v)); });
