@@ -134,7 +134,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   mc.network.max_buffers_per_channel = config_.get(options::kNetworkMaxBuffersPerChannel);
   mc.buffer_timeout = config_.get(options::kBufferTimeoutInterval);
   mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
-  mc.state_backend_type = "HASHMAP";
+  mc.state_backend_type = OptionType<StateBackendType>::format(state_backend_kind_of(config_));
+  mc.rocksdb.local_dir = config_.get(options::kRocksDBLocalDir);
   mc.clock = clock_;
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, &mc));
 

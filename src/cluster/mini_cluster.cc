@@ -335,6 +335,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.job_metrics = job_metrics_;
       d.clock = cfg_.clock.get();
       d.state_backend_type = cfg_.state_backend_type;
+      d.rocksdb = cfg_.rocksdb;
       d.job_id = job_id_.to_hex();
       d.fault_injector = injector_.get();
       if (cfg_.checkpointing) {

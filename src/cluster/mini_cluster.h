@@ -28,6 +28,7 @@
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/core/clock.h"
+#include "sluice/state/state_backend.h"
 
 namespace sluice::cluster {
 
@@ -41,7 +42,8 @@ struct MiniClusterConfig {
   // execution.buffer-timeout.interval: partial buffers are flushed at least this often.
   std::chrono::milliseconds buffer_timeout{100};
   bool buffer_timeout_enabled = true;
-  std::string state_backend_type = "HASHMAP";
+  std::string state_backend_type = "HASHMAP";  // state.backend.type, as parse_state_backend_type reads it
+  RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.*
   std::shared_ptr<Clock> clock;  // null: the system clock
 
   // Checkpointing (off unless `checkpointing`).

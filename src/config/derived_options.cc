@@ -1,6 +1,7 @@
 #include "sluice/config/derived_options.h"
 
 #include <optional>
+#include <string>
 
 namespace sluice {
 
@@ -8,9 +9,58 @@ bool checkpointing_enabled(const Configuration& config) {
   return config.get(options::kCheckpointingInterval).count() > 0;
 }
 
+namespace {
+
+// The checkpoint storage a legacy state.backend.type names, if it is one.
+std::optional<CheckpointStorageType> legacy_storage_of(StateBackendType type) {
+  switch (type) {
+    case StateBackendType::kLegacyJobManager:
+      return CheckpointStorageType::kJobManager;
+    case StateBackendType::kLegacyFileSystem:
+    case StateBackendType::kLegacyRocksDB:
+      return CheckpointStorageType::kFileSystem;
+    case StateBackendType::kHashMap:
+    case StateBackendType::kRocksDB:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StateBackendType state_backend_kind_of(const Configuration& config) {
+  switch (config.get(options::kStateBackendType)) {
+    case StateBackendType::kRocksDB:
+    case StateBackendType::kLegacyRocksDB:
+      return StateBackendType::kRocksDB;
+    case StateBackendType::kHashMap:
+    case StateBackendType::kLegacyJobManager:
+    case StateBackendType::kLegacyFileSystem:
+      break;
+  }
+  return StateBackendType::kHashMap;
+}
+
 Result<CheckpointStorageType> checkpoint_storage_type(const Configuration& config) {
   const bool has_dir = !config.get(options::kCheckpointsDirectory).empty();
   std::optional<CheckpointStorageType> set = config.get(options::kCheckpointStorage);
+  const StateBackendType backend = config.get(options::kStateBackendType);
+  if (std::optional<CheckpointStorageType> legacy = legacy_storage_of(backend)) {
+    const std::string name = OptionType<StateBackendType>::format(backend);
+    const std::string storage = OptionType<CheckpointStorageType>::format(*legacy);
+    if (set && *set != *legacy) {
+      return Status::invalid_argument(options::kStateBackendType.key + ": the legacy backend " + name + " implies " +
+                                      storage + " checkpoint storage, but " + options::kCheckpointStorage.key +
+                                      " is " + OptionType<CheckpointStorageType>::format(*set) +
+                                      " (use state.backend.type: hashmap or rocksdb to choose the storage freely)");
+    }
+    if (*legacy == CheckpointStorageType::kFileSystem && !has_dir) {
+      return Status::invalid_argument(options::kStateBackendType.key + ": the legacy backend " + name +
+                                      " uses FILESYSTEM checkpoint storage, which needs a checkpoint directory, but " +
+                                      options::kCheckpointsDirectory.key + " is empty");
+    }
+    return *legacy;
+  }
   if (!set) return has_dir ? CheckpointStorageType::kFileSystem : CheckpointStorageType::kJobManager;
   if (*set == CheckpointStorageType::kFileSystem && !has_dir) {
     return Status::invalid_argument(options::kCheckpointStorage.key +

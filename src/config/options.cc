@@ -75,9 +75,18 @@ const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel{
 
 const ConfigOption<StateBackendType> kStateBackendType{
     "state.backend.type", StateBackendType::kHashMap,
-    "Backend for keyed and operator state. HASHMAP keeps state as objects on the heap and snapshots it "
-    "copy-on-write.",
+    "Backend for keyed state. HASHMAP keeps state as objects on the heap and snapshots it copy-on-write; "
+    "ROCKSDB keeps it serialized in an embedded RocksDB on local disk (bounded by disk, not memory). The legacy "
+    "names also choose the checkpoint storage: JOBMANAGER / MEMORYSTATEBACKEND = HASHMAP + JOBMANAGER storage, "
+    "FILESYSTEM / FSSTATEBACKEND = HASHMAP + FILESYSTEM storage, ROCKSDBSTATEBACKEND = ROCKSDB + FILESYSTEM "
+    "storage.",
     {"state.backend"}, {}};
+
+const ConfigOption<std::string> kRocksDBLocalDir{
+    "state.backend.rocksdb.localdir", "",
+    "Directory under which the RocksDB state backend creates one working directory per keyed operator subtask "
+    "(deleted when the subtask ends). Empty: the system temp directory ($TMPDIR or /tmp).",
+    {}, {}};
 
 // ---- checkpointing ------------------------------------------------------------------------------------
 
@@ -241,7 +250,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kPipelineName,             &options::kBufferTimeoutInterval,
       &options::kBufferTimeoutEnabled,     &options::kMemorySegmentSize,
       &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
-      &options::kStateBackendType,
+      &options::kStateBackendType,         &options::kRocksDBLocalDir,
       // checkpointing
       &options::kCheckpointingInterval,    &options::kCheckpointingMode,
       &options::kCheckpointingTimeout,     &options::kCheckpointingMinPause,

@@ -197,6 +197,7 @@ void StreamTask::build_chain() {
     s.clock = d_.clock;
     s.key_group_range = d_.key_group_range;
     s.state_backend_type = d_.state_backend_type;
+    s.rocksdb = d_.rocksdb;
     s.source_gateway = gateway_.get();
     s.checkpointing = checkpointing();
     s.job_id = d_.job_id;

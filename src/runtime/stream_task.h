@@ -36,6 +36,7 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/source/source_operator.h"
+#include "sluice/state/state_backend.h"
 
 namespace sluice::runtime {
 
@@ -69,6 +70,7 @@ struct TaskDeployment {
   MetricGroup* job_metrics = nullptr;     // the task adds operator/subtask groups below it
   const Clock* clock = nullptr;
   std::string state_backend_type = "HASHMAP";
+  RocksDBStateBackendOptions rocksdb;
   std::string job_id;  // the run's JobId (hex)
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none

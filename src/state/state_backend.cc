@@ -10,6 +10,8 @@ std::string_view state_backend_kind_name(StateBackendKind kind) {
   switch (kind) {
     case StateBackendKind::kHashMap:
       return "hashmap";
+    case StateBackendKind::kRocksDB:
+      return "rocksdb";
   }
   return "unknown";
 }
@@ -19,10 +21,15 @@ Result<StateBackendKind> parse_state_backend_type(std::string_view text) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "hashmap" || lower == "heap") return StateBackendKind::kHashMap;
-  if (lower == "rocksdb") {
-    return Status::invalid_argument("state.backend.type: 'rocksdb' is not available in this build yet; use 'hashmap'");
+  if (lower == "rocksdb") return StateBackendKind::kRocksDB;
+  // The seed's legacy backend names (Flink 1.x): the state part of their mapping.
+  if (lower == "jobmanager" || lower == "memorystatebackend" || lower == "filesystem" || lower == "fsstatebackend") {
+    return StateBackendKind::kHashMap;
   }
-  return Status::invalid_argument("state.backend.type: expected 'hashmap', got '" + std::string(text) + "'");
+  if (lower == "rocksdbstatebackend") return StateBackendKind::kRocksDB;
+  return Status::invalid_argument("state.backend.type: expected 'hashmap' or 'rocksdb' (or a legacy name: "
+                                  "'jobmanager', 'filesystem', 'MemoryStateBackend', 'FsStateBackend', "
+                                  "'RocksDBStateBackend'), got '" + std::string(text) + "'");
 }
 
 }  // namespace sluice

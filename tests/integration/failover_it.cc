@@ -5,6 +5,7 @@
 // final values equal) after every run. Each seed injects every class once, in a seeded order, at seeded shares
 // of the source events, into seeded subtasks. Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak
 // tier runs 20).
+// SLUICE_FAILOVER_STATE_BACKEND sets state.backend.type (failover_rocksdb_it runs the suite on RocksDB).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,6 +63,9 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  if (const char* backend = std::getenv("SLUICE_FAILOVER_STATE_BACKEND")) {  // failover_rocksdb_it
+    EXPECT_TRUE(config.set_string("state.backend.type", backend).is_ok());
+  }
   StreamExecutionEnvironment env(config);
   env.set_parallelism(parallelism);
   per_auction::JobOptions opt;

@@ -13,8 +13,14 @@ namespace sluice {
 // True when periodic checkpoints are on: execution.checkpointing.interval > 0 (unset is 0, i.e. off).
 bool checkpointing_enabled(const Configuration& config);
 
-// execution.checkpointing.storage, or when unset: FILESYSTEM if execution.checkpointing.dir is set, else
-// JOBMANAGER. Error (kInvalidArgument): FILESYSTEM set explicitly while execution.checkpointing.dir is empty.
+// The keyed state backend state.backend.type selects: kHashMap or kRocksDB (legacy names map to these).
+StateBackendType state_backend_kind_of(const Configuration& config);
+
+// execution.checkpointing.storage, or when unset: the storage a legacy state.backend.type names (JOBMANAGER for
+// JOBMANAGER / MEMORYSTATEBACKEND; FILESYSTEM for FILESYSTEM / FSSTATEBACKEND / ROCKSDBSTATEBACKEND), else
+// FILESYSTEM if execution.checkpointing.dir is set, else JOBMANAGER. Errors (kInvalidArgument): FILESYSTEM
+// (set or implied by a legacy name) while execution.checkpointing.dir is empty; a legacy name together with an
+// execution.checkpointing.storage that contradicts it.
 // (With JOBMANAGER set explicitly and a directory given, Flink writes only the _metadata to the directory;
 // how Sluice's JobManager storage uses the directory is the checkpoint storage's documented choice.)
 Result<CheckpointStorageType> checkpoint_storage_type(const Configuration& config);

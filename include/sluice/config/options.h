@@ -20,13 +20,23 @@
 
 namespace sluice {
 
-// state.backend.type. Flink's shortcut names; RocksDB arrives with the RocksDB backend.
-enum class StateBackendType { kHashMap };
+// state.backend.type. Flink's shortcut names, plus the seed's legacy backend names, each of which also selects
+// a checkpoint storage (derived_options.h: state_backend_kind_of / checkpoint_storage_type):
+//   JOBMANAGER, MEMORYSTATEBACKEND   = HASHMAP + JobManager checkpoint storage (Flink's MemoryStateBackend)
+//   FILESYSTEM, FSSTATEBACKEND       = HASHMAP + filesystem checkpoint storage (FsStateBackend)
+//   ROCKSDBSTATEBACKEND              = ROCKSDB + filesystem checkpoint storage (RocksDBStateBackend)
+enum class StateBackendType { kHashMap, kRocksDB, kLegacyJobManager, kLegacyFileSystem, kLegacyRocksDB };
 
 template <>
 struct EnumOptionNames<StateBackendType> {
-  static constexpr std::array<std::pair<StateBackendType, std::string_view>, 1> kValues{{
+  static constexpr std::array<std::pair<StateBackendType, std::string_view>, 7> kValues{{
       {StateBackendType::kHashMap, "HASHMAP"},
+      {StateBackendType::kRocksDB, "ROCKSDB"},
+      {StateBackendType::kLegacyJobManager, "JOBMANAGER"},
+      {StateBackendType::kLegacyJobManager, "MEMORYSTATEBACKEND"},
+      {StateBackendType::kLegacyFileSystem, "FILESYSTEM"},
+      {StateBackendType::kLegacyFileSystem, "FSSTATEBACKEND"},
+      {StateBackendType::kLegacyRocksDB, "ROCKSDBSTATEBACKEND"},
   }};
 };
 
@@ -110,8 +120,12 @@ extern const ConfigOption<int32_t> kNetworkBuffersPerChannel;
 // taskmanager.network.memory.max-buffers-per-channel (Integer, 10, >= 1): buffers a sender may hold per
 // output channel before it blocks (bounds in-flight data under data skew).
 extern const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel;
-// state.backend.type (Enum, HASHMAP; alias state.backend): the keyed state backend.
+// state.backend.type (Enum, HASHMAP; alias state.backend): the keyed state backend, HASHMAP or ROCKSDB, or a
+// legacy name that also selects the checkpoint storage (see StateBackendType).
 extern const ConfigOption<StateBackendType> kStateBackendType;
+// state.backend.rocksdb.localdir (String, "" = the system temp directory): where the RocksDB backend puts each
+// subtask's working directory (deleted when the subtask ends).
+extern const ConfigOption<std::string> kRocksDBLocalDir;
 
 // ---- checkpointing (Flink's CheckpointingOptions; effective values: derived_options.h) ----------------
 

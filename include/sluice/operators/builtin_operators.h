@@ -149,7 +149,12 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
   void setup(const OperatorSetup& s) override {
     OneInputStreamOperator<IN, OUT>::setup(s);
-    backend_ = create_keyed_state_backend<K>(s.state_backend_type, s.key_group_range, s.info.max_parallelism);
+    RocksDBStateBackendOptions rocksdb = s.rocksdb;
+    rocksdb.instance_name = "job_" + s.job_id + "_op_" + (s.info.operator_uid.empty() ? s.info.operator_name
+                                                                                     : s.info.operator_uid) +
+                            "_" + std::to_string(s.info.subtask_index);
+    backend_ = create_keyed_state_backend<K>(s.state_backend_type, s.key_group_range, s.info.max_parallelism,
+                                             rocksdb);
     this->runtime_context().set_keyed_state_backend(backend_.get());
   }
   KeyedStateBackend<K>& keyed_backend() { return *backend_; }

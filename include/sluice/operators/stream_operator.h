@@ -24,6 +24,7 @@
 #include "sluice/operators/output.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/operator_state_store.h"
+#include "sluice/state/state_backend.h"
 
 namespace sluice {
 
@@ -36,6 +37,7 @@ struct OperatorSetup {
   const Clock* clock = nullptr;
   KeyGroupRange key_group_range;       // this subtask's key groups (keyed operators)
   std::string state_backend_type = "HASHMAP";  // state.backend.type
+  RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.* (ROCKSDB only)
   SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
   bool checkpointing = false;  // execution.checkpointing.interval > 0
   std::string job_id;          // this run's JobId, 32 hex digits

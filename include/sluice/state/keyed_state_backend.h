@@ -5,8 +5,9 @@
 // before each record. User functions register states in open() (get_state & co.) and access them per record.
 //
 // Per-record path: set_current_key hashes the key once (XXH3 of its serialized bytes) and caches hash, key
-// group and table index; each state access is then one hash-table lookup with that cached hash. State
-// accessors are non-virtual templates; only the state objects' methods are virtual (one call per access).
+// group and table index; each state access is then one hash-table lookup with that cached hash (heap), or one
+// RocksDB call with [key group][key][namespace] as key (RocksDB). State accessors are non-virtual templates;
+// only the state objects' methods are virtual (one call per access).
 //
 // Registration: get_*_state with a name registered before returns the same object. The same name with
 // another kind, value type or namespace type throws std::invalid_argument naming the state (it comes from
@@ -52,6 +53,8 @@ namespace sluice {
 
 template <class K>
 class HeapKeyedStateBackend;
+template <class K>
+class RocksDBKeyedStateBackend;
 
 // The current key as the backend caches it for state accesses.
 template <class K>
@@ -212,12 +215,14 @@ class KeyedStateBackend {
     return StateMetaInfo{d.name(), D::kKind, TypeSerializer<N>::snapshot(), D::value_serializer_snapshots()};
   }
 
-  // Dispatches to the concrete backend's typed factory. RocksDB adds a case.
+  // Dispatches to the concrete backend's typed factory.
   template <class N, class D>
   std::unique_ptr<internal_state_t<N, D>> create_state(const D& d, const StateMetaInfo& meta) {
     switch (kind()) {
       case StateBackendKind::kHashMap:
         return static_cast<HeapKeyedStateBackend<K>&>(*this).template create_heap_state<N>(d, meta);
+      case StateBackendKind::kRocksDB:
+        return static_cast<RocksDBKeyedStateBackend<K>&>(*this).template create_rocksdb_state<N>(d, meta);
     }
     throw std::logic_error("state '" + d.name() + "': unknown state backend kind");
   }
@@ -233,14 +238,17 @@ class KeyedStateBackend {
 
 // The backends, complete before any get_*_state is instantiated.
 #include "sluice/state/heap/heap_keyed_state_backend.h"
+#include "sluice/state/rocksdb/rocksdb_keyed_state_backend.h"
 
 namespace sluice {
 
 // Creates the keyed state backend of one keyed operator subtask. kInvalidArgument if max_parallelism is
-// outside [1, 32768] or the range is not inside [0, max_parallelism).
+// outside [1, 32768] or the range is not inside [0, max_parallelism); kIOError if the RocksDB backend cannot
+// create its working directory or database (`rocksdb` says where; the heap backend ignores it).
 template <class K>
-Result<std::unique_ptr<KeyedStateBackend<K>>> make_keyed_state_backend(StateBackendKind kind, KeyGroupRange range,
-                                                                       int32_t max_parallelism) {
+Result<std::unique_ptr<KeyedStateBackend<K>>> make_keyed_state_backend(
+    StateBackendKind kind, KeyGroupRange range, int32_t max_parallelism,
+    const RocksDBStateBackendOptions& rocksdb = {}) {
   SLUICE_RETURN_IF_ERROR(check_max_parallelism(max_parallelism, 1));
   if (!range.is_empty() && range.end_inclusive() >= max_parallelism) {
     return Status::invalid_argument("key-group range " + range.to_string() + " is not inside [0, " +
@@ -251,19 +259,28 @@ Result<std::unique_ptr<KeyedStateBackend<K>>> make_keyed_state_backend(StateBack
     case StateBackendKind::kHashMap:
       return std::unique_ptr<KeyedStateBackend<K>>(
           std::make_unique<HeapKeyedStateBackend<K>>(range, max_parallelism));
+    case StateBackendKind::kRocksDB: {
+      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBKeyedStateBackend<K>> b,
+                              RocksDBKeyedStateBackend<K>::create(range, max_parallelism, rocksdb));
+      return std::unique_ptr<KeyedStateBackend<K>>(std::move(b));
+    }
   }
   return Status::invalid_argument("unknown state backend kind " + std::to_string(static_cast<int>(kind)));
 }
 
 // The same from a `state.backend.type` string, for operator setup code that reports failures by exception:
-// throws std::invalid_argument with the Status message.
+// throws std::invalid_argument with the Status message (std::runtime_error for a kIOError).
 template <class K>
 std::unique_ptr<KeyedStateBackend<K>> create_keyed_state_backend(std::string_view state_backend_type,
-                                                                 KeyGroupRange range, int32_t max_parallelism) {
+                                                                 KeyGroupRange range, int32_t max_parallelism,
+                                                                 const RocksDBStateBackendOptions& rocksdb = {}) {
   Result<StateBackendKind> kind = parse_state_backend_type(state_backend_type);
   if (!kind) throw std::invalid_argument(kind.status().to_string());
-  auto backend = make_keyed_state_backend<K>(*kind, range, max_parallelism);
-  if (!backend) throw std::invalid_argument(backend.status().to_string());
+  auto backend = make_keyed_state_backend<K>(*kind, range, max_parallelism, rocksdb);
+  if (!backend) {
+    if (backend.status().code() == StatusCode::kIOError) throw std::runtime_error(backend.status().to_string());
+    throw std::invalid_argument(backend.status().to_string());
+  }
   return std::move(backend).value();
 }
 

@@ -6,24 +6,40 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "sluice/core/status.h"
 
 namespace sluice {
 
-// The backend implementations. RocksDB adds kRocksDB.
+// The backend implementations.
 enum class StateBackendKind : uint8_t {
   kHashMap = 1,  // HashMapStateBackend: typed objects in per-key-group hash tables on the heap
+  kRocksDB = 2,  // EmbeddedRocksDBStateBackend: serialized bytes in an embedded RocksDB on local disk
 };
 
-// The `state.backend.type` value of a kind: "hashmap".
+// The `state.backend.type` value of a kind: "hashmap" or "rocksdb".
 std::string_view state_backend_kind_name(StateBackendKind kind);
 
-// Parses `state.backend.type`: "hashmap" (case-insensitive, Flink's value; "heap", Flink's legacy name, is
-// accepted too). kInvalidArgument naming the value and the accepted ones otherwise (including "rocksdb"
-// until that backend exists).
+// Parses a `state.backend.type` value into the backend it selects (case-insensitive): "hashmap" (Flink's
+// value; "heap" is accepted too), "rocksdb", and the seed's legacy names: "jobmanager" / "MemoryStateBackend"
+// and "filesystem" / "FsStateBackend" select hashmap, "RocksDBStateBackend" selects rocksdb. (The legacy names
+// also select a checkpoint storage; that part is the configuration's: derived_options.h.)
+// kInvalidArgument naming the value and the accepted ones otherwise.
 Result<StateBackendKind> parse_state_backend_type(std::string_view text);
+
+// Job-wide settings of the RocksDB backend (`state.backend.rocksdb.*`), handed from the configuration to every
+// keyed operator subtask. Ignored by the heap backend.
+struct RocksDBStateBackendOptions {
+  // state.backend.rocksdb.localdir: the directory under which each subtask's RocksDB instance gets its own
+  // working directory (deleted when the subtask's backend is destroyed). Empty: the system temp directory
+  // (std::filesystem::temp_directory_path(), i.e. $TMPDIR or /tmp).
+  std::string local_dir;
+  // Part of the working directory's name, so one can tell whose it is: the runtime sets
+  // "job_<job id>_op_<operator>_<subtask>". A random suffix keeps names unique across attempts and processes.
+  std::string instance_name;
+};
 
 class StateBackend {
  public:

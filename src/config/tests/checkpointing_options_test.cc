@@ -251,6 +251,59 @@ TEST(DerivedOptions, CheckpointStorageFollowsTheDirectory) {
             "execution.checkpointing.dir is empty");
 }
 
+TEST(DerivedOptions, StateBackendTypeAndTheSeedsLegacyNames) {
+  auto with = [](std::string_view backend, std::string_view dir) {
+    Configuration c;
+    EXPECT_TRUE(c.set_string("state.backend.type", backend).is_ok()) << backend;
+    if (!dir.empty()) c.set(options::kCheckpointsDirectory, std::string(dir));
+    return c;
+  };
+  // Flink's names choose the backend only; the storage follows the directory.
+  EXPECT_EQ(state_backend_kind_of(Configuration()), StateBackendType::kHashMap);
+  EXPECT_EQ(state_backend_kind_of(with("rocksdb", "")), StateBackendType::kRocksDB);
+  EXPECT_EQ(checkpoint_storage_type(with("rocksdb", "")).value(), CheckpointStorageType::kJobManager);
+  EXPECT_EQ(checkpoint_storage_type(with("RocksDB", "/tmp/chk")).value(), CheckpointStorageType::kFileSystem);
+  // Legacy names choose both: MemoryStateBackend = heap + JobManager storage (even with a directory) ...
+  for (std::string_view name : {"jobmanager", "MemoryStateBackend"}) {
+    Configuration c = with(name, "/tmp/chk");
+    EXPECT_EQ(state_backend_kind_of(c), StateBackendType::kHashMap) << name;
+    EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kJobManager) << name;
+  }
+  // ... FsStateBackend = heap + filesystem storage, RocksDBStateBackend = RocksDB + filesystem storage.
+  for (std::string_view name : {"filesystem", "FsStateBackend", "RocksDBStateBackend"}) {
+    Configuration c = with(name, "/tmp/chk");
+    EXPECT_EQ(state_backend_kind_of(c),
+              name == "RocksDBStateBackend" ? StateBackendType::kRocksDB : StateBackendType::kHashMap)
+        << name;
+    EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kFileSystem) << name;
+    auto no_dir = checkpoint_storage_type(with(name, ""));
+    ASSERT_FALSE(no_dir.is_ok()) << name;
+    EXPECT_NE(no_dir.status().message().find("execution.checkpointing.dir is empty"), std::string::npos)
+        << no_dir.status().to_string();
+  }
+  // The canonical text of a legacy value is its first name.
+  EXPECT_EQ(with("MemoryStateBackend", "").to_map().at("state.backend.type"), "JOBMANAGER");
+  // A legacy name and a contradicting explicit storage: an error naming both keys.
+  Configuration both = with("FsStateBackend", "/tmp/chk");
+  both.set(options::kCheckpointStorage, std::optional(CheckpointStorageType::kJobManager));
+  auto r = checkpoint_storage_type(both);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("state.backend.type"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("execution.checkpointing.storage is JOBMANAGER"), std::string::npos)
+      << r.status().to_string();
+  // An agreeing explicit storage is fine.
+  Configuration agree = with("jobmanager", "");
+  agree.set(options::kCheckpointStorage, std::optional(CheckpointStorageType::kJobManager));
+  EXPECT_EQ(checkpoint_storage_type(agree).value(), CheckpointStorageType::kJobManager);
+}
+
+TEST(DerivedOptions, RocksDBLocalDir) {
+  Configuration c;
+  EXPECT_EQ(c.get(options::kRocksDBLocalDir), "");
+  ASSERT_TRUE(c.set_string("state.backend.rocksdb.localdir", "/var/tmp/sluice-rocksdb").is_ok());
+  EXPECT_EQ(c.get(options::kRocksDBLocalDir), "/var/tmp/sluice-rocksdb");
+}
+
 TEST(DerivedOptions, CheckpointingEnabledAndRestartDefault) {
   Configuration c;
   EXPECT_FALSE(checkpointing_enabled(c));

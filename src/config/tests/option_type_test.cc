@@ -89,9 +89,13 @@ TEST(OptionType, EnumIsCaseInsensitiveAndCanonicallyUpperCase) {
   EXPECT_EQ(OT::parse("HashMap").value(), StateBackendType::kHashMap);
   EXPECT_EQ(OT::parse(" HASHMAP ").value(), StateBackendType::kHashMap);
   EXPECT_EQ(OT::format(StateBackendType::kHashMap), "HASHMAP");
-  auto r = OT::parse("rocksdb");
+  EXPECT_EQ(OT::parse("RocksDB").value(), StateBackendType::kRocksDB);
+  EXPECT_EQ(OT::format(StateBackendType::kRocksDB), "ROCKSDB");
+  auto r = OT::parse("heap");
   ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().message(), "'rocksdb' is not an accepted value (expected one of HASHMAP, case-insensitive)");
+  EXPECT_EQ(r.status().message(),
+            "'heap' is not an accepted value (expected one of HASHMAP, ROCKSDB, JOBMANAGER, MEMORYSTATEBACKEND, "
+            "FILESYSTEM, FSSTATEBACKEND, ROCKSDBSTATEBACKEND, case-insensitive)");
 }
 
 enum class Color { kRed, kDarkBlue };

@@ -1,5 +1,5 @@
-// Shared by the asynchronous snapshot tests: a backend with all state kinds, random operations applied to the
-// backend and to a plain model, and a canonical dump of either for comparison.
+// Shared by the asynchronous snapshot tests (run on every backend): a backend with all state kinds, random
+// operations applied to the backend and to a plain model, and a canonical dump of either for comparison.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,15 +10,19 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string_view>
+#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "sluice/state/hashmap_state_backend.h"
+#include "backend_test_util.h"
 
 namespace sluice::cow_test {
 
-using Backend = HeapKeyedStateBackend<std::string>;
+using Backend = KeyedStateBackend<std::string>;
+using HeapBackend = HeapKeyedStateBackend<std::string>;
+using RocksBackend = RocksDBKeyedStateBackend<std::string>;
 using Dump = std::map<std::string, std::string>;  // "state|key[|namespace]" -> canonical value
 
 struct Window {
@@ -77,8 +81,8 @@ std::string map_repr(const M& m) {
   return s;
 }
 
-// Every entry of every state of b (all must be registered), in canonical form.
-inline Dump dump(const Backend& b) {
+// Every entry of every state of a heap backend (all must be registered), read through its tables.
+inline Dump dump_heap(const HeapBackend& b) {
   const Descriptors& d = descriptors();
   Dump out;
   for (KeyGroup kg : b.key_group_range()) {
@@ -102,6 +106,65 @@ inline Dump dump(const Backend& b) {
     });
   }
   return out;
+}
+
+// Every entry of the six states of b, decoded from its synchronous snapshot (any backend).
+inline Dump dump_via_snapshot(const Backend& b) {
+  Dump out;
+  auto decode = [](std::string_view bytes, auto* v) {
+    using T = std::remove_pointer_t<decltype(v)>;
+    auto r = deserialize_bytes<T>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    if (r.is_ok()) *v = std::move(r).value();
+  };
+  for (KeyGroup kg : b.key_group_range()) {
+    std::vector<uint8_t> bytes;
+    EXPECT_TRUE(b.snapshot_key_group(kg, &bytes).is_ok());
+    auto view = parse_key_group_snapshot(bytes.data(), bytes.size());
+    EXPECT_TRUE(view.is_ok()) << view.status().to_string();
+    if (!view.is_ok()) return out;
+    for (const StateSnapshotView& st : view->states) {
+      SnapshotEntryReader reader(st);
+      std::string_view kb, nb, vb;
+      while (reader.next(&kb, &nb, &vb)) {
+        std::string k;
+        decode(kb, &k);
+        const std::string& name = st.meta.name;
+        if (name == "list") {
+          std::vector<std::string> v;
+          decode(vb, &v);
+          out["list|" + k] = join(v);
+        } else if (name == "map") {
+          std::map<std::string, int64_t> m;
+          decode(vb, &m);
+          out["map|" + k] = map_repr(m);
+        } else if (name == "windowed") {
+          Window w;
+          decode(nb, &w);
+          std::vector<std::string> v;
+          decode(vb, &v);
+          out["windowed|" + k + "|" + std::to_string(w.start)] = join(v);
+        } else if (name == "value" || name == "reducing" || name == "aggregating") {
+          int64_t v = 0;
+          decode(vb, &v);
+          out[name + "|" + k] = std::to_string(v);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// The heap backend is read through its tables (independent of its snapshot code), others via snapshots.
+inline Dump dump(const Backend& b) {
+  if (const auto* heap = dynamic_cast<const HeapBackend*>(&b)) return dump_heap(*heap);
+  return dump_via_snapshot(b);
+}
+
+// Snapshots a backend keeps for live KeyedStateSnapshots (heap: versions; RocksDB: RocksDB snapshots).
+inline size_t live_snapshots(const Backend& b) {
+  if (const auto* heap = dynamic_cast<const HeapBackend*>(&b)) return heap->state_versions().live_snapshots();
+  return dynamic_cast<const RocksBackend&>(b).live_snapshots();
 }
 
 // The same state kept in plain containers, changed by the same operations.
@@ -297,10 +360,11 @@ inline void expect_same_key_group(int32_t kg, const std::vector<uint8_t>& async_
   }
 }
 
-// Restores a stream written by write_all_key_groups into a fresh backend and dumps it.
-inline Dump restore_and_dump(KeyGroupRange range, int32_t max_parallelism, const std::vector<uint8_t>& stream,
-                             const std::vector<uint64_t>& offsets) {
-  Backend fresh(range, max_parallelism);
+// Restores a stream written by write_all_key_groups into a fresh backend of `kind` and dumps it.
+inline Dump restore_and_dump(StateBackendKind kind, KeyGroupRange range, int32_t max_parallelism,
+                             const std::vector<uint8_t>& stream, const std::vector<uint64_t>& offsets) {
+  std::unique_ptr<Backend> owned = testing_backends::make_backend<std::string>(kind, range, max_parallelism);
+  Backend& fresh = *owned;
   States registered(fresh);
   EXPECT_EQ(offsets.size(), static_cast<size_t>(range.num_key_groups()) + 1);
   for (size_t i = 0; i + 1 < offsets.size(); ++i) {

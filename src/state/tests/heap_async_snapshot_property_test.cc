@@ -1,4 +1,4 @@
-// Randomized, seeded property test of asynchronous snapshots: random state operations on the task thread,
+// Randomized, seeded property test of asynchronous snapshots, on every backend: random state operations on the task thread,
 // snapshots taken at random points (up to two live), each written on its own thread while the task thread
 // keeps going, then checked against the synchronous snapshot and the model copy taken at its point.
 // SLUICE_TEST_SEED=<n> replays one seed; the seed of every run is printed.
@@ -29,7 +29,7 @@ struct LiveSnapshot {
   std::thread writer;
 };
 
-void check_and_release(LiveSnapshot& ls, uint64_t seed) {
+void check_and_release(StateBackendKind kind, LiveSnapshot& ls, uint64_t seed) {
   ls.writer.join();
   ASSERT_TRUE(ls.status.is_ok()) << "seed " << seed << ": " << ls.status.to_string();
   ASSERT_EQ(ls.offsets.size(), static_cast<size_t>(kMaxP) + 1) << "seed " << seed;
@@ -40,15 +40,17 @@ void check_and_release(LiveSnapshot& ls, uint64_t seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     expect_same_key_group(kg, part, ls.sync_bytes.at(kg));
   }
-  EXPECT_EQ(restore_and_dump(kAll, kMaxP, ls.stream, ls.offsets), ls.model_at_sync) << "seed " << seed;
+  EXPECT_EQ(restore_and_dump(kind, kAll, kMaxP, ls.stream, ls.offsets), ls.model_at_sync) << "seed " << seed;
   ls.snap->release();
 }
 
-void run_seed(uint64_t seed) {
-  std::printf("HeapAsyncSnapshotProperty seed %llu (replay: SLUICE_TEST_SEED=%llu)\n",
-              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
+void run_seed(StateBackendKind kind, uint64_t seed) {
+  std::printf("AsyncSnapshotProperty %s seed %llu (replay: SLUICE_TEST_SEED=%llu)\n",
+              std::string(state_backend_kind_name(kind)).c_str(), static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(seed));
   std::fflush(stdout);
-  Backend b(kAll, kMaxP);
+  auto owned = testing_backends::make_backend<std::string>(kind, kAll, kMaxP);
+  Backend& b = *owned;
   States s(b);
   Model model;
   Mutator mut(b, s, &model, seed, 0);
@@ -79,26 +81,32 @@ void run_seed(uint64_t seed) {
     } else if (r < 12 && !live.empty()) {  // end a finished snapshot (any of them)
       const size_t i = static_cast<size_t>(rng() % live.size());
       if (live[i]->done.load()) {
-        check_and_release(*live[i], seed);
+        check_and_release(kind, *live[i], seed);
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
       }
     }
   }
-  for (auto& ls : live) check_and_release(*ls, seed);
+  for (auto& ls : live) check_and_release(kind, *ls, seed);
   live.clear();
   EXPECT_GE(taken, 3) << "seed " << seed;
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u) << "seed " << seed;
-  EXPECT_EQ(b.state_versions().live_snapshots(), 0u) << "seed " << seed;
+  if (const auto* heap = dynamic_cast<const HeapBackend*>(&b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u) << "seed " << seed;
+  }
+  EXPECT_EQ(live_snapshots(b), 0u) << "seed " << seed;
   EXPECT_EQ(dump(b), model.dump()) << "seed " << seed;
 }
 
-TEST(HeapAsyncSnapshotProperty, RandomOperationsAndSnapshots) {
+class AsyncSnapshotProperty : public testing_backends::BackendTest {};
+
+TEST_P(AsyncSnapshotProperty, RandomOperationsAndSnapshots) {
   if (const char* env = std::getenv("SLUICE_TEST_SEED")) {
-    run_seed(std::strtoull(env, nullptr, 10));
+    run_seed(kind(), std::strtoull(env, nullptr, 10));
     return;
   }
-  for (uint64_t seed : {1ull, 2ull, 3ull, 42ull, 20240611ull}) run_seed(seed);
+  for (uint64_t seed : {1ull, 2ull, 3ull, 42ull, 20240611ull}) run_seed(kind(), seed);
 }
+
+SLUICE_INSTANTIATE_FOR_BACKENDS(AsyncSnapshotProperty);
 
 }  // namespace
 }  // namespace sluice::cow_test

@@ -1,10 +1,12 @@
-// Asynchronous copy-on-write snapshots of the heap backend: the snapshot written on another thread equals the
-// state at the synchronous part while the task thread keeps mutating, concurrent snapshots each equal their own
-// point, and memory returns to its level after release.
+// Asynchronous snapshots on every backend (heap: copy-on-write versions; RocksDB: RocksDB snapshots): the
+// snapshot written on another thread equals the state at the synchronous part while the task thread keeps
+// mutating, concurrent snapshots each equal their own point, and what a snapshot kept is given back at release
+// (heap: copied-away objects, counted exactly; RocksDB: its RocksDB snapshot).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
+#include <tuple>
 
 #include "async_snapshot_test_util.h"
 
@@ -21,7 +23,7 @@ struct Expected {
 };
 Expected capture(const Backend& b) { return Expected{sync_snapshot(b), dump(b)}; }
 
-void expect_snapshot_equals(const Expected& e, const std::vector<uint8_t>& stream,
+void expect_snapshot_equals(StateBackendKind kind, const Expected& e, const std::vector<uint8_t>& stream,
                             const std::vector<uint64_t>& offsets) {
   ASSERT_EQ(offsets.size(), static_cast<size_t>(kMaxP) + 1);
   for (int32_t kg = 0; kg < kMaxP; ++kg) {
@@ -30,11 +32,19 @@ void expect_snapshot_equals(const Expected& e, const std::vector<uint8_t>& strea
                               stream.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]));
     expect_same_key_group(kg, part, e.bytes.at(kg));
   }
-  EXPECT_EQ(restore_and_dump(kAll, kMaxP, stream, offsets), e.state);
+  EXPECT_EQ(restore_and_dump(kind, kAll, kMaxP, stream, offsets), e.state);
+  // And into the other backend: the canonical format is backend-independent.
+  const StateBackendKind other =
+      kind == StateBackendKind::kHashMap ? StateBackendKind::kRocksDB : StateBackendKind::kHashMap;
+  EXPECT_EQ(restore_and_dump(other, kAll, kMaxP, stream, offsets), e.state);
 }
 
-TEST(HeapAsyncSnapshot, EqualsStateAtSyncPointWhileTaskThreadMutates) {
-  Backend b(kAll, kMaxP);
+class AsyncSnapshot : public testing_backends::BackendTest {};
+
+const HeapBackend* as_heap(const Backend& b) { return dynamic_cast<const HeapBackend*>(&b); }
+
+TEST_P(AsyncSnapshot, EqualsStateAtSyncPointWhileTaskThreadMutates) {
+  auto& b = backend<std::string>(kAll, kMaxP);
   States s(b);
   Model model;
   Mutator mut(b, s, &model, /*seed=*/7, /*keys=*/0);
@@ -43,8 +53,11 @@ TEST(HeapAsyncSnapshot, EqualsStateAtSyncPointWhileTaskThreadMutates) {
   const Expected at_sync = capture(b);
   const int64_t entries_at_sync = b.num_entries();
   std::unique_ptr<KeyedStateSnapshot> snap = b.snapshot();
+  EXPECT_EQ(live_snapshots(b), 1u);
   // The synchronous part copied nothing.
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u);
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u);
+  }
   EXPECT_EQ(b.num_entries(), entries_at_sync);
 
   // The snapshot thread writes one key group per turn; the task thread mutates before each turn and while the
@@ -72,20 +85,24 @@ TEST(HeapAsyncSnapshot, EqualsStateAtSyncPointWhileTaskThreadMutates) {
   }
   writer.join();
   ASSERT_TRUE(written.is_ok()) << written.to_string();
-  EXPECT_GT(b.state_versions().retained_objects(), 0u);  // copy-on-write happened
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_GT(heap->state_versions().retained_objects(), 0u);  // copy-on-write happened
+  }
 
-  expect_snapshot_equals(at_sync, stream, offsets);
+  expect_snapshot_equals(kind(), at_sync, stream, offsets);
   EXPECT_EQ(dump(b), model.dump());  // the live state is intact
 
   snap->release();
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u);
-  EXPECT_EQ(b.state_versions().retained_bytes(), 0u);
-  EXPECT_EQ(b.state_versions().live_snapshots(), 0u);
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u);
+    EXPECT_EQ(heap->state_versions().retained_bytes(), 0u);
+  }
+  EXPECT_EQ(live_snapshots(b), 0u);
   EXPECT_EQ(dump(b), model.dump());
 }
 
-TEST(HeapAsyncSnapshot, WriteAllKeyGroupsOffsetsFollowTheHandleLayout) {
-  Backend b(KeyGroupRange(10, 29), kMaxP);
+TEST_P(AsyncSnapshot, WriteAllKeyGroupsOffsetsFollowTheHandleLayout) {
+  auto& b = backend<std::string>(KeyGroupRange(10, 29), kMaxP);
   States s(b);
   Mutator mut(b, s, nullptr, 1, 0);
   int64_t placed = 0;
@@ -118,11 +135,13 @@ TEST(HeapAsyncSnapshot, WriteAllKeyGroupsOffsetsFollowTheHandleLayout) {
 
 // Two snapshots live at once, written concurrently on two threads while the task thread mutates; released in
 // either order.
-class TwoSnapshots : public ::testing::TestWithParam<bool> {};
+class TwoSnapshots : public ::testing::TestWithParam<std::tuple<StateBackendKind, bool>> {};
 
 TEST_P(TwoSnapshots, EachEqualsItsOwnPoint) {
-  const bool release_newer_first = GetParam();
-  Backend b(kAll, kMaxP);
+  const StateBackendKind kind = std::get<0>(GetParam());
+  const bool release_newer_first = std::get<1>(GetParam());
+  auto owned = testing_backends::make_backend<std::string>(kind, kAll, kMaxP);
+  Backend& b = *owned;
   States s(b);
   Model model;
   Mutator mut(b, s, &model, 11, 0);
@@ -157,26 +176,34 @@ TEST_P(TwoSnapshots, EachEqualsItsOwnPoint) {
   tb.join();
   ASSERT_TRUE(st_a.is_ok()) << st_a.to_string();
   ASSERT_TRUE(st_b.is_ok()) << st_b.to_string();
-  expect_snapshot_equals(at_a, stream_a, offsets_a);
-  expect_snapshot_equals(at_b, stream_b, offsets_b);
+  expect_snapshot_equals(kind, at_a, stream_a, offsets_a);
+  expect_snapshot_equals(kind, at_b, stream_b, offsets_b);
 
   KeyedStateSnapshot& first = release_newer_first ? *c : *a;
   KeyedStateSnapshot& second = release_newer_first ? *a : *c;
   std::thread([&] { first.release(); }).join();  // release from another thread
-  EXPECT_EQ(b.state_versions().live_snapshots(), 1u);
+  EXPECT_EQ(live_snapshots(b), 1u);
   // The remaining snapshot is still written correctly after more copy-on-write mutations.
   for (int i = 0; i < 2000; ++i) mut.step();
   std::vector<uint8_t> again;
   std::vector<uint64_t> again_offsets;
   ASSERT_TRUE(write_all_key_groups(second, &again, &again_offsets).is_ok());
-  expect_snapshot_equals(release_newer_first ? at_a : at_b, again, again_offsets);
+  expect_snapshot_equals(kind, release_newer_first ? at_a : at_b, again, again_offsets);
   second.release();
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u);
-  EXPECT_EQ(b.state_versions().live_snapshots(), 0u);
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u);
+  }
+  EXPECT_EQ(live_snapshots(b), 0u);
   EXPECT_EQ(dump(b), model.dump());
 }
-INSTANTIATE_TEST_SUITE_P(ReleaseOrder, TwoSnapshots, ::testing::Values(false, true),
-                         [](const auto& p) { return p.param ? "NewerFirst" : "OlderFirst"; });
+INSTANTIATE_TEST_SUITE_P(ReleaseOrder, TwoSnapshots,
+                         ::testing::Combine(::testing::Values(StateBackendKind::kHashMap, StateBackendKind::kRocksDB),
+                                            ::testing::Bool()),
+                         [](const auto& p) {
+                           return std::string(std::get<0>(p.param) == StateBackendKind::kHashMap ? "HashMap"
+                                                                                                 : "RocksDB") +
+                                  (std::get<1>(p.param) ? "NewerFirst" : "OlderFirst");
+                         });
 
 // A value type counting its live objects: every copy the backend makes and frees shows up here.
 struct Counted {
@@ -193,7 +220,7 @@ struct Counted {
 TEST(HeapAsyncSnapshot, MemoryReturnsToItsLevelAfterRelease) {
   const int64_t base = Counted::live.load();
   {
-    Backend b(kAll, kMaxP);
+    HeapBackend b(kAll, kMaxP);
     auto& v = b.get_state(ValueStateDescriptor<Counted>("counted"));
     auto& l = b.get_list_state(ListStateDescriptor<int64_t>("list"));
     constexpr int64_t kKeys = 3000;
@@ -263,7 +290,7 @@ TEST(HeapAsyncSnapshot, MemoryReturnsToItsLevelAfterRelease) {
 }
 
 TEST(HeapAsyncSnapshot, LongLivedSnapshotCopiesEachEntryOnce) {
-  Backend b(kAll, kMaxP);
+  HeapBackend b(kAll, kMaxP);
   auto& v = b.get_state(ValueStateDescriptor<int64_t>("v"));
   for (int64_t i = 0; i < 1000; ++i) {
     b.set_current_key(key_of(i));
@@ -286,16 +313,16 @@ TEST(HeapAsyncSnapshot, LongLivedSnapshotCopiesEachEntryOnce) {
   EXPECT_EQ(b.state_versions().retained_objects(), 0u);
 }
 
-TEST(HeapAsyncSnapshot, RestoreAndRegistrationDuringASnapshot) {
+TEST_P(AsyncSnapshot, RestoreAndRegistrationDuringASnapshot) {
   // Source state: two key groups' worth of "value" and "list".
-  Backend src(kAll, kMaxP);
+  auto& src = backend<std::string>(kAll, kMaxP);
   States s(src);
   Mutator fill(src, s, nullptr, 3, 0);
   for (int i = 0; i < 300; ++i) fill.insert_new_key();
   const auto src_bytes = sync_snapshot(src);
 
   // b holds the restored states as bytes (not registered yet) plus its own "other" state.
-  Backend b(kAll, kMaxP);
+  auto& b = backend<std::string>(kAll, kMaxP);
   for (const auto& [kg, bytes] : src_bytes) ASSERT_TRUE(b.restore_key_group(bytes.data(), bytes.size()).is_ok());
   auto& other = b.get_state(ValueStateDescriptor<int64_t>("other"));
   for (int64_t i = 0; i < 300; ++i) {
@@ -319,11 +346,14 @@ TEST(HeapAsyncSnapshot, RestoreAndRegistrationDuringASnapshot) {
     expect_same_key_group(kg.value(), out, at_sync.at(kg.value()));
   }
   snap->release();
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u);
+  EXPECT_EQ(live_snapshots(b), 0u);
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u);
+  }
 }
 
-TEST(HeapAsyncSnapshot, ErrorsAndLifetime) {
-  auto b = std::make_unique<Backend>(KeyGroupRange(0, 63), kMaxP);
+TEST_P(AsyncSnapshot, ErrorsAndLifetime) {
+  std::unique_ptr<Backend> b = testing_backends::make_backend<std::string>(kind(), KeyGroupRange(0, 63), kMaxP);
   auto& v = b->get_state(ValueStateDescriptor<int64_t>("v"));
   for (int64_t i = 0; i < 500; ++i) {
     const std::string k = key_of(i);
@@ -341,7 +371,7 @@ TEST(HeapAsyncSnapshot, ErrorsAndLifetime) {
   released->release();  // idempotent
   Status st = released->write_key_group(KeyGroup(0), &out);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.to_string();
-  EXPECT_EQ(b->state_versions().live_snapshots(), 1u);
+  EXPECT_EQ(live_snapshots(*b), 1u);
 
   // The backend goes away first (a cancelled task): writing fails cleanly, release is a no-op.
   b.reset();
@@ -351,8 +381,8 @@ TEST(HeapAsyncSnapshot, ErrorsAndLifetime) {
   snap->release();
 }
 
-TEST(HeapAsyncSnapshot, ReleaseWhileAnotherThreadWrites) {
-  Backend b(kAll, kMaxP);
+TEST_P(AsyncSnapshot, ReleaseWhileAnotherThreadWrites) {
+  auto& b = backend<std::string>(kAll, kMaxP);
   States s(b);
   Mutator mut(b, s, nullptr, 5, 0);
   for (int i = 0; i < 3000; ++i) mut.insert_new_key();
@@ -378,8 +408,13 @@ TEST(HeapAsyncSnapshot, ReleaseWhileAnotherThreadWrites) {
   for (int i = 0; i < 500; ++i) mut.step();
   writer.join();
   EXPECT_EQ(ok + refused, kMaxP);
-  EXPECT_EQ(b.state_versions().retained_objects(), 0u);
+  EXPECT_EQ(live_snapshots(b), 0u);
+  if (const HeapBackend* heap = as_heap(b)) {
+    EXPECT_EQ(heap->state_versions().retained_objects(), 0u);
+  }
 }
+
+SLUICE_INSTANTIATE_FOR_BACKENDS(AsyncSnapshot);
 
 }  // namespace
 }  // namespace sluice::cow_test

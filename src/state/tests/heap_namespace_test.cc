@@ -1,16 +1,16 @@
-// Namespaced (internal) state, as window operators use it.
+// Namespaced (internal) state, as window operators use it, on every backend.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "sluice/state/hashmap_state_backend.h"
+#include "backend_test_util.h"
 
 namespace sluice {
 namespace {
 
-using Backend = HeapKeyedStateBackend<std::string>;
+class NamespacedState : public testing_backends::BackendTest {};
 
 // A stand-in for a time window.
 struct Window {
@@ -27,8 +27,8 @@ struct Sum final : AggregateFunction<int64_t, int64_t, int64_t> {
   void merge(int64_t& target, const int64_t& other) const override { target += other; }
 };
 
-TEST(NamespacedState, NamespacesAreIsolatedPerKey) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(NamespacedState, NamespacesAreIsolatedPerKey) {
+  auto& b = backend<std::string>(KeyGroupRange(0, 127), 128);
   InternalValueState<Window, int64_t>& s = b.get_internal_state<Window>(ValueStateDescriptor<int64_t>("v"));
   const Window w1{0, 10}, w2{10, 20};
   b.set_current_key("alice");
@@ -48,11 +48,11 @@ TEST(NamespacedState, NamespacesAreIsolatedPerKey) {
   EXPECT_FALSE(s.value().has_value());
   s.set_current_namespace(w2);
   EXPECT_EQ(s.value(), 2);
-  EXPECT_EQ(b.num_entries(), 2);
+  expect_entries(b, 2);
 }
 
-TEST(NamespacedState, ListMergeNamespaces) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(NamespacedState, ListMergeNamespaces) {
+  auto& b = backend<std::string>(KeyGroupRange(0, 127), 128);
   auto& s = b.get_internal_state<Window>(ListStateDescriptor<int64_t>("contents"));
   b.set_current_key("k");
   const Window a{0, 5}, c{5, 10}, d{10, 15}, merged{0, 15};
@@ -71,11 +71,11 @@ TEST(NamespacedState, ListMergeNamespaces) {
   EXPECT_TRUE(s.get().empty());
   s.set_current_namespace(merged);
   EXPECT_EQ(s.get(), (std::vector<int64_t>{0, 1, 2, 3}));
-  EXPECT_EQ(b.num_entries(), 1);
+  expect_entries(b, 1);
 }
 
-TEST(NamespacedState, ReducingAndAggregatingMergeNamespaces) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(NamespacedState, ReducingAndAggregatingMergeNamespaces) {
+  auto& b = backend<std::string>(KeyGroupRange(0, 127), 128);
   auto& r = b.get_internal_state<Window>(
       ReducingStateDescriptor<int64_t>("sum", [](const int64_t& x, const int64_t& y) { return x + y; }));
   auto& agg = b.get_internal_state<Window>(
@@ -104,15 +104,37 @@ TEST(NamespacedState, ReducingAndAggregatingMergeNamespaces) {
   EXPECT_EQ(r.get(), 113);
 }
 
-TEST(NamespacedState, UserStateIsVoidNamespace) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(NamespacedState, UserStateIsVoidNamespace) {
+  auto& b = backend<std::string>(KeyGroupRange(0, 127), 128);
   ValueState<int64_t>& user = b.get_state(ValueStateDescriptor<int64_t>("v"));
   auto& internal = b.get_internal_state<VoidNamespace>(ValueStateDescriptor<int64_t>("v"));
   EXPECT_EQ(static_cast<ValueState<int64_t>*>(&internal), &user);
 }
 
-TEST(NamespacedState, ForEachEntrySeesNamespaces) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(NamespacedState, SnapshotEntriesCarryTheNamespace) {
+  auto& b = backend<std::string>(KeyGroupRange(0, 127), 128);
+  ValueStateDescriptor<int64_t> d("v");
+  auto& s = b.get_internal_state<Window>(d);
+  b.set_current_key("k");
+  for (int64_t i = 0; i < 5; ++i) {
+    s.set_current_namespace(Window{i, i + 1});
+    s.update(i);
+  }
+  std::vector<int64_t> starts;
+  testing_backends::for_each_snapshot_entry<std::string>(
+      b, b.current_key_group(), "v", [&](const std::string& key, std::string_view ns, std::string_view value) {
+        Window w = deserialize_bytes<Window>(reinterpret_cast<const uint8_t*>(ns.data()), ns.size()).value();
+        int64_t v = deserialize_bytes<int64_t>(reinterpret_cast<const uint8_t*>(value.data()), value.size()).value();
+        EXPECT_EQ(key, "k");
+        EXPECT_EQ(w.start, v);
+        starts.push_back(w.start);
+      });
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(HeapNamespacedState, ForEachEntrySeesNamespaces) {
+  HeapKeyedStateBackend<std::string> b(KeyGroupRange(0, 127), 128);
   ValueStateDescriptor<int64_t> d("v");
   auto& s = b.get_internal_state<Window>(d);
   b.set_current_key("k");
@@ -132,6 +154,8 @@ TEST(NamespacedState, ForEachEntrySeesNamespaces) {
   EXPECT_THROW(b.for_each_entry(d, b.current_key_group(), [](const auto&, const auto&, const auto&) {}),
                std::invalid_argument);
 }
+
+SLUICE_INSTANTIATE_FOR_BACKENDS(NamespacedState);
 
 }  // namespace
 }  // namespace sluice

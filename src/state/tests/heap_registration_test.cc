@@ -1,14 +1,15 @@
-// State registration: same name returns the same object; conflicting registrations fail loudly.
+// State registration on every backend: same name returns the same object; conflicting registrations fail
+// loudly.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "sluice/state/hashmap_state_backend.h"
+#include "backend_test_util.h"
 
 namespace sluice {
 namespace {
 
-using Backend = HeapKeyedStateBackend<int64_t>;
+class StateRegistration : public testing_backends::BackendTest {};
 
 // Runs fn, expects std::invalid_argument whose message contains every needle.
 template <class F>
@@ -21,8 +22,8 @@ void expect_invalid_argument(F&& fn, std::initializer_list<std::string> needles)
   }
 }
 
-TEST(StateRegistration, SameNameReturnsSameObject) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, SameNameReturnsSameObject) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   auto& a = b.get_state(ValueStateDescriptor<int64_t>("count"));
   auto& again = b.get_state(ValueStateDescriptor<int64_t>("count"));
   EXPECT_EQ(&a, &again);
@@ -37,8 +38,8 @@ TEST(StateRegistration, SameNameReturnsSameObject) {
   EXPECT_EQ(names, (std::vector<std::string>{"count", "list"}));
 }
 
-TEST(StateRegistration, OtherKindFails) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, OtherKindFails) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   (void)b.get_state(ValueStateDescriptor<int64_t>("count"));
   expect_invalid_argument([&] { (void)b.get_list_state(ListStateDescriptor<int64_t>("count")); },
                           {"'count'", "ValueState<i64>", "ListState<i64>"});
@@ -50,8 +51,8 @@ TEST(StateRegistration, OtherKindFails) {
       {"'count'", "ReducingState<i64>"});
 }
 
-TEST(StateRegistration, OtherTypeFails) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, OtherTypeFails) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   (void)b.get_state(ValueStateDescriptor<int64_t>("count"));
   expect_invalid_argument([&] { (void)b.get_state(ValueStateDescriptor<std::string>("count")); },
                           {"'count'", "ValueState<i64>", "ValueState<string>"});
@@ -63,16 +64,16 @@ TEST(StateRegistration, OtherTypeFails) {
                           {"'count'", "different C++ type"});
 }
 
-TEST(StateRegistration, OtherNamespaceFails) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, OtherNamespaceFails) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   (void)b.get_list_state(ListStateDescriptor<int64_t>("window-contents"));
   expect_invalid_argument(
       [&] { (void)b.get_internal_state<int64_t>(ListStateDescriptor<int64_t>("window-contents")); },
       {"'window-contents'", "in namespace i64"});
 }
 
-TEST(StateRegistration, FailedRegistrationRegistersNothing) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, FailedRegistrationRegistersNothing) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   expect_invalid_argument(
       [&] { (void)b.get_reducing_state(ReducingStateDescriptor<int64_t>("r", nullptr)); }, {"'r'", "reduce function"});
   expect_invalid_argument(
@@ -90,10 +91,12 @@ TEST(StateRegistration, FailedRegistrationRegistersNothing) {
   EXPECT_EQ(r.get(), 5);
 }
 
-TEST(StateRegistration, EmptyNameFails) {
-  Backend b(KeyGroupRange(0, 127), 128);
+TEST_P(StateRegistration, EmptyNameFails) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
   EXPECT_THROW((void)b.get_state(ValueStateDescriptor<int64_t>("")), std::invalid_argument);
 }
+
+SLUICE_INSTANTIATE_FOR_BACKENDS(StateRegistration);
 
 }  // namespace
 }  // namespace sluice

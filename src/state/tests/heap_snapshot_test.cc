@@ -1,16 +1,18 @@
-// Key-group snapshot and restore of the heap backend.
+// Key-group snapshot and restore, from each backend into each backend (heap <-> RocksDB).
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "sluice/state/hashmap_state_backend.h"
+#include "backend_test_util.h"
 
 namespace sluice {
 namespace {
 
-using Backend = HeapKeyedStateBackend<std::string>;
+class KeyedSnapshot : public testing_backends::CrossBackendTest {};
+using testing_backends::expect_entry_count;
+using testing_backends::snapshot_entries;
 constexpr int32_t kMaxP = 128;
 
 struct Window {
@@ -92,52 +94,52 @@ std::map<int32_t, std::vector<uint8_t>> snapshot_all(const KeyedStateBackend<std
   return out;
 }
 
-TEST(HeapSnapshot, RoundTripEveryKeyGroup) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, RoundTripEveryKeyGroup) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States s(src);
   fill(src, s, 500);
   auto snaps = snapshot_all(src);
 
-  Backend dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& dst = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States d(dst);  // registered before the restore
   for (const auto& [kg, bytes] : snaps) {
     Status st = dst.restore_key_group(bytes.data(), bytes.size());
     ASSERT_TRUE(st.is_ok()) << st.to_string();
   }
-  EXPECT_EQ(dst.num_entries(), src.num_entries());
+  expect_entry_count(dst, snapshot_entries(src));
   for (int i = 0; i < 500; ++i) expect_key(dst, d, i, true);
   expect_key(dst, d, 500, false);
 }
 
-TEST(HeapSnapshot, RestoreBeforeRegistration) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, RestoreBeforeRegistration) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States s(src);
   fill(src, s, 200);
   auto snaps = snapshot_all(src);
 
-  Backend dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& dst = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   for (const auto& [kg, bytes] : snaps) ASSERT_TRUE(dst.restore_key_group(bytes.data(), bytes.size()).is_ok());
-  EXPECT_EQ(dst.num_entries(), src.num_entries());  // held as bytes until registered
+  expect_entry_count(dst, snapshot_entries(src));  // held as bytes until registered
   States d(dst);
   for (int i = 0; i < 200; ++i) expect_key(dst, d, i, true);
-  EXPECT_EQ(dst.num_entries(), src.num_entries());
+  expect_entry_count(dst, snapshot_entries(src));
 }
 
-TEST(HeapSnapshot, UnregisteredRestoredStateIsCarriedIntoTheNextSnapshot) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, UnregisteredRestoredStateIsCarriedIntoTheNextSnapshot) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States s(src);
   fill(src, s, 100);
   auto first = snapshot_all(src);
 
   // A program that only uses "value" for a while.
-  Backend mid(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& mid = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   for (const auto& [kg, bytes] : first) ASSERT_TRUE(mid.restore_key_group(bytes.data(), bytes.size()).is_ok());
   auto& v = mid.get_state(ValueStateDescriptor<int64_t>("value"));
   mid.set_current_key(key_of(0));
   v.update(1000);
   auto second = snapshot_all(mid);
 
-  Backend last(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& last = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);  // and back
   for (const auto& [kg, bytes] : second) ASSERT_TRUE(last.restore_key_group(bytes.data(), bytes.size()).is_ok());
   States d(last);
   for (int i = 1; i < 100; ++i) expect_key(last, d, i, true);
@@ -146,26 +148,24 @@ TEST(HeapSnapshot, UnregisteredRestoredStateIsCarriedIntoTheNextSnapshot) {
   EXPECT_EQ(d.list.get().size(), 2u);
 }
 
-TEST(HeapSnapshot, RestoreIntoIntersectingRangeTakesOnlyItsGroups) {
+TEST_P(KeyedSnapshot, RestoreIntoIntersectingRangeTakesOnlyItsGroups) {
   // Old: parallelism 2 over 128 groups; new: parallelism 3.
   std::vector<std::vector<uint8_t>> all;
   for (int32_t sub = 0; sub < 2; ++sub) {
-    auto b = make_keyed_state_backend<std::string>(
-        StateBackendKind::kHashMap, key_group_range_for_subtask(kMaxP, 2, SubtaskIndex(sub)), kMaxP);
-    ASSERT_TRUE(b.is_ok());
-    States s(**b);
+    auto& old = source<std::string>(key_group_range_for_subtask(kMaxP, 2, SubtaskIndex(sub)), kMaxP);
+    States s(old);
     for (int i = 0; i < 600; ++i) {
       KeyGroup kg = key_group_for_key(key_of(i), kMaxP);
-      if (!(*b)->key_group_range().contains(kg)) continue;
-      (*b)->set_current_key(key_of(i));
+      if (!old.key_group_range().contains(kg)) continue;
+      old.set_current_key(key_of(i));
       s.value.update(i);
       s.map.put("x", i);
     }
-    for (auto& [kg, bytes] : snapshot_all(**b)) all.push_back(std::move(bytes));
+    for (auto& [kg, bytes] : snapshot_all(old)) all.push_back(std::move(bytes));
   }
   for (int32_t sub = 0; sub < 3; ++sub) {
     KeyGroupRange range = key_group_range_for_subtask(kMaxP, 3, SubtaskIndex(sub));
-    Backend b(range, kMaxP);
+    auto& b = target<std::string>(range, kMaxP);
     // Restoring a group outside the range directly is refused...
     for (const auto& bytes : all) {
       auto h = peek_key_group_snapshot(bytes.data(), bytes.size());
@@ -189,12 +189,12 @@ TEST(HeapSnapshot, RestoreIntoIntersectingRangeTakesOnlyItsGroups) {
       EXPECT_EQ(v.value(), i);
       EXPECT_EQ(m.get("x"), i);
     }
-    EXPECT_EQ(b.num_entries(), 2 * mine);
+    expect_entry_count(b, 2 * mine);
   }
 }
 
-TEST(HeapSnapshot, RestoreReplacesTheKeyGroup) {
-  Backend b(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, RestoreReplacesTheKeyGroup) {
+  auto& b = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   auto& v = b.get_state(ValueStateDescriptor<int64_t>("value"));
   auto& l = b.get_list_state(ListStateDescriptor<int64_t>("list"));
   b.set_current_key("a");
@@ -211,8 +211,8 @@ TEST(HeapSnapshot, RestoreReplacesTheKeyGroup) {
   EXPECT_TRUE(l.get().empty());
 }
 
-TEST(HeapSnapshot, CorruptBytesFailLoudlyAndChangeNothing) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, CorruptBytesFailLoudlyAndChangeNothing) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States s(src);
   fill(src, s, 50);
   src.set_current_key(key_of(0));
@@ -220,7 +220,7 @@ TEST(HeapSnapshot, CorruptBytesFailLoudlyAndChangeNothing) {
   std::vector<uint8_t> good;
   ASSERT_TRUE(src.snapshot_key_group(kg, &good).is_ok());
 
-  Backend dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& dst = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   auto& v = dst.get_state(ValueStateDescriptor<int64_t>("value"));
   dst.set_current_key(key_of(0));
   v.update(-1);
@@ -238,11 +238,11 @@ TEST(HeapSnapshot, CorruptBytesFailLoudlyAndChangeNothing) {
   }
   dst.set_current_key(key_of(0));
   EXPECT_EQ(v.value(), -1);
-  EXPECT_EQ(dst.num_entries(), 1);
+  expect_entry_count(dst, 1);
 }
 
-TEST(HeapSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   States s(src);
   fill(src, s, 20);
   src.set_current_key(key_of(0));
@@ -250,7 +250,7 @@ TEST(HeapSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
   ASSERT_TRUE(src.snapshot_key_group(src.current_key_group(), &snap).is_ok());
 
   // Registered first with another type: restore fails with kInvalidArgument, nothing changes.
-  Backend a(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& a = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   auto& wrong = a.get_state(ValueStateDescriptor<std::string>("value"));
   a.set_current_key(key_of(0));
   wrong.update("keep");
@@ -262,7 +262,7 @@ TEST(HeapSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
   EXPECT_EQ(wrong.value(), "keep");
 
   // Restored first, registered with another kind afterwards: registration throws.
-  Backend c(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& c = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   ASSERT_TRUE(c.restore_key_group(snap.data(), snap.size()).is_ok());
   try {
     (void)c.get_list_state(ListStateDescriptor<int64_t>("value"));
@@ -277,20 +277,20 @@ TEST(HeapSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
   EXPECT_EQ(right.value(), 0);
 }
 
-TEST(HeapSnapshot, OtherMaxParallelismOrKeyTypeIsRejected) {
-  Backend src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, OtherMaxParallelismOrKeyTypeIsRejected) {
+  auto& src = source<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   auto& v = src.get_state(ValueStateDescriptor<int64_t>("value"));
   src.set_current_key("a");
   v.update(1);
   std::vector<uint8_t> snap;
   ASSERT_TRUE(src.snapshot_key_group(src.current_key_group(), &snap).is_ok());
 
-  Backend other_max(KeyGroupRange(0, 255), 256);
+  auto& other_max = target<std::string>(KeyGroupRange(0, 255), 256);
   Status st = other_max.restore_key_group(snap.data(), snap.size());
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("max parallelism 128"), std::string::npos) << st.to_string();
 
-  HeapKeyedStateBackend<int64_t> other_key(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& other_key = target<int64_t>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   st = other_key.restore_key_group(snap.data(), snap.size());
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("key serializer"), std::string::npos) << st.to_string();
@@ -299,8 +299,8 @@ TEST(HeapSnapshot, OtherMaxParallelismOrKeyTypeIsRejected) {
   EXPECT_EQ(src.snapshot_key_group(KeyGroup(kMaxP), &out).code(), StatusCode::kInvalidArgument);
 }
 
-TEST(HeapSnapshot, EmptyKeyGroupSnapshotRestores) {
-  Backend b(KeyGroupRange(0, kMaxP - 1), kMaxP);
+TEST_P(KeyedSnapshot, EmptyKeyGroupSnapshotRestores) {
+  auto& b = target<std::string>(KeyGroupRange(0, kMaxP - 1), kMaxP);
   (void)b.get_state(ValueStateDescriptor<int64_t>("value"));
   std::vector<uint8_t> snap;
   ASSERT_TRUE(b.snapshot_key_group(KeyGroup(3), &snap).is_ok());
@@ -309,6 +309,8 @@ TEST(HeapSnapshot, EmptyKeyGroupSnapshotRestores) {
   EXPECT_TRUE(view->states.empty());
   ASSERT_TRUE(b.restore_key_group(snap.data(), snap.size()).is_ok());
 }
+
+SLUICE_INSTANTIATE_FOR_BACKEND_PAIRS(KeyedSnapshot);
 
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,136 @@
+// RocksDBKeyedStateBackend<K>: the keyed state backend of EmbeddedRocksDBStateBackend (Flink's
+// RocksDBKeyedStateBackend). State lives as serialized bytes in an embedded RocksDB instance in the subtask's
+// own working directory (rocksdb_key_layout.h), so it is bounded by disk, not memory.
+//
+// The template layer is thin: registration creates the typed state objects (rocksdb_states.h) and a typed
+// codec (rocksdb_state_codec.h); everything else (store, snapshots, restore, metrics) is the non-template
+// RocksDBBackendCore, so RocksDB's headers are compiled once, in src/state/rocksdb/.
+//
+// Created through make_keyed_state_backend (keyed_state_backend.h) or create(). Snapshots use the canonical
+// key-group format, so checkpoints restore across backends (heap <-> RocksDB) and parallelisms.
+// num_entries() is RocksDB's estimate (estimate-num-keys: a map counts one per user key; overwrites not yet
+// compacted are counted again) plus restored-but-unregistered entries; state_size_bytes_estimate() is the SST
+// files plus the memtables.
+//
+// Requirements on types: as the heap backend (keyed_state_backend.h); ListState element types must serialize
+// to at least one byte (elements are stored back to back). Identity of keys, namespaces and map user keys is
+// their serialized bytes.
+// Thread-safety: task thread, except the snapshots it hands out (keyed_state_snapshot.h).
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sluice/state/keyed_state_backend.h"
+#include "sluice/state/rocksdb/rocksdb_backend_core.h"
+#include "sluice/state/rocksdb/rocksdb_state_codec.h"
+#include "sluice/state/rocksdb/rocksdb_states.h"
+#include "sluice/state/rocksdb/rocksdb_store.h"
+
+namespace sluice {
+
+template <class K>
+class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
+ public:
+  // Opens the backend's RocksDB instance in a new working directory under options.local_dir. kIOError if
+  // the directory or the database cannot be created. Range and max parallelism as make_keyed_state_backend.
+  static Result<std::unique_ptr<RocksDBKeyedStateBackend>> create(KeyGroupRange range, int32_t max_parallelism,
+                                                                  const RocksDBStateBackendOptions& options = {}) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBBackendCore> core,
+                            RocksDBBackendCore::open(range, max_parallelism, TypeSerializer<K>::snapshot(), options));
+    return std::unique_ptr<RocksDBKeyedStateBackend>(new RocksDBKeyedStateBackend(range, max_parallelism,
+                                                                                  std::move(core)));
+  }
+
+  StateBackendKind kind() const override { return StateBackendKind::kRocksDB; }
+  int64_t num_entries() const override { return core_->num_entries(); }
+  int64_t state_size_bytes_estimate() const override { return core_->state_size_bytes_estimate(); }
+  std::unique_ptr<KeyedStateSnapshot> snapshot() override { return core_->snapshot(); }
+  Status snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const override {
+    return core_->snapshot_key_group(kg, out);
+  }
+  Status restore_key_group(const uint8_t* data, size_t size) override { return core_->restore_key_group(data, size); }
+
+  // The working directory (deleted with the backend).
+  const std::string& working_directory() const { return core_->store().path(); }
+  // The store, for inspection (tests, tools). A state's column family id is its registration order.
+  const RocksDBStore& store() const { return core_->store(); }
+  // RocksDB snapshots held for live KeyedStateSnapshots (0 once every snapshot was released).
+  size_t live_snapshots() const { return core_->store().live_snapshots(); }
+
+ private:
+  friend class KeyedStateBackend<K>;
+
+  RocksDBKeyedStateBackend(KeyGroupRange range, int32_t max_parallelism, std::unique_ptr<RocksDBBackendCore> core)
+      : KeyedStateBackend<K>(range, max_parallelism), core_(std::move(core)) {}
+
+  // Called by KeyedStateBackend::get_internal_state for a name registered for the first time.
+  template <class N, class D>
+  std::unique_ptr<internal_state_t<N, D>> create_rocksdb_state(const D& d, const StateMetaInfo& meta) {
+    check_descriptor(d);
+    auto codec = std::make_shared<TypedRocksDBStateCodec<K, N, D>>(meta.name);
+    const int32_t cf = core_->register_state(meta, std::move(codec));
+    return make_state<N>(d, cf);
+  }
+
+  template <class T>
+  static void check_descriptor(const ValueStateDescriptor<T>&) {}
+  template <class T>
+  static void check_descriptor(const ListStateDescriptor<T>& d) {
+    if constexpr (std::is_default_constructible_v<T>) {
+      if (serialize_bytes(T{}).empty()) {
+        throw std::invalid_argument("state '" + d.name() + "': the RocksDB backend stores list elements back to "
+                                    "back and needs an element type that serializes to at least one byte; " +
+                                    TypeSerializer<T>::snapshot().to_string() + " serializes to none");
+      }
+    }
+  }
+  template <class UK, class UV>
+  static void check_descriptor(const MapStateDescriptor<UK, UV>&) {}
+  template <class T>
+  static void check_descriptor(const ReducingStateDescriptor<T>& d) {
+    if (!d.reduce_function()) {
+      throw std::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function");
+    }
+  }
+  template <class IN, class ACC, class OUT>
+  static void check_descriptor(const AggregatingStateDescriptor<IN, ACC, OUT>& d) {
+    if (!d.aggregate_function()) {
+      throw std::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function");
+    }
+  }
+
+  const CurrentKeyContext<K>* ctx() const { return &this->key_context(); }
+
+  template <class N, class T>
+  std::unique_ptr<InternalValueState<N, T>> make_state(const ValueStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBValueState<K, N, T>>(ctx(), &core_->store(), cf, d.name());
+  }
+  template <class N, class T>
+  std::unique_ptr<InternalListState<N, T>> make_state(const ListStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBListState<K, N, T>>(ctx(), &core_->store(), cf, d.name());
+  }
+  template <class N, class UK, class UV>
+  std::unique_ptr<InternalMapState<N, UK, UV>> make_state(const MapStateDescriptor<UK, UV>& d, int32_t cf) {
+    return std::make_unique<RocksDBMapState<K, N, UK, UV>>(ctx(), &core_->store(), cf, d.name());
+  }
+  template <class N, class T>
+  std::unique_ptr<InternalReducingState<N, T>> make_state(const ReducingStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBReducingState<K, N, T>>(ctx(), &core_->store(), cf, d.name(),
+                                                           d.reduce_function());
+  }
+  template <class N, class IN, class ACC, class OUT>
+  std::unique_ptr<InternalAggregatingState<N, IN, ACC, OUT>> make_state(
+      const AggregatingStateDescriptor<IN, ACC, OUT>& d, int32_t cf) {
+    return std::make_unique<RocksDBAggregatingState<K, N, IN, ACC, OUT>>(ctx(), &core_->store(), cf, d.name(),
+                                                                         d.aggregate_function());
+  }
+
+  std::unique_ptr<RocksDBBackendCore> core_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,170 @@
+// RocksDBStore: one embedded RocksDB instance in its own working directory, seen as column families of
+// byte keys and byte values. The non-template layer under RocksDBKeyedStateBackend<K>: the typed states
+// serialize keys, namespaces and values into byte buffers and call this. Implementation header of
+// EmbeddedRocksDBStateBackend; users do not include it. RocksDB's own headers stay in rocksdb_store.cc (they
+// are heavy to compile: deps-notes.md).
+//
+// The store owns its directory: open() creates <local_dir>/sluice-rocksdb-<instance>-<16 hex digits> and
+// a new database there; the destructor closes the database and deletes the directory. Writes skip RocksDB's
+// write-ahead log (recovery comes from checkpoints, as in Flink), so nothing written survives the process.
+// Every column family concatenates merge operands (ListState appends: rocksdb_state_codec.h).
+//
+// Errors: open() and the batch/restore paths return Status. The per-record operations (get, put, merge,
+// remove, write) throw RocksDBError, a std::runtime_error naming the operation, the column family and the
+// directory: they run inside user functions, which report failures by exception (the task fails over).
+//
+// Thread-safety: the store is used by its task thread. Snapshots (snapshot()) may be read on any other thread
+// while the task thread writes; the store's destructor waits for a read in progress and makes later reads fail
+// with kCancelled.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/core/status.h"
+
+namespace sluice {
+
+class RocksDBError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline std::string_view as_bytes_view(const std::vector<uint8_t>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size()};
+}
+
+class RocksDBStore {
+ public:
+  class Iterator;
+  class WriteBatch;
+  class Snapshot;
+  struct Shared;  // the database and what snapshots share with the store (rocksdb_store.cc)
+
+  struct Options {
+    std::string local_dir;      // parent of the working directory; "" = the system temp directory
+    std::string instance_name;  // part of the working directory's name (sanitized to [A-Za-z0-9._-])
+  };
+
+  // Creates the working directory (and its parents) and opens a new database in it. kIOError naming the
+  // directory if either fails.
+  static Result<std::unique_ptr<RocksDBStore>> open(const Options& options);
+  // Releases live snapshots (their later reads fail with kCancelled), closes the database without flushing
+  // and deletes the working directory.
+  ~RocksDBStore();
+  RocksDBStore(const RocksDBStore&) = delete;
+  RocksDBStore& operator=(const RocksDBStore&) = delete;
+
+  // The working directory.
+  const std::string& path() const;
+
+  // The column family called `name`, created on first use; returns its id (ids count from 0 in creation
+  // order and never change). kIOError if RocksDB refuses.
+  Result<int32_t> column_family(const std::string& name);
+  const std::string& column_family_name(int32_t cf) const;
+
+  // Point operations on the current state. `*value` points into a buffer of the store, valid until the
+  // next get(). Throw RocksDBError on failure.
+  bool get(int32_t cf, std::string_view key, std::string_view* value);
+  void put(int32_t cf, std::string_view key, std::string_view value);
+  void merge(int32_t cf, std::string_view key, std::string_view operand);
+  void remove(int32_t cf, std::string_view key);
+  void write(WriteBatch& batch);
+  // write() returning the error instead of throwing (restore paths).
+  Status try_write(WriteBatch& batch);
+
+  // Iterates the current state of column family cf over keys in [lower, upper) in byte order, starting at
+  // lower. An empty `upper` means no upper bound.
+  std::unique_ptr<Iterator> new_iterator(int32_t cf, std::string_view lower, std::string_view upper) const;
+  // True when column family cf has a key in [lower, upper).
+  bool has_key_in(int32_t cf, std::string_view lower, std::string_view upper) const;
+
+  // A consistent view of the whole database as of now (RocksDB's GetSnapshot: O(1), copies nothing; RocksDB
+  // keeps the versions it needs until release). Task thread.
+  std::shared_ptr<Snapshot> snapshot();
+  // Snapshots taken and not yet released.
+  size_t live_snapshots() const;
+
+  // RocksDB's estimates over all column families: "rocksdb.estimate-num-keys" (counts every put key once it
+  // is flushed and compacted; overwrites and deletes still in memtables make it approximate), and
+  // "rocksdb.total-sst-files-size" + "rocksdb.cur-size-all-mem-tables".
+  int64_t estimate_num_keys() const;
+  int64_t estimate_size_bytes() const;
+
+ private:
+  struct Impl;
+  explicit RocksDBStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A forward iterator over one column family within bounds; created positioned at the lower bound.
+class RocksDBStore::Iterator {
+ public:
+  struct Impl;
+  explicit Iterator(std::unique_ptr<Impl> impl);
+  ~Iterator();
+  Iterator(const Iterator&) = delete;
+  Iterator& operator=(const Iterator&) = delete;
+
+  bool valid() const;
+  // Valid until next() or the iterator's end.
+  std::string_view key() const;
+  std::string_view value() const;
+  void next();
+  // When !valid(): ok at the end of the range, else the error that stopped the iteration.
+  Status status() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes applied atomically by RocksDBStore::write.
+class RocksDBStore::WriteBatch {
+ public:
+  explicit WriteBatch(const RocksDBStore& store);
+  ~WriteBatch();
+  WriteBatch(const WriteBatch&) = delete;
+  WriteBatch& operator=(const WriteBatch&) = delete;
+
+  void put(int32_t cf, std::string_view key, std::string_view value);
+  void merge(int32_t cf, std::string_view key, std::string_view operand);
+  void remove(int32_t cf, std::string_view key);
+  // Deletes every key in [begin, end).
+  void delete_range(int32_t cf, std::string_view begin, std::string_view end);
+  size_t count() const;
+  void clear();
+
+ private:
+  friend class RocksDBStore;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A point-in-time view of the store, readable from any thread while the task thread keeps writing.
+// Reads go through a read lease: acquire_reader() (false once the store is closed or the snapshot released),
+// then new_iterator() as often as needed, then release_reader() after every iterator is destroyed.
+// release() (idempotent, any thread) returns the view to RocksDB; the destructor releases.
+class RocksDBStore::Snapshot {
+ public:
+  struct Impl;
+  explicit Snapshot(std::unique_ptr<Impl> impl);
+  ~Snapshot();
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+
+  bool acquire_reader();
+  void release_reader();
+  // Requires a held lease; iterate as of the snapshot, as RocksDBStore::new_iterator.
+  std::unique_ptr<Iterator> new_iterator(int32_t cf, std::string_view lower, std::string_view upper) const;
+  void release();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice

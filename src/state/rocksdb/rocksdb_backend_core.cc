@@ -1,0 +1,261 @@
+#include "sluice/state/rocksdb/rocksdb_backend_core.h"
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "sluice/state/rocksdb/rocksdb_key_layout.h"
+
+namespace sluice {
+namespace detail {
+void throw_undecodable_stored_value(const std::string& state, size_t size_bytes, const TypeSerializerSnapshot& type) {
+  throw RocksDBError("state '" + state + "': a value of " + std::to_string(size_bytes) +
+                     " bytes stored in RocksDB does not decode as " + type.to_string() + " (damaged local database)");
+}
+}  // namespace detail
+
+namespace {
+
+// Column family names: a prefix keeps state names clear of RocksDB's reserved "default".
+std::string column_family_of(const std::string& state_name) { return "state:" + state_name; }
+
+struct StateRef {
+  const StateMetaInfo* meta;
+  int32_t cf;
+  const RocksDBStateCodec* codec;
+};
+
+// Writes the canonical snapshot of key group kg from `states` (registered, name order; read through
+// new_iterator(cf, lower, upper)) and `pending` (restored, unregistered, name order; names distinct from the
+// states'). With no non-empty state: a snapshot without states if write_if_empty, else nothing. Errors come
+// before anything is appended to *out.
+template <class NewIterator>
+Status write_rocksdb_key_group(std::vector<uint8_t>* out, int32_t max_parallelism, KeyGroup kg,
+                               const TypeSerializerSnapshot& key_serializer, const std::vector<StateRef>& states,
+                               const std::vector<StateSnapshotView>& pending, NewIterator&& new_iterator,
+                               bool write_if_empty, std::vector<std::vector<uint8_t>>& buffers,
+                               RocksDBCodecScratch& scratch) {
+  const std::string lower = rocksdb_layout::key_group_prefix(kg.value());
+  const std::string upper = rocksdb_layout::key_group_prefix(kg.value() + 1);
+  if (buffers.size() < states.size()) buffers.resize(states.size());
+  std::vector<uint64_t> counts(states.size(), 0);
+  size_t present = 0;
+  for (size_t i = 0; i < states.size(); ++i) {
+    buffers[i].clear();
+    std::unique_ptr<RocksDBStore::Iterator> it = new_iterator(states[i].cf, lower, upper);
+    Result<uint64_t> n = states[i].codec->append_snapshot_entries(*it, buffers[i], scratch);
+    if (!n.is_ok()) return n.status().with_context("snapshot of key group " + std::to_string(kg.value()));
+    counts[i] = *n;
+    if (counts[i] > 0) ++present;
+  }
+  if (present == 0 && pending.empty() && !write_if_empty) return Status::ok();
+  KeyGroupSnapshotWriter writer(out, max_parallelism, kg, key_serializer, present + pending.size());
+  size_t si = 0, pi = 0;
+  while (true) {
+    while (si < states.size() && counts[si] == 0) ++si;
+    if (si == states.size() && pi == pending.size()) break;
+    if (pi == pending.size() || (si < states.size() && states[si].meta->name < pending[pi].meta.name)) {
+      writer.add_state(*states[si].meta, counts[si], buffers[si]);
+      ++si;
+    } else {
+      const StateSnapshotView& p = pending[pi++];
+      writer.add_state(p.meta, p.entry_count, p.entries, p.entries_size_bytes);
+    }
+  }
+  writer.finish();
+  return Status::ok();
+}
+
+std::vector<StateRef> refs_of(const std::vector<RocksDBBackendCore::RegisteredState>& states) {
+  std::vector<StateRef> refs;
+  refs.reserve(states.size());
+  for (const auto& s : states) refs.push_back(StateRef{&s.meta, s.cf, s.codec.get()});
+  return refs;
+}
+
+// The asynchronous snapshot: a RocksDB snapshot plus what was registered and restored at the synchronous part.
+class RocksDBKeyedStateSnapshot final : public KeyedStateSnapshot {
+ public:
+  RocksDBKeyedStateSnapshot(KeyGroupRange range, int32_t max_parallelism, TypeSerializerSnapshot key_serializer,
+                            std::shared_ptr<RocksDBStore::Snapshot> snapshot,
+                            std::vector<RocksDBBackendCore::RegisteredState> states, RestoredStateStore pending)
+      : KeyedStateSnapshot(range),
+        max_parallelism_(max_parallelism),
+        key_serializer_(std::move(key_serializer)),
+        snapshot_(std::move(snapshot)),
+        states_(std::move(states)),
+        refs_(refs_of(states_)),
+        pending_(std::move(pending)) {}
+  ~RocksDBKeyedStateSnapshot() override { release(); }
+
+  Status write_key_group(KeyGroup kg, std::vector<uint8_t>* out) override {
+    if (!range().contains(kg)) {
+      return Status::invalid_argument("snapshot write_key_group: key group " + std::to_string(kg.value()) +
+                                      " is outside the snapshot's range " + range().to_string());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) {
+      return Status::failed_precondition("snapshot write_key_group: the RocksDB snapshot was already released");
+    }
+    if (!snapshot_->acquire_reader()) {
+      return Status::cancelled("snapshot write_key_group: the RocksDB keyed state backend was disposed before "
+                               "the snapshot was written");
+    }
+    struct ReaderGuard {
+      RocksDBStore::Snapshot& s;
+      ~ReaderGuard() { s.release_reader(); }
+    } guard{*snapshot_};
+    return write_rocksdb_key_group(
+        out, max_parallelism_, kg, key_serializer_, refs_, pending_.views_of_key_group(kg),
+        [&](int32_t cf, std::string_view lo, std::string_view up) { return snapshot_->new_iterator(cf, lo, up); },
+        /*write_if_empty=*/false, buffers_, scratch_);
+  }
+
+  void release() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // waits for a write_key_group in progress
+      if (released_) return;
+      released_ = true;
+    }
+    snapshot_->release();
+  }
+
+ private:
+  const int32_t max_parallelism_;
+  const TypeSerializerSnapshot key_serializer_;
+  const std::shared_ptr<RocksDBStore::Snapshot> snapshot_;
+  const std::vector<RocksDBBackendCore::RegisteredState> states_;  // name order; codecs shared with the backend
+  const std::vector<StateRef> refs_;
+  const RestoredStateStore pending_;
+
+  std::mutex mu_;
+  bool released_ = false;                       // guarded by mu_
+  std::vector<std::vector<uint8_t>> buffers_;   // guarded by mu_
+  RocksDBCodecScratch scratch_;                 // guarded by mu_
+};
+
+}  // namespace
+
+RocksDBBackendCore::RocksDBBackendCore(KeyGroupRange range, int32_t max_parallelism,
+                                       TypeSerializerSnapshot key_serializer, std::unique_ptr<RocksDBStore> store)
+    : range_(range),
+      max_parallelism_(max_parallelism),
+      key_serializer_(std::move(key_serializer)),
+      store_(std::move(store)) {}
+
+RocksDBBackendCore::~RocksDBBackendCore() = default;
+
+Result<std::unique_ptr<RocksDBBackendCore>> RocksDBBackendCore::open(KeyGroupRange range, int32_t max_parallelism,
+                                                                     TypeSerializerSnapshot key_serializer,
+                                                                     const RocksDBStateBackendOptions& options) {
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> store,
+                          RocksDBStore::open(RocksDBStore::Options{options.local_dir, options.instance_name}));
+  return std::unique_ptr<RocksDBBackendCore>(
+      new RocksDBBackendCore(range, max_parallelism, std::move(key_serializer), std::move(store)));
+}
+
+int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec) {
+  const RestoredStateStore::State* restored = pending_.find(meta.name);
+  if (restored != nullptr) {
+    Status st = check_state_compatible(restored->meta, meta);
+    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+  }
+  // A column family left by a registration that failed below is empty and reused.
+  Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
+  if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
+  if (restored != nullptr) {
+    RocksDBStore::WriteBatch batch(*store_);
+    RocksDBCodecScratch scratch;
+    for (const auto& [kg, entries] : restored->key_groups) {
+      const std::vector<uint8_t>& bytes = *entries.bytes;
+      StateSnapshotView view{restored->meta, entries.count, bytes.data(), bytes.size()};
+      Status st = codec->add_restored_entries(view, KeyGroup(kg), max_parallelism_, *cf, batch, scratch);
+      if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    }
+    Status st = store_->try_write(batch);
+    if (!st.is_ok()) throw RocksDBError(st.to_string());
+    pending_.erase(meta.name);
+  }
+  states_.emplace(meta.name, RegisteredState{meta, *cf, std::move(codec)});
+  return *cf;
+}
+
+int64_t RocksDBBackendCore::num_entries() const { return store_->estimate_num_keys() + pending_.num_entries(); }
+
+int64_t RocksDBBackendCore::state_size_bytes_estimate() const {
+  return store_->estimate_size_bytes() + pending_.size_bytes();
+}
+
+Status RocksDBBackendCore::snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const {
+  if (!range_.contains(kg)) {
+    return Status::invalid_argument("snapshot_key_group: key group " + std::to_string(kg.value()) +
+                                    " is outside this backend's range " + range_.to_string());
+  }
+  std::vector<StateRef> refs;
+  refs.reserve(states_.size());
+  for (const auto& [name, s] : states_) refs.push_back(StateRef{&s.meta, s.cf, s.codec.get()});
+  std::vector<std::vector<uint8_t>> buffers;
+  RocksDBCodecScratch scratch;
+  return write_rocksdb_key_group(
+      out, max_parallelism_, kg, key_serializer_, refs, pending_.views_of_key_group(kg),
+      [&](int32_t cf, std::string_view lo, std::string_view up) { return store_->new_iterator(cf, lo, up); },
+      /*write_if_empty=*/true, buffers, scratch);
+}
+
+std::unique_ptr<KeyedStateSnapshot> RocksDBBackendCore::snapshot() {
+  std::vector<RegisteredState> states;
+  states.reserve(states_.size());
+  for (const auto& [name, s] : states_) states.push_back(s);
+  return std::make_unique<RocksDBKeyedStateSnapshot>(range_, max_parallelism_, key_serializer_, store_->snapshot(),
+                                                     std::move(states), pending_);
+}
+
+Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
+  SLUICE_ASSIGN_OR_RETURN(KeyGroupSnapshotView view, parse_key_group_snapshot(data, size));
+  const std::string what = "restoring key group " + std::to_string(view.key_group.value());
+  if (view.max_parallelism != max_parallelism_) {
+    return Status::invalid_argument(what + ": the snapshot was taken with max parallelism " +
+                                    std::to_string(view.max_parallelism) + ", this backend has " +
+                                    std::to_string(max_parallelism_) +
+                                    " (key groups only carry over at the same max parallelism)");
+  }
+  if (!range_.contains(view.key_group)) {
+    return Status::invalid_argument(what + ": outside this backend's key-group range " + range_.to_string());
+  }
+  if (view.key_serializer != key_serializer_) {
+    return Status::invalid_argument(what + ": the snapshot's key serializer is " + view.key_serializer.to_string() +
+                                    ", this backend's is " + key_serializer_.to_string());
+  }
+  const int32_t kg = view.key_group.value();
+  const std::string lower = rocksdb_layout::key_group_prefix(kg);
+  const std::string upper = rocksdb_layout::key_group_prefix(kg + 1);
+
+  // One batch: first empty the key group in every registered state, then the snapshot's entries (later
+  // writes in a batch win). Everything is checked before the batch is written, so an error changes nothing.
+  RocksDBStore::WriteBatch batch(*store_);
+  for (const auto& [name, s] : states_) {
+    if (store_->has_key_in(s.cf, lower, upper)) batch.delete_range(s.cf, lower, upper);
+  }
+  RocksDBCodecScratch scratch;
+  for (const StateSnapshotView& s : view.states) {
+    auto it = states_.find(s.meta.name);
+    Status st;
+    if (it != states_.end()) {
+      st = check_state_compatible(s.meta, it->second.meta);
+      if (st.is_ok()) st = it->second.codec->add_restored_entries(s, view.key_group, max_parallelism_, it->second.cf,
+                                                                   batch, scratch);
+    } else {
+      st = pending_.check_consistent(s.meta);
+    }
+    if (!st.is_ok()) return st.with_context(what);
+  }
+  SLUICE_RETURN_IF_ERROR(store_->try_write(batch).with_context(what));
+  pending_.clear_key_group(view.key_group);
+  for (const StateSnapshotView& s : view.states) {
+    if (states_.find(s.meta.name) == states_.end()) pending_.put_key_group(view.key_group, s);
+  }
+  return Status::ok();
+}
+
+}  // namespace sluice

@@ -1,0 +1,441 @@
+#include "sluice/state/rocksdb/rocksdb_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/slice.h>
+#include <rocksdb/write_batch.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <system_error>
+#include <unordered_set>
+#include <utility>
+
+#include "rocksdb_options.h"
+
+namespace sluice {
+namespace rocksdb_options {
+namespace {
+
+// Merge = concatenation of the operands in order: ListState stores the serialized elements back to back
+// (TypeSerializer is self-delimiting), so appending an element is a merge of its bytes.
+class ConcatMergeOperator final : public rocksdb::MergeOperator {
+ public:
+  const char* Name() const override { return "SluiceListAppend"; }
+
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    size_t n = in.existing_value != nullptr ? in.existing_value->size() : 0;
+    for (const rocksdb::Slice& s : in.operand_list) n += s.size();
+    out->new_value.clear();
+    out->new_value.reserve(n);
+    if (in.existing_value != nullptr) out->new_value.append(in.existing_value->data(), in.existing_value->size());
+    for (const rocksdb::Slice& s : in.operand_list) out->new_value.append(s.data(), s.size());
+    return true;
+  }
+
+  bool PartialMergeMulti(const rocksdb::Slice&, const std::deque<rocksdb::Slice>& operands, std::string* new_value,
+                         rocksdb::Logger*) const override {
+    size_t n = 0;
+    for (const rocksdb::Slice& s : operands) n += s.size();
+    new_value->clear();
+    new_value->reserve(n);
+    for (const rocksdb::Slice& s : operands) new_value->append(s.data(), s.size());
+    return true;
+  }
+};
+
+const std::shared_ptr<rocksdb::MergeOperator>& merge_operator() {
+  static const std::shared_ptr<rocksdb::MergeOperator> op = std::make_shared<ConcatMergeOperator>();
+  return op;
+}
+
+}  // namespace
+
+rocksdb::Options db_options() {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.avoid_flush_during_shutdown = true;
+  o.info_log_level = rocksdb::WARN_LEVEL;
+  o.keep_log_file_num = 2;
+  o.max_log_file_size = 1 << 20;
+  o.stats_dump_period_sec = 0;
+  o.stats_persist_period_sec = 0;
+  o.use_fsync = false;
+  o.merge_operator = merge_operator();
+  return o;
+}
+
+rocksdb::ColumnFamilyOptions column_family_options() {
+  rocksdb::ColumnFamilyOptions o;
+  o.merge_operator = merge_operator();
+  return o;
+}
+
+rocksdb::WriteOptions write_options() {
+  rocksdb::WriteOptions w;
+  w.disableWAL = true;
+  w.sync = false;
+  return w;
+}
+
+}  // namespace rocksdb_options
+
+namespace {
+
+rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+
+std::string sanitize(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, 120)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out;
+}
+
+std::string random_hex16() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t v;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    v = rng();
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+// What the store shares with its snapshots: the database (null once the store closed) and the live snapshots,
+// so the store can wait for readers and release every snapshot before it closes the database.
+struct RocksDBStore::Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  rocksdb::DB* db = nullptr;  // guarded by mu; null once the store closed
+  int readers = 0;            // leases held over all snapshots; guarded by mu
+  bool closing = false;       // no new leases once the store began to close; guarded by mu
+  std::unordered_set<const rocksdb::Snapshot*> live;  // guarded by mu
+};
+
+struct RocksDBStore::Impl {
+  std::string path;
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  rocksdb::DB* db = nullptr;  // owned; closed in ~RocksDBStore
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+  std::vector<std::string> cf_names;
+  rocksdb::ColumnFamilyOptions cf_options = rocksdb_options::column_family_options();
+  rocksdb::ReadOptions read_options;
+  rocksdb::WriteOptions write_options = rocksdb_options::write_options();
+  rocksdb::PinnableSlice pinned;  // get() results; reused so reads do not allocate
+
+  [[noreturn]] void fail(const char* op, int32_t cf, const rocksdb::Status& s) const {
+    throw RocksDBError(std::string("RocksDB ") + op + " in column family '" + cf_names[static_cast<size_t>(cf)] +
+                       "' of " + path + " failed: " + s.ToString());
+  }
+};
+
+struct RocksDBStore::Iterator::Impl {
+  // The bounds and options first: the RocksDB iterator (declared last, destroyed first) points at them.
+  std::string lower, upper;
+  rocksdb::Slice lower_slice, upper_slice;
+  rocksdb::ReadOptions options;
+  std::unique_ptr<rocksdb::Iterator> it;
+
+  Impl(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, std::string_view lo, std::string_view up,
+       const rocksdb::Snapshot* snapshot)
+      : lower(lo), upper(up) {
+    lower_slice = rocksdb::Slice(lower);
+    upper_slice = rocksdb::Slice(upper);
+    options.iterate_lower_bound = &lower_slice;
+    if (!upper.empty()) options.iterate_upper_bound = &upper_slice;
+    if (snapshot != nullptr) {
+      options.snapshot = snapshot;
+      options.fill_cache = false;  // a snapshot scan reads everything once: do not evict the hot blocks
+    }
+    it.reset(db->NewIterator(options, cf));
+    it->Seek(lower_slice);
+  }
+};
+
+struct RocksDBStore::WriteBatch::Impl {
+  const RocksDBStore::Impl* store;
+  rocksdb::WriteBatch batch;
+  rocksdb::ColumnFamilyHandle* cf(int32_t id) const { return store->cfs[static_cast<size_t>(id)]; }
+};
+
+struct RocksDBStore::Snapshot::Impl {
+  std::shared_ptr<Shared> shared;
+  const rocksdb::Snapshot* snapshot = nullptr;           // guarded by shared->mu; null once released
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;         // the handles as of the snapshot
+  int readers = 0;                                       // this snapshot's leases; guarded by shared->mu
+};
+
+// ---- RocksDBStore -------------------------------------------------------------------------------------------
+
+RocksDBStore::RocksDBStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path parent = options.local_dir.empty() ? fs::temp_directory_path(ec) : fs::path(options.local_dir);
+  if (ec) return Status::io_error("RocksDB state backend: no system temp directory: " + ec.message());
+  fs::create_directories(parent, ec);
+  if (ec) {
+    return Status::io_error("state.backend.rocksdb.localdir: cannot create '" + parent.string() + "': " + ec.message());
+  }
+  const std::string stem = "sluice-rocksdb-" + (options.instance_name.empty() ? std::string("instance")
+                                                                               : sanitize(options.instance_name));
+  fs::path dir;
+  for (int attempt = 0;; ++attempt) {
+    dir = parent / (stem + "-" + random_hex16());
+    if (fs::create_directory(dir, ec)) break;
+    if (ec || attempt == 8) {
+      return Status::io_error("RocksDB state backend: cannot create a working directory under '" + parent.string() +
+                              "': " + (ec ? ec.message() : "names taken"));
+    }
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->path = dir.string();
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb_options::db_options(), impl->path, &impl->db);
+  if (!s.ok()) {
+    fs::remove_all(dir, ec);
+    return Status::io_error("RocksDB state backend: cannot open a database in '" + impl->path + "': " + s.ToString());
+  }
+  impl->shared->db = impl->db;
+  return std::unique_ptr<RocksDBStore>(new RocksDBStore(std::move(impl)));
+}
+
+RocksDBStore::~RocksDBStore() {
+  Shared& sh = *impl_->shared;
+  {
+    std::unique_lock<std::mutex> lock(sh.mu);
+    sh.closing = true;
+    sh.cv.wait(lock, [&] { return sh.readers == 0; });
+    for (const rocksdb::Snapshot* s : sh.live) impl_->db->ReleaseSnapshot(s);
+    sh.live.clear();
+    sh.db = nullptr;
+  }
+  for (rocksdb::ColumnFamilyHandle* h : impl_->cfs) impl_->db->DestroyColumnFamilyHandle(h);
+  impl_->cfs.clear();
+  impl_->pinned.Reset();
+  rocksdb::Status closed = impl_->db->Close();
+  (void)closed;  // nothing to do about it: the files go next
+  delete impl_->db;
+  impl_->db = nullptr;
+  std::error_code ec;
+  std::filesystem::remove_all(impl_->path, ec);
+}
+
+const std::string& RocksDBStore::path() const { return impl_->path; }
+
+Result<int32_t> RocksDBStore::column_family(const std::string& name) {
+  for (size_t i = 0; i < impl_->cf_names.size(); ++i) {
+    if (impl_->cf_names[i] == name) return static_cast<int32_t>(i);
+  }
+  rocksdb::ColumnFamilyHandle* handle = nullptr;
+  rocksdb::Status s = impl_->db->CreateColumnFamily(impl_->cf_options, name, &handle);
+  if (!s.ok()) {
+    return Status::io_error("RocksDB: cannot create column family '" + name + "' in " + impl_->path + ": " +
+                            s.ToString());
+  }
+  impl_->cfs.push_back(handle);
+  impl_->cf_names.push_back(name);
+  return static_cast<int32_t>(impl_->cfs.size() - 1);
+}
+
+const std::string& RocksDBStore::column_family_name(int32_t cf) const {
+  return impl_->cf_names[static_cast<size_t>(cf)];
+}
+
+bool RocksDBStore::get(int32_t cf, std::string_view key, std::string_view* value) {
+  Impl& m = *impl_;
+  m.pinned.Reset();
+  rocksdb::Status s = m.db->Get(m.read_options, m.cfs[static_cast<size_t>(cf)], slice(key), &m.pinned);
+  if (s.ok()) {
+    *value = std::string_view(m.pinned.data(), m.pinned.size());
+    return true;
+  }
+  if (s.IsNotFound()) return false;
+  m.fail("get", cf, s);
+}
+
+void RocksDBStore::put(int32_t cf, std::string_view key, std::string_view value) {
+  Impl& m = *impl_;
+  rocksdb::Status s = m.db->Put(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key), slice(value));
+  if (!s.ok()) m.fail("put", cf, s);
+}
+
+void RocksDBStore::merge(int32_t cf, std::string_view key, std::string_view operand) {
+  Impl& m = *impl_;
+  rocksdb::Status s = m.db->Merge(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key), slice(operand));
+  if (!s.ok()) m.fail("merge", cf, s);
+}
+
+void RocksDBStore::remove(int32_t cf, std::string_view key) {
+  Impl& m = *impl_;
+  rocksdb::Status s = m.db->Delete(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key));
+  if (!s.ok()) m.fail("delete", cf, s);
+}
+
+Status RocksDBStore::try_write(WriteBatch& batch) {
+  rocksdb::Status s = impl_->db->Write(impl_->write_options, &batch.impl_->batch);
+  if (!s.ok()) return Status::io_error("RocksDB write of a batch into " + impl_->path + " failed: " + s.ToString());
+  return Status::ok();
+}
+
+void RocksDBStore::write(WriteBatch& batch) {
+  Status s = try_write(batch);
+  if (!s.is_ok()) throw RocksDBError(s.message());
+}
+
+std::unique_ptr<RocksDBStore::Iterator> RocksDBStore::new_iterator(int32_t cf, std::string_view lower,
+                                                                   std::string_view upper) const {
+  return std::make_unique<Iterator>(
+      std::make_unique<Iterator::Impl>(impl_->db, impl_->cfs[static_cast<size_t>(cf)], lower, upper, nullptr));
+}
+
+bool RocksDBStore::has_key_in(int32_t cf, std::string_view lower, std::string_view upper) const {
+  return new_iterator(cf, lower, upper)->valid();
+}
+
+std::shared_ptr<RocksDBStore::Snapshot> RocksDBStore::snapshot() {
+  auto impl = std::make_unique<Snapshot::Impl>();
+  impl->shared = impl_->shared;
+  impl->cfs = impl_->cfs;
+  {
+    std::lock_guard<std::mutex> lock(impl_->shared->mu);
+    impl->snapshot = impl_->db->GetSnapshot();
+    impl_->shared->live.insert(impl->snapshot);
+  }
+  return std::make_shared<Snapshot>(std::move(impl));
+}
+
+size_t RocksDBStore::live_snapshots() const {
+  std::lock_guard<std::mutex> lock(impl_->shared->mu);
+  return impl_->shared->live.size();
+}
+
+int64_t RocksDBStore::estimate_num_keys() const {
+  uint64_t total = 0;
+  for (rocksdb::ColumnFamilyHandle* h : impl_->cfs) {
+    uint64_t v = 0;
+    if (impl_->db->GetIntProperty(h, "rocksdb.estimate-num-keys", &v)) total += v;
+  }
+  return static_cast<int64_t>(total);
+}
+
+int64_t RocksDBStore::estimate_size_bytes() const {
+  uint64_t total = 0;
+  for (rocksdb::ColumnFamilyHandle* h : impl_->cfs) {
+    uint64_t v = 0;
+    if (impl_->db->GetIntProperty(h, "rocksdb.total-sst-files-size", &v)) total += v;
+    if (impl_->db->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v)) total += v;
+  }
+  return static_cast<int64_t>(total);
+}
+
+// ---- Iterator -----------------------------------------------------------------------------------------------
+
+RocksDBStore::Iterator::Iterator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RocksDBStore::Iterator::~Iterator() = default;
+bool RocksDBStore::Iterator::valid() const { return impl_->it->Valid(); }
+std::string_view RocksDBStore::Iterator::key() const {
+  rocksdb::Slice k = impl_->it->key();
+  return {k.data(), k.size()};
+}
+std::string_view RocksDBStore::Iterator::value() const {
+  rocksdb::Slice v = impl_->it->value();
+  return {v.data(), v.size()};
+}
+void RocksDBStore::Iterator::next() { impl_->it->Next(); }
+Status RocksDBStore::Iterator::status() const {
+  rocksdb::Status s = impl_->it->status();
+  if (s.ok()) return Status::ok();
+  return Status::io_error("RocksDB iteration failed: " + s.ToString());
+}
+
+// ---- WriteBatch ---------------------------------------------------------------------------------------------
+
+RocksDBStore::WriteBatch::WriteBatch(const RocksDBStore& store) : impl_(std::make_unique<Impl>()) {
+  impl_->store = store.impl_.get();
+}
+RocksDBStore::WriteBatch::~WriteBatch() = default;
+
+void RocksDBStore::WriteBatch::put(int32_t cf, std::string_view key, std::string_view value) {
+  rocksdb::Status s = impl_->batch.Put(impl_->cf(cf), slice(key), slice(value));
+  if (!s.ok()) throw RocksDBError("RocksDB write batch put: " + s.ToString());
+}
+void RocksDBStore::WriteBatch::merge(int32_t cf, std::string_view key, std::string_view operand) {
+  rocksdb::Status s = impl_->batch.Merge(impl_->cf(cf), slice(key), slice(operand));
+  if (!s.ok()) throw RocksDBError("RocksDB write batch merge: " + s.ToString());
+}
+void RocksDBStore::WriteBatch::remove(int32_t cf, std::string_view key) {
+  rocksdb::Status s = impl_->batch.Delete(impl_->cf(cf), slice(key));
+  if (!s.ok()) throw RocksDBError("RocksDB write batch delete: " + s.ToString());
+}
+void RocksDBStore::WriteBatch::delete_range(int32_t cf, std::string_view begin, std::string_view end) {
+  rocksdb::Status s = impl_->batch.DeleteRange(impl_->cf(cf), slice(begin), slice(end));
+  if (!s.ok()) throw RocksDBError("RocksDB write batch delete-range: " + s.ToString());
+}
+size_t RocksDBStore::WriteBatch::count() const { return impl_->batch.Count(); }
+void RocksDBStore::WriteBatch::clear() { impl_->batch.Clear(); }
+
+// ---- Snapshot -----------------------------------------------------------------------------------------------
+
+RocksDBStore::Snapshot::Snapshot(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RocksDBStore::Snapshot::~Snapshot() { release(); }
+
+bool RocksDBStore::Snapshot::acquire_reader() {
+  Shared& sh = *impl_->shared;
+  std::lock_guard<std::mutex> lock(sh.mu);
+  if (sh.closing || impl_->snapshot == nullptr) return false;
+  ++sh.readers;
+  ++impl_->readers;
+  return true;
+}
+
+void RocksDBStore::Snapshot::release_reader() {
+  Shared& sh = *impl_->shared;
+  {
+    std::lock_guard<std::mutex> lock(sh.mu);
+    --sh.readers;
+    --impl_->readers;
+  }
+  sh.cv.notify_all();
+}
+
+std::unique_ptr<RocksDBStore::Iterator> RocksDBStore::Snapshot::new_iterator(int32_t cf, std::string_view lower,
+                                                                             std::string_view upper) const {
+  // The lease keeps db and snapshot unchanged: the store waits for readers before closing, release() too.
+  rocksdb::DB* db;
+  const rocksdb::Snapshot* snap;
+  {
+    std::lock_guard<std::mutex> lock(impl_->shared->mu);
+    db = impl_->shared->db;
+    snap = impl_->snapshot;
+  }
+  return std::make_unique<Iterator>(
+      std::make_unique<Iterator::Impl>(db, impl_->cfs[static_cast<size_t>(cf)], lower, upper, snap));
+}
+
+void RocksDBStore::Snapshot::release() {
+  Shared& sh = *impl_->shared;
+  std::unique_lock<std::mutex> lock(sh.mu);
+  sh.cv.wait(lock, [&] { return impl_->readers == 0; });
+  if (impl_->snapshot == nullptr) return;
+  if (sh.db != nullptr) {
+    sh.db->ReleaseSnapshot(impl_->snapshot);
+    sh.live.erase(impl_->snapshot);
+  }
+  impl_->snapshot = nullptr;
+}
+
+}  // namespace sluice
