@@ -224,15 +224,8 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
                    id.value(), vertex, subtask);
       return MessageOutcome::kUnknownCheckpoint;
     }
-    auto ended = recently_ended_.find(id);
-    if (ended != recently_ended_.end() && ended->second == Outcome::kAborted) {
-      // The task may have written files after the abort discarded the checkpoint: discard again.
-      auto action = std::make_unique<Action>();
-      action->kind = Action::Kind::kDiscard;
-      action->id = id;
-      actions_.push_back(std::move(action));
-      dispatch_locked(lock);
-    }
+    // The task may have written files after the abort discarded the checkpoint: discard again.
+    discard_again_if_aborted_locked(id, lock);
     spdlog::debug("Ignoring late acknowledgement of checkpoint {} from task (vertex {}, subtask {})", id.value(),
                   vertex, subtask);
     return MessageOutcome::kCheckpointEnded;
@@ -281,7 +274,11 @@ MessageOutcome CheckpointCoordinator::decline(CheckpointId id, int32_t vertex, i
   if (it == pending_.end()) {
     spdlog::debug("Ignoring decline of checkpoint {} from task (vertex {}, subtask {}): {}", id.value(), vertex,
                   subtask, reason.to_string());
-    return id.value() >= next_id_ ? MessageOutcome::kUnknownCheckpoint : MessageOutcome::kCheckpointEnded;
+    if (id.value() >= next_id_) return MessageOutcome::kUnknownCheckpoint;
+    // As for a late acknowledgement: the task may have written files after the abort discarded the checkpoint
+    // (its snapshot started afterwards and failed part-way).
+    discard_again_if_aborted_locked(id, lock);
+    return MessageOutcome::kCheckpointEnded;
   }
   if (plan_->task_index(vertex, subtask) < 0) {
     spdlog::warn("Ignoring decline of checkpoint {} from task (vertex {}, subtask {}), which is not part of it",
@@ -385,6 +382,16 @@ void CheckpointCoordinator::abort_locked(CheckpointId id, CheckpointFailureReaso
                          /*retriable=*/true);
     out.push_back(std::move(fail));
   }
+}
+
+void CheckpointCoordinator::discard_again_if_aborted_locked(CheckpointId id, std::unique_lock<std::mutex>& lock) {
+  auto ended = recently_ended_.find(id);
+  if (ended == recently_ended_.end() || ended->second != Outcome::kAborted) return;
+  auto action = std::make_unique<Action>();
+  action->kind = Action::Kind::kDiscard;
+  action->id = id;
+  actions_.push_back(std::move(action));
+  dispatch_locked(lock);
 }
 
 void CheckpointCoordinator::remember_ended_locked(CheckpointId id, Outcome outcome) {

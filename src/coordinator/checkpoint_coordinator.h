@@ -19,8 +19,8 @@
 // Abort of n (decline, timeout, storage failure, subsumed, abort_pending, shutdown): stats -> failure manager
 // (may decide fail_job) -> storage->discard(n) -> target->notify_checkpoint_aborted(n) -> on_aborted ->
 // target->fail_job(cause) if decided. Every triggered id ends exactly once, completed or aborted.
-// Late or duplicate messages are ignored (logged); a late acknowledgement of a recently aborted checkpoint
-// discards it again, so files its task wrote after the abort are removed.
+// Late or duplicate messages are ignored (logged); a late acknowledgement or decline of a recently aborted
+// checkpoint discards it again, so files its task wrote after the abort are removed.
 //
 // Threads. Every public method may be called from any thread. State changes happen under one mutex and
 // produce actions (calls to the storage, the target and the callbacks), queued FIFO. Actions run outside
@@ -170,6 +170,8 @@ class CheckpointCoordinator {
   void abort_locked(CheckpointId id, CheckpointFailureReason reason, const Status& cause, ActionList& out);
   void enqueue_back_locked(ActionList&& actions);
   void remember_ended_locked(CheckpointId id, Outcome outcome);
+  // Queues a discard of `id` if it was aborted recently (a late message: its task may have written files).
+  void discard_again_if_aborted_locked(CheckpointId id, std::unique_lock<std::mutex>& lock);
   void on_metadata_written(CheckpointId id, Result<std::string> location, checkpoint::CheckpointMetadata metadata);
   void update_gauges_locked();
   void register_metrics();

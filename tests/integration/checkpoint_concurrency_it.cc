@@ -257,5 +257,49 @@ TEST(CheckpointConcurrency, MinPauseMeansOneAtATimeDespiteMaxConcurrentTwo) {
   std::filesystem::remove_all(run.base);
 }
 
+// Checkpoint 2 completes while checkpoint 1 is still writing: 2 subsumes 1 (ids of completed checkpoints still
+// increase). What 1's held task writes afterwards does not survive, nobody is told 1 completed, the sink commits
+// 1's data with 2's, and the output is exactly once.
+TEST(CheckpointConcurrency, ANewerCheckpointCompletingFirstSubsumesTheOlderOne) {
+  JobRun run;
+  run.fs->hold_first_write("/chk-1/per-auction-keyed");
+  coordinator::CheckpointCoordinatorConfig c;
+  c.interval = 20ms;
+  c.max_concurrent = 2;
+  start(run, "subsumed", c);
+  ASSERT_TRUE(run.client);
+  auto& cp = it::checkpointing(*run.client);
+
+  ASSERT_TRUE(it::wait_for([&] {
+    auto st = cp.checkpoint_stats();
+    return st.latest_completed && st.latest_completed->id == CheckpointId(2);
+  }));
+  auto s = cp.checkpoint_stats();
+  ASSERT_TRUE(s.latest_failed);
+  EXPECT_EQ(s.latest_failed->id, CheckpointId(1));
+  EXPECT_EQ(s.latest_failed->failure_reason, coordinator::CheckpointFailureReason::kSubsumed);
+  EXPECT_EQ(s.consecutive_failures, 0) << "subsumption is not a failure";
+  const std::string chk1 = run.base + "/ck/" + run.client->job_id().to_hex() + "/chk-1";
+  EXPECT_FALSE(std::filesystem::exists(chk1)) << "the subsumed checkpoint is discarded";
+  EXPECT_TRUE(run.fs->holding("/chk-1/per-auction-keyed"));
+  run.fs->release("/chk-1/per-auction-keyed");  // its task goes on writing (and acknowledges late)
+  it::g_throttle_us = 0;
+
+  JobExecutionResult result = run.client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  EXPECT_FALSE(std::filesystem::exists(chk1)) << "nothing of checkpoint 1 is left behind";
+  auto sp = spans(*run.fs);
+  EXPECT_FALSE(sp.at(1).metadata);
+  const std::vector<int64_t> completed = completion_order(sp);
+  ASSERT_GE(completed.size(), 2u);
+  EXPECT_EQ(completed[0], 2);
+  for (size_t i = 1; i < completed.size(); ++i) EXPECT_LT(completed[i - 1], completed[i]);
+  expect_notifications_in_order(completed);
+  EXPECT_EQ(it::check_exactly_once(run.job), "");
+  // The job's folder is gone: no stray files of the subsumed checkpoint kept it.
+  EXPECT_EQ(it::entries_of(run.base + "/ck"), std::vector<std::string>{});
+  std::filesystem::remove_all(run.base);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -135,6 +135,69 @@ TEST(CheckpointFailures, CheckpointFolderReplacedByAFileFailsTheJobAfterTolerabl
   std::filesystem::remove_all(base);
 }
 
+// Checkpoint 1 is declined by the source tasks (their state file cannot be written) and discarded while the
+// per-auction tasks have not yet taken their snapshot of it. They take it afterwards: the storage creates chk-1
+// again, they write their keyed state, then fail on the next operator's state and decline - late, the
+// checkpoint is already aborted. What they wrote must not outlive the job: when it finishes, its checkpoint folder is gone.
+TEST(CheckpointFailures, FilesOfAnAbortedCheckpointWrittenBeforeALateDeclineAreRemoved) {
+  const std::string base = it::fresh_dir("late-decline");
+  it::MainJob job;
+  job.output_dir = base + "/out";
+  job.hold_snapshots = true;
+  auto ofs = std::make_shared<it::ObservedFileSystem>();
+  ofs->fail_writes_containing({"/chk-1/auto-0-bids", "/chk-1/hold-snapshot-op"});
+  it::g_hold_snapshot_of = 1;
+  it::g_throttle_us = 100;
+  it::g_notifications.clear();
+  StreamExecutionEnvironment env;
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  cluster::MiniClusterConfig mc;
+  mc.checkpointing = true;
+  mc.checkpoint_config.interval = 20ms;
+  mc.checkpoint_config.tolerable_failures = 5;
+  checkpoint::FileSystemStorageOptions fo;
+  fo.inline_threshold_bytes = 0;  // every state handle is a file
+  fo.file_system = ofs;
+  mc.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(base + "/ck", fo);
+  auto submitted = it::submit(env, mc, "late-decline");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+  const std::string chk1 = base + "/ck/" + client->job_id().to_hex() + "/chk-1";
+
+  // Declined by a source task and discarded (the tasks are told after the discard), while the per-auction
+  // tasks still hold their snapshot of it.
+  ASSERT_TRUE(it::wait_for([&] { return it::g_notifications.aborted(1); }));
+  EXPECT_FALSE(std::filesystem::exists(chk1));
+  EXPECT_TRUE(contains(cp.checkpoint_stats().latest_failed->failure_message, "No space left on device"));
+  it::g_hold_snapshot_of = 0;
+  // They write their keyed state into a new chk-1, then decline.
+  ASSERT_TRUE(it::wait_for([&] {
+    for (const auto& e : ofs->log()) {
+      if (e.op == "write-failed" && contains(e.path, "/chk-1/hold-snapshot-op")) return true;
+    }
+    return false;
+  }));
+  // The log shows it: chk-1 removed (the abort), created again, keyed state written into it.
+  int step = 0;
+  for (const auto& e : ofs->log()) {
+    if (step == 0 && e.op == "remove" && e.path == chk1) step = 1;
+    if (step == 1 && e.op == "mkdir" && e.path == chk1) step = 2;
+    if (step == 2 && e.op == "write" && contains(e.path, "/chk-1/per-auction-keyed")) step = 3;
+  }
+  EXPECT_EQ(step, 3) << "the per-auction tasks wrote into chk-1 after it was discarded";
+  it::g_throttle_us = 0;
+
+  JobExecutionResult result = client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  EXPECT_FALSE(std::filesystem::exists(chk1)) << "files of the aborted checkpoint 1 were left behind: "
+                                              << ::testing::PrintToString(it::entries_of(chk1));
+  EXPECT_EQ(it::entries_of(base + "/ck"), std::vector<std::string>{}) << "the finished job's folder is removed";
+  EXPECT_EQ(it::check_exactly_once(job), "");
+  std::filesystem::remove_all(base);
+}
+
 // ---- JobManager storage: max state size ----
 
 struct Big : KeyedProcessFunction<int64_t, int64_t, int64_t> {

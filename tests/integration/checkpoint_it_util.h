@@ -72,25 +72,40 @@ struct Throttle {
   }
 };
 
-// Records every checkpoint notification each subtask of the source chain receives, in arrival order.
+// Records the checkpoint notifications each subtask of the source chain receives, in arrival order: completed
+// and aborted ones.
 class NotificationLog {
  public:
   void add(int32_t subtask, int64_t id) {
     std::lock_guard lock(mu_);
     by_subtask_[subtask].push_back(id);
   }
+  void add_aborted(int32_t subtask, int64_t id) {
+    std::lock_guard lock(mu_);
+    aborted_by_subtask_[subtask].push_back(id);
+  }
   std::map<int32_t, std::vector<int64_t>> get() const {
     std::lock_guard lock(mu_);
     return by_subtask_;
   }
+  // Whether some subtask was told that checkpoint `id` was aborted.
+  bool aborted(int64_t id) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [subtask, ids] : aborted_by_subtask_) {
+      if (std::find(ids.begin(), ids.end(), id) != ids.end()) return true;
+    }
+    return false;
+  }
   void clear() {
     std::lock_guard lock(mu_);
     by_subtask_.clear();
+    aborted_by_subtask_.clear();
   }
 
  private:
   mutable std::mutex mu_;
   std::map<int32_t, std::vector<int64_t>> by_subtask_;
+  std::map<int32_t, std::vector<int64_t>> aborted_by_subtask_;
 };
 
 inline NotificationLog g_notifications;
@@ -100,12 +115,35 @@ struct RecordNotifications : RichFunction, CheckpointListener {
   void notify_checkpoint_complete(CheckpointId id) override {
     g_notifications.add(runtime_context().subtask_index(), id.value());
   }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    g_notifications.add_aborted(runtime_context().subtask_index(), id.value());
+  }
+};
+
+// While g_hold_snapshot_of == n, the snapshot of checkpoint n in the per-auction task (the synchronous part,
+// before the task asks the storage for the checkpoint's folder) waits until the test sets it back to 0. The
+// function keeps a little operator state, so every snapshot writes a "hold-snapshot-op" state handle.
+inline std::atomic<int64_t> g_hold_snapshot_of{0};
+
+struct HoldSnapshot : CheckpointedFunction {
+  per_auction::AuctionUpdate operator()(per_auction::AuctionUpdate&& u) const { return std::move(u); }
+  void initialize_state(FunctionInitializationContext& ctx) override {
+    marker_ = &ctx.operator_state_store().get_list_state(ListStateDescriptor<int64_t>("marker"));
+  }
+  void snapshot_state(const FunctionSnapshotContext& ctx) override {
+    while (g_hold_snapshot_of.load() == ctx.checkpoint_id.value()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    marker_->update({ctx.checkpoint_id.value()});
+  }
+
+ private:
+  ListState<int64_t>* marker_ = nullptr;
 };
 
 struct MainJob {
   int64_t events = 20'000;
   uint64_t seed = 7;
   std::string output_dir;
+  bool hold_snapshots = false;  // chain HoldSnapshot between the aggregate and the sink
 };
 
 inline nexmark::NexmarkSourceOptions source_options(const MainJob& job) {
@@ -118,7 +156,7 @@ inline nexmark::NexmarkSourceOptions source_options(const MainJob& job) {
 
 // per_auction::build with a throttle and a notification recorder chained behind the source.
 inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) {
-  env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
+  auto updates = env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
       .filter([](const nexmark::Event& e) { return e.is_bid(); })
       .name("only-bids")
       .uid("only-bids")
@@ -134,7 +172,9 @@ inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) 
       .key_by([](const nexmark::Bid& b) { return b.auction; })
       .process(per_auction::CountSumMax{})
       .name("per-auction")
-      .uid("per-auction")
+      .uid("per-auction");
+  if (job.hold_snapshots) updates = updates.map(HoldSnapshot{}).name("hold-snapshot").uid("hold-snapshot");
+  updates
       .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(
           job.output_dir,
           [](const per_auction::AuctionUpdate& u, std::string& line) {
@@ -206,13 +246,13 @@ inline Result<std::unique_ptr<JobClient>> submit(StreamExecutionEnvironment& env
   return cluster::submit_job(std::move(sg), std::move(jg), mc);
 }
 
-// A FileSystem over the local one that logs directory creations, file writes and renames (with a monotonic
-// time), can hold the first write whose path contains a given text until the test releases it, and can fail
+// A FileSystem over the local one that logs directory creations, file writes, renames and removals (with a
+// monotonic time), can hold the first write whose path contains a given text until the test releases it, and can fail
 // the creation of directories with given names (as a directory without write permission would).
 class ObservedFileSystem final : public checkpoint::FileSystem {
  public:
   struct Entry {
-    std::string op;  // "mkdir", "write", "rename"
+    std::string op;  // "mkdir", "write", "rename", "remove" (remove_all), "mkdir-failed", "write-failed"
     std::string path;
     std::chrono::steady_clock::time_point at;
   };
@@ -240,6 +280,11 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
     std::lock_guard lock(mu_);
     fail_mkdir_ = std::move(names);
   }
+  // write_file of a path containing one of `texts` fails with an I/O error (as a full disk would).
+  void fail_writes_containing(std::vector<std::string> texts) {
+    std::lock_guard lock(mu_);
+    fail_write_ = std::move(texts);
+  }
   std::vector<Entry> log() const {
     std::lock_guard lock(mu_);
     return log_;
@@ -261,6 +306,11 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
                     checkpoint::Durability durability) override {
     {
       std::unique_lock lock(mu_);
+      for (const std::string& text : fail_write_) {
+        if (path.find(text) == std::string::npos) continue;
+        log_.push_back({"write-failed", path, std::chrono::steady_clock::now()});
+        return Status::io_error("cannot write file '" + path + "': No space left on device");
+      }
       for (auto& [text, hold] : holds_) {
         if (hold.used || path.find(text) == std::string::npos) continue;
         hold.used = true;
@@ -285,7 +335,10 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
   Result<std::vector<checkpoint::DirEntry>> list_dir(const std::string& dir) override { return base_->list_dir(dir); }
   Status remove_file(const std::string& path) override { return base_->remove_file(path); }
   Status remove_empty_dir(const std::string& path) override { return base_->remove_empty_dir(path); }
-  Status remove_all(const std::string& path) override { return base_->remove_all(path); }
+  Status remove_all(const std::string& path) override {
+    add("remove", path);
+    return base_->remove_all(path);
+  }
 
  private:
   struct Hold {
@@ -303,6 +356,7 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
   std::condition_variable cv_;
   std::map<std::string, Hold> holds_;
   std::set<std::string> fail_mkdir_;
+  std::vector<std::string> fail_write_;
   std::vector<Entry> log_;
 };
 

@@ -290,6 +290,29 @@ TEST(CheckpointCoordinator, TimeoutAbortsOnTick) {
   EXPECT_EQ(kinds(h.log.events()), (std::vector<K>{K::kDiscard}));
 }
 
+// A task whose snapshot started after the abort may write files and then fail: its late decline discards the
+// checkpoint again, as a late acknowledgement does. A late message about a completed checkpoint discards nothing.
+TEST(CheckpointCoordinator, LateDeclineOfAnAbortedCheckpointDiscardsItAgain) {
+  CheckpointCoordinatorConfig c = config_with();
+  c.tolerable_failures = 5;
+  Harness h(c);
+  const CheckpointId aborted = trigger(h);
+  EXPECT_EQ(h.coordinator->decline(aborted, 0, 0, Status::io_error("disk full")), MessageOutcome::kAccepted);
+  h.log.clear();
+  EXPECT_EQ(h.coordinator->decline(aborted, 1, 0, Status::io_error("disk full")), MessageOutcome::kCheckpointEnded);
+  EXPECT_EQ(kinds(h.log.events()), (std::vector<K>{K::kDiscard}));
+  EXPECT_EQ(h.log.events()[0].id, aborted.value());
+  EXPECT_EQ(h.coordinator->stats().consecutive_failures, 1) << "counted once";
+
+  const CheckpointId completed = trigger(h);
+  h.ack_all(completed);
+  h.log.clear();
+  EXPECT_EQ(h.coordinator->decline(completed, 1, 1, Status::io_error("late")), MessageOutcome::kCheckpointEnded);
+  EXPECT_EQ(h.ack(completed, h.tasks[0]), MessageOutcome::kCheckpointEnded);
+  EXPECT_TRUE(h.log.events().empty());
+  EXPECT_TRUE(h.storage->is_durable(completed));
+}
+
 TEST(CheckpointCoordinator, StorageFailureAbortsAndCounts) {
   Harness h(config_with());
   h.storage->fail_next_writes(1);
