@@ -156,17 +156,23 @@ Result<Json> restore_vs_read(const std::string& dir, int64_t bytes, int32_t read
 
   // Reading the file: the page cache is warmed by one untimed read; the engine's own read_file.
   auto fs = checkpoint::local_file_system();
-  std::vector<double> read_s;
+  std::vector<double> read_s, read_cpu_s;
   for (int32_t r = 0; r <= read_repeat; ++r) {
     const double t0 = now_s();
+    const double c0 = thread_cpu_s();
     SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> data, fs->read_file(cp.state_file));
     const double t1 = now_s();
+    const double c1 = thread_cpu_s();
     if (data.size() != state_bytes) return Status::internal("restore_vs_read: read a file of unexpected size");
-    if (r > 0) read_s.push_back(t1 - t0);
+    if (r > 0) {
+      read_s.push_back(t1 - t0);
+      read_cpu_s.push_back(c1 - c0);
+    }
   }
 
   // Restoring: what the cluster and the task do for a redeployed subtask.
   const double t0 = now_s();
+  const double c0 = thread_cpu_s();
   SLUICE_ASSIGN_OR_RETURN(auto assigned,
                           cluster::assign_subtask_state(cp.metadata, cp.location, storage, {{kOperatorId, 1}}, 0,
                                                         full_range(), kMaxParallelism));
@@ -178,12 +184,14 @@ Result<Json> restore_vs_read(const std::string& dir, int64_t bytes, int32_t read
   const double t2 = now_s();
   (void)backend->get_state(ValueStateDescriptor<KeyAggregate>(kStateName));  // decodes into the heap maps
   const double t3 = now_s();
+  const double restore_cpu_s = thread_cpu_s() - c0;
   if (backend->num_entries() != entries) {
     return Status::internal("restore_vs_read: restored " + std::to_string(backend->num_entries()) + " entries, expected " +
                             std::to_string(entries));
   }
   const double restore_s = t3 - t0;
   const double read = median(read_s);
+  const double read_cpu = median(read_cpu_s);
   backend.reset();
   assigned.clear();
   SLUICE_RETURN_IF_ERROR(storage.discard(CheckpointId(1)));
@@ -195,6 +203,9 @@ Result<Json> restore_vs_read(const std::string& dir, int64_t bytes, int32_t read
               {"read_s", read},
               {"restore_s", restore_s},
               {"ratio", restore_s / std::max(read, 1e-9)},
+              {"read_cpu_s", read_cpu},
+              {"restore_cpu_s", restore_cpu_s},
+              {"ratio_cpu", restore_cpu_s / std::max(read_cpu, 1e-9)},
               {"read_mib_per_s", static_cast<double>(state_bytes) / kMiB / std::max(read, 1e-9)},
               {"restore_mib_per_s", static_cast<double>(state_bytes) / kMiB / std::max(restore_s, 1e-9)},
               {"phases_s", {{"read_and_slice", t1 - t0}, {"restore_key_groups", t2 - t1}, {"register_and_decode", t3 - t2}}}};

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/state/hashmap_state_backend.h"
 #include "sluice/state/heap/state_table.h"
 
 namespace sluice {
@@ -132,6 +133,96 @@ TEST(StateEncodingTest, EmptyMapAppendsNothing) {
   std::vector<uint8_t> out = {1, 2};
   detail::encode_entries<int64_t, VoidNamespace, Fixed>(m.view(), 0, out);
   EXPECT_EQ(out, (std::vector<uint8_t>{1, 2}));
+}
+
+// ---- restore: the fixed-size decoder (StateTable::stage_fixed_size) and its fallback ----
+
+constexpr int32_t kMaxP = 128;
+
+StateMetaInfo value_meta(const std::string& name) {
+  return StateMetaInfo{name, StateKind::kValue, TypeSerializer<VoidNamespace>::snapshot(),
+                       {TypeSerializer<int64_t>::snapshot()}};
+}
+
+KeyGroup group_of(int64_t key) { return key_group_for_hash(hash_key(key), kMaxP); }
+
+// A key-group snapshot of state "v" (ValueState<int64_t>) holding exactly `entries` (already encoded).
+std::vector<uint8_t> snapshot_with(KeyGroup kg, uint64_t count, const std::vector<uint8_t>& entries) {
+  std::vector<uint8_t> out;
+  KeyGroupSnapshotWriter w(&out, kMaxP, kg, TypeSerializer<int64_t>::snapshot(), 1);
+  w.add_state(value_meta("v"), count, entries);
+  w.finish();
+  return out;
+}
+
+void add_entry(std::vector<uint8_t>& entries, int64_t key, const std::vector<uint8_t>& value_bytes) {
+  std::vector<uint8_t> kb = serialize_bytes(key);
+  KeyGroupSnapshotWriter::append_entry(entries, detail::as_string_view(kb), "", detail::as_string_view(value_bytes));
+}
+
+TEST(StateEncodingTest, FixedSizeRestoreRoundTripsEveryKeyGroup) {
+  HeapKeyedStateBackend<int64_t> src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& v = src.get_state(ValueStateDescriptor<Fixed>("fixed"));
+  for (int64_t k = 0; k < 3000; ++k) {
+    src.set_current_key(k);
+    v.update(Fixed{k, 0.5 * static_cast<double>(k), static_cast<int32_t>(-k), Side::kSell, {1, 2, 3}});
+  }
+  HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  auto& w = dst.get_state(ValueStateDescriptor<Fixed>("fixed"));  // registered first: decoded at restore
+  for (int32_t g = 0; g < kMaxP; ++g) {
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(src.snapshot_key_group(KeyGroup(g), &bytes).is_ok());
+    ASSERT_TRUE(dst.restore_key_group(bytes.data(), bytes.size()).is_ok());
+  }
+  EXPECT_EQ(dst.num_entries(), 3000);
+  for (int64_t k = 0; k < 3000; k += 7) {
+    dst.set_current_key(k);
+    auto got = w.value();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->a, k);
+    EXPECT_EQ(got->b, 0.5 * static_cast<double>(k));
+    EXPECT_EQ(got->c, -k);
+    EXPECT_EQ(got->side, Side::kSell);
+    EXPECT_EQ(got->arr, (std::array<uint16_t, 3>{1, 2, 3}));
+  }
+}
+
+TEST(StateEncodingTest, FixedSizeRestoreRejectsWrongSizesAndForeignKeys) {
+  const int64_t key = 42;
+  const KeyGroup kg = group_of(key);
+  int64_t foreign = key + 1;
+  while (group_of(foreign) == kg) ++foreign;
+
+  std::vector<uint8_t> short_value;  // a 5-byte value where an int64 takes 8
+  add_entry(short_value, key, {1, 2, 3, 4, 5});
+  std::vector<uint8_t> foreign_key;  // a key of another key group
+  add_entry(foreign_key, key, serialize_bytes(int64_t{7}));
+  add_entry(foreign_key, foreign, serialize_bytes(int64_t{8}));
+
+  for (bool register_first : {true, false}) {  // decoded at restore, or at registration
+    HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+    ValueState<int64_t>* v = register_first ? &dst.get_state(ValueStateDescriptor<int64_t>("v")) : nullptr;
+    if (register_first) {
+      dst.set_current_key(key);
+      v->update(-1);
+      const std::vector<uint8_t> a = snapshot_with(kg, 1, short_value);
+      Status st = dst.restore_key_group(a.data(), a.size());
+      EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.to_string();
+      EXPECT_NE(st.message().find("value that does not decode"), std::string::npos) << st.to_string();
+      const std::vector<uint8_t> b = snapshot_with(kg, 2, foreign_key);
+      st = dst.restore_key_group(b.data(), b.size());
+      EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.to_string();
+      EXPECT_NE(st.message().find("has a key of key group " + std::to_string(group_of(foreign).value())),
+                std::string::npos)
+          << st.to_string();
+      dst.set_current_key(key);
+      EXPECT_EQ(v->value(), -1);  // nothing changed
+    } else {
+      const std::vector<uint8_t> b = snapshot_with(kg, 2, foreign_key);
+      ASSERT_TRUE(dst.restore_key_group(b.data(), b.size()).is_ok());  // kept as bytes until registered
+      EXPECT_THROW(dst.get_state(ValueStateDescriptor<int64_t>("v")), std::invalid_argument);
+    }
+  }
 }
 
 }  // namespace

@@ -217,6 +217,13 @@ class StateMap {
     view().for_each(std::forward<F>(fn));
   }
 
+  // Makes room for `n` entries without rehashing (a restore knows its entry count). Only grows; a map with a
+  // live snapshot grows as usual.
+  void reserve(size_t n) {
+    const uint64_t required = versions_->highest_required();
+    while (n > bucket_count_ - bucket_count_ / 4) grow(required);
+  }
+
   // Memory of the table and its entries, without what values own on the heap (and without objects kept for
   // snapshots: StateVersions::retained_bytes).
   size_t fixed_size_bytes() const { return bucket_count_ * sizeof(Entry*) + size_ * sizeof(Entry); }

@@ -135,8 +135,9 @@ void append_framed(const T& v, std::vector<uint8_t>& out) {
 
 // FixedEncoding<T>: for types whose TypeSerializer always writes the same number of bytes by plain copies
 // (arithmetic types but bool, enums, and std::array / std::pair / std::tuple / SLUICE_FIELDS structs of such
-// types), that size and a writer producing exactly TypeSerializer<T>'s bytes into raw memory. Snapshots of
-// such states skip the per-field vector appends (state_encoding_test checks the bytes are identical).
+// types), that size, a writer producing exactly TypeSerializer<T>'s bytes into raw memory and the matching
+// reader. Snapshots and restores of such states skip the per-field vector appends and bounds-checked reads
+// (state_encoding_test checks the bytes are identical).
 template <class T, class Enable = void>
 struct FixedEncoding {
   static constexpr bool kFixed = false;
@@ -149,6 +150,10 @@ struct FixedEncoding<T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_sam
     std::memcpy(p, &v, sizeof(T));  // write_fixed<T>: the value's bytes, host (little-endian) order
     return p + sizeof(T);
   }
+  static const uint8_t* read(const uint8_t* p, T& v) {
+    std::memcpy(&v, p, sizeof(T));
+    return p + sizeof(T);
+  }
 };
 template <class E>
 struct FixedEncoding<E, std::enable_if_t<std::is_enum_v<E>>> {
@@ -156,12 +161,19 @@ struct FixedEncoding<E, std::enable_if_t<std::is_enum_v<E>>> {
   static constexpr bool kFixed = FixedEncoding<U>::kFixed;
   static constexpr size_t kSize = sizeof(U);
   static uint8_t* write(const E& v, uint8_t* p) { return FixedEncoding<U>::write(static_cast<U>(v), p); }
+  static const uint8_t* read(const uint8_t* p, E& v) {
+    U u{};
+    p = FixedEncoding<U>::read(p, u);
+    v = static_cast<E>(u);
+    return p;
+  }
 };
 template <>
 struct FixedEncoding<VoidNamespace> {
   static constexpr bool kFixed = true;
   static constexpr size_t kSize = 0;
   static uint8_t* write(const VoidNamespace&, uint8_t* p) { return p; }
+  static const uint8_t* read(const uint8_t* p, VoidNamespace&) { return p; }
 };
 template <class... Ts>
 struct FixedEncodingOfAll {
@@ -178,6 +190,11 @@ struct FixedEncodingOfAll {
     std::apply([&](const auto&... f) { ((p = FixedEncoding<std::decay_t<decltype(f)>>::write(f, p)), ...); }, t);
     return p;
   }
+  template <class Tuple>  // a tuple of values, or of references to the fields to fill
+  static const uint8_t* read(const uint8_t* p, Tuple&& t) {
+    std::apply([&](auto&... f) { ((p = FixedEncoding<std::decay_t<decltype(f)>>::read(p, f)), ...); }, t);
+    return p;
+  }
 };
 template <class T, size_t N>
 struct FixedEncoding<std::array<T, N>, std::enable_if_t<FixedEncoding<T>::kFixed>> {
@@ -185,6 +202,10 @@ struct FixedEncoding<std::array<T, N>, std::enable_if_t<FixedEncoding<T>::kFixed
   static constexpr size_t kSize = N * FixedEncoding<T>::kSize;
   static uint8_t* write(const std::array<T, N>& v, uint8_t* p) {
     for (const T& e : v) p = FixedEncoding<T>::write(e, p);
+    return p;
+  }
+  static const uint8_t* read(const uint8_t* p, std::array<T, N>& v) {
+    for (T& e : v) p = FixedEncoding<T>::read(p, e);
     return p;
   }
 };
@@ -195,12 +216,16 @@ struct FixedEncoding<std::pair<A, B>, std::enable_if_t<FixedEncodingOfAll<A, B>:
   static uint8_t* write(const std::pair<A, B>& v, uint8_t* p) {
     return FixedEncoding<B>::write(v.second, FixedEncoding<A>::write(v.first, p));
   }
+  static const uint8_t* read(const uint8_t* p, std::pair<A, B>& v) {
+    return FixedEncoding<B>::read(FixedEncoding<A>::read(p, v.first), v.second);
+  }
 };
 template <class... Ts>
 struct FixedEncoding<std::tuple<Ts...>, std::enable_if_t<FixedEncodingOfAll<Ts...>::kFixed>> {
   static constexpr bool kFixed = true;
   static constexpr size_t kSize = FixedEncodingOfAll<Ts...>::size();
   static uint8_t* write(const std::tuple<Ts...>& v, uint8_t* p) { return FixedEncodingOfAll<Ts...>::write(v, p); }
+  static const uint8_t* read(const uint8_t* p, std::tuple<Ts...>& v) { return FixedEncodingOfAll<Ts...>::read(p, v); }
 };
 template <class Tie>
 struct FixedEncodingOfTie;
@@ -214,6 +239,7 @@ struct FixedEncoding<T, std::enable_if_t<HasSluiceFields<T> &&
   static constexpr bool kFixed = true;
   static constexpr size_t kSize = Fields::size();
   static uint8_t* write(const T& v, uint8_t* p) { return Fields::write(v.sluice_fields(), p); }
+  static const uint8_t* read(const uint8_t* p, T& v) { return Fields::read(p, v.sluice_fields()); }
 };
 
 // Whether entries of (K, N, V) have one size, each part below 128 bytes (its length is one varint byte).
@@ -390,6 +416,15 @@ class StateTable final : public StateTableBase {
                          int32_t max_parallelism) override {
     discard_staged();
     Map staged(*versions_);
+    staged.reserve(static_cast<size_t>(view.entry_count));
+    if constexpr (detail::kFixedSizeEntries<K, N, V>) {
+      if (stage_fixed_size(kg, view, max_parallelism, staged)) {
+        staged_ = std::move(staged);
+        staged_index_ = index;
+        return Status::ok();
+      }
+      staged.clear();  // not the expected sizes: the general decoder below names what is wrong
+    }
     SnapshotEntryReader reader(view);
     std::string_view kb, nb, vb;
     uint64_t i = 0;
@@ -447,6 +482,33 @@ class StateTable final : public StateTableBase {
   }
 
  private:
+  // Decodes entries of one size each (detail::kFixedSizeEntries) into `staged`. False, with `staged` partly
+  // filled, if an entry is not framed with the expected sizes or a key belongs to another key group.
+  bool stage_fixed_size(KeyGroup kg, const StateSnapshotView& view, int32_t max_parallelism, Map& staged) const {
+    using EK = detail::FixedEncoding<K>;
+    using EN = detail::FixedEncoding<N>;
+    using EV = detail::FixedEncoding<V>;
+    constexpr size_t kEntry = 3 + EK::kSize + EN::kSize + EV::kSize;
+    if (view.entry_count > view.entries_size_bytes / kEntry || view.entries_size_bytes != view.entry_count * kEntry) {
+      return false;
+    }
+    const uint8_t* p = view.entries;
+    for (uint64_t i = 0; i < view.entry_count; ++i) {
+      if (p[0] != EK::kSize || p[1 + EK::kSize] != EN::kSize || p[2 + EK::kSize + EN::kSize] != EV::kSize) return false;
+      K key{};
+      N ns{};
+      V value{};
+      EK::read(p + 1, key);
+      EN::read(p + 2 + EK::kSize, ns);
+      EV::read(p + 3 + EK::kSize + EN::kSize, value);
+      p += kEntry;
+      const uint64_t kh = hash_key(key);
+      if (key_group_for_hash(kh, max_parallelism) != kg) return false;
+      staged.put(key, ns, detail::combine_key_namespace_hash(kh, detail::namespace_hash(ns)), std::move(value));
+    }
+    return true;
+  }
+
   static std::string type_of(std::string_view part) {
     if (part == "key") return TypeSerializer<K>::snapshot().to_string();
     if (part == "namespace") return TypeSerializer<N>::snapshot().to_string();
