@@ -96,8 +96,8 @@ def main():
     cost = doc.get("snapshot_cost", {})
     need(cost.get("keys") == config["keys"], "snapshot_cost.keys differs from config.keys")
     need(positive(cost.get("state_bytes")) and positive(cost.get("total_ms")), "snapshot_cost malformed")
-    parts = sum(cost[f] for f in ["sync_ms", "serialize_ms", "persist_ms", "metadata_ms"])
-    need(parts <= cost["total_ms"] * 4 + 1, "snapshot_cost parts do not add up")
+    for f in ["sync_ms", "open_ms", "serialize_ms", "serialize_cpu_ms", "persist_ms", "metadata_ms"]:
+        need(number(cost.get(f)) and cost[f] >= 0, "snapshot_cost.%s is not a number >= 0" % f)
 
     # (d)
     r = doc.get("restore")

@@ -55,11 +55,13 @@ struct Options {
   SinkKind sink = SinkKind::kDiscard;
   std::string dir;  // default: a fresh folder in the system temp directory
   std::string only;  // "", "jobs", "snapshot_cost" or "restore"
+  std::vector<std::string> dynamic;  // -D key=value for every job run
 };
 
 constexpr const char* kUsage =
     "usage: checkpoint_bench [--events N] [--keys K] [--parallelism P] [--interval-ms MS] [--repeat R]\n"
     "                        [--restore-bytes B] [--restart-delay-ms MS] [--sink discard|file] [--dir DIR]\n"
+    "                        [--only PART] [-D key=value ...]\n"
     "  --events N            events per job run (default 40000000)\n"
     "  --keys K              distinct keys of the keyed state (default 100000)\n"
     "  --parallelism P       parallelism of every operator (default 2, the demo's)\n"
@@ -69,7 +71,8 @@ constexpr const char* kUsage =
     "  --restart-delay-ms MS fixed restart delay of the recovery run (default 100, the demo's)\n"
     "  --sink discard|file   the job's sink (default discard; file is the demo's exactly-once file sink)\n"
     "  --dir DIR             checkpoints and outputs go below DIR (default: a new folder under $TMPDIR)\n"
-    "  --only PART           run one part: jobs ((a)-(c)), snapshot_cost or restore ((d)); for profiling\n";
+    "  --only PART           run one part: jobs ((a)-(c)), snapshot_cost or restore ((d)); for profiling\n"
+    "  -D key=value          configuration for every job run (e.g. network buffers), repeatable\n";
 
 template <class I>
 Result<I> parse_int(std::string_view flag, std::string_view text, I min, I max) {
@@ -111,6 +114,8 @@ Result<Options> parse_args(int argc, char** argv) {
       } else {
         return Status::invalid_argument("--sink: expected discard or file, got '" + std::string(v) + "'");
       }
+    } else if (a == "-D") {
+      o.dynamic.emplace_back(v);
     } else if (a == "--dir") {
       o.dir = std::string(v);
     } else if (a == "--only") {
@@ -158,21 +163,24 @@ struct JobRun {
   int64_t injection_to_open_ms = -1;
 };
 
-Configuration job_config(const Options& o, RunKind kind, const std::string& checkpoint_dir) {
+Result<Configuration> job_config(const Options& o, RunKind kind, const std::string& checkpoint_dir) {
   Configuration c;
+  for (const auto& kv : o.dynamic) SLUICE_RETURN_IF_ERROR(c.apply_dynamic_property(kv).with_context("-D " + kv));
+  Status failed = Status::ok();
   auto set = [&](const char* k, const std::string& v) {
     Status s = c.set_string(k, v);
-    if (!s.is_ok()) std::fprintf(stderr, "checkpoint_bench: %s\n", s.to_string().c_str());
+    if (!s.is_ok() && failed.is_ok()) failed = s;
   };
   if (kind == RunKind::kWithout) {
     set("execution.checkpointing.interval", "0ms");
-    return c;
+  } else {
+    set("execution.checkpointing.interval", std::to_string(o.interval_ms) + "ms");
+    set("execution.checkpointing.dir", checkpoint_dir);
+    set("restart-strategy.type", "fixed-delay");
+    set("restart-strategy.fixed-delay.attempts", "3");
+    set("restart-strategy.fixed-delay.delay", std::to_string(o.restart_delay_ms) + "ms");
   }
-  set("execution.checkpointing.interval", std::to_string(o.interval_ms) + "ms");
-  set("execution.checkpointing.dir", checkpoint_dir);
-  set("restart-strategy.type", "fixed-delay");
-  set("restart-strategy.fixed-delay.attempts", "3");
-  set("restart-strategy.fixed-delay.delay", std::to_string(o.restart_delay_ms) + "ms");
+  SLUICE_RETURN_IF_ERROR(failed);
   return c;
 }
 
@@ -193,7 +201,8 @@ Result<JobRun> run_job(const Options& o, RunKind kind, const std::string& dir, i
   cfg.sink = o.sink;
   cfg.output_dir = dir + "/out-" + std::to_string(index);
   auto probe = std::make_shared<JobProbe>();
-  StreamExecutionEnvironment env(job_config(o, kind, checkpoint_dir));
+  SLUICE_ASSIGN_OR_RETURN(Configuration config, job_config(o, kind, checkpoint_dir));
+  StreamExecutionEnvironment env(std::move(config));
   build_keyed_job(env, cfg, probe);
 
   JobRun run;
@@ -420,6 +429,7 @@ int run(const Options& o) {
                    {"restore_bytes", o.restore_bytes},
                    {"restart_delay_ms", o.restart_delay_ms},
                    {"sink", o.sink == SinkKind::kFile ? "file" : "discard"},
+                   {"dynamic", o.dynamic},
                    {"build_type", SLUICE_BENCH_BUILD_TYPE},
                    {"hardware_threads", std::thread::hardware_concurrency()}};
 

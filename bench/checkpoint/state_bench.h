@@ -1,10 +1,11 @@
 // The checkpoint benchmark's parts that need no running job, on a heap keyed state backend built directly:
 //
 //  - snapshot_cost: what one subtask's checkpoint of `keys` entries costs, piece by piece, through the same
-//    code a task runs: the synchronous part (KeyedStateBackend::snapshot), serialization
-//    (write_all_key_groups), persisting the state file (CheckpointStreamFactory::write_state: write, fsync,
-//    rename) and the `_metadata` (FileSystemCheckpointStorage::write_metadata: write, fsync, rename, directory
-//    fsyncs). The floor under a job's checkpoint duration, without trigger, barrier and acknowledgement.
+//    code a task runs: the synchronous part (KeyedStateBackend::snapshot), opening the checkpoint's storage
+//    (chk-<n>/ created, its parent fsynced), serialization (write_all_key_groups), persisting the state file
+//    (CheckpointStreamFactory::write_state: write, fsync, rename) and the `_metadata`
+//    (FileSystemCheckpointStorage::write_metadata: write, fsync, rename, directory fsyncs). The floor under a
+//    job's checkpoint duration, without trigger, barrier and acknowledgement.
 //  - restore_vs_read: restores `bytes` of heap state from a checkpoint on disk the way a redeployed task does
 //    (cluster::assign_subtask_state reads and slices the file, KeyedStateBackend::restore_key_group takes every
 //    key group, registering the state decodes it) next to reading the same file into memory. Both read warm.
