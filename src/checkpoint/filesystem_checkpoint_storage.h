@@ -7,9 +7,10 @@
 //
 // State handles smaller than inline_threshold_bytes go inside `_metadata`; larger ones become a file
 // chk-<n>/<name_hint>-<16 hex digits> (written as <name>.inprogress, fsynced, renamed). Handles carry the size
-// and XXH3-64 of their bytes; read_state checks both. `_metadata` is written last and atomically: temp file,
-// fsync, fsync of chk-<n>/ (so the state files' names are durable), rename to `_metadata`, fsync of chk-<n>/.
-// A checkpoint whose write_metadata did not return ok has no `_metadata` and is never restored.
+// and XXH3-64 of their bytes; read_state checks both. `_metadata` is written last and atomically: temp file
+// and fsync, with fsyncs of chk-<n>/ (the state files' names) and of the job folder (chk-<n>'s name) alongside,
+// then rename to `_metadata` and fsync of chk-<n>/. A checkpoint whose write_metadata did not return ok has no
+// `_metadata` and is never restored.
 //
 // Thread-safety: every method (and every stream factory) may be called from any thread concurrently.
 #pragma once
@@ -46,7 +47,8 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   // kIOError naming the directory when it cannot be created. Called once per run, before anything else
   // (the others return kFailedPrecondition until then).
   Status initialize(const JobId& job) override;
-  // Creates chk-<n>/ (durably) on the first call for n.
+  // Creates chk-<n>/ on the first call for n (made durable by write_metadata: until then it is an incomplete
+  // checkpoint folder, which a crash may take away).
   Result<std::shared_ptr<CheckpointStreamFactory>> stream_factory(CheckpointId id) override;
   // Returns the chk-<n> folder path. kFailedPrecondition if checkpoint n already has `_metadata`, or if the
   // metadata names another job; kInvalidArgument if it is malformed (validate_metadata).

@@ -228,6 +228,7 @@ class LocalJob final : public CheckpointingJobClient,
     s.sync_duration_ms = stats.sync_duration_ms;
     s.async_duration_ms = stats.async_duration_ms;
     s.alignment_duration_ms = stats.alignment_duration_ms;
+    s.start_delay_ms = stats.start_delay_ms;
     s.state_size_bytes = static_cast<uint64_t>(stats.state_size_bytes);
     coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
   }

@@ -28,6 +28,7 @@ struct SubtaskCheckpointStats {
   int64_t async_duration_ms = 0;      // asynchronous part (writing state)
   int64_t alignment_duration_ms = 0;  // first barrier to last barrier of the alignment (0 for sources)
   uint64_t state_size_bytes = 0;      // bytes of state the subtask wrote for this checkpoint
+  int64_t start_delay_ms = 0;         // trigger to the first barrier at the subtask (Flink's checkpointStartDelay)
 };
 
 struct SubtaskStatsEntry {

@@ -19,6 +19,30 @@ std::string join_snapshots(const std::vector<TypeSerializerSnapshot>& v) {
   return s;
 }
 
+// Whether `size` bytes are exactly `count` entries of three length-prefixed strings (what SnapshotEntryReader
+// reads), checked without decoding them. One pass over every entry of a restore: lengths below 128 (one
+// varint byte, nearly all of them) take the short path.
+bool frames_exactly(const uint8_t* p, size_t size, uint64_t count) {
+  const uint8_t* const end = p + size;
+  for (uint64_t i = 0; i < count; ++i) {
+    for (int part = 0; part < 3; ++part) {
+      if (p == end) return false;
+      uint64_t len;
+      if (*p < 0x80) [[likely]] {
+        len = *p++;
+      } else {
+        DataInputView in(p, static_cast<size_t>(end - p));
+        len = in.read_varint();
+        if (!in.ok()) return false;
+        p = in.current();
+      }
+      if (len > static_cast<uint64_t>(end - p)) return false;
+      p += len;
+    }
+  }
+  return p == end;
+}
+
 }  // namespace
 
 std::string StateMetaInfo::type_description() const {
@@ -160,11 +184,7 @@ Result<KeyGroupSnapshotView> parse_key_group_snapshot(const uint8_t* data, size_
     (void)in.read_bytes(st.entries_size_bytes);
 
     // Validate the framing now, so later typed decoding only has to check the values themselves.
-    SnapshotEntryReader reader(st);
-    std::string_view k, ns, v;
-    uint64_t seen = 0;
-    while (reader.next(&k, &ns, &v)) ++seen;
-    if (!reader.ok() || seen != st.entry_count || !reader.at_end()) {
+    if (!frames_exactly(st.entries, st.entries_size_bytes, st.entry_count)) {
       return Status::corruption(where + ": entries do not frame as " + std::to_string(st.entry_count) +
                                 " (key, namespace, value) triples");
     }

@@ -9,6 +9,7 @@
 // Thread-safety: checkpoint_state() on the task thread; the responder is called from the async threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@ struct SubtaskSnapshotStats {
   int64_t async_duration_ms = 0;
   int64_t alignment_duration_ms = 0;
   int64_t state_size_bytes = 0;
+  int64_t start_delay_ms = 0;  // trigger (the barrier's timestamp) to the first barrier at this subtask
 };
 
 // Where a subtask reports its part of a checkpoint (the cluster forwards to the CheckpointCoordinator).
@@ -55,10 +57,11 @@ class SubtaskCheckpointCoordinator {
       : vertex_(vertex), subtask_(subtask), responder_(responder), storage_(std::move(storage)),
         executor_(executor), clock_(clock) {}
 
-  // The synchronous part, then emit_barrier(), then the asynchronous part is submitted. Returns false if the
-  // synchronous part failed (the checkpoint was declined; the caller sends a cancellation marker instead of
-  // the barrier). An exception from a user function's snapshot propagates (it fails the task, as in Flink); so
-  // does one from emit_barrier() (fault injection), and then no asynchronous part is submitted.
+  // The synchronous part, then emit_barrier(), then the asynchronous part is submitted (it opens the
+  // checkpoint storage, writes, and acknowledges or declines). Returns false if the synchronous part failed
+  // (the checkpoint was declined; the caller sends a cancellation marker instead of the barrier). An exception
+  // from a user function's snapshot propagates (it fails the task, as in Flink); so does one from
+  // emit_barrier() (fault injection), and then no asynchronous part is submitted.
   bool checkpoint_state(const CheckpointBarrier& barrier, const std::vector<ChainOperator>& chain,
                         const std::function<void()>& emit_barrier, int64_t alignment_duration_ms);
 
@@ -69,6 +72,8 @@ class SubtaskCheckpointCoordinator {
   std::shared_ptr<checkpoint::CheckpointStorage> storage_;
   AsyncSnapshotExecutor* executor_;
   const Clock* clock_;
+  // Bytes of keyed state the last asynchronous part wrote (the chain has at most one keyed operator).
+  std::shared_ptr<std::atomic<uint64_t>> keyed_size_bytes_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 }  // namespace sluice::runtime

@@ -42,7 +42,7 @@ Status HeapKeyedStateSnapshot::write_key_group(KeyGroup kg, std::vector<uint8_t>
   tables.reserve(tables_.size());
   for (const auto& t : tables_) tables.push_back(t.get());
   detail::write_heap_key_group(out, max_parallelism_, kg, range().index_of(kg), key_serializer_, tables,
-                               restored_.views_of_key_group(kg), /*write_if_empty=*/false);
+                               restored_.views_of_key_group(kg), /*write_if_empty=*/false, &scratch_);
   return Status::ok();
 }
 
@@ -51,6 +51,7 @@ void HeapKeyedStateSnapshot::release() {
     std::lock_guard<std::mutex> lock(mu_);
     if (released_) return;
     released_ = true;
+    scratch_ = std::vector<uint8_t>();
   }
   versions_->release(version_);
 }

@@ -107,6 +107,49 @@ TEST(KeyGroupSnapshot, EntryCountMustMatchFraming) {
   EXPECT_NE(view.status().message().find("state 'a'"), std::string::npos) << view.status().message();
 }
 
+TEST(KeyGroupSnapshot, FramingCheckHandlesLongLengthsAndEveryMismatch) {
+  // Parts of 0, 127, 128 and 20000 bytes (1-, 2- and 3-byte varint lengths).
+  std::vector<uint8_t> e;
+  const std::string sizes[] = {"", std::string(127, 'a'), std::string(128, 'b'), std::string(20000, 'c')};
+  uint64_t n = 0;
+  for (const auto& k : sizes) {
+    for (const auto& v : sizes) {
+      KeyGroupSnapshotWriter::append_entry(e, k, "", v);
+      ++n;
+    }
+  }
+  auto snapshot_of = [&](uint64_t count, const std::vector<uint8_t>& entries) {
+    std::vector<uint8_t> out;
+    KeyGroupSnapshotWriter w(&out, 128, KeyGroup(1), TypeSerializer<std::string>::snapshot(), 1);
+    w.add_state(meta("a"), count, entries);
+    w.finish();
+    return out;
+  };
+  std::vector<uint8_t> good = snapshot_of(n, e);
+  auto view = parse_key_group_snapshot(good.data(), good.size());
+  ASSERT_TRUE(view.is_ok()) << view.status().to_string();
+  SnapshotEntryReader reader(view->states.at(0));
+  std::string_view k, ns, v;
+  uint64_t seen = 0;
+  while (reader.next(&k, &ns, &v)) {
+    EXPECT_EQ(k.size(), sizes[seen / 4].size());
+    EXPECT_EQ(v.size(), sizes[seen % 4].size());
+    ++seen;
+  }
+  EXPECT_EQ(seen, n);
+  // One entry too few or too many claimed, a byte missing or extra: never parses.
+  for (uint64_t count : {n - 1, n + 1}) {
+    std::vector<uint8_t> bad = snapshot_of(count, e);
+    EXPECT_FALSE(parse_key_group_snapshot(bad.data(), bad.size()).is_ok()) << count;
+  }
+  std::vector<uint8_t> shorter(e.begin(), e.end() - 1), longer = e;
+  longer.push_back(0);
+  for (const auto* entries : {&shorter, &longer}) {
+    std::vector<uint8_t> bad = snapshot_of(n, *entries);
+    EXPECT_FALSE(parse_key_group_snapshot(bad.data(), bad.size()).is_ok());
+  }
+}
+
 TEST(StateCompatibility, MismatchNamesStateAndTypes) {
   EXPECT_TRUE(check_state_compatible(meta("s"), meta("s")).is_ok());
   Status s = check_state_compatible(meta("s"), meta("s", StateKind::kList));

@@ -28,18 +28,21 @@ namespace detail {
 // Writes the canonical snapshot of key group kg (at `index` in the range) from `tables` (registered states
 // in name order: StateTableBase or StateTableSnapshot) and `pending` (restored, unregistered states in name
 // order; the names are distinct from the tables'). With no non-empty state, writes a snapshot without states
-// if `write_if_empty`, else nothing.
+// if `write_if_empty`, else nothing. `scratch` (may be null) holds a state's entries before they are framed;
+// passing the same one for every key group saves growing a fresh buffer each time.
 template <class Table>
 void write_heap_key_group(std::vector<uint8_t>* out, int32_t max_parallelism, KeyGroup kg, int32_t index,
                           const TypeSerializerSnapshot& key_serializer, const std::vector<const Table*>& tables,
-                          const std::vector<StateSnapshotView>& pending, bool write_if_empty) {
+                          const std::vector<StateSnapshotView>& pending, bool write_if_empty,
+                          std::vector<uint8_t>* scratch = nullptr) {
   std::vector<const Table*> present;
   for (const Table* t : tables) {
     if (t->size_of_key_group(index) > 0) present.push_back(t);
   }
   if (present.empty() && pending.empty() && !write_if_empty) return;
   KeyGroupSnapshotWriter writer(out, max_parallelism, kg, key_serializer, present.size() + pending.size());
-  std::vector<uint8_t> entries;
+  std::vector<uint8_t> local;
+  std::vector<uint8_t>& entries = scratch != nullptr ? *scratch : local;
   size_t ti = 0, pi = 0;
   while (ti < present.size() || pi < pending.size()) {
     if (pi == pending.size() || (ti < present.size() && present[ti]->meta().name < pending[pi].meta.name)) {
@@ -80,6 +83,7 @@ class HeapKeyedStateSnapshot final : public KeyedStateSnapshot {
 
   std::mutex mu_;  // held by write_key_group; release() takes it to wait for a write in progress
   bool released_ = false;  // guarded by mu_
+  std::vector<uint8_t> scratch_;  // guarded by mu_; reused by every key group, freed by release()
 };
 
 }  // namespace sluice

@@ -98,7 +98,11 @@ class StateMap {
     // fn(const K&, const N&, const V&) for every entry of the view, in unspecified order.
     template <class F>
     void for_each(F&& fn) const {
+      // Entries are scattered heap nodes: fetch the ones a few buckets ahead while visiting these
+      // (prefetching a null bucket is harmless).
+      constexpr size_t kAhead = 8;
       for (size_t i = 0; i < bucket_count; ++i) {
+        if (i + kAhead < bucket_count) __builtin_prefetch(buckets[i + kAhead]);
         for (const Entry* e = buckets[i]; e != nullptr; e = e->next) fn(e->key, e->ns, e->value);
       }
     }
@@ -211,6 +215,13 @@ class StateMap {
   template <class F>
   void for_each(F&& fn) const {
     view().for_each(std::forward<F>(fn));
+  }
+
+  // Makes room for `n` entries without rehashing (a restore knows its entry count). Only grows; a map with a
+  // live snapshot grows as usual.
+  void reserve(size_t n) {
+    const uint64_t required = versions_->highest_required();
+    while (n > bucket_count_ - bucket_count_ / 4) grow(required);
   }
 
   // Memory of the table and its entries, without what values own on the heap (and without objects kept for

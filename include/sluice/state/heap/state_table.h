@@ -16,12 +16,17 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -102,19 +107,178 @@ inline std::string_view as_string_view(const std::vector<uint8_t>& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
-// Appends every entry of `m` (a StateMap or a StateMap::View) in the snapshot entry encoding.
+// Appends `v` as one part of a snapshot entry: varint length + TypeSerializer<T> bytes (the bytes
+// KeyGroupSnapshotWriter::append_entry writes), serialized in place, without a temporary buffer.
+template <class T>
+void append_framed(const T& v, std::vector<uint8_t>& out) {
+  if constexpr (std::is_same_v<T, VoidNamespace>) {
+    out.push_back(0);
+  } else {
+    const size_t at = out.size();
+    out.push_back(0);  // the length, if it fits one varint byte (< 128), as it nearly always does
+    serialize_append(v, out);
+    const size_t len = out.size() - at - 1;
+    if (len < 0x80) [[likely]] {
+      out[at] = static_cast<uint8_t>(len);
+      return;
+    }
+    uint8_t varint[10];
+    size_t n = 0;
+    for (uint64_t x = len;; x >>= 7) {
+      varint[n++] = static_cast<uint8_t>(x >= 0x80 ? (x | 0x80) : x);
+      if (x < 0x80) break;
+    }
+    out[at] = varint[0];
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(at + 1), varint + 1, varint + n);
+  }
+}
+
+// FixedEncoding<T>: for types whose TypeSerializer always writes the same number of bytes by plain copies
+// (arithmetic types but bool, enums, and std::array / std::pair / std::tuple / SLUICE_FIELDS structs of such
+// types), that size, a writer producing exactly TypeSerializer<T>'s bytes into raw memory and the matching
+// reader. Snapshots and restores of such states skip the per-field vector appends and bounds-checked reads
+// (state_encoding_test checks the bytes are identical).
+template <class T, class Enable = void>
+struct FixedEncoding {
+  static constexpr bool kFixed = false;
+};
+template <class T>
+struct FixedEncoding<T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>>> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = sizeof(T);
+  static uint8_t* write(const T& v, uint8_t* p) {
+    std::memcpy(p, &v, sizeof(T));  // write_fixed<T>: the value's bytes, host (little-endian) order
+    return p + sizeof(T);
+  }
+  static const uint8_t* read(const uint8_t* p, T& v) {
+    std::memcpy(&v, p, sizeof(T));
+    return p + sizeof(T);
+  }
+};
+template <class E>
+struct FixedEncoding<E, std::enable_if_t<std::is_enum_v<E>>> {
+  using U = std::underlying_type_t<E>;
+  static constexpr bool kFixed = FixedEncoding<U>::kFixed;
+  static constexpr size_t kSize = sizeof(U);
+  static uint8_t* write(const E& v, uint8_t* p) { return FixedEncoding<U>::write(static_cast<U>(v), p); }
+  static const uint8_t* read(const uint8_t* p, E& v) {
+    U u{};
+    p = FixedEncoding<U>::read(p, u);
+    v = static_cast<E>(u);
+    return p;
+  }
+};
+template <>
+struct FixedEncoding<VoidNamespace> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = 0;
+  static uint8_t* write(const VoidNamespace&, uint8_t* p) { return p; }
+  static const uint8_t* read(const uint8_t* p, VoidNamespace&) { return p; }
+};
+template <class... Ts>
+struct FixedEncodingOfAll {
+  static constexpr bool kFixed = (FixedEncoding<std::decay_t<Ts>>::kFixed && ...);
+  static constexpr size_t size() {
+    if constexpr (kFixed) {
+      return (size_t{0} + ... + FixedEncoding<std::decay_t<Ts>>::kSize);
+    } else {
+      return 0;
+    }
+  }
+  template <class Tuple>
+  static uint8_t* write(const Tuple& t, uint8_t* p) {
+    std::apply([&](const auto&... f) { ((p = FixedEncoding<std::decay_t<decltype(f)>>::write(f, p)), ...); }, t);
+    return p;
+  }
+  template <class Tuple>  // a tuple of values, or of references to the fields to fill
+  static const uint8_t* read(const uint8_t* p, Tuple&& t) {
+    std::apply([&](auto&... f) { ((p = FixedEncoding<std::decay_t<decltype(f)>>::read(p, f)), ...); }, t);
+    return p;
+  }
+};
+template <class T, size_t N>
+struct FixedEncoding<std::array<T, N>, std::enable_if_t<FixedEncoding<T>::kFixed>> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = N * FixedEncoding<T>::kSize;
+  static uint8_t* write(const std::array<T, N>& v, uint8_t* p) {
+    for (const T& e : v) p = FixedEncoding<T>::write(e, p);
+    return p;
+  }
+  static const uint8_t* read(const uint8_t* p, std::array<T, N>& v) {
+    for (T& e : v) p = FixedEncoding<T>::read(p, e);
+    return p;
+  }
+};
+template <class A, class B>
+struct FixedEncoding<std::pair<A, B>, std::enable_if_t<FixedEncodingOfAll<A, B>::kFixed>> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = FixedEncodingOfAll<A, B>::size();
+  static uint8_t* write(const std::pair<A, B>& v, uint8_t* p) {
+    return FixedEncoding<B>::write(v.second, FixedEncoding<A>::write(v.first, p));
+  }
+  static const uint8_t* read(const uint8_t* p, std::pair<A, B>& v) {
+    return FixedEncoding<B>::read(FixedEncoding<A>::read(p, v.first), v.second);
+  }
+};
+template <class... Ts>
+struct FixedEncoding<std::tuple<Ts...>, std::enable_if_t<FixedEncodingOfAll<Ts...>::kFixed>> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = FixedEncodingOfAll<Ts...>::size();
+  static uint8_t* write(const std::tuple<Ts...>& v, uint8_t* p) { return FixedEncodingOfAll<Ts...>::write(v, p); }
+  static const uint8_t* read(const uint8_t* p, std::tuple<Ts...>& v) { return FixedEncodingOfAll<Ts...>::read(p, v); }
+};
+template <class Tie>
+struct FixedEncodingOfTie;
+template <class... Fs>
+struct FixedEncodingOfTie<std::tuple<Fs...>> : FixedEncodingOfAll<Fs...> {};
+// SLUICE_FIELDS structs: TypeSerializer writes the listed fields in order, nothing else.
+template <class T>
+struct FixedEncoding<T, std::enable_if_t<HasSluiceFields<T> &&
+                                         FixedEncodingOfTie<decltype(std::declval<const T&>().sluice_fields())>::kFixed>> {
+  using Fields = FixedEncodingOfTie<decltype(std::declval<const T&>().sluice_fields())>;
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = Fields::size();
+  static uint8_t* write(const T& v, uint8_t* p) { return Fields::write(v.sluice_fields(), p); }
+  static const uint8_t* read(const uint8_t* p, T& v) { return Fields::read(p, v.sluice_fields()); }
+};
+
+// Whether entries of (K, N, V) have one size, each part below 128 bytes (its length is one varint byte).
+template <class T>
+constexpr bool fixed_part() {
+  if constexpr (FixedEncoding<T>::kFixed) {
+    return FixedEncoding<T>::kSize < 0x80;
+  } else {
+    return false;
+  }
+}
+template <class K, class N, class V>
+constexpr bool kFixedSizeEntries = fixed_part<K>() && fixed_part<N>() && fixed_part<V>();
+
+// Appends the `count` entries of `m` (a StateMap or a StateMap::View) in the snapshot entry encoding.
 template <class K, class N, class V, class M>
-void encode_entries(const M& m, std::vector<uint8_t>& entries) {
-  std::vector<uint8_t> kb, nb, vb;
-  m.for_each([&](const K& k, const N& ns, const V& v) {
-    kb.clear();
-    nb.clear();
-    vb.clear();
-    serialize_append(k, kb);
-    serialize_append(ns, nb);
-    serialize_append(v, vb);
-    KeyGroupSnapshotWriter::append_entry(entries, as_string_view(kb), as_string_view(nb), as_string_view(vb));
-  });
+void encode_entries(const M& m, size_t count, std::vector<uint8_t>& entries) {
+  if constexpr (kFixedSizeEntries<K, N, V>) {
+    // One size per entry: grow once, then plain stores.
+    constexpr size_t kEntry = 3 + FixedEncoding<K>::kSize + FixedEncoding<N>::kSize + FixedEncoding<V>::kSize;
+    const size_t base = entries.size();
+    entries.resize(base + count * kEntry);
+    uint8_t* p = entries.data() + base;
+    m.for_each([&](const K& k, const N& ns, const V& v) {
+      *p++ = static_cast<uint8_t>(FixedEncoding<K>::kSize);
+      p = FixedEncoding<K>::write(k, p);
+      *p++ = static_cast<uint8_t>(FixedEncoding<N>::kSize);
+      p = FixedEncoding<N>::write(ns, p);
+      *p++ = static_cast<uint8_t>(FixedEncoding<V>::kSize);
+      p = FixedEncoding<V>::write(v, p);
+    });
+    assert(p == entries.data() + entries.size());
+  } else {
+    m.for_each([&](const K& k, const N& ns, const V& v) {
+      append_framed(k, entries);
+      append_framed(ns, entries);
+      append_framed(v, entries);
+    });
+  }
 }
 
 // Decodes exactly `bytes` as T; false if malformed or not fully consumed.
@@ -185,7 +349,7 @@ class TypedStateTableSnapshot final : public StateTableSnapshot {
   size_t size_of_key_group(int32_t index) const override { return views_[static_cast<size_t>(index)].size; }
   uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
     const View& v = views_[static_cast<size_t>(index)];
-    detail::encode_entries<K, N, V>(v, entries);
+    detail::encode_entries<K, N, V>(v, v.size, entries);
     return v.size;
   }
 
@@ -237,7 +401,7 @@ class StateTable final : public StateTableBase {
 
   uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
     const Map& m = map_at(index);
-    detail::encode_entries<K, N, V>(m, entries);
+    detail::encode_entries<K, N, V>(m, m.size(), entries);
     return m.size();
   }
 
@@ -252,6 +416,15 @@ class StateTable final : public StateTableBase {
                          int32_t max_parallelism) override {
     discard_staged();
     Map staged(*versions_);
+    staged.reserve(static_cast<size_t>(view.entry_count));
+    if constexpr (detail::kFixedSizeEntries<K, N, V>) {
+      if (stage_fixed_size(kg, view, max_parallelism, staged)) {
+        staged_ = std::move(staged);
+        staged_index_ = index;
+        return Status::ok();
+      }
+      staged.clear();  // not the expected sizes: the general decoder below names what is wrong
+    }
     SnapshotEntryReader reader(view);
     std::string_view kb, nb, vb;
     uint64_t i = 0;
@@ -309,6 +482,33 @@ class StateTable final : public StateTableBase {
   }
 
  private:
+  // Decodes entries of one size each (detail::kFixedSizeEntries) into `staged`. False, with `staged` partly
+  // filled, if an entry is not framed with the expected sizes or a key belongs to another key group.
+  bool stage_fixed_size(KeyGroup kg, const StateSnapshotView& view, int32_t max_parallelism, Map& staged) const {
+    using EK = detail::FixedEncoding<K>;
+    using EN = detail::FixedEncoding<N>;
+    using EV = detail::FixedEncoding<V>;
+    constexpr size_t kEntry = 3 + EK::kSize + EN::kSize + EV::kSize;
+    if (view.entry_count > view.entries_size_bytes / kEntry || view.entries_size_bytes != view.entry_count * kEntry) {
+      return false;
+    }
+    const uint8_t* p = view.entries;
+    for (uint64_t i = 0; i < view.entry_count; ++i) {
+      if (p[0] != EK::kSize || p[1 + EK::kSize] != EN::kSize || p[2 + EK::kSize + EN::kSize] != EV::kSize) return false;
+      K key{};
+      N ns{};
+      V value{};
+      EK::read(p + 1, key);
+      EN::read(p + 2 + EK::kSize, ns);
+      EV::read(p + 3 + EK::kSize + EN::kSize, value);
+      p += kEntry;
+      const uint64_t kh = hash_key(key);
+      if (key_group_for_hash(kh, max_parallelism) != kg) return false;
+      staged.put(key, ns, detail::combine_key_namespace_hash(kh, detail::namespace_hash(ns)), std::move(value));
+    }
+    return true;
+  }
+
   static std::string type_of(std::string_view part) {
     if (part == "key") return TypeSerializer<K>::snapshot().to_string();
     if (part == "namespace") return TypeSerializer<N>::snapshot().to_string();
