@@ -46,7 +46,9 @@ class CheckpointStorage {
   // Reads one state handle's bytes (files relative to the checkpoint's job directory), checking size and
   // checksum; kCorruption naming the file otherwise.
   virtual Result<std::vector<uint8_t>> read_state(const std::string& location, const StreamStateHandle& handle) = 0;
-  // Deletes a checkpoint's folder and files (completed, aborted or subsumed). Idempotent.
+  // Deletes a checkpoint's folder and files (completed, aborted or subsumed). Idempotent. The id stays
+  // discarded: a subtask still writing it (its asynchronous part outlived an abort) gets kCancelled from
+  // stream_factory(id) and from its factory's writes, and leaves no file behind.
   virtual Status discard(CheckpointId id) = 0;
   // At job end, after its checkpoints were discarded: removes the job's folder (<dir>/<job-id>/ with its
   // shared/ and taskowned/) if nothing else is left in it. True if removed; false if something remains (a

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstdio>
 #include <future>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <random>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,12 @@
 
 namespace sluice::checkpoint {
 
+namespace {
+Status discarded_status(CheckpointId id) {
+  return Status::cancelled("checkpoint " + std::to_string(id.value()) + " was aborted and its files discarded");
+}
+}  // namespace
+
 struct FileSystemCheckpointStorage::Shared {
   std::shared_ptr<FileSystem> fs;
   std::string base_dir;
@@ -28,6 +36,14 @@ struct FileSystemCheckpointStorage::Shared {
   std::optional<JobId> job;         // set by initialize()
   std::string job_dir;              // <base_dir>/<job-id>
   std::set<int64_t> created_dirs;   // chk-<n> folders made durable by this run
+  // Checkpoints discard() removed. A subtask's asynchronous part may still be writing one of them (it was
+  // aborted or subsumed under it): its later writes must neither resurrect chk-<n>/ nor leave files in it.
+  std::set<int64_t> discarded;
+
+  bool is_discarded(CheckpointId id) {
+    std::lock_guard lock(mu);
+    return discarded.count(id.value()) > 0;
+  }
   std::mt19937_64 rng{std::random_device{}()};
 
   Result<std::string> job_dir_or_error() {
@@ -55,6 +71,7 @@ struct FileSystemCheckpointStorage::Shared {
     std::string dir = join_path(jd, checkpoint_dir_name(id));
     {
       std::lock_guard lock(mu);
+      if (discarded.count(id.value()) > 0) return discarded_status(id);
       if (created_dirs.count(id.value()) > 0) return dir;
     }
     SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));
@@ -112,6 +129,7 @@ class FsStreamFactory final : public CheckpointStreamFactory {
       h.inline_bytes = bytes;
       return h;
     }
+    if (shared_->is_discarded(id_)) return discarded_status(id_).with_context(owner);
     FileSystem& fs = *shared_->fs;
     const std::string folder = checkpoint_dir_name(id_);
     const std::string name = sanitize_name(name_hint);
@@ -130,6 +148,10 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     if (!st.is_ok()) {
       (void)fs.remove_file(tmp);  // best effort; discard(n) removes the folder anyway
       return st.with_context(owner + ": writing state file '" + path + "' (" + format_bytes(bytes.size()) + ")");
+    }
+    if (shared_->is_discarded(id_)) {  // discarded while this file was written: nobody will reference it
+      (void)fs.remove_file(path);
+      return discarded_status(id_).with_context(owner);
     }
     return h;
   }
@@ -168,6 +190,7 @@ Status FileSystemCheckpointStorage::initialize(const JobId& job) {
   s.job = job;
   s.job_dir = jd;
   s.created_dirs.clear();
+  s.discarded.clear();
   return Status::ok();
 }
 
@@ -233,8 +256,20 @@ Result<std::vector<uint8_t>> FileSystemCheckpointStorage::read_state(const std::
 
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   SLUICE_ASSIGN_OR_RETURN(std::string dir, checkpoint_dir(id));
-  SLUICE_RETURN_IF_ERROR(shared_->fs->remove_all(dir).with_context("discarding checkpoint " +
-                                                                    std::to_string(id.value())));
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->discarded.insert(id.value());
+  }
+  // A writer that passed its discarded check just before may still add a file while the folder is being
+  // removed (the removal then finds it not empty); it checks again after writing and removes its own file,
+  // so a few attempts always end with the folder gone.
+  Status removed;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    removed = shared_->fs->remove_all(dir);
+    if (removed.is_ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
+  }
+  SLUICE_RETURN_IF_ERROR(removed.with_context("discarding checkpoint " + std::to_string(id.value())));
   std::lock_guard lock(shared_->mu);
   shared_->created_dirs.erase(id.value());
   return Status::ok();

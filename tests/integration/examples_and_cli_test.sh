@@ -57,12 +57,14 @@ kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 ls ck2/*/chk-*/_metadata > /dev/null || { echo "no completed checkpoint before the kill"; cat kill.out; exit 1; }
 "$sluice" checkpoint verify ck2 > verify.out || { echo "checkpoint verify failed"; cat verify.out; exit 1; }
 cp -r ck2 ck2-corrupt
-state_file=$(find ck2-corrupt -path '*chk-*' -type f ! -name _metadata | head -1)
-if [ -n "$state_file" ]; then
-  printf '\xff' | dd of="$state_file" bs=1 seek=10 conv=notrunc status=none
-  if "$sluice" checkpoint verify ck2-corrupt > verify2.out; then echo "corruption not detected"; cat verify2.out; exit 1; fi
-  grep -q "$(basename "$state_file")" verify2.out || { echo "verify does not name the file"; cat verify2.out; exit 1; }
-fi
+# Corrupt a file of a completed checkpoint (one with _metadata: verify skips unfinished folders): a state
+# file if the checkpoint has one, else its _metadata (all state inlined).
+metadata=$(ls ck2-corrupt/*/chk-*/_metadata | head -1)
+state_file=$(find "$(dirname "$metadata")" -type f ! -name _metadata | head -1)
+[ -n "$state_file" ] || state_file=$metadata
+printf '\xff' | dd of="$state_file" bs=1 seek=10 conv=notrunc status=none
+if "$sluice" checkpoint verify ck2-corrupt > verify2.out; then echo "corruption of $state_file not detected"; cat verify2.out; exit 1; fi
+grep -q "$(basename "$state_file")" verify2.out || { echo "verify does not name the file"; cat verify2.out; exit 1; }
 "$sluice" demo --events 10000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck2 --output demo-kill \
   --restore latest --verify --summary-json restore.json > restore.out 2>&1 || { echo "restore run failed"; tail -20 restore.out; exit 1; }
 grep -q '"verified": true' restore.json || { echo "restored run did not verify"; cat restore.json; exit 1; }

@@ -264,6 +264,29 @@ TEST(FileSystemStorage, DiscardIsIdempotentAndJobFolderGoesWhenEmpty) {
   EXPECT_FALSE(*storage.remove_job_dir_if_empty());  // already gone
 }
 
+// An aborted checkpoint's subtask may still be writing when the coordinator discards it: its later writes
+// fail with kCancelled and neither resurrect the folder nor leave files in it.
+TEST(FileSystemStorage, WritesToADiscardedCheckpointAreRefusedAndLeaveNothing) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp.path(), testing::threshold(0));
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+  auto late_writer = storage.stream_factory(CheckpointId(3));
+  ASSERT_TRUE(late_writer.is_ok());
+  ASSERT_TRUE((*late_writer)->write_state("keyed op subtask 0", "keyed-0", pattern(100)).is_ok());
+  const std::string chk3 = tmp / kJob.to_hex() + "/chk-3";
+  ASSERT_TRUE(fs::exists(chk3));
+  ASSERT_TRUE(storage.discard(CheckpointId(3)).is_ok());
+  EXPECT_FALSE(fs::exists(chk3));
+
+  auto late = (*late_writer)->write_state("keyed op subtask 1", "keyed-1", pattern(100));
+  EXPECT_EQ(late.status().code(), StatusCode::kCancelled);
+  EXPECT_NE(late.status().message().find("keyed op subtask 1"), std::string::npos) << late.status().message();
+  auto reopened = storage.stream_factory(CheckpointId(3));
+  EXPECT_EQ(reopened.status().code(), StatusCode::kCancelled);
+  EXPECT_FALSE(fs::exists(chk3)) << "a late writer resurrected the discarded folder";
+  EXPECT_TRUE(storage.stream_factory(CheckpointId(4)).is_ok());  // other checkpoints are unaffected
+}
+
 TEST(FileSystemStorage, ConcurrentWritersGetDistinctFiles) {
   TempDir tmp;
   FileSystemCheckpointStorage storage(tmp.path(), testing::threshold(0));
@@ -312,6 +335,13 @@ class CrashTest : public ::testing::Test {
     return p.is_ok() ? p->metadata.checkpoint_id : CheckpointId(-1);
   }
   std::string chk(int n) { return tmp_ / kJob.to_hex() + "/chk-" + std::to_string(n); }
+  // A new storage object over the same folders, as after a crash and restart.
+  void restart_process() {
+    FileSystemStorageOptions options = testing::threshold(64);
+    options.file_system = ffs_;
+    storage_ = std::make_unique<FileSystemCheckpointStorage>(tmp_.path(), options);
+    ASSERT_TRUE(storage_->initialize(kJob).is_ok());
+  }
 
   TempDir tmp_;
   std::shared_ptr<FaultInjectionFileSystem> ffs_;
@@ -380,6 +410,7 @@ TEST_F(CrashTest, EveryCrashPointOfASecondCheckpointLeavesAValidLatest) {
       SCOPED_TRACE("op " + std::to_string(static_cast<int>(op)) + " skip " + std::to_string(skip));
       ASSERT_TRUE(storage_->discard(CheckpointId(2)).is_ok());
       ffs_->clear_failures();
+      restart_process();  // a discarded id stays discarded within one run
       ffs_->inject_failure(op, "chk-2", 1, skip);
       ffs_->inject_failure(FileOp::kRemove, "chk-2", -1);
       auto m = try_checkpoint(*storage_, CheckpointId(2), pattern(3000), pattern(4000));
