@@ -280,7 +280,8 @@ TEST(CheckpointConcurrency, ANewerCheckpointCompletingFirstSubsumesTheOlderOne) 
   EXPECT_EQ(s.latest_failed->failure_reason, coordinator::CheckpointFailureReason::kSubsumed);
   EXPECT_EQ(s.consecutive_failures, 0) << "subsumption is not a failure";
   const std::string chk1 = run.base + "/ck/" + run.client->job_id().to_hex() + "/chk-1";
-  EXPECT_FALSE(std::filesystem::exists(chk1)) << "the subsumed checkpoint is discarded";
+  // The discard runs on the coordinator's action thread just after the completion is published.
+  EXPECT_TRUE(it::wait_for([&] { return !std::filesystem::exists(chk1); })) << "the subsumed checkpoint is discarded";
   EXPECT_TRUE(run.fs->holding("/chk-1/per-auction-keyed"));
   run.fs->release("/chk-1/per-auction-keyed");  // its task goes on writing (and acknowledges late)
   it::g_throttle_us = 0;
