@@ -176,7 +176,9 @@ TEST(FailurePoints, BetweenSyncAndAsyncSnapshotAtTheSinkTheCheckpointNeverComple
 // the first checkpoint the new attempt starts from scratch and replaces it).
 void sink_precommit(bool after_a_checkpoint) {
   Job job;
-  ASSERT_NO_FATAL_FAILURE(start_job(after_a_checkpoint ? "sink-precommit-later" : "sink-precommit-first", 400'000, "100ms", job));
+  ASSERT_NO_FATAL_FAILURE(start_job(after_a_checkpoint ? "sink-precommit-later" : "sink-precommit-first",
+                                    // Long enough that checkpoints follow the first one on a fast machine too.
+                                    after_a_checkpoint ? 2'000'000 : 400'000, "100ms", job));
   if (after_a_checkpoint) {
     ASSERT_TRUE(wait_while_running(job, [&] { return job.cp->checkpoint_stats().num_completed >= 1; }))
         << "the job ended before its first checkpoint";
