@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,9 +48,10 @@ inline cluster::CheckpointingJobClient& checkpointing(JobClient& client) {
   return *cp;
 }
 
-// A fresh directory under the test temp dir.
+// A fresh directory under the test temp dir, private to this process (several builds may run the same test
+// at once on one machine).
 inline std::string fresh_dir(const std::string& name) {
-  std::string d = ::testing::TempDir() + "sluice-" + name;
+  std::string d = ::testing::TempDir() + "sluice-" + name + "-" + std::to_string(::getpid());
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
