@@ -33,6 +33,7 @@
 #include "coordinator/checkpoint_stats.h"
 #include "keyed_job.h"
 #include "state_bench.h"
+#include "../common/bench_util.h"
 
 #ifndef SLUICE_BENCH_BUILD_TYPE
 #define SLUICE_BENCH_BUILD_TYPE "unknown"
@@ -73,17 +74,6 @@ constexpr const char* kUsage =
     "  --dir DIR             checkpoints and outputs go below DIR (default: a new folder under $TMPDIR)\n"
     "  --only PART           run one part: jobs ((a)-(c)), snapshot_cost or restore ((d)); for profiling\n"
     "  -D key=value          configuration for every job run (e.g. network buffers), repeatable\n";
-
-template <class I>
-Result<I> parse_int(std::string_view flag, std::string_view text, I min, I max) {
-  I v{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
-    return Status::invalid_argument(std::string(flag) + ": expected an integer in [" + std::to_string(min) + ", " +
-                                    std::to_string(max) + "], got '" + std::string(text) + "'");
-  }
-  return v;
-}
 
 Result<Options> parse_args(int argc, char** argv) {
   Options o;
@@ -130,23 +120,9 @@ Result<Options> parse_args(int argc, char** argv) {
   return o;
 }
 
-double process_cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
-}
-
 int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 enum class RunKind { kWithout, kWith, kRecovery };

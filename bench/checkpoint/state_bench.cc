@@ -15,6 +15,7 @@
 #include "keyed_job.h"
 #include "sluice/state/keyed_state_backend.h"
 #include "sluice/state/keyed_state_snapshot.h"
+#include "../common/bench_util.h"
 
 namespace sluice::bench {
 namespace {
@@ -26,19 +27,6 @@ constexpr const char* kStateName = "per-key";
 constexpr int64_t kEntryBytes = 1 + 8 + 1 + 1 + 32;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// CPU time of the calling thread: on a shared machine, wall time also counts waiting for a core.
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 KeyGroupRange full_range() { return KeyGroupRange(0, kMaxParallelism - 1); }
 

@@ -26,6 +26,7 @@
 
 #include "../baseline/baseline_loops.h"
 #include "engine_jobs.h"
+#include "../common/bench_util.h"
 
 #ifndef SLUICE_BENCH_BUILD_TYPE
 #define SLUICE_BENCH_BUILD_TYPE "unknown"
@@ -51,17 +52,6 @@ constexpr const char* kUsage =
     "  --repeat R       runs per case; figures are medians (default 3, 1..100)\n"
     "  --only NAME      run one case: q0, q1, q2 or keyed_count\n"
     "  --verify         also check each engine job's output against its baseline loop (exit 1 on mismatch)\n";
-
-template <class I>
-Result<I> parse_int(std::string_view flag, std::string_view text, I min, I max) {
-  I v{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
-    return Status::invalid_argument(std::string(flag) + ": expected an integer in [" + std::to_string(min) + ", " +
-                                    std::to_string(max) + "], got '" + std::string(text) + "'");
-  }
-  return v;
-}
 
 Result<Options> parse_args(int argc, char** argv) {
   Options o;
@@ -94,13 +84,6 @@ Result<Options> parse_args(int argc, char** argv) {
   return o;
 }
 
-double process_cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
-}
-
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -110,12 +93,6 @@ struct Run {
   double wall_s = 0;
   double job_cpu_s = 0;  // JobExecutionResult::cpu_seconds (engine runs only)
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Medians of a side's runs. A run too short for the rusage clock (microseconds) still gives a finite rate.
 Json summarize(const std::vector<Run>& runs, int64_t events, bool engine) {
