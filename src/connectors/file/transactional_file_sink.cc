@@ -52,27 +52,31 @@ void commit_part_files(const std::vector<FileCommittable>& committables) {
 }
 
 TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
-                                                 int64_t next_checkpoint, int64_t part_size_bytes, bool recover,
-                                                 const std::vector<FileCommittable>& keep)
-    : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask), checkpoint_(next_checkpoint),
+                                                 std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes,
+                                                 bool recover, const std::vector<FileCommittable>& keep)
+    : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask),
+      next_checkpoint_id_(std::move(next_checkpoint_id)),
       part_size_bytes_(part_size_bytes) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
-  if (!recover) return;
-  // Abort lingering transactions: this subtask's hidden files the restored state does not own.
+  // Abort lingering transactions: this subtask's hidden files the restored state does not own. Without a
+  // restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint):
+  // another run's may still belong to a checkpoint someone restores later.
+  const std::string own_prefix = ".part-" + job_id_ + "-";
   std::set<std::string> owned;
   for (const auto& c : keep) owned.insert(fs::path(c.pending_path).filename().string());
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     std::string name = e.path().filename().string();
-    if (subtask_of_hidden(name) == subtask_ && !owned.count(name)) fs::remove(e.path(), ec);
+    if (subtask_of_hidden(name) != subtask_ || owned.count(name) > 0) continue;
+    if (recover || name.rfind(own_prefix, 0) == 0) fs::remove(e.path(), ec);
   }
 }
 
 TransactionalPartWriter::~TransactionalPartWriter() { close(); }
 
 void TransactionalPartWriter::open_new() {
-  base_ = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(checkpoint_) + "-" +
+  base_ = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(next_checkpoint_id_()) + "-" +
           std::to_string(counter_++);
   std::string path = dir_ + "/." + base_ + ".inprogress";
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -121,8 +125,6 @@ void TransactionalPartWriter::flush() {
 
 std::vector<FileCommittable> TransactionalPartWriter::prepare_commit() {
   finish_current();  // roll on checkpoint
-  ++checkpoint_;
-  counter_ = 0;
   std::vector<FileCommittable> out = std::move(ready_);
   ready_.clear();
   return out;

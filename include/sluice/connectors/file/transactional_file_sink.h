@@ -38,8 +38,12 @@ void commit_part_files(const std::vector<FileCommittable>& committables);
 // The non-template part of the writer: part files of one subtask.
 class TransactionalPartWriter {
  public:
-  TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask, int64_t next_checkpoint,
-                          int64_t part_size_bytes, bool recover, const std::vector<FileCommittable>& keep);
+  // next_checkpoint_id: the id of the next checkpoint whose barrier the sink will see (the sink operator's
+  // TwoPhaseCommitContext::next_checkpoint_id); read when a part file is opened, so a file's <checkpoint> is
+  // the first checkpoint that can pre-commit it, also after checkpoints that never reached the sink.
+  TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
+                          std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes, bool recover,
+                          const std::vector<FileCommittable>& keep);
   ~TransactionalPartWriter();
   TransactionalPartWriter(const TransactionalPartWriter&) = delete;
   TransactionalPartWriter& operator=(const TransactionalPartWriter&) = delete;
@@ -55,9 +59,9 @@ class TransactionalPartWriter {
 
   std::string dir_, job_id_;
   int32_t subtask_;
-  int64_t checkpoint_;
+  std::function<int64_t()> next_checkpoint_id_;
   int64_t part_size_bytes_;
-  int32_t counter_ = 0;
+  int64_t counter_ = 0;  // never reset: unique names even if two files start before the same checkpoint
   int fd_ = -1;
   int64_t part_bytes_ = 0;
   std::string base_;  // part-<job>-<subtask>-<checkpoint>-<counter>
@@ -80,8 +84,8 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
       keep.push_back(std::move(c).value());
     }
     return std::make_unique<Writer>(
-        std::make_unique<TransactionalPartWriter>(dir_, ctx.job_id(), ctx.subtask_index(), ctx.next_checkpoint_id(),
-                                                  part_size_bytes_, ctx.is_restored(), keep),
+        std::make_unique<TransactionalPartWriter>(dir_, ctx.job_id(), ctx.subtask_index(),
+                                                  [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep),
         encoder_);
   }
   std::unique_ptr<Committer<FileCommittable>> create_committer() const override { return std::make_unique<FileCommitter>(); }
