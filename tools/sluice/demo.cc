@@ -286,6 +286,9 @@ int run_demo(const DemoFlags& f) {
       nlohmann::json one = {{"class", name}, {"vertex", fired[i].vertex}, {"subtask", fired[i].subtask},
                             {"at_events", i < at_events.size() ? at_events[i] : -1}};
       one["checkpoint"] = fired[i].checkpoint_id >= 0 ? nlohmann::json(fired[i].checkpoint_id) : nlohmann::json(nullptr);
+      // The recovery this failure caused is the one that started the next attempt: restored_from[attempt]
+      // (other failures, e.g. too many declined checkpoints, add recoveries of their own).
+      one["attempt"] = fired[i].attempt;
       injected.push_back(std::move(one));
       by_class[name] = by_class.value(name, 0) + 1;
     }
@@ -308,7 +311,8 @@ int run_demo(const DemoFlags& f) {
       std::printf("  failure %zu [%s] vertex %d subtask %d", i + 1, one["class"].get<std::string>().c_str(),
                   one["vertex"].get<int>(), one["subtask"].get<int>());
       if (!one["checkpoint"].is_null()) std::printf(", checkpoint %lld", one["checkpoint"].get<long long>());
-      if (i < restored.size()) std::printf(" -> restored from checkpoint %lld", restored[i].get<long long>());
+      const size_t recovery = one["attempt"].get<size_t>();
+      if (recovery < restored.size()) std::printf(" -> restored from checkpoint %lld", restored[recovery].get<long long>());
       std::printf("\n");
     }
   }
