@@ -13,4 +13,19 @@ function(sluice_test)
     set(T_LABELS unit)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+  sluice_test_scratch(${T_NAME})
+endfunction()
+
+# sluice_test_scratch(name): the test's scratch files go to <build>/test-tmp/<name>/ (TEST_TMPDIR for
+# ::testing::TempDir(), TMPDIR for mktemp, RocksDB working directories and the benchmarks), not to /tmp: what a
+# test leaves behind stays with its build and goes with it. Deferred to the end of the directory, so it also
+# applies after a later set_tests_properties(... ENVIRONMENT ...). Call it for tests made with add_test.
+function(sluice_test_scratch name)
+  # EVAL: a deferred call expands its arguments when it runs, after this function's variables are gone.
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _sluice_test_scratch_now [[${name}]])")
+endfunction()
+function(_sluice_test_scratch_now name)
+  set(dir ${CMAKE_BINARY_DIR}/test-tmp/${name})
+  file(MAKE_DIRECTORY ${dir})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "TEST_TMPDIR=${dir}/" "TMPDIR=${dir}")
 endfunction()

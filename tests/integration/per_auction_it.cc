@@ -36,6 +36,7 @@ TEST_P(PerAuctionTest, OutputMatchesOracle) {
   int64_t bids = 0;
   for (const auto& [a, agg] : oracle) bids += agg.count;
   EXPECT_EQ(report->records, bids);
+  if (!HasFailure()) std::filesystem::remove_all(dir);  // kept for a look when the test fails
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, PerAuctionTest, ::testing::Values(1, 2, 3, 4));
@@ -54,6 +55,7 @@ TEST(PerAuctionVerify, DetectsMissingAndDuplicateUpdates) {
   EXPECT_EQ(report->missing, 2);     // 1000 lacks count 2; 1001 lacks count 1
   EXPECT_EQ(report->duplicates, 2);  // 1000 count 3 twice; 1001 count 2 beyond its n = 1
   EXPECT_GT(report->mismatches(), 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -41,9 +41,14 @@ class TransactionalPartWriter {
   // next_checkpoint_id: the id of the next checkpoint whose barrier the sink will see (the sink operator's
   // TwoPhaseCommitContext::next_checkpoint_id); read when a part file is opened, so a file's <checkpoint> is
   // the first checkpoint that can pre-commit it, also after checkpoints that never reached the sink.
+  // bytes_per_sync: every time this many bytes were written to the part file since the last time, the writer
+  // asks the kernel to start writing them back (sync_file_range, no wait; RocksDB's bytes_per_sync), so the
+  // fsync at the barrier, on the task thread, waits for at most about this much dirty data. 0 turns it off.
   TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                           std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes, bool recover,
-                          const std::vector<FileCommittable>& keep);
+                          const std::vector<FileCommittable>& keep,
+                          int64_t bytes_per_sync = kDefaultBytesPerSync);
+  static constexpr int64_t kDefaultBytesPerSync = 1 << 20;
   ~TransactionalPartWriter();
   TransactionalPartWriter(const TransactionalPartWriter&) = delete;
   TransactionalPartWriter& operator=(const TransactionalPartWriter&) = delete;
@@ -56,6 +61,7 @@ class TransactionalPartWriter {
   void open_new();
   void finish_current();  // fsync + close + rename to pending
   void write_out();
+  void start_writeback();
 
   std::string dir_, job_id_;
   int32_t subtask_;
@@ -63,7 +69,10 @@ class TransactionalPartWriter {
   int64_t part_size_bytes_;
   int64_t counter_ = 0;  // never reset: unique names even if two files start before the same checkpoint
   int fd_ = -1;
+  int64_t bytes_per_sync_;
   int64_t part_bytes_ = 0;
+  int64_t written_bytes_ = 0;            // of the current part file, written to the fd
+  int64_t writeback_started_bytes_ = 0;  // prefix of it handed to writeback
   std::string base_;  // part-<job>-<subtask>-<checkpoint>-<counter>
   std::string buffer_;
   std::vector<FileCommittable> ready_;  // pending files since the last prepare_commit
