@@ -136,6 +136,9 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
   mc.state_backend_type = OptionType<StateBackendType>::format(state_backend_kind_of(config_));
   mc.rocksdb.local_dir = config_.get(options::kRocksDBLocalDir);
+  if (config_.get(options::kRocksDBCacheEnabled)) {
+    mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
+  }
   mc.clock = clock_;
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, &mc));
 

@@ -88,6 +88,20 @@ const ConfigOption<std::string> kRocksDBLocalDir{
     "(deleted when the subtask ends). Empty: the system temp directory ($TMPDIR or /tmp).",
     {}, {}};
 
+const ConfigOption<bool> kRocksDBCacheEnabled{
+    "state.backend.rocksdb.cache.enabled", false,
+    "Puts a write-back cache of recently used keys in front of each subtask's RocksDB instance: reads and "
+    "updates of hot keys stay in memory; changes are written to RocksDB on eviction and before every snapshot, "
+    "so checkpoints are the same as without it. Sluice's own option (Flink has none).",
+    {}, {}};
+
+const ConfigOption<MemorySize> kRocksDBCacheMaxSize{
+    "state.backend.rocksdb.cache.max-size", MemorySize::of_mebibytes(64),
+    "Memory of the write-back cache per keyed operator subtask (keys + values + about 128 bytes per entry); "
+    "least recently used entries are evicted beyond it.",
+    {},
+    {[](const MemorySize& v) { return v.bytes >= (4u << 10); }, ">= 4kb"}};
+
 // ---- checkpointing ------------------------------------------------------------------------------------
 
 const ConfigOption<milliseconds> kCheckpointingInterval{
@@ -251,6 +265,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kBufferTimeoutEnabled,     &options::kMemorySegmentSize,
       &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
       &options::kStateBackendType,         &options::kRocksDBLocalDir,
+      &options::kRocksDBCacheEnabled,      &options::kRocksDBCacheMaxSize,
       // checkpointing
       &options::kCheckpointingInterval,    &options::kCheckpointingMode,
       &options::kCheckpointingTimeout,     &options::kCheckpointingMinPause,

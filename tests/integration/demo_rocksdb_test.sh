@@ -2,7 +2,7 @@
 # `sluice demo` on the RocksDB state backend: with failures injected (seed 3: at 59 % and 84 % of the events,
 # so after checkpoints completed) the job restores RocksDB state from a checkpoint, the output is still exactly
 # once (verified against the oracle), and every subtask's RocksDB working directory is gone when the job ends.
-# Also the legacy name RocksDBStateBackend (RocksDB + filesystem checkpoint storage).
+# Also the legacy name RocksDBStateBackend (RocksDB + filesystem checkpoint storage), and the write-back cache.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -24,4 +24,10 @@ leftover=$(find rocks -mindepth 1 -maxdepth 1 | wc -l)
   --output out-legacy -D state.backend.type=RocksDBStateBackend -D state.backend.rocksdb.localdir="$work/rocks" \
   --verify --summary-json legacy.json > legacy.out 2>&1 || { echo "demo with RocksDBStateBackend failed"; cat legacy.out; exit 1; }
 grep -q '"verified": true' legacy.json || { echo "demo with RocksDBStateBackend did not verify"; cat legacy.out legacy.json; exit 1; }
+# With the write-back cache in front of RocksDB, small enough to evict all the time, and failures.
+"$sluice" demo --events 200000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck-cache \
+  --inject-failures 2 --seed 3 --output out-cache -D state.backend.type=rocksdb \
+  -D state.backend.rocksdb.cache.enabled=true -D state.backend.rocksdb.cache.max-size=64kb \
+  --verify --summary-json cache.json > cache.out 2>&1 || { echo "demo with the write-back cache failed"; cat cache.out; exit 1; }
+grep -q '"verified": true' cache.json || { echo "demo with the write-back cache did not verify"; cat cache.out cache.json; exit 1; }
 echo "demo on RocksDB: verified"

@@ -5,7 +5,8 @@
 // final values equal) after every run. Each seed injects every class once, in a seeded order, at seeded shares
 // of the source events, into seeded subtasks. Seeds come from SLUICE_FAILOVER_SEEDS (default "1,2,3"; the soak
 // tier runs 20).
-// SLUICE_FAILOVER_STATE_BACKEND sets state.backend.type (failover_rocksdb_it runs the suite on RocksDB).
+// SLUICE_FAILOVER_STATE_BACKEND sets state.backend.type (failover_rocksdb_it runs the suite on RocksDB);
+// SLUICE_FAILOVER_CONFIG adds settings, "key=value" separated by ',' (failover_rocksdb_cache_it).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -65,6 +66,21 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
   if (const char* backend = std::getenv("SLUICE_FAILOVER_STATE_BACKEND")) {  // failover_rocksdb_it
     EXPECT_TRUE(config.set_string("state.backend.type", backend).is_ok());
+  }
+  if (const char* extra = std::getenv("SLUICE_FAILOVER_CONFIG")) {
+    std::string all = extra;
+    for (size_t start = 0; start < all.size();) {
+      size_t end = all.find(',', start);
+      if (end == std::string::npos) end = all.size();
+      const std::string kv = all.substr(start, end - start);
+      const size_t eq = kv.find('=');
+      EXPECT_NE(eq, std::string::npos) << "SLUICE_FAILOVER_CONFIG: expected key=value, got '" << kv << "'";
+      if (eq != std::string::npos) {
+        Status st = config.set_string(kv.substr(0, eq), kv.substr(eq + 1));
+        EXPECT_TRUE(st.is_ok()) << st.to_string();
+      }
+      start = end + 1;
+    }
   }
   StreamExecutionEnvironment env(config);
   env.set_parallelism(parallelism);

@@ -126,6 +126,10 @@ extern const ConfigOption<StateBackendType> kStateBackendType;
 // state.backend.rocksdb.localdir (String, "" = the system temp directory): where the RocksDB backend puts each
 // subtask's working directory (deleted when the subtask ends).
 extern const ConfigOption<std::string> kRocksDBLocalDir;
+// state.backend.rocksdb.cache.enabled (Boolean, false) and state.backend.rocksdb.cache.max-size (MemorySize,
+// 64mb, >= 4kb): a write-back cache of recently used keys per subtask in front of RocksDB (Sluice's own).
+extern const ConfigOption<bool> kRocksDBCacheEnabled;
+extern const ConfigOption<MemorySize> kRocksDBCacheMaxSize;
 
 // ---- checkpointing (Flink's CheckpointingOptions; effective values: derived_options.h) ----------------
 

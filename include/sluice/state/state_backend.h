@@ -39,6 +39,10 @@ struct RocksDBStateBackendOptions {
   // Part of the working directory's name, so one can tell whose it is: the runtime sets
   // "job_<job id>_op_<operator>_<subtask>". A random suffix keeps names unique across attempts and processes.
   std::string instance_name;
+  // state.backend.rocksdb.cache.enabled / .max-size: a write-back cache of recently used keys per subtask in
+  // front of RocksDB (rocksdb/rocksdb_store.h), at most this many bytes (keys + values + ~128 bytes per
+  // entry). 0: off (the default, as Flink has no such cache).
+  int64_t write_back_cache_max_size_bytes = 0;
 };
 
 class StateBackend {

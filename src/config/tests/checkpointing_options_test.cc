@@ -304,6 +304,20 @@ TEST(DerivedOptions, RocksDBLocalDir) {
   EXPECT_EQ(c.get(options::kRocksDBLocalDir), "/var/tmp/sluice-rocksdb");
 }
 
+TEST(DerivedOptions, RocksDBWriteBackCache) {
+  Configuration c;
+  EXPECT_FALSE(c.get(options::kRocksDBCacheEnabled));
+  EXPECT_EQ(c.get(options::kRocksDBCacheMaxSize).bytes, 64u << 20);
+  ASSERT_TRUE(c.set_string("state.backend.rocksdb.cache.enabled", "true").is_ok());
+  ASSERT_TRUE(c.set_string("state.backend.rocksdb.cache.max-size", "8 mb").is_ok());
+  EXPECT_TRUE(c.get(options::kRocksDBCacheEnabled));
+  EXPECT_EQ(c.get(options::kRocksDBCacheMaxSize).bytes, 8u << 20);
+  Status tiny = c.set_string("state.backend.rocksdb.cache.max-size", "1kb");
+  ASSERT_FALSE(tiny.is_ok());
+  EXPECT_NE(tiny.message().find("state.backend.rocksdb.cache.max-size"), std::string::npos) << tiny.to_string();
+  EXPECT_NE(tiny.message().find(">= 4kb"), std::string::npos) << tiny.to_string();
+}
+
 TEST(DerivedOptions, CheckpointingEnabledAndRestartDefault) {
   Configuration c;
   EXPECT_FALSE(checkpointing_enabled(c));

@@ -150,7 +150,8 @@ Result<std::unique_ptr<RocksDBBackendCore>> RocksDBBackendCore::open(KeyGroupRan
                                                                      TypeSerializerSnapshot key_serializer,
                                                                      const RocksDBStateBackendOptions& options) {
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> store,
-                          RocksDBStore::open(RocksDBStore::Options{options.local_dir, options.instance_name}));
+                          RocksDBStore::open(RocksDBStore::Options{options.local_dir, options.instance_name,
+                                                                options.write_back_cache_max_size_bytes}));
   return std::unique_ptr<RocksDBBackendCore>(
       new RocksDBBackendCore(range, max_parallelism, std::move(key_serializer), std::move(store)));
 }

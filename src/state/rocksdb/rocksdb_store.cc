@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "rocksdb_options.h"
+#include "write_back_cache.h"
 
 namespace sluice {
 namespace rocksdb_options {
@@ -135,6 +136,12 @@ struct RocksDBStore::Impl {
   rocksdb::ReadOptions read_options;
   rocksdb::WriteOptions write_options = rocksdb_options::write_options();
   rocksdb::PinnableSlice pinned;  // get() results; reused so reads do not allocate
+  std::unique_ptr<rocksdb_cache::WriteBackCache> cache;  // null unless configured
+
+  // Everything the cache holds that RocksDB has not seen, written to RocksDB (the cache keeps it, clean).
+  void write_back() {
+    if (cache) cache->write_back();
+  }
 
   [[noreturn]] void fail(const char* op, int32_t cf, const rocksdb::Status& s) const {
     throw RocksDBError(std::string("RocksDB ") + op + " in column family '" + cf_names[static_cast<size_t>(cf)] +
@@ -168,6 +175,12 @@ struct RocksDBStore::Iterator::Impl {
 struct RocksDBStore::WriteBatch::Impl {
   const RocksDBStore::Impl* store;
   rocksdb::WriteBatch batch;
+  // With a write-back cache: the keys the batch writes, whose cached entries it makes stale.
+  std::vector<std::pair<int32_t, std::string>> keys;
+  std::vector<int32_t> ranged_cfs;  // column families with a delete_range
+  void touched(int32_t cf, std::string_view key) {
+    if (store->cache) keys.emplace_back(cf, std::string(key));
+  }
   rocksdb::ColumnFamilyHandle* cf(int32_t id) const { return store->cfs[static_cast<size_t>(id)]; }
 };
 
@@ -210,10 +223,21 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
     return Status::io_error("RocksDB state backend: cannot open a database in '" + impl->path + "': " + s.ToString());
   }
   impl->shared->db = impl->db;
+  if (options.write_back_cache_max_size_bytes > 0) {
+    Impl* m = impl.get();
+    impl->cache = std::make_unique<rocksdb_cache::WriteBackCache>(
+        options.write_back_cache_max_size_bytes, [m](int32_t cf, std::string_view key, const std::string* value) {
+          rocksdb::ColumnFamilyHandle* h = m->cfs[static_cast<size_t>(cf)];
+          rocksdb::Status st = value != nullptr ? m->db->Put(m->write_options, h, slice(key), slice(*value))
+                                                : m->db->Delete(m->write_options, h, slice(key));
+          if (!st.ok()) m->fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
+        });
+  }
   return std::unique_ptr<RocksDBStore>(new RocksDBStore(std::move(impl)));
 }
 
 RocksDBStore::~RocksDBStore() {
+  impl_->cache.reset();  // its changes die with the database: nothing here survives the process anyway
   Shared& sh = *impl_->shared;
   {
     std::unique_lock<std::mutex> lock(sh.mu);
@@ -257,35 +281,60 @@ const std::string& RocksDBStore::column_family_name(int32_t cf) const {
 
 bool RocksDBStore::get(int32_t cf, std::string_view key, std::string_view* value) {
   Impl& m = *impl_;
+  if (m.cache) {
+    switch (m.cache->get(cf, key, value)) {
+      case rocksdb_cache::WriteBackCache::Lookup::kValue: return true;
+      case rocksdb_cache::WriteBackCache::Lookup::kAbsent: return false;
+      case rocksdb_cache::WriteBackCache::Lookup::kMiss: break;
+    }
+  }
   m.pinned.Reset();
   rocksdb::Status s = m.db->Get(m.read_options, m.cfs[static_cast<size_t>(cf)], slice(key), &m.pinned);
   if (s.ok()) {
     *value = std::string_view(m.pinned.data(), m.pinned.size());
+    if (m.cache) *value = m.cache->fill(cf, key, value);
     return true;
   }
-  if (s.IsNotFound()) return false;
+  if (s.IsNotFound()) {
+    if (m.cache) m.cache->fill(cf, key, nullptr);
+    return false;
+  }
   m.fail("get", cf, s);
 }
 
 void RocksDBStore::put(int32_t cf, std::string_view key, std::string_view value) {
   Impl& m = *impl_;
+  if (m.cache) return m.cache->put(cf, key, value);
   rocksdb::Status s = m.db->Put(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key), slice(value));
   if (!s.ok()) m.fail("put", cf, s);
 }
 
 void RocksDBStore::merge(int32_t cf, std::string_view key, std::string_view operand) {
   Impl& m = *impl_;
+  if (m.cache && m.cache->merge(cf, key, operand)) return;
   rocksdb::Status s = m.db->Merge(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key), slice(operand));
   if (!s.ok()) m.fail("merge", cf, s);
 }
 
 void RocksDBStore::remove(int32_t cf, std::string_view key) {
   Impl& m = *impl_;
+  if (m.cache) return m.cache->remove(cf, key);
   rocksdb::Status s = m.db->Delete(m.write_options, m.cfs[static_cast<size_t>(cf)], slice(key));
   if (!s.ok()) m.fail("delete", cf, s);
 }
 
 Status RocksDBStore::try_write(WriteBatch& batch) {
+  if (impl_->cache) {
+    // The batch applies after every cached change (a merge in it appends to them) and replaces the cached
+    // entries of the keys it writes.
+    try {
+      impl_->write_back();
+    } catch (const RocksDBError& e) {
+      return Status::io_error(e.what());
+    }
+    for (const auto& [cf, key] : batch.impl_->keys) impl_->cache->invalidate(cf, key);
+    for (int32_t cf : batch.impl_->ranged_cfs) impl_->cache->invalidate_column_family(cf);
+  }
   rocksdb::Status s = impl_->db->Write(impl_->write_options, &batch.impl_->batch);
   if (!s.ok()) return Status::io_error("RocksDB write of a batch into " + impl_->path + " failed: " + s.ToString());
   return Status::ok();
@@ -298,6 +347,7 @@ void RocksDBStore::write(WriteBatch& batch) {
 
 std::unique_ptr<RocksDBStore::Iterator> RocksDBStore::new_iterator(int32_t cf, std::string_view lower,
                                                                    std::string_view upper) const {
+  impl_->write_back();
   return std::make_unique<Iterator>(
       std::make_unique<Iterator::Impl>(impl_->db, impl_->cfs[static_cast<size_t>(cf)], lower, upper, nullptr));
 }
@@ -307,6 +357,7 @@ bool RocksDBStore::has_key_in(int32_t cf, std::string_view lower, std::string_vi
 }
 
 std::shared_ptr<RocksDBStore::Snapshot> RocksDBStore::snapshot() {
+  impl_->write_back();  // the snapshot is the state at this call, cached changes included
   auto impl = std::make_unique<Snapshot::Impl>();
   impl->shared = impl_->shared;
   impl->cfs = impl_->cfs;
@@ -316,6 +367,16 @@ std::shared_ptr<RocksDBStore::Snapshot> RocksDBStore::snapshot() {
     impl_->shared->live.insert(impl->snapshot);
   }
   return std::make_shared<Snapshot>(std::move(impl));
+}
+
+void RocksDBStore::write_back() { impl_->write_back(); }
+
+RocksDBStore::CacheStats RocksDBStore::cache_stats() const {
+  const rocksdb_cache::WriteBackCache* c = impl_->cache.get();
+  if (c == nullptr) return {};
+  return CacheStats{true,          c->max_size_bytes(), c->size_bytes(),       static_cast<int64_t>(c->entries()),
+                    static_cast<int64_t>(c->dirty_entries()), c->hits(), c->misses(), c->evictions(),
+                    c->dirty_evictions()};
 }
 
 size_t RocksDBStore::live_snapshots() const {
@@ -370,23 +431,31 @@ RocksDBStore::WriteBatch::WriteBatch(const RocksDBStore& store) : impl_(std::mak
 RocksDBStore::WriteBatch::~WriteBatch() = default;
 
 void RocksDBStore::WriteBatch::put(int32_t cf, std::string_view key, std::string_view value) {
+  impl_->touched(cf, key);
   rocksdb::Status s = impl_->batch.Put(impl_->cf(cf), slice(key), slice(value));
   if (!s.ok()) throw RocksDBError("RocksDB write batch put: " + s.ToString());
 }
 void RocksDBStore::WriteBatch::merge(int32_t cf, std::string_view key, std::string_view operand) {
+  impl_->touched(cf, key);
   rocksdb::Status s = impl_->batch.Merge(impl_->cf(cf), slice(key), slice(operand));
   if (!s.ok()) throw RocksDBError("RocksDB write batch merge: " + s.ToString());
 }
 void RocksDBStore::WriteBatch::remove(int32_t cf, std::string_view key) {
+  impl_->touched(cf, key);
   rocksdb::Status s = impl_->batch.Delete(impl_->cf(cf), slice(key));
   if (!s.ok()) throw RocksDBError("RocksDB write batch delete: " + s.ToString());
 }
 void RocksDBStore::WriteBatch::delete_range(int32_t cf, std::string_view begin, std::string_view end) {
+  if (impl_->store->cache) impl_->ranged_cfs.push_back(cf);
   rocksdb::Status s = impl_->batch.DeleteRange(impl_->cf(cf), slice(begin), slice(end));
   if (!s.ok()) throw RocksDBError("RocksDB write batch delete-range: " + s.ToString());
 }
 size_t RocksDBStore::WriteBatch::count() const { return impl_->batch.Count(); }
-void RocksDBStore::WriteBatch::clear() { impl_->batch.Clear(); }
+void RocksDBStore::WriteBatch::clear() {
+  impl_->batch.Clear();
+  impl_->keys.clear();
+  impl_->ranged_cfs.clear();
+}
 
 // ---- Snapshot -----------------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -30,8 +31,14 @@ inline std::string backend_name(const ::testing::TestParamInfo<StateBackendKind>
 }
 
 // Where the tests' RocksDB instances put their working directories (each deletes its own).
+// SLUICE_TEST_ROCKSDB_CACHE_BYTES=N runs every RocksDB backend of the suite with an N-byte write-back cache
+// (the *_rocksdb_cache ctest variants use a tiny one, so entries are evicted all the time).
 inline RocksDBStateBackendOptions test_rocksdb_options() {
-  return RocksDBStateBackendOptions{::testing::TempDir() + "sluice-state-tests", "test"};
+  RocksDBStateBackendOptions o{::testing::TempDir() + "sluice-state-tests", "test"};
+  if (const char* bytes = std::getenv("SLUICE_TEST_ROCKSDB_CACHE_BYTES")) {
+    o.write_back_cache_max_size_bytes = std::stoll(bytes);
+  }
+  return o;
 }
 
 template <class K>

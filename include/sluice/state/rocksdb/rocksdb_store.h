@@ -9,6 +9,13 @@
 // write-ahead log (recovery comes from checkpoints, as in Flink), so nothing written survives the process.
 // Every column family concatenates merge operands (ListState appends: rocksdb_state_codec.h).
 //
+// Write-back cache (Options::write_back_cache_max_size_bytes > 0; `state.backend.rocksdb.cache.*`): get, put,
+// merge and remove of recently used keys are served by a bounded in-memory cache (src/state/rocksdb/
+// write_back_cache.h); changed entries reach RocksDB when evicted and before anything reads RocksDB as a whole:
+// snapshot(), new_iterator()/has_key_in() and write()/try_write() first write every cached change back. So
+// snapshots, iterations and batches see exactly the state the per-key operations produced, as without the cache.
+// RocksDB's estimates (estimate_num_keys, estimate_size_bytes) do not count changes still only in the cache.
+//
 // Errors: open() and the batch/restore paths return Status. The per-record operations (get, put, merge,
 // remove, write) throw RocksDBError, a std::runtime_error naming the operation, the column family and the
 // directory: they run inside user functions, which report failures by exception (the task fails over).
@@ -49,6 +56,7 @@ class RocksDBStore {
   struct Options {
     std::string local_dir;      // parent of the working directory; "" = the system temp directory
     std::string instance_name;  // part of the working directory's name (sanitized to [A-Za-z0-9._-])
+    int64_t write_back_cache_max_size_bytes = 0;  // 0: no write-back cache
   };
 
   // Creates the working directory (and its parents) and opens a new database in it. kIOError naming the
@@ -69,7 +77,8 @@ class RocksDBStore {
   const std::string& column_family_name(int32_t cf) const;
 
   // Point operations on the current state. `*value` points into a buffer of the store, valid until the
-  // next get(). Throw RocksDBError on failure.
+  // next call on the store. Throw RocksDBError on failure (with the cache: also a failed write-back of an
+  // evicted entry).
   bool get(int32_t cf, std::string_view key, std::string_view* value);
   void put(int32_t cf, std::string_view key, std::string_view value);
   void merge(int32_t cf, std::string_view key, std::string_view operand);
@@ -79,7 +88,8 @@ class RocksDBStore {
   Status try_write(WriteBatch& batch);
 
   // Iterates the current state of column family cf over keys in [lower, upper) in byte order, starting at
-  // lower. An empty `upper` means no upper bound.
+  // lower. An empty `upper` means no upper bound. With the cache, writes its changes back first (RocksDBError
+  // if that fails).
   std::unique_ptr<Iterator> new_iterator(int32_t cf, std::string_view lower, std::string_view upper) const;
   // True when column family cf has a key in [lower, upper).
   bool has_key_in(int32_t cf, std::string_view lower, std::string_view upper) const;
@@ -89,6 +99,19 @@ class RocksDBStore {
   std::shared_ptr<Snapshot> snapshot();
   // Snapshots taken and not yet released.
   size_t live_snapshots() const;
+
+  // Writes every change held only in the write-back cache to RocksDB (nothing without a cache). Throws
+  // RocksDBError.
+  void write_back();
+  struct CacheStats {
+    bool enabled = false;
+    int64_t max_size_bytes = 0;
+    int64_t size_bytes = 0;  // charged: keys + values + a fixed overhead per entry
+    int64_t entries = 0;
+    int64_t dirty_entries = 0;
+    int64_t hits = 0, misses = 0, evictions = 0, dirty_evictions = 0;
+  };
+  CacheStats cache_stats() const;
 
   // RocksDB's estimates over all column families: "rocksdb.estimate-num-keys" (counts every put key once it
   // is flushed and compacted; overwrites and deletes still in memtables make it approximate), and
