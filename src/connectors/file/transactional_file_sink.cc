@@ -51,6 +51,16 @@ void commit_part_files(const std::vector<FileCommittable>& committables) {
   for (const auto& d : dirs) fsync_dir(d);
 }
 
+void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables) {
+  std::vector<FileCommittable> here;
+  here.reserve(committables.size());
+  for (const auto& c : committables) {
+    here.push_back(FileCommittable{(fs::path(dir) / fs::path(c.pending_path).filename()).string(),
+                                   (fs::path(dir) / fs::path(c.final_path).filename()).string()});
+  }
+  commit_part_files(here);
+}
+
 TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                                                  std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes,
                                                  bool recover, const std::vector<FileCommittable>& keep,

@@ -196,6 +196,41 @@ TEST_F(FileConnectorTest, ARestartWithoutACheckpointRemovesItsRunsLingeringFiles
   EXPECT_TRUE(fs::exists(dir_ / (".part-" + other + "-0-3-0.pending")));
 }
 
+// Committables outlive the process (they are kept in checkpoints), so committing must not depend on the
+// working directory nor on where the output directory was when the checkpoint was taken: the sink's
+// committer commits each file by name inside its own directory. A restore started from another directory
+// (with --output adjusted) commits into the same files; a restore of a copied output directory commits into
+// the copy, never into the original.
+TEST_F(FileConnectorTest, CommitterCommitsInItsOwnDirectoryWhateverTheWorkingDirectory) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  auto encode = [](const std::string& s, std::string& out) { out = s; };
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(dir_ / "elsewhere");
+  fs::current_path(dir_);
+  std::vector<FileCommittable> files;
+  {
+    TransactionalPartWriter writer("out", job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
+    writer.append_line("committed after a restore from another directory");
+    files = writer.prepare_commit();
+  }
+  fs::copy(dir_ / "out", dir_ / "copy");
+  fs::current_path(dir_ / "elsewhere");  // the restored run starts here, with --output ../out
+  std::string error;
+  try {
+    TransactionalFileSink<std::string>("../out", encode).create_committer()->commit(files);
+    TransactionalFileSink<std::string>("../copy", encode).create_committer()->commit(files);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  fs::current_path(cwd);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string name = "part-" + job + "-0-1-0";
+  EXPECT_TRUE(fs::exists(dir_ / "out" / name));
+  EXPECT_TRUE(fs::exists(dir_ / "copy" / name));
+  EXPECT_FALSE(fs::exists(dir_ / "copy" / ("." + name + ".pending")));
+}
+
 // Early writeback (bytes_per_sync) only changes when pages reach the disk: a part file holds exactly the lines
 // written, in order, whether writeback starts after every write, every 4 KiB or never.
 TEST_F(FileConnectorTest, EarlyWritebackKeepsEveryLineInOrder) {
