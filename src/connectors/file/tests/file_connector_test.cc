@@ -231,6 +231,27 @@ TEST_F(FileConnectorTest, CommitterCommitsInItsOwnDirectoryWhateverTheWorkingDir
   EXPECT_FALSE(fs::exists(dir_ / "copy" / ("." + name + ".pending")));
 }
 
+// Committables are split-distributed operator state: on restore a subtask may receive a pre-committed file
+// another subtask wrote (after a rescale, or when subtasks held different numbers of committables), while
+// the subtask whose index the file carries receives none. That subtask must not abort the file as a leftover:
+// it belongs to the restored checkpoint (its <checkpoint> is not after it) and is being committed elsewhere.
+// Files pre-committed after the restored checkpoint, and every in-progress file, are still aborted.
+TEST_F(FileConnectorTest, ARestoredSubtaskKeepsPendingFilesOfTheRestoredCheckpointItDoesNotOwn) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  const std::string owned_elsewhere = ".part-" + job + "-0-7-3.pending";  // in checkpoint 7's state, given to subtask 1
+  const std::string after_restore = ".part-" + job + "-0-8-4.pending";    // pre-committed after checkpoint 7
+  const std::string in_progress = ".part-" + job + "-0-8-5.inprogress";
+  for (const std::string& name : {owned_elsewhere, after_restore, in_progress}) write(dir_ / name, "data\n");
+  // Subtask 0 restored from checkpoint 7 with no committables of its own: its next checkpoint is 8.
+  TransactionalPartWriter restored(dir_.string(), job, 0, [] { return int64_t{8}; }, 1 << 20, true, {});
+  EXPECT_TRUE(fs::exists(dir_ / owned_elsewhere)) << "a file of the restored checkpoint was aborted";
+  EXPECT_FALSE(fs::exists(dir_ / after_restore));
+  EXPECT_FALSE(fs::exists(dir_ / in_progress));
+  // Subtask 1, which owns it, commits it.
+  commit_part_files_in(dir_.string(), {FileCommittable{owned_elsewhere, owned_elsewhere.substr(1, owned_elsewhere.size() - 9)}});
+  EXPECT_TRUE(fs::exists(dir_ / ("part-" + job + "-0-7-3")));
+}
+
 // Early writeback (bytes_per_sync) only changes when pages reach the disk: a part file holds exactly the lines
 // written, in order, whether writeback starts after every write, every 4 KiB or never.
 TEST_F(FileConnectorTest, EarlyWritebackKeepsEveryLineInOrder) {
