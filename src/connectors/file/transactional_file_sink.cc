@@ -23,18 +23,31 @@ void fsync_dir(const std::string& dir) {
     ::close(fd);
   }
 }
-// The subtask index in ".part-<job>-<subtask>-<checkpoint>-<counter>.<ext>", or -1.
-int32_t subtask_of_hidden(const std::string& name) {
-  if (name.rfind(".part-", 0) != 0) return -1;
+// A hidden part file ".part-<job>-<subtask>-<checkpoint>-<counter>.<ext>": its subtask and checkpoint, or
+// subtask -1 for any other name.
+struct HiddenPart {
+  int32_t subtask = -1;
+  int64_t checkpoint = -1;
+  bool pending = false;
+};
+HiddenPart parse_hidden(const std::string& name) {
+  HiddenPart h;
+  if (name.rfind(".part-", 0) != 0) return h;
   size_t a = name.find('-', 6);  // after the job id
-  if (a == std::string::npos) return -1;
+  if (a == std::string::npos) return h;
   size_t b = name.find('-', a + 1);
-  if (b == std::string::npos) return -1;
+  if (b == std::string::npos) return h;
+  size_t c = name.find('-', b + 1);
+  if (c == std::string::npos) return h;
   try {
-    return std::stoi(name.substr(a + 1, b - a - 1));
+    h.checkpoint = std::stoll(name.substr(b + 1, c - b - 1));
+    h.subtask = std::stoi(name.substr(a + 1, b - a - 1));
   } catch (...) {
-    return -1;
+    return HiddenPart{};
   }
+  const std::string_view kPending = ".pending";
+  h.pending = name.size() > kPending.size() && name.compare(name.size() - kPending.size(), kPending.size(), kPending) == 0;
+  return h;
 }
 }  // namespace
 
@@ -51,6 +64,16 @@ void commit_part_files(const std::vector<FileCommittable>& committables) {
   for (const auto& d : dirs) fsync_dir(d);
 }
 
+void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables) {
+  std::vector<FileCommittable> here;
+  here.reserve(committables.size());
+  for (const auto& c : committables) {
+    here.push_back(FileCommittable{(fs::path(dir) / fs::path(c.pending_path).filename()).string(),
+                                   (fs::path(dir) / fs::path(c.final_path).filename()).string()});
+  }
+  commit_part_files(here);
+}
+
 TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                                                  std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes,
                                                  bool recover, const std::vector<FileCommittable>& keep,
@@ -64,12 +87,19 @@ TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string jo
   // Abort lingering transactions: this subtask's hidden files the restored state does not own. Without a
   // restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint):
   // another run's may still belong to a checkpoint someone restores later.
+  // After a restore, a pending file not after the restored checkpoint may be owned by another subtask: the
+  // committables are split-distributed state, so after a rescale (or with subtasks holding different numbers
+  // of committables) a file can be handed to a subtask other than the one whose index it carries, which
+  // commits it concurrently. Only files pre-committed after the restored checkpoint are certainly leftovers.
   const std::string own_prefix = ".part-" + job_id_ + "-";
+  const int64_t first_after_restore = recover ? next_checkpoint_id_() : 0;
   std::set<std::string> owned;
   for (const auto& c : keep) owned.insert(fs::path(c.pending_path).filename().string());
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     std::string name = e.path().filename().string();
-    if (subtask_of_hidden(name) != subtask_ || owned.count(name) > 0) continue;
+    const HiddenPart h = parse_hidden(name);
+    if (h.subtask != subtask_ || owned.count(name) > 0) continue;
+    if (recover && h.pending && h.checkpoint < first_after_restore) continue;
     if (recover || name.rfind(own_prefix, 0) == 0) fs::remove(e.path(), ec);
   }
 }

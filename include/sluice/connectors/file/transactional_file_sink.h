@@ -34,6 +34,11 @@ struct FileCommittable {
 
 // Renames pending files to their final names. Idempotent.
 void commit_part_files(const std::vector<FileCommittable>& committables);
+// The same inside `dir`: each committable's files are taken by name in `dir`, whatever directory the paths
+// recorded in it name. Committables outlive the process (they are kept in checkpoints): a path recorded
+// relative to the working directory of the run that wrote it, or an output directory copied or moved since,
+// must not make a restore commit into another directory (or fail) - the sink commits in its own directory.
+void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables);
 
 // The non-template part of the writer: part files of one subtask.
 class TransactionalPartWriter {
@@ -97,7 +102,9 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
                                                   [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep),
         encoder_);
   }
-  std::unique_ptr<Committer<FileCommittable>> create_committer() const override { return std::make_unique<FileCommitter>(); }
+  std::unique_ptr<Committer<FileCommittable>> create_committer() const override {
+    return std::make_unique<FileCommitter>(dir_);
+  }
 
  private:
   class Writer final : public PrecommittingSinkWriter<T, FileCommittable> {
@@ -119,7 +126,11 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
   };
   class FileCommitter final : public Committer<FileCommittable> {
    public:
-    void commit(const std::vector<FileCommittable>& c) override { commit_part_files(c); }
+    explicit FileCommitter(std::string dir) : dir_(std::move(dir)) {}
+    void commit(const std::vector<FileCommittable>& c) override { commit_part_files_in(dir_, c); }
+
+   private:
+    std::string dir_;
   };
 
   std::string dir_;

@@ -196,6 +196,62 @@ TEST_F(FileConnectorTest, ARestartWithoutACheckpointRemovesItsRunsLingeringFiles
   EXPECT_TRUE(fs::exists(dir_ / (".part-" + other + "-0-3-0.pending")));
 }
 
+// Committables outlive the process (they are kept in checkpoints), so committing must not depend on the
+// working directory nor on where the output directory was when the checkpoint was taken: the sink's
+// committer commits each file by name inside its own directory. A restore started from another directory
+// (with --output adjusted) commits into the same files; a restore of a copied output directory commits into
+// the copy, never into the original.
+TEST_F(FileConnectorTest, CommitterCommitsInItsOwnDirectoryWhateverTheWorkingDirectory) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  auto encode = [](const std::string& s, std::string& out) { out = s; };
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(dir_ / "elsewhere");
+  fs::current_path(dir_);
+  std::vector<FileCommittable> files;
+  {
+    TransactionalPartWriter writer("out", job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
+    writer.append_line("committed after a restore from another directory");
+    files = writer.prepare_commit();
+  }
+  fs::copy(dir_ / "out", dir_ / "copy");
+  fs::current_path(dir_ / "elsewhere");  // the restored run starts here, with --output ../out
+  std::string error;
+  try {
+    TransactionalFileSink<std::string>("../out", encode).create_committer()->commit(files);
+    TransactionalFileSink<std::string>("../copy", encode).create_committer()->commit(files);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  fs::current_path(cwd);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(files.size(), 1u);
+  const std::string name = "part-" + job + "-0-1-0";
+  EXPECT_TRUE(fs::exists(dir_ / "out" / name));
+  EXPECT_TRUE(fs::exists(dir_ / "copy" / name));
+  EXPECT_FALSE(fs::exists(dir_ / "copy" / ("." + name + ".pending")));
+}
+
+// Committables are split-distributed operator state: on restore a subtask may receive a pre-committed file
+// another subtask wrote (after a rescale, or when subtasks held different numbers of committables), while
+// the subtask whose index the file carries receives none. That subtask must not abort the file as a leftover:
+// it belongs to the restored checkpoint (its <checkpoint> is not after it) and is being committed elsewhere.
+// Files pre-committed after the restored checkpoint, and every in-progress file, are still aborted.
+TEST_F(FileConnectorTest, ARestoredSubtaskKeepsPendingFilesOfTheRestoredCheckpointItDoesNotOwn) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  const std::string owned_elsewhere = ".part-" + job + "-0-7-3.pending";  // in checkpoint 7's state, given to subtask 1
+  const std::string after_restore = ".part-" + job + "-0-8-4.pending";    // pre-committed after checkpoint 7
+  const std::string in_progress = ".part-" + job + "-0-8-5.inprogress";
+  for (const std::string& name : {owned_elsewhere, after_restore, in_progress}) write(dir_ / name, "data\n");
+  // Subtask 0 restored from checkpoint 7 with no committables of its own: its next checkpoint is 8.
+  TransactionalPartWriter restored(dir_.string(), job, 0, [] { return int64_t{8}; }, 1 << 20, true, {});
+  EXPECT_TRUE(fs::exists(dir_ / owned_elsewhere)) << "a file of the restored checkpoint was aborted";
+  EXPECT_FALSE(fs::exists(dir_ / after_restore));
+  EXPECT_FALSE(fs::exists(dir_ / in_progress));
+  // Subtask 1, which owns it, commits it.
+  commit_part_files_in(dir_.string(), {FileCommittable{owned_elsewhere, owned_elsewhere.substr(1, owned_elsewhere.size() - 9)}});
+  EXPECT_TRUE(fs::exists(dir_ / ("part-" + job + "-0-7-3")));
+}
+
 // Early writeback (bytes_per_sync) only changes when pages reach the disk: a part file holds exactly the lines
 // written, in order, whether writeback starts after every write, every 4 KiB or never.
 TEST_F(FileConnectorTest, EarlyWritebackKeepsEveryLineInOrder) {
