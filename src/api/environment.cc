@@ -113,6 +113,37 @@ Status configure_checkpointing(const Configuration& config, cluster::MiniCluster
   return Status::ok();
 }
 
+// state.backend.rocksdb.* and taskmanager.memory.managed.size as the backend's options.
+Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& config) {
+  RocksDBStateBackendOptions o;
+  o.local_dir = config.get(options::kRocksDBLocalDir);
+  switch (config.get(options::kRocksDBPredefinedOptions)) {
+    case PredefinedOptions::kDefault: o.predefined_options = RocksDBPredefinedOptions::kDefault; break;
+    case PredefinedOptions::kSpinningDiskOptimized:
+      o.predefined_options = RocksDBPredefinedOptions::kSpinningDiskOptimized;
+      break;
+    case PredefinedOptions::kSpinningDiskOptimizedHighMem:
+      o.predefined_options = RocksDBPredefinedOptions::kSpinningDiskOptimizedHighMem;
+      break;
+    case PredefinedOptions::kFlashSsdOptimized: o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimized; break;
+    case PredefinedOptions::kFlashSsdOptimizedHighMem:
+      o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimizedHighMem;
+      break;
+  }
+  o.memory.managed = config.get(options::kRocksDBMemoryManaged);
+  o.memory.managed_size_bytes = static_cast<int64_t>(config.get(options::kManagedMemorySize).bytes);
+  if (auto fixed = config.get(options::kRocksDBMemoryFixedPerTm)) o.memory.fixed_per_tm_bytes = static_cast<int64_t>(fixed->bytes);
+  o.memory.write_buffer_ratio = config.get(options::kRocksDBMemoryWriteBufferRatio);
+  o.memory.high_prio_pool_ratio = config.get(options::kRocksDBMemoryHighPrioPoolRatio);
+  o.native_metrics.block_cache_capacity = config.get(options::kRocksDBMetricsBlockCacheCapacity);
+  o.native_metrics.block_cache_usage = config.get(options::kRocksDBMetricsBlockCacheUsage);
+  o.native_metrics.cur_size_all_mem_tables = config.get(options::kRocksDBMetricsCurSizeAllMemTables);
+  o.native_metrics.mem_table_flush_pending = config.get(options::kRocksDBMetricsMemTableFlushPending);
+  o.native_metrics.num_running_flushes = config.get(options::kRocksDBMetricsNumRunningFlushes);
+  o.native_metrics.num_running_compactions = config.get(options::kRocksDBMetricsNumRunningCompactions);
+  return o;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
@@ -135,7 +166,9 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   mc.buffer_timeout = config_.get(options::kBufferTimeoutInterval);
   mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
   mc.state_backend_type = OptionType<StateBackendType>::format(state_backend_kind_of(config_));
-  mc.rocksdb.local_dir = config_.get(options::kRocksDBLocalDir);
+  SLUICE_ASSIGN_OR_RETURN(mc.rocksdb, rocksdb_options_of(config_));
+  if (state_backend_kind_of(config_) == StateBackendType::kRocksDB) SLUICE_RETURN_IF_ERROR(mc.rocksdb.memory.validate());
+  mc.rocksdb.options_factory = rocksdb_options_factory_;
   if (config_.get(options::kRocksDBCacheEnabled)) {
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }

@@ -101,6 +101,67 @@ const ConfigOption<MemorySize> kRocksDBCacheMaxSize{
     "least recently used entries are evicted beyond it.",
     {},
     {[](const MemorySize& v) { return v.bytes >= (4u << 10); }, ">= 4kb"}};
+const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions{
+    "state.backend.rocksdb.predefined-options", PredefinedOptions::kDefault,
+    "A profile of RocksDB settings applied before the options factory: DEFAULT, SPINNING_DISK_OPTIMIZED, "
+    "SPINNING_DISK_OPTIMIZED_HIGH_MEM, FLASH_SSD_OPTIMIZED (Flink's) or FLASH_SSD_OPTIMIZED_HIGH_MEM (Sluice's). "
+    "What each sets: docs/state-backends.md.",
+    {}, {}};
+
+const ConfigOption<bool> kRocksDBMemoryManaged{
+    "state.backend.rocksdb.memory.managed", true,
+    "Bound the memory of all RocksDB instances of the process by taskmanager.memory.managed.size: one block "
+    "cache and one write-buffer manager shared by every instance, with memtables and index/filter blocks "
+    "charged to the cache. false (and no fixed-per-tm): each instance uses RocksDB's own, unbounded defaults.",
+    {}, {}};
+
+const ConfigOption<std::optional<MemorySize>> kRocksDBMemoryFixedPerTm{
+    "state.backend.rocksdb.memory.fixed-per-tm", std::nullopt,
+    "A fixed memory budget shared by all RocksDB instances of the process (a process is one slot until cluster "
+    "mode). When set it is the budget, whatever state.backend.rocksdb.memory.managed says.",
+    {},
+    {[](const std::optional<MemorySize>& v) { return !v || v->bytes > 0; }, "empty or > 0"}};
+
+const ConfigOption<double> kRocksDBMemoryWriteBufferRatio{
+    "state.backend.rocksdb.memory.write-buffer-ratio", 0.5,
+    "Share of the RocksDB memory budget that memtables may take (the write-buffer manager is sized 2/3 of it, "
+    "since memtables can reach 1.5 x its size before it flushes: Flink's formula).",
+    {}, {[](const double& v) { return v > 0.0 && v < 1.0; }, "in (0, 1)"}};
+
+const ConfigOption<double> kRocksDBMemoryHighPrioPoolRatio{
+    "state.backend.rocksdb.memory.high-prio-pool-ratio", 0.1,
+    "Share of the shared block cache reserved for index and filter blocks (cached with high priority, so data "
+    "blocks do not evict them). write-buffer-ratio + high-prio-pool-ratio must be below 1.",
+    {}, {[](const double& v) { return v > 0.0 && v < 1.0; }, "in (0, 1)"}};
+
+const ConfigOption<MemorySize> kManagedMemorySize{
+    "taskmanager.memory.managed.size", MemorySize::of_mebibytes(256),
+    "Managed memory of the process: the RocksDB budget when state.backend.rocksdb.memory.managed is true. Flink "
+    "derives its default from the process size (0.4 of Flink memory); Sluice has no process size, so a fixed "
+    "256mb: an upper bound RocksDB grows into only as state needs it.",
+    {}, {}};
+
+namespace {
+ConfigOption<bool> native_metric(const char* property, const char* what) {
+  return ConfigOption<bool>{std::string("state.backend.rocksdb.metrics.") + property, false,
+                            std::string("Export RocksDB's native metric rocksdb.") + property + " (" + what +
+                                ") as a gauge per state of each keyed operator subtask.",
+                            {}, {}};
+}
+}  // namespace
+
+const ConfigOption<bool> kRocksDBMetricsBlockCacheCapacity =
+    native_metric("block-cache-capacity", "the block cache's capacity in bytes");
+const ConfigOption<bool> kRocksDBMetricsBlockCacheUsage =
+    native_metric("block-cache-usage", "bytes in the block cache, memtable reservations included");
+const ConfigOption<bool> kRocksDBMetricsCurSizeAllMemTables =
+    native_metric("cur-size-all-mem-tables", "bytes of the active, unflushed and pinned memtables");
+const ConfigOption<bool> kRocksDBMetricsMemTableFlushPending =
+    native_metric("mem-table-flush-pending", "1 when a memtable flush is pending, else 0");
+const ConfigOption<bool> kRocksDBMetricsNumRunningFlushes =
+    native_metric("num-running-flushes", "flushes running now");
+const ConfigOption<bool> kRocksDBMetricsNumRunningCompactions =
+    native_metric("num-running-compactions", "compactions running now");
 
 // ---- checkpointing ------------------------------------------------------------------------------------
 
@@ -266,6 +327,13 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
       &options::kStateBackendType,         &options::kRocksDBLocalDir,
       &options::kRocksDBCacheEnabled,      &options::kRocksDBCacheMaxSize,
+      // RocksDB memory, tuning and native metrics
+      &options::kRocksDBPredefinedOptions, &options::kRocksDBMemoryManaged,
+      &options::kRocksDBMemoryFixedPerTm,  &options::kRocksDBMemoryWriteBufferRatio,
+      &options::kRocksDBMemoryHighPrioPoolRatio, &options::kManagedMemorySize,
+      &options::kRocksDBMetricsBlockCacheCapacity, &options::kRocksDBMetricsBlockCacheUsage,
+      &options::kRocksDBMetricsCurSizeAllMemTables, &options::kRocksDBMetricsMemTableFlushPending,
+      &options::kRocksDBMetricsNumRunningFlushes, &options::kRocksDBMetricsNumRunningCompactions,
       // checkpointing
       &options::kCheckpointingInterval,    &options::kCheckpointingMode,
       &options::kCheckpointingTimeout,     &options::kCheckpointingMinPause,

@@ -32,4 +32,20 @@ Result<StateBackendKind> parse_state_backend_type(std::string_view text) {
                                   "'RocksDBStateBackend'), got '" + std::string(text) + "'");
 }
 
+std::string_view rocksdb_predefined_options_name(RocksDBPredefinedOptions p) {
+  switch (p) {
+    case RocksDBPredefinedOptions::kDefault:
+      return "DEFAULT";
+    case RocksDBPredefinedOptions::kSpinningDiskOptimized:
+      return "SPINNING_DISK_OPTIMIZED";
+    case RocksDBPredefinedOptions::kSpinningDiskOptimizedHighMem:
+      return "SPINNING_DISK_OPTIMIZED_HIGH_MEM";
+    case RocksDBPredefinedOptions::kFlashSsdOptimized:
+      return "FLASH_SSD_OPTIMIZED";
+    case RocksDBPredefinedOptions::kFlashSsdOptimizedHighMem:
+      return "FLASH_SSD_OPTIMIZED_HIGH_MEM";
+  }
+  return "UNKNOWN";
+}
+
 }  // namespace sluice

@@ -22,6 +22,8 @@ leftover=$(find rocks -mindepth 1 -maxdepth 1 | wc -l)
 
 "$sluice" demo --events 100000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck-legacy \
   --output out-legacy -D state.backend.type=RocksDBStateBackend -D state.backend.rocksdb.localdir="$work/rocks" \
+  -D state.backend.rocksdb.predefined-options=FLASH_SSD_OPTIMIZED -D state.backend.rocksdb.memory.fixed-per-tm=64mb \
+  -D state.backend.rocksdb.metrics.block-cache-usage=true \
   --verify --summary-json legacy.json > legacy.out 2>&1 || { echo "demo with RocksDBStateBackend failed"; cat legacy.out; exit 1; }
 grep -q '"verified": true' legacy.json || { echo "demo with RocksDBStateBackend did not verify"; cat legacy.out legacy.json; exit 1; }
 # With the write-back cache in front of RocksDB, small enough to evict all the time, and failures.
@@ -30,4 +32,6 @@ grep -q '"verified": true' legacy.json || { echo "demo with RocksDBStateBackend 
   -D state.backend.rocksdb.cache.enabled=true -D state.backend.rocksdb.cache.max-size=64kb \
   --verify --summary-json cache.json > cache.out 2>&1 || { echo "demo with the write-back cache failed"; cat cache.out; exit 1; }
 grep -q '"verified": true' cache.json || { echo "demo with the write-back cache did not verify"; cat cache.out cache.json; exit 1; }
+# The enabled native metric is in the summary's rocksdb_native_metrics, per subtask and state.
+grep -q '"rocksdb.block-cache-usage"' legacy.json || { echo "no RocksDB native metric in the summary"; cat legacy.json; exit 1; }
 echo "demo on RocksDB: verified"

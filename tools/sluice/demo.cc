@@ -262,6 +262,12 @@ int run_demo(const DemoFlags& f) {
   summary["peak_rss_bytes"] = peak_rss_bytes();
   summary["parallelism"] = parallelism;
   summary["operators"] = operator_metrics((*client)->metrics(), "demo");
+  // RocksDB native metrics (state.backend.rocksdb.metrics.*), when enabled: scope -> {property: value}.
+  nlohmann::json native = nlohmann::json::object();
+  for (const auto& m : (*client)->metrics().snapshot()) {
+    if (m.name.rfind("rocksdb.", 0) == 0) native[m.scope][m.name] = m.value;
+  }
+  if (!native.empty()) summary["rocksdb_native_metrics"] = native;
   if (cp_client != nullptr) {
     auto stats = cp_client->checkpoint_stats();
     summary["checkpoints_completed"] = stats.num_completed;

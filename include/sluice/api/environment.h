@@ -24,6 +24,7 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/config/configuration.h"
 #include "sluice/core/clock.h"
+#include "sluice/state/state_backend.h"
 #include "sluice/source/generator_source.h"
 #include "sluice/source/source_operator.h"
 
@@ -47,6 +48,11 @@ class StreamExecutionEnvironment {
   const Configuration& configuration() const { return config_; }
   // Processing-time source for every task of jobs executed from here (default: the system clock).
   void set_clock(std::shared_ptr<Clock> clock) { clock_ = std::move(clock); }
+  // The RocksDB options factory of jobs executed from here (state.backend.type: rocksdb); null: none. Defined
+  // in sluice/state/rocksdb/rocksdb_options_factory.h (which includes RocksDB's headers).
+  void set_rocksdb_options_factory(std::shared_ptr<const RocksDBOptionsFactory> factory) {
+    rocksdb_options_factory_ = std::move(factory);
+  }
 
   // ---- sources ---------------------------------------------------------------------------------
   template <class S>
@@ -102,6 +108,7 @@ class StreamExecutionEnvironment {
  private:
   Configuration config_;
   std::shared_ptr<Clock> clock_;
+  std::shared_ptr<const RocksDBOptionsFactory> rocksdb_options_factory_;
   std::shared_ptr<StreamGraph> graph_ = std::make_shared<StreamGraph>();
 };
 

@@ -40,6 +40,27 @@ struct EnumOptionNames<StateBackendType> {
   }};
 };
 
+// state.backend.rocksdb.predefined-options: Flink's PredefinedOptions profiles plus Sluice's
+// FLASH_SSD_OPTIMIZED_HIGH_MEM (what each sets: docs/state-backends.md).
+enum class PredefinedOptions {
+  kDefault,
+  kSpinningDiskOptimized,
+  kSpinningDiskOptimizedHighMem,
+  kFlashSsdOptimized,
+  kFlashSsdOptimizedHighMem
+};
+
+template <>
+struct EnumOptionNames<PredefinedOptions> {
+  static constexpr std::array<std::pair<PredefinedOptions, std::string_view>, 5> kValues{{
+      {PredefinedOptions::kDefault, "DEFAULT"},
+      {PredefinedOptions::kSpinningDiskOptimized, "SPINNING_DISK_OPTIMIZED"},
+      {PredefinedOptions::kSpinningDiskOptimizedHighMem, "SPINNING_DISK_OPTIMIZED_HIGH_MEM"},
+      {PredefinedOptions::kFlashSsdOptimized, "FLASH_SSD_OPTIMIZED"},
+      {PredefinedOptions::kFlashSsdOptimizedHighMem, "FLASH_SSD_OPTIMIZED_HIGH_MEM"},
+  }};
+};
+
 // execution.checkpointing.mode. Only EXACTLY_ONCE (aligned barriers) for now; AT_LEAST_ONCE arrives with the
 // checkpoint-modes issue and is rejected until then as a value that is not accepted.
 enum class CheckpointingMode { kExactlyOnce };
@@ -130,6 +151,30 @@ extern const ConfigOption<std::string> kRocksDBLocalDir;
 // 64mb, >= 4kb): a write-back cache of recently used keys per subtask in front of RocksDB (Sluice's own).
 extern const ConfigOption<bool> kRocksDBCacheEnabled;
 extern const ConfigOption<MemorySize> kRocksDBCacheMaxSize;
+// state.backend.rocksdb.predefined-options (Enum, DEFAULT): a profile of RocksDB settings (PredefinedOptions).
+extern const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions;
+// state.backend.rocksdb.memory.managed (Boolean, true): bound all RocksDB instances of the process together by
+// taskmanager.memory.managed.size (one shared block cache + write-buffer manager).
+extern const ConfigOption<bool> kRocksDBMemoryManaged;
+// state.backend.rocksdb.memory.fixed-per-tm (MemorySize, unset; else > 0): a fixed budget shared by all RocksDB
+// instances of the process; when set it is the budget, whatever .managed says.
+extern const ConfigOption<std::optional<MemorySize>> kRocksDBMemoryFixedPerTm;
+// state.backend.rocksdb.memory.write-buffer-ratio (Double, 0.5, in (0, 1)): share of the budget for memtables.
+extern const ConfigOption<double> kRocksDBMemoryWriteBufferRatio;
+// state.backend.rocksdb.memory.high-prio-pool-ratio (Double, 0.1, in (0, 1)): share of the block cache kept for
+// index and filter blocks. With write-buffer-ratio it must sum below 1 (checked when the job is submitted).
+extern const ConfigOption<double> kRocksDBMemoryHighPrioPoolRatio;
+// taskmanager.memory.managed.size (MemorySize, 256mb): the process's managed memory, RocksDB's budget when
+// state.backend.rocksdb.memory.managed is on. Flink derives its default from the process size; ours is fixed.
+extern const ConfigOption<MemorySize> kManagedMemorySize;
+// state.backend.rocksdb.metrics.<property> (Boolean, false each): export RocksDB's property
+// "rocksdb.<property>" as a gauge per state of each keyed operator subtask.
+extern const ConfigOption<bool> kRocksDBMetricsBlockCacheCapacity;
+extern const ConfigOption<bool> kRocksDBMetricsBlockCacheUsage;
+extern const ConfigOption<bool> kRocksDBMetricsCurSizeAllMemTables;
+extern const ConfigOption<bool> kRocksDBMetricsMemTableFlushPending;
+extern const ConfigOption<bool> kRocksDBMetricsNumRunningFlushes;
+extern const ConfigOption<bool> kRocksDBMetricsNumRunningCompactions;
 
 // ---- checkpointing (Flink's CheckpointingOptions; effective values: derived_options.h) ----------------
 

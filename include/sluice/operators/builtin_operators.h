@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sluice/api/functions.h"
+#include "sluice/metrics/metric_group.h"
 #include "sluice/operators/stream_operator.h"
 #include "sluice/state/keyed_state_backend.h"
 #include "sluice/state/keyed_state_snapshot.h"
@@ -153,6 +154,14 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
     rocksdb.instance_name = "job_" + s.job_id + "_op_" + (s.info.operator_uid.empty() ? s.info.operator_name
                                                                                      : s.info.operator_uid) +
                             "_" + std::to_string(s.info.subtask_index);
+    if (s.metrics != nullptr && rocksdb.native_metrics.any()) {
+      // Native RocksDB metrics: one group per state under this subtask's group, as Flink scopes them.
+      MetricGroup* group = s.metrics;
+      rocksdb.native_metric_registrar = [group](const std::string& state, const std::string& name,
+                                                std::function<double()> read) {
+        group->add_group(state).gauge(name, std::move(read));
+      };
+    }
     backend_ = create_keyed_state_backend<K>(s.state_backend_type, s.key_group_range, s.info.max_parallelism,
                                              rocksdb);
     this->runtime_context().set_keyed_state_backend(backend_.get());

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,74 @@ std::string_view state_backend_kind_name(StateBackendKind kind);
 // kInvalidArgument naming the value and the accepted ones otherwise.
 Result<StateBackendKind> parse_state_backend_type(std::string_view text);
 
+// state.backend.rocksdb.predefined-options: a named set of RocksDB settings, applied before the options factory.
+// Flink's four profiles (same settings as Flink's PredefinedOptions) and one of ours; the table of what each
+// sets is in docs/state-backends.md and src/state/rocksdb/rocksdb_options.h.
+enum class RocksDBPredefinedOptions : uint8_t {
+  kDefault,                       // RocksDB's defaults plus Sluice's base settings
+  kSpinningDiskOptimized,         // level compaction, dynamic level bytes, 4 background jobs, no open-file limit
+  kSpinningDiskOptimizedHighMem,  // + big blocks, memtables and files, bloom filter, 256 MiB block cache
+  kFlashSsdOptimized,             // 4 background jobs, no open-file limit
+  kFlashSsdOptimizedHighMem,      // Sluice's: FLASH_SSD_OPTIMIZED + big memtables, bloom filter, 256 MiB cache
+};
+
+// The `state.backend.rocksdb.predefined-options` value of a profile ("SPINNING_DISK_OPTIMIZED", ...).
+std::string_view rocksdb_predefined_options_name(RocksDBPredefinedOptions p);
+
+// Managed memory (`state.backend.rocksdb.memory.*`): one block cache and one write-buffer manager shared by
+// every RocksDB instance of the process with the same budget (Flink shares them per slot; until cluster mode a
+// process is one slot). The budget is `fixed_per_tm_bytes` if > 0, else `managed_size_bytes` if `managed`,
+// else unbounded (each instance on its own RocksDB defaults). How the budget is split: rocksdb_memory.h.
+struct RocksDBMemoryOptions {
+  // state.backend.rocksdb.memory.managed: bound RocksDB by taskmanager.memory.managed.size.
+  bool managed = true;
+  // taskmanager.memory.managed.size (default 256 MiB: docs/configuration.md says why).
+  int64_t managed_size_bytes = int64_t{256} << 20;
+  // state.backend.rocksdb.memory.fixed-per-tm; 0 = unset. When set it is the budget, whatever `managed` says.
+  int64_t fixed_per_tm_bytes = 0;
+  // state.backend.rocksdb.memory.write-buffer-ratio, in (0, 1): the share of the budget memtables may take.
+  double write_buffer_ratio = 0.5;
+  // state.backend.rocksdb.memory.high-prio-pool-ratio, in (0, 1): the share of the block cache kept for
+  // index and filter blocks. write_buffer_ratio + high_prio_pool_ratio < 1.
+  double high_prio_pool_ratio = 0.1;
+
+  // Ok, or kInvalidArgument naming the key: a ratio outside (0, 1), the two ratios summing to 1 or more (as
+  // Flink's RocksDBMemoryConfiguration), or a bounded budget that is not positive.
+  Status validate() const;
+  // The budget in bytes, 0 when unbounded.
+  int64_t budget_bytes() const { return fixed_per_tm_bytes > 0 ? fixed_per_tm_bytes : managed ? managed_size_bytes : 0; }
+};
+
+// Native RocksDB metrics (`state.backend.rocksdb.metrics.*`, each off by default as in Flink): gauges of the
+// RocksDB property of the same name ("rocksdb.block-cache-usage", ...) per state (column family) of each keyed
+// operator subtask. block-cache-* report the shared cache; num-running-* are database-wide.
+struct RocksDBNativeMetricOptions {
+  bool block_cache_capacity = false;
+  bool block_cache_usage = false;
+  bool cur_size_all_mem_tables = false;
+  bool mem_table_flush_pending = false;
+  bool num_running_flushes = false;
+  bool num_running_compactions = false;
+
+  bool any() const {
+    return block_cache_capacity || block_cache_usage || cur_size_all_mem_tables || mem_table_flush_pending ||
+           num_running_flushes || num_running_compactions;
+  }
+};
+
+// Where a RocksDB instance publishes a native metric: `group` is the state's name (one group per column
+// family, as Flink), `name` the RocksDB property ("rocksdb.block-cache-usage"). `read` may be called from any
+// thread, for as long as the caller likes: after the instance closes it returns the value read at close.
+// Called on the task thread when a state is registered. The runtime binds it to the operator subtask's
+// metric group (operators/builtin_operators.h).
+using RocksDBNativeMetricRegistrar =
+    std::function<void(const std::string& group, const std::string& name, std::function<double()> read)>;
+
+// A user hook that changes RocksDB's options (Flink's RocksDBOptionsFactory). Defined in
+// sluice/state/rocksdb/rocksdb_options_factory.h, the one public header that includes RocksDB's headers: only
+// code that implements a factory includes it.
+class RocksDBOptionsFactory;
+
 // Job-wide settings of the RocksDB backend (`state.backend.rocksdb.*`), handed from the configuration to every
 // keyed operator subtask. Ignored by the heap backend.
 struct RocksDBStateBackendOptions {
@@ -43,6 +113,17 @@ struct RocksDBStateBackendOptions {
   // front of RocksDB (rocksdb/rocksdb_store.h), at most this many bytes (keys + values + ~128 bytes per
   // entry). 0: off (the default, as Flink has no such cache).
   int64_t write_back_cache_max_size_bytes = 0;
+  // state.backend.rocksdb.predefined-options.
+  RocksDBPredefinedOptions predefined_options = RocksDBPredefinedOptions::kDefault;
+  // state.backend.rocksdb.memory.* and taskmanager.memory.managed.size.
+  RocksDBMemoryOptions memory = {};
+  // state.backend.rocksdb.metrics.*.
+  RocksDBNativeMetricOptions native_metrics = {};
+  // Applied after the predefined options; Sluice's own settings (merge operator, shared cache and write-buffer
+  // manager, a fresh database) are applied after it and win. Null: none. Shared by every subtask's instance.
+  std::shared_ptr<const RocksDBOptionsFactory> options_factory = nullptr;
+  // Set per subtask by the runtime; null: the enabled native metrics are not published.
+  RocksDBNativeMetricRegistrar native_metric_registrar = nullptr;
 };
 
 class StateBackend {

@@ -149,9 +149,7 @@ RocksDBBackendCore::~RocksDBBackendCore() = default;
 Result<std::unique_ptr<RocksDBBackendCore>> RocksDBBackendCore::open(KeyGroupRange range, int32_t max_parallelism,
                                                                      TypeSerializerSnapshot key_serializer,
                                                                      const RocksDBStateBackendOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> store,
-                          RocksDBStore::open(RocksDBStore::Options{options.local_dir, options.instance_name,
-                                                                options.write_back_cache_max_size_bytes}));
+  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> store, RocksDBStore::open(options));
   return std::unique_ptr<RocksDBBackendCore>(
       new RocksDBBackendCore(range, max_parallelism, std::move(key_serializer), std::move(store)));
 }
@@ -165,6 +163,7 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
   // A column family left by a registration that failed below is empty and reused.
   Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
   if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
+  if (published_.insert(*cf).second) store_->publish_native_metrics(*cf, meta.name);
   if (restored != nullptr) {
     RocksDBStore::WriteBatch batch(*store_);
     RocksDBCodecScratch scratch;

@@ -1,13 +1,11 @@
 #include "sluice/state/rocksdb/rocksdb_store.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/merge_operator.h>
 #include <rocksdb/slice.h>
 #include <rocksdb/write_batch.h>
 
 #include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -15,76 +13,11 @@
 #include <unordered_set>
 #include <utility>
 
+#include "rocksdb_native_metrics.h"
 #include "rocksdb_options.h"
 #include "write_back_cache.h"
 
 namespace sluice {
-namespace rocksdb_options {
-namespace {
-
-// Merge = concatenation of the operands in order: ListState stores the serialized elements back to back
-// (TypeSerializer is self-delimiting), so appending an element is a merge of its bytes.
-class ConcatMergeOperator final : public rocksdb::MergeOperator {
- public:
-  const char* Name() const override { return "SluiceListAppend"; }
-
-  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
-    size_t n = in.existing_value != nullptr ? in.existing_value->size() : 0;
-    for (const rocksdb::Slice& s : in.operand_list) n += s.size();
-    out->new_value.clear();
-    out->new_value.reserve(n);
-    if (in.existing_value != nullptr) out->new_value.append(in.existing_value->data(), in.existing_value->size());
-    for (const rocksdb::Slice& s : in.operand_list) out->new_value.append(s.data(), s.size());
-    return true;
-  }
-
-  bool PartialMergeMulti(const rocksdb::Slice&, const std::deque<rocksdb::Slice>& operands, std::string* new_value,
-                         rocksdb::Logger*) const override {
-    size_t n = 0;
-    for (const rocksdb::Slice& s : operands) n += s.size();
-    new_value->clear();
-    new_value->reserve(n);
-    for (const rocksdb::Slice& s : operands) new_value->append(s.data(), s.size());
-    return true;
-  }
-};
-
-const std::shared_ptr<rocksdb::MergeOperator>& merge_operator() {
-  static const std::shared_ptr<rocksdb::MergeOperator> op = std::make_shared<ConcatMergeOperator>();
-  return op;
-}
-
-}  // namespace
-
-rocksdb::Options db_options() {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
-  o.avoid_flush_during_shutdown = true;
-  o.info_log_level = rocksdb::WARN_LEVEL;
-  o.keep_log_file_num = 2;
-  o.max_log_file_size = 1 << 20;
-  o.stats_dump_period_sec = 0;
-  o.stats_persist_period_sec = 0;
-  o.use_fsync = false;
-  o.merge_operator = merge_operator();
-  return o;
-}
-
-rocksdb::ColumnFamilyOptions column_family_options() {
-  rocksdb::ColumnFamilyOptions o;
-  o.merge_operator = merge_operator();
-  return o;
-}
-
-rocksdb::WriteOptions write_options() {
-  rocksdb::WriteOptions w;
-  w.disableWAL = true;
-  w.sync = false;
-  return w;
-}
-
-}  // namespace rocksdb_options
 
 namespace {
 
@@ -129,10 +62,14 @@ struct RocksDBStore::Shared {
 struct RocksDBStore::Impl {
   std::string path;
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  // The shared block cache and write-buffer manager (null: unbounded memory); declared before db, so they
+  // outlive it.
+  std::shared_ptr<const rocksdb_memory::SharedResources> memory;
   rocksdb::DB* db = nullptr;  // owned; closed in ~RocksDBStore
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;
   std::vector<std::string> cf_names;
-  rocksdb::ColumnFamilyOptions cf_options = rocksdb_options::column_family_options();
+  rocksdb::ColumnFamilyOptions cf_options;
+  std::unique_ptr<RocksDBNativeMetricMonitor> metrics;  // null when no native metric is enabled
   rocksdb::ReadOptions read_options;
   rocksdb::WriteOptions write_options = rocksdb_options::write_options();
   rocksdb::PinnableSlice pinned;  // get() results; reused so reads do not allocate
@@ -215,9 +152,16 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
                               "': " + (ec ? ec.message() : "names taken"));
     }
   }
+  Result<rocksdb_options::InstanceOptions> rocks = rocksdb_options::instance_options(options);
+  if (!rocks.is_ok()) {
+    fs::remove_all(dir, ec);
+    return rocks.status();
+  }
   auto impl = std::make_unique<Impl>();
   impl->path = dir.string();
-  rocksdb::Status s = rocksdb::DB::Open(rocksdb_options::db_options(), impl->path, &impl->db);
+  impl->memory = rocks->shared;
+  impl->cf_options = rocks->column_family;
+  rocksdb::Status s = rocksdb::DB::Open(rocks->db, impl->path, &impl->db);
   if (!s.ok()) {
     fs::remove_all(dir, ec);
     return Status::io_error("RocksDB state backend: cannot open a database in '" + impl->path + "': " + s.ToString());
@@ -232,6 +176,9 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
                                                 : m->db->Delete(m->write_options, h, slice(key));
           if (!st.ok()) m->fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
         });
+  if (options.native_metrics.any() && options.native_metric_registrar) {
+    impl->metrics = std::make_unique<RocksDBNativeMetricMonitor>(impl->db, options.native_metrics,
+                                                                 options.native_metric_registrar);
   }
   return std::unique_ptr<RocksDBStore>(new RocksDBStore(std::move(impl)));
 }
@@ -247,6 +194,7 @@ RocksDBStore::~RocksDBStore() {
     sh.live.clear();
     sh.db = nullptr;
   }
+  if (impl_->metrics) impl_->metrics->close();  // the gauges keep their final values
   for (rocksdb::ColumnFamilyHandle* h : impl_->cfs) impl_->db->DestroyColumnFamilyHandle(h);
   impl_->cfs.clear();
   impl_->pinned.Reset();
@@ -277,6 +225,16 @@ Result<int32_t> RocksDBStore::column_family(const std::string& name) {
 
 const std::string& RocksDBStore::column_family_name(int32_t cf) const {
   return impl_->cf_names[static_cast<size_t>(cf)];
+}
+
+void RocksDBStore::publish_native_metrics(int32_t cf, const std::string& group) {
+  if (impl_->metrics) impl_->metrics->register_column_family(group, impl_->cfs[static_cast<size_t>(cf)]);
+}
+
+rocksdb::DB* RocksDBStore::db_for_test() const { return impl_->db; }
+
+rocksdb::ColumnFamilyHandle* RocksDBStore::column_family_handle_for_test(int32_t cf) const {
+  return impl_->cfs[static_cast<size_t>(cf)];
 }
 
 bool RocksDBStore::get(int32_t cf, std::string_view key, std::string_view* value) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +78,7 @@ class RocksDBBackendCore {
   std::unique_ptr<RocksDBStore> store_;
   std::map<std::string, RegisteredState, std::less<>> states_;  // by name: snapshot order
   RestoredStateStore pending_;
+  std::set<int32_t> published_;  // column families whose native metrics are published
 };
 
 }  // namespace sluice

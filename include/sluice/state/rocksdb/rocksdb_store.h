@@ -34,6 +34,12 @@
 #include <vector>
 
 #include "sluice/core/status.h"
+#include "sluice/state/state_backend.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
 
 namespace sluice {
 
@@ -53,14 +59,14 @@ class RocksDBStore {
   class Snapshot;
   struct Shared;  // the database and what snapshots share with the store (rocksdb_store.cc)
 
-  struct Options {
-    std::string local_dir;      // parent of the working directory; "" = the system temp directory
-    std::string instance_name;  // part of the working directory's name (sanitized to [A-Za-z0-9._-])
-    int64_t write_back_cache_max_size_bytes = 0;  // 0: no write-back cache
-  };
+  // local_dir: parent of the working directory ("" = the system temp directory); instance_name: part of the
+  // working directory's name (sanitized to [A-Za-z0-9._-]); the rest chooses the RocksDB options
+  // (src/state/rocksdb/rocksdb_options.h), the shared memory (rocksdb_memory.h) and the native metrics.
+  using Options = RocksDBStateBackendOptions;
 
   // Creates the working directory (and its parents) and opens a new database in it. kIOError naming the
-  // directory if either fails.
+  // directory if either fails; kInvalidArgument for bad memory settings or an options factory that breaks
+  // managed memory (rocksdb_options_factory.h).
   static Result<std::unique_ptr<RocksDBStore>> open(const Options& options);
   // Releases live snapshots (their later reads fail with kCancelled), closes the database without flushing
   // and deletes the working directory.
@@ -75,6 +81,14 @@ class RocksDBStore {
   // order and never change). kIOError if RocksDB refuses.
   Result<int32_t> column_family(const std::string& name);
   const std::string& column_family_name(int32_t cf) const;
+  // Publishes the enabled native metrics of column family cf under `group` (the state's name) through
+  // Options::native_metric_registrar; no-op when none is enabled or no registrar is set. Task thread.
+  void publish_native_metrics(int32_t cf, const std::string& group);
+
+  // Test-only: the database and a column family's handle, to read back the options RocksDB runs with
+  // (GetDBOptions, GetOptions) and its properties. Callers include <rocksdb/db.h> themselves.
+  rocksdb::DB* db_for_test() const;
+  rocksdb::ColumnFamilyHandle* column_family_handle_for_test(int32_t cf) const;
 
   // Point operations on the current state. `*value` points into a buffer of the store, valid until the
   // next call on the store. Throw RocksDBError on failure (with the cache: also a failed write-back of an

@@ -115,9 +115,13 @@ class RawVariant {
   explicit RawVariant(const std::vector<int64_t>& keys) {
     dir_ = bench_dir() + "/raw-" + std::to_string(std::random_device{}());
     std::filesystem::create_directories(bench_dir());
-    rocksdb::Status s = rocksdb::DB::Open(rocksdb_options::db_options(), dir_, &db_);
+    // The state backend's default options (managed memory included), so both variants run on the same.
+    auto rocks = rocksdb_options::instance_options(RocksDBStateBackendOptions{});
+    if (!rocks.is_ok()) throw std::runtime_error(rocks.status().to_string());
+    memory_ = rocks->shared;
+    rocksdb::Status s = rocksdb::DB::Open(rocks->db, dir_, &db_);
     if (!s.ok()) throw std::runtime_error(s.ToString());
-    s = db_->CreateColumnFamily(rocksdb_options::column_family_options(), "state:count", &cf_);
+    s = db_->CreateColumnFamily(rocks->column_family, "state:count", &cf_);
     if (!s.ok()) throw std::runtime_error(s.ToString());
     wo_ = rocksdb_options::write_options();
     encoded_.reserve(keys.size());
@@ -165,6 +169,7 @@ class RawVariant {
 
  private:
   std::string dir_;
+  std::shared_ptr<const rocksdb_memory::SharedResources> memory_;  // outlives db_ (declared first)
   rocksdb::DB* db_ = nullptr;
   rocksdb::ColumnFamilyHandle* cf_ = nullptr;
   rocksdb::ReadOptions ro_;
