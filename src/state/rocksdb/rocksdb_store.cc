@@ -176,6 +176,7 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
                                                 : m->db->Delete(m->write_options, h, slice(key));
           if (!st.ok()) m->fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
         });
+  }
   if (options.native_metrics.any() && options.native_metric_registrar) {
     impl->metrics = std::make_unique<RocksDBNativeMetricMonitor>(impl->db, options.native_metrics,
                                                                  options.native_metric_registrar);
