@@ -217,6 +217,29 @@ class StateMap {
     view().for_each(std::forward<F>(fn));
   }
 
+  // One step of a resumable sweep (TTL incremental cleanup): visits whole buckets from *bucket on until at
+  // least max_entries entries were visited or the buckets end, advancing *bucket; returns the entries visited.
+  // For each entry with needs_cleanup(const V&), clean(V&) runs on a private copy of the value (copy-on-write
+  // as any write) and may drop parts of it; it returns false to remove the entry. A rehash between steps may
+  // make a sweep skip or revisit entries (best effort, as Flink's). *bucket >= bucket_count() when done.
+  template <class NeedsCleanup, class Clean>
+  size_t cleanup_step(size_t* bucket, size_t max_entries, NeedsCleanup&& needs_cleanup, Clean&& clean) {
+    size_t visited = 0;
+    for (; *bucket < bucket_count_ && visited < max_entries; ++*bucket) {
+      for (Entry* e = buckets_[*bucket]; e != nullptr;) {
+        Entry* const next = e->next;  // stays in the chain: only e and its predecessors are copied or unlinked
+        ++visited;
+        if (needs_cleanup(static_cast<const V&>(e->value))) {
+          const uint64_t required = versions_->highest_required();
+          if (e->version < required) [[unlikely]] e = copy_on_write(e, required);
+          if (!clean(e->value)) remove(e->key, e->ns, e->hash);
+        }
+        e = next;
+      }
+    }
+    return visited;
+  }
+
   // Makes room for `n` entries without rehashing (a restore knows its entry count). Only grows; a map with a
   // live snapshot grows as usual.
   void reserve(size_t n) {
