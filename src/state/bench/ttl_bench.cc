@@ -44,16 +44,21 @@ std::unique_ptr<KeyedStateBackend<int64_t>> make(StateBackendKind kind) {
   return std::move(b).value();
 }
 
-ValueStateDescriptor<int64_t> descriptor(bool ttl) {
+// ttl: 0 none, 1 TTL with Flink's default background cleanup, 2 TTL without background cleanup (reads and
+// full snapshots still clean up).
+ValueStateDescriptor<int64_t> descriptor(int64_t ttl) {
   ValueStateDescriptor<int64_t> d("count");
-  if (ttl) d.enable_time_to_live(StateTtlConfig::new_builder(3'600'000).build());
+  if (ttl == 1) d.enable_time_to_live(StateTtlConfig::new_builder(3'600'000).build());
+  if (ttl == 2) {
+    d.enable_time_to_live(StateTtlConfig::new_builder(3'600'000).disable_cleanup_in_background().build());
+  }
   return d;
 }
 
-// args: kind (0 heap, 1 RocksDB), ttl (0/1), rmw (0: update only, 1: value() + update())
+// args: kind (0 heap, 1 RocksDB), ttl (0, 1, 2 as above), rmw (0: update only, 1: value() + update())
 void BM_ValueState(benchmark::State& st) {
   const auto kind = st.range(0) == 0 ? StateBackendKind::kHashMap : StateBackendKind::kRocksDB;
-  const bool ttl = st.range(1) != 0;
+  const int64_t ttl = st.range(1);
   const bool rmw = st.range(2) != 0;
   const auto& keys = shuffled_keys(kind == StateBackendKind::kHashMap ? 100'000 : 20'000);
   auto backend = make(kind);
@@ -74,12 +79,13 @@ void BM_ValueState(benchmark::State& st) {
     if (++i == keys.size()) i = 0;
   }
   st.SetItemsProcessed(st.iterations());
-  st.SetLabel(std::string(kind == StateBackendKind::kHashMap ? "heap" : "rocksdb") + (ttl ? " ttl" : "") +
+  st.SetLabel(std::string(kind == StateBackendKind::kHashMap ? "heap" : "rocksdb") +
+              (ttl == 1 ? " ttl" : ttl == 2 ? " ttl-no-background-cleanup" : "") +
               (rmw ? " rmw" : " update"));
 }
 BENCHMARK(BM_ValueState)
     ->ArgNames({"rocksdb", "ttl", "rmw"})
-    ->ArgsProduct({{0, 1}, {0, 1}, {0, 1}});
+    ->ArgsProduct({{0, 1}, {0, 1, 2}, {0, 1}});
 
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -97,10 +103,12 @@ class RatioReporter : public benchmark::ConsoleReporter {
           return "BM_ValueState/rocksdb:" + std::to_string(kind) + "/ttl:" + std::to_string(ttl) +
                  "/rmw:" + std::to_string(rmw);
         };
-        auto off = ns_.find(name(0)), on = ns_.find(name(1));
-        if (off == ns_.end() || on == ns_.end() || off->second <= 0) continue;
-        std::printf("  %-8s %-7s no TTL %8.1f  TTL %8.1f  ratio %.2f\n", kind == 0 ? "heap" : "rocksdb",
-                    rmw == 0 ? "update" : "rmw", off->second, on->second, on->second / off->second);
+        auto off = ns_.find(name(0)), on = ns_.find(name(1)), bare = ns_.find(name(2));
+        if (off == ns_.end() || on == ns_.end() || bare == ns_.end() || off->second <= 0) continue;
+        std::printf("  %-8s %-7s no TTL %8.1f  TTL %8.1f (ratio %.2f)  TTL without background cleanup %8.1f "
+                    "(ratio %.2f)\n",
+                    kind == 0 ? "heap" : "rocksdb", rmw == 0 ? "update" : "rmw", off->second, on->second,
+                    on->second / off->second, bare->second, bare->second / off->second);
       }
     }
   }

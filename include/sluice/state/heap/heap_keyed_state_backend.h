@@ -232,7 +232,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
       if (inc && inc->run_cleanup_for_every_record) {
         auto* cleanup = &state->ttl();
         const auto size = static_cast<size_t>(inc->cleanup_size);
-        this->add_key_change_listener([cleanup, size] { cleanup->run(size); });
+        this->add_key_change_listener([cleanup, size] { cleanup->run(size, cleanup->now()); });
       }
     }
     pending_.erase(meta.name);

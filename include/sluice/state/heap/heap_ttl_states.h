@@ -36,16 +36,18 @@ class HeapTtlCleanup {
   int64_t now() const { return clock_->now_ms(); }
   bool expired(int64_t last_access_ms, int64_t now_ms) const { return config_.expired(last_access_ms, now_ms); }
 
-  // Every state access: the incremental cleanup step, if configured.
-  void on_access() {
-    if (cleanup_size_ > 0) run(cleanup_size_);
+  // Every state access: reads the clock once (the access's time, returned) and runs the incremental cleanup
+  // step, if configured.
+  int64_t on_access() {
+    const int64_t now_ms = now();
+    if (cleanup_size_ > 0) run(cleanup_size_, now_ms);
+    return now_ms;
   }
   // Checks at least `entries` entries (or every key group once) from where the last step stopped and removes
-  // what is expired: whole values, list elements, map entries.
-  void run(size_t entries) {
+  // what is expired at now_ms: whole values, list elements, map entries.
+  void run(size_t entries, int64_t now_ms) {
     const int32_t groups = table_->num_key_groups();
     if (groups == 0) return;
-    const int64_t now_ms = now();
     const int64_t ttl = config_.ttl_ms();
     size_t visited = 0;
     for (int32_t lap = 0; lap <= groups && visited < entries; ++lap) {
@@ -78,10 +80,9 @@ namespace detail {
 template <class K, class N, class T>
 std::optional<T> heap_ttl_read(const HeapStateAccess<K, N, TtlValue<T>>& a,
                                HeapTtlCleanup<K, N, TtlValue<T>>& ttl) {
-  ttl.on_access();
+  const int64_t now = ttl.on_access();
   const TtlValue<T>* v = a.find();
   if (v == nullptr) return std::nullopt;
-  const int64_t now = ttl.now();
   if (ttl.expired(v->last_access_ms, now)) {
     std::optional<T> out = ttl.config().return_expired() ? std::optional<T>(v->value) : std::nullopt;
     a.remove();
@@ -104,9 +105,8 @@ bool ttl_usable(const TtlValue<T>& v, const StateTtlConfig& config, int64_t now)
 template <class K, class N, class T, class Combine>
 void heap_ttl_merge(const HeapStateAccess<K, N, TtlValue<T>>& a, HeapTtlCleanup<K, N, TtlValue<T>>& ttl,
                     const N& target, const std::vector<N>& sources, Combine&& combine) {
-  ttl.on_access();
+  const int64_t now = ttl.on_access();
   auto& m = a.map();
-  const int64_t now = ttl.now();
   std::optional<TtlValue<T>> merged;
   for (const N& src : sources) {
     std::optional<TtlValue<T>> v = m.take(a.key(), src, a.hash_in(src));
@@ -140,8 +140,8 @@ class HeapTtlValueState final : public InternalValueState<N, T> {
       : a_(ctx, table), ttl_(table, config, std::move(clock)) {}
   std::optional<T> value() const override { return detail::heap_ttl_read(a_, ttl_); }
   void update(T value) override {
-    ttl_.on_access();
-    a_.put(V{std::move(value), ttl_.now()});
+    const int64_t now = ttl_.on_access();
+    a_.put(V{std::move(value), now});
   }
   void clear() override { a_.remove(); }
   void set_current_namespace(const N& ns) override { a_.set_namespace(ns); }
@@ -163,11 +163,10 @@ class HeapTtlListState final : public InternalListState<N, T> {
       : a_(ctx, table), ttl_(table, config, std::move(clock)) {}
 
   std::vector<T> get() const override {
-    ttl_.on_access();
+    const int64_t now = ttl_.on_access();
     std::vector<T> out;
     const List* l = a_.find();
     if (l == nullptr) return out;
-    const int64_t now = ttl_.now();
     const StateTtlConfig& c = ttl_.config();
     bool any_expired = false;
     out.reserve(l->size());
@@ -188,14 +187,12 @@ class HeapTtlListState final : public InternalListState<N, T> {
     return out;
   }
   void add(T value) override {
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     a_.find_or_insert([] { return List{}; }).first->push_back(TtlValue<T>{std::move(value), now});
   }
   void add_all(std::vector<T> values) override {
     if (values.empty()) return;
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     List& l = *a_.find_or_insert([] { return List{}; }).first;
     l.reserve(l.size() + values.size());
     for (T& v : values) l.push_back(TtlValue<T>{std::move(v), now});
@@ -205,8 +202,7 @@ class HeapTtlListState final : public InternalListState<N, T> {
       a_.remove();
       return;
     }
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     List l;
     l.reserve(values.size());
     for (T& v : values) l.push_back(TtlValue<T>{std::move(v), now});
@@ -244,14 +240,12 @@ class HeapTtlMapState final : public InternalMapState<N, UK, UV> {
     return out;
   }
   void put(UK key, UV value) override {
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     a_.find_or_insert([] { return Map{}; }).first->insert_or_assign(std::move(key), TtlValue<UV>{std::move(value), now});
   }
   void put_all(std::vector<std::pair<UK, UV>> entries) override {
     if (entries.empty()) return;
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     Map& m = *a_.find_or_insert([] { return Map{}; }).first;
     for (auto& [k, v] : entries) m.insert_or_assign(std::move(k), TtlValue<UV>{std::move(v), now});
   }
@@ -295,12 +289,11 @@ class HeapTtlMapState final : public InternalMapState<N, UK, UV> {
   // The TTL check of one entry: calls found(value) and returns true if the entry is visible.
   template <class F>
   bool lookup(const UK& key, F&& found) const {
-    ttl_.on_access();
+    const int64_t now = ttl_.on_access();
     const Map* m = a_.find();
     if (m == nullptr) return false;
     auto it = m->find(key);
     if (it == m->end()) return false;
-    const int64_t now = ttl_.now();
     const StateTtlConfig& c = ttl_.config();
     if (c.expired(it->second.last_access_ms, now)) {
       const bool visible = c.return_expired();
@@ -318,10 +311,9 @@ class HeapTtlMapState final : public InternalMapState<N, UK, UV> {
   // (kOnReadAndWrite). fn must not change this state.
   template <class F>
   void visit(F&& fn) const {
-    ttl_.on_access();
+    const int64_t now = ttl_.on_access();
     const Map* m = a_.find();
     if (m == nullptr) return;
-    const int64_t now = ttl_.now();
     const StateTtlConfig& c = ttl_.config();
     bool any_expired = false;
     for (const auto& [k, e] : *m) {
@@ -355,8 +347,7 @@ class HeapTtlReducingState final : public InternalReducingState<N, T> {
   std::optional<T> get() const override { return detail::heap_ttl_read(a_, ttl_); }
   // An expired accumulator is replaced (kept and reduced into with kReturnExpiredIfNotCleanedUp, as Flink).
   void add(T value) override {
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     auto [cur, inserted] = a_.find_or_insert([&] { return V{std::move(value), now}; });
     if (inserted) return;
     if (detail::ttl_usable(*cur, ttl_.config(), now)) {
@@ -394,8 +385,7 @@ class HeapTtlAggregatingState final : public InternalAggregatingState<N, IN, ACC
     return acc ? std::optional<OUT>(fn_->get_result(*acc)) : std::nullopt;
   }
   void add(const IN& value) override {
-    ttl_.on_access();
-    const int64_t now = ttl_.now();
+    const int64_t now = ttl_.on_access();
     auto [cur, inserted] = a_.find_or_insert([&] { return V{fn_->create_accumulator(), now}; });
     if (!inserted && !detail::ttl_usable(*cur, ttl_.config(), now)) cur->value = fn_->create_accumulator();
     fn_->add(value, cur->value);

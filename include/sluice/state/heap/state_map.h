@@ -23,6 +23,7 @@
 // view() (see StateVersions for the rules that make that race-free).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <concepts>
 #include <cstdint>
@@ -237,6 +238,10 @@ class StateMap {
         e = next;
       }
     }
+    // The next step starts here, an access or a record later: fetch its chain heads now (scattered heap
+    // nodes; prefetching a null bucket is harmless), so it does not stall on them.
+    const size_t ahead = std::min(bucket_count_, *bucket + max_entries);
+    for (size_t i = *bucket; i < ahead; ++i) __builtin_prefetch(buckets_[i]);
     return visited;
   }
 
