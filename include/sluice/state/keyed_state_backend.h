@@ -10,9 +10,12 @@
 // only the state objects' methods are virtual (one call per access).
 //
 // Registration: get_*_state with a name registered before returns the same object. The same name with
-// another kind, value type or namespace type throws std::invalid_argument naming the state (it comes from
-// user open(); the task turns it into a failure), as does an empty name or a restored state whose kind or
-// serializers differ from the registration.
+// another kind, value type, namespace type or TTL on/off throws std::invalid_argument naming the state (it
+// comes from user open(); the task turns it into a failure), as does an empty name or a restored state whose
+// kind or serializers differ from the registration (a state with TTL stores TtlValue<...>: state_ttl_config.h).
+//
+// State TTL: states whose descriptor enables a time-to-live read processing time from the backend's TTL clock
+// (set_ttl_clock; default SystemClock). States without TTL pay nothing for the feature: they are other classes.
 //
 // Requirements on the key type K: TypeSerializer<K> (core/serializer.h), default-constructible,
 // copy-assignable. Key identity is the key's serialized bytes: the key group and the hash come from them.
@@ -30,6 +33,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -39,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
 #include "sluice/state/internal_kv_state.h"
@@ -106,6 +111,7 @@ class KeyedStateBackend {
     current_.key_hash = h;
     current_.key_group = kg;
     current_.key_group_index = index;
+    if (!key_change_listeners_.empty()) [[unlikely]] notify_key_change_listeners();
   }
   bool has_current_key() const { return current_.key_group_index >= 0; }
   // Throws std::logic_error if no key was set.
@@ -148,7 +154,7 @@ class KeyedStateBackend {
     if (d.name().empty()) detail::throw_empty_state_name();
     auto it = states_.find(d.name());
     if (it != states_.end()) {
-      if (it->second.type != std::type_index(typeid(S))) {
+      if (it->second.type != std::type_index(typeid(S)) || it->second.ttl != d.ttl_config().is_enabled()) {
         detail::throw_state_conflict(it->second.meta, meta_info_of<N>(d));
       }
       return *static_cast<S*>(it->second.state.get());
@@ -156,7 +162,7 @@ class KeyedStateBackend {
     StateMetaInfo meta = meta_info_of<N>(d);
     std::unique_ptr<S> created = create_state<N>(d, meta);
     S* raw = created.get();
-    states_.emplace(d.name(), Registered{std::move(meta), std::type_index(typeid(S)),
+    states_.emplace(d.name(), Registered{std::move(meta), std::type_index(typeid(S)), d.ttl_config().is_enabled(),
                                          ErasedState(created.release(), [](void* p) { delete static_cast<S*>(p); })});
     return *raw;
   }
@@ -192,6 +198,13 @@ class KeyedStateBackend {
     return Status::ok();
   }
 
+  // The clock that states with TTL read processing time from (state_ttl_config.h). Set it before registering
+  // TTL states: each state keeps the clock it was created with. Tests inject a ManualClock. Null is ignored.
+  void set_ttl_clock(std::shared_ptr<const Clock> clock) {
+    if (clock) ttl_clock_ = std::move(clock);
+  }
+  const std::shared_ptr<const Clock>& ttl_clock() const { return ttl_clock_; }
+
   // Names of the states registered so far (unordered).
   std::vector<std::string> registered_state_names() const {
     std::vector<std::string> names;
@@ -201,18 +214,32 @@ class KeyedStateBackend {
 
  protected:
   const CurrentKeyContext<K>& key_context() const { return current_; }
+  // Called after every set_current_key (heap TTL cleanup for every record). The listener must live as long
+  // as the backend. With no listener set_current_key pays one predictable branch.
+  void add_key_change_listener(std::function<void()> listener) {
+    key_change_listeners_.push_back(std::move(listener));
+  }
 
  private:
   using ErasedState = std::unique_ptr<void, void (*)(void*)>;
   struct Registered {
     StateMetaInfo meta;
     std::type_index type;
+    bool ttl;  // registered with a time-to-live
     ErasedState state;
   };
 
+  // With TTL the stored value (Value, Reducing: T; Aggregating: ACC; List: the element; Map: UV) is a
+  // TtlValue of it: the last value serializer is wrapped.
   template <class N, class D>
   static StateMetaInfo meta_info_of(const D& d) {
-    return StateMetaInfo{d.name(), D::kKind, TypeSerializer<N>::snapshot(), D::value_serializer_snapshots()};
+    std::vector<TypeSerializerSnapshot> values = D::value_serializer_snapshots();
+    if (d.ttl_config().is_enabled()) values.back() = ttl_serializer_snapshot(std::move(values.back()));
+    return StateMetaInfo{d.name(), D::kKind, TypeSerializer<N>::snapshot(), std::move(values)};
+  }
+
+  void notify_key_change_listeners() {
+    for (const auto& l : key_change_listeners_) l();
   }
 
   // Dispatches to the concrete backend's typed factory.
@@ -231,6 +258,8 @@ class KeyedStateBackend {
   int32_t max_parallelism_;
   int32_t pow2_mask_;  // max_parallelism - 1 if it is a power of two (key group by mask), else -1
   CurrentKeyContext<K> current_;
+  std::vector<std::function<void()>> key_change_listeners_;
+  std::shared_ptr<const Clock> ttl_clock_ = SystemClock::shared();
   std::unordered_map<std::string, Registered> states_;
 };
 

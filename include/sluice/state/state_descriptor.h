@@ -4,6 +4,8 @@
 // The name identifies the state within one operator: it is the key under which the state is snapshotted and
 // restored, so renaming a state loses its restored contents. Registering a name twice returns the same
 // state; registering it with another kind or type throws std::invalid_argument (see keyed_state_backend.h).
+// Every kind can have a time-to-live (enable_time_to_live; state_ttl_config.h); a state with TTL stores and
+// snapshots TtlValue<...> (value + last-access timestamp), so TTL is part of its registered type.
 // Thread-safety: values.
 #pragma once
 
@@ -17,6 +19,7 @@
 
 #include "sluice/core/serializer.h"
 #include "sluice/state/aggregate_function.h"
+#include "sluice/state/state_ttl_config.h"
 
 namespace sluice {
 
@@ -33,14 +36,20 @@ enum class StateKind : uint8_t {
 std::string_view state_kind_name(StateKind kind);
 bool is_valid_state_kind(uint8_t raw);
 
-// Common part: the state's name.
+// Common part: the state's name and time-to-live.
 class StateDescriptor {
  public:
   explicit StateDescriptor(std::string name) : name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
+  // Gives the state a time-to-live (Flink's enableTimeToLive). Call before the state is registered; a config
+  // with UpdateType::kDisabled turns TTL off. Default: disabled.
+  void enable_time_to_live(const StateTtlConfig& config) { ttl_ = config; }
+  const StateTtlConfig& ttl_config() const { return ttl_; }
+
  private:
   std::string name_;
+  StateTtlConfig ttl_;
 };
 
 // A single value per (key, namespace).

@@ -154,14 +154,15 @@ Result<std::unique_ptr<RocksDBBackendCore>> RocksDBBackendCore::open(KeyGroupRan
       new RocksDBBackendCore(range, max_parallelism, std::move(key_serializer), std::move(store)));
 }
 
-int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec) {
+int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec,
+                                           const TtlCompactionFilterConfig* ttl) {
   const RestoredStateStore::State* restored = pending_.find(meta.name);
   if (restored != nullptr) {
     Status st = check_state_compatible(restored->meta, meta);
     if (!st.is_ok()) throw std::invalid_argument(st.to_string());
   }
   // A column family left by a registration that failed below is empty and reused.
-  Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
+  Result<int32_t> cf = store_->column_family(column_family_of(meta.name), ttl);
   if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
   if (published_.insert(*cf).second) store_->publish_native_metrics(*cf, meta.name);
   if (restored != nullptr) {

@@ -15,6 +15,7 @@
 
 #include "rocksdb_native_metrics.h"
 #include "rocksdb_options.h"
+#include "rocksdb_ttl_compaction_filter.h"
 #include "write_back_cache.h"
 
 namespace sluice {
@@ -209,12 +210,14 @@ RocksDBStore::~RocksDBStore() {
 
 const std::string& RocksDBStore::path() const { return impl_->path; }
 
-Result<int32_t> RocksDBStore::column_family(const std::string& name) {
+Result<int32_t> RocksDBStore::column_family(const std::string& name, const TtlCompactionFilterConfig* ttl) {
   for (size_t i = 0; i < impl_->cf_names.size(); ++i) {
     if (impl_->cf_names[i] == name) return static_cast<int32_t>(i);
   }
+  rocksdb::ColumnFamilyOptions cf_options = impl_->cf_options;
+  if (ttl != nullptr) cf_options.compaction_filter_factory = make_ttl_compaction_filter_factory(*ttl);
   rocksdb::ColumnFamilyHandle* handle = nullptr;
-  rocksdb::Status s = impl_->db->CreateColumnFamily(impl_->cf_options, name, &handle);
+  rocksdb::Status s = impl_->db->CreateColumnFamily(cf_options, name, &handle);
   if (!s.ok()) {
     return Status::io_error("RocksDB: cannot create column family '" + name + "' in " + impl_->path + ": " +
                             s.ToString());
@@ -360,6 +363,28 @@ int64_t RocksDBStore::estimate_size_bytes() const {
     if (impl_->db->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v)) total += v;
   }
   return static_cast<int64_t>(total);
+}
+
+Status RocksDBStore::compact_all(int32_t cf) {
+  try {
+    impl_->write_back();  // what the cache holds is part of the state being compacted
+  } catch (const RocksDBError& e) {
+    return Status::io_error(e.what());
+  }
+  rocksdb::ColumnFamilyHandle* h = impl_->cfs[static_cast<size_t>(cf)];
+  rocksdb::FlushOptions flush;
+  flush.wait = true;
+  rocksdb::Status s = impl_->db->Flush(flush, h);
+  if (s.ok()) {
+    rocksdb::CompactRangeOptions compact;
+    compact.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    s = impl_->db->CompactRange(compact, h, nullptr, nullptr);
+  }
+  if (!s.ok()) {
+    return Status::io_error("RocksDB compaction of column family '" + impl_->cf_names[static_cast<size_t>(cf)] +
+                            "' in " + impl_->path + " failed: " + s.ToString());
+  }
+  return Status::ok();
 }
 
 // ---- Iterator -----------------------------------------------------------------------------------------------

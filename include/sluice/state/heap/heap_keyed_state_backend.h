@@ -19,6 +19,7 @@
 
 #include "sluice/state/heap/heap_keyed_state_snapshot.h"
 #include "sluice/state/heap/heap_states.h"
+#include "sluice/state/heap/heap_ttl_states.h"
 #include "sluice/state/heap/restored_state_store.h"
 #include "sluice/state/heap/state_table.h"
 #include "sluice/state/keyed_state_backend.h"
@@ -51,6 +52,22 @@ struct HeapStoredValue<AggregatingStateDescriptor<IN, ACC, OUT>> {
 template <class D>
 using heap_stored_value_t = typename HeapStoredValue<D>::type;
 
+// The same for a state with TTL: the value, list element or map value wrapped in TtlValue.
+template <class D>
+struct HeapTtlStoredValue {
+  using type = TtlValue<heap_stored_value_t<D>>;
+};
+template <class T>
+struct HeapTtlStoredValue<ListStateDescriptor<T>> {
+  using type = std::vector<TtlValue<T>>;
+};
+template <class UK, class UV>
+struct HeapTtlStoredValue<MapStateDescriptor<UK, UV>> {
+  using type = HeapMapValue<UK, TtlValue<UV>>;
+};
+template <class D>
+using heap_ttl_stored_value_t = typename HeapTtlStoredValue<D>::type;
+
 template <class K>
 class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
  public:
@@ -79,7 +96,18 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   // std::invalid_argument if the state is not registered with these types or kg is outside the range.
   template <class N = VoidNamespace, class D, class F>
   void for_each_entry(const D& d, KeyGroup kg, F&& fn) const {
-    using Table = StateTable<K, N, heap_stored_value_t<D>>;
+    for_each_stored_entry<N, heap_stored_value_t<D>>(d, kg, std::forward<F>(fn));
+  }
+  // The same for a state with TTL: V = heap_ttl_stored_value_t<D> (values with their timestamps).
+  template <class N = VoidNamespace, class D, class F>
+  void for_each_ttl_entry(const D& d, KeyGroup kg, F&& fn) const {
+    for_each_stored_entry<N, heap_ttl_stored_value_t<D>>(d, kg, std::forward<F>(fn));
+  }
+
+ private:
+  template <class N, class Stored, class D, class F>
+  void for_each_stored_entry(const D& d, KeyGroup kg, F&& fn) const {
+    using Table = StateTable<K, N, Stored>;
     auto it = tables_.find(d.name());
     const Table* table = it == tables_.end() ? nullptr : dynamic_cast<const Table*>(it->second.get());
     if (table == nullptr) {
@@ -91,6 +119,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     }
     table->for_each_entry(this->key_group_range().index_of(kg), std::forward<F>(fn));
   }
+
+ public:
 
   Status snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const override {
     const KeyGroupRange& range = this->key_group_range();
@@ -174,7 +204,13 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   // Called by KeyedStateBackend::get_internal_state for a name registered for the first time.
   template <class N, class D>
   std::unique_ptr<internal_state_t<N, D>> create_heap_state(const D& d, const StateMetaInfo& meta) {
-    using Table = StateTable<K, N, heap_stored_value_t<D>>;
+    if (d.ttl_config().is_enabled()) return create_heap_table<N, heap_ttl_stored_value_t<D>>(d, meta);
+    return create_heap_table<N, heap_stored_value_t<D>>(d, meta);
+  }
+
+  template <class N, class V, class D>
+  std::unique_ptr<internal_state_t<N, D>> create_heap_table(const D& d, const StateMetaInfo& meta) {
+    using Table = StateTable<K, N, V>;
     auto table = std::make_unique<Table>(meta, this->key_group_range().num_key_groups(), *versions_);
     if (const RestoredStateStore::State* restored = pending_.find(meta.name)) {
       Status st = check_state_compatible(restored->meta, meta);
@@ -189,9 +225,55 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
       if (!st.is_ok()) throw std::invalid_argument(st.to_string());
     }
     auto state = make_state<N>(d, table.get());  // may throw: nothing has changed yet
+    if constexpr (detail::TtlStored<V>::kIsTtl) {
+      const StateTtlConfig& ttl = d.ttl_config();
+      if (ttl.cleanup_in_full_snapshot()) table->set_ttl_snapshot_filter(this->ttl_clock(), ttl.ttl_ms());
+      auto inc = ttl.incremental_cleanup();
+      if (inc && inc->run_cleanup_for_every_record) {
+        auto* cleanup = &state->ttl();
+        const auto size = static_cast<size_t>(inc->cleanup_size);
+        this->add_key_change_listener([cleanup, size] { cleanup->run(size, cleanup->now()); });
+      }
+    }
     pending_.erase(meta.name);
     tables_.emplace(meta.name, std::move(table));
     return state;
+  }
+
+  // States with TTL (the table holds TTL values).
+  template <class N, class T>
+  std::unique_ptr<HeapTtlValueState<K, N, T>> make_state(const ValueStateDescriptor<T>& d,
+                                                         StateTable<K, N, TtlValue<T>>* t) {
+    return std::make_unique<HeapTtlValueState<K, N, T>>(&this->key_context(), t, d.ttl_config(), this->ttl_clock());
+  }
+  template <class N, class T>
+  std::unique_ptr<HeapTtlListState<K, N, T>> make_state(const ListStateDescriptor<T>& d,
+                                                        StateTable<K, N, std::vector<TtlValue<T>>>* t) {
+    return std::make_unique<HeapTtlListState<K, N, T>>(&this->key_context(), t, d.ttl_config(), this->ttl_clock());
+  }
+  template <class N, class UK, class UV>
+  std::unique_ptr<HeapTtlMapState<K, N, UK, UV>> make_state(const MapStateDescriptor<UK, UV>& d,
+                                                            StateTable<K, N, HeapMapValue<UK, TtlValue<UV>>>* t) {
+    return std::make_unique<HeapTtlMapState<K, N, UK, UV>>(&this->key_context(), t, d.ttl_config(),
+                                                           this->ttl_clock());
+  }
+  template <class N, class T>
+  std::unique_ptr<HeapTtlReducingState<K, N, T>> make_state(const ReducingStateDescriptor<T>& d,
+                                                            StateTable<K, N, TtlValue<T>>* t) {
+    if (!d.reduce_function()) {
+      throw std::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function");
+    }
+    return std::make_unique<HeapTtlReducingState<K, N, T>>(&this->key_context(), t, d.reduce_function(),
+                                                           d.ttl_config(), this->ttl_clock());
+  }
+  template <class N, class IN, class ACC, class OUT>
+  std::unique_ptr<HeapTtlAggregatingState<K, N, IN, ACC, OUT>> make_state(
+      const AggregatingStateDescriptor<IN, ACC, OUT>& d, StateTable<K, N, TtlValue<ACC>>* t) {
+    if (!d.aggregate_function()) {
+      throw std::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function");
+    }
+    return std::make_unique<HeapTtlAggregatingState<K, N, IN, ACC, OUT>>(
+        &this->key_context(), t, d.aggregate_function(), d.ttl_config(), this->ttl_clock());
   }
 
   template <class N, class T>

@@ -35,9 +35,27 @@ void write_heap_key_group(std::vector<uint8_t>* out, int32_t max_parallelism, Ke
                           const TypeSerializerSnapshot& key_serializer, const std::vector<const Table*>& tables,
                           const std::vector<StateSnapshotView>& pending, bool write_if_empty,
                           std::vector<uint8_t>* scratch = nullptr) {
-  std::vector<const Table*> present;
+  // A table that filters its snapshot (TTL cleanup in full snapshot) is encoded up front: only then is it
+  // known whether any entry remains (states without entries are not written).
+  struct Present {
+    const Table* table;
+    int32_t filtered = -1;  // index into filtered_entries, or -1: encode when written
+  };
+  std::vector<Present> present;
+  std::vector<std::vector<uint8_t>> filtered_entries;
+  std::vector<uint64_t> filtered_counts;
   for (const Table* t : tables) {
-    if (t->size_of_key_group(index) > 0) present.push_back(t);
+    if (t->size_of_key_group(index) == 0) continue;
+    if (t->filters_on_snapshot()) {
+      std::vector<uint8_t> bytes;
+      const uint64_t n = t->write_key_group(index, bytes);
+      if (n == 0) continue;
+      present.push_back(Present{t, static_cast<int32_t>(filtered_entries.size())});
+      filtered_entries.push_back(std::move(bytes));
+      filtered_counts.push_back(n);
+    } else {
+      present.push_back(Present{t});
+    }
   }
   if (present.empty() && pending.empty() && !write_if_empty) return;
   KeyGroupSnapshotWriter writer(out, max_parallelism, kg, key_serializer, present.size() + pending.size());
@@ -45,11 +63,17 @@ void write_heap_key_group(std::vector<uint8_t>* out, int32_t max_parallelism, Ke
   std::vector<uint8_t>& entries = scratch != nullptr ? *scratch : local;
   size_t ti = 0, pi = 0;
   while (ti < present.size() || pi < pending.size()) {
-    if (pi == pending.size() || (ti < present.size() && present[ti]->meta().name < pending[pi].meta.name)) {
-      const Table* t = present[ti++];
+    if (pi == pending.size() ||
+        (ti < present.size() && present[ti].table->meta().name < pending[pi].meta.name)) {
+      const Present& p = present[ti++];
+      if (p.filtered >= 0) {
+        const auto f = static_cast<size_t>(p.filtered);
+        writer.add_state(p.table->meta(), filtered_counts[f], filtered_entries[f]);
+        continue;
+      }
       entries.clear();
-      uint64_t count = t->write_key_group(index, entries);
-      writer.add_state(t->meta(), count, entries);
+      uint64_t count = p.table->write_key_group(index, entries);
+      writer.add_state(p.table->meta(), count, entries);
     } else {
       const StateSnapshotView& p = pending[pi++];
       writer.add_state(p.meta, p.entry_count, p.entries, p.entries_size_bytes);

@@ -23,6 +23,7 @@
 // view() (see StateVersions for the rules that make that race-free).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <concepts>
 #include <cstdint>
@@ -215,6 +216,33 @@ class StateMap {
   template <class F>
   void for_each(F&& fn) const {
     view().for_each(std::forward<F>(fn));
+  }
+
+  // One step of a resumable sweep (TTL incremental cleanup): visits whole buckets from *bucket on until at
+  // least max_entries entries were visited or the buckets end, advancing *bucket; returns the entries visited.
+  // For each entry with needs_cleanup(const V&), clean(V&) runs on a private copy of the value (copy-on-write
+  // as any write) and may drop parts of it; it returns false to remove the entry. A rehash between steps may
+  // make a sweep skip or revisit entries (best effort, as Flink's). *bucket >= bucket_count() when done.
+  template <class NeedsCleanup, class Clean>
+  size_t cleanup_step(size_t* bucket, size_t max_entries, NeedsCleanup&& needs_cleanup, Clean&& clean) {
+    size_t visited = 0;
+    for (; *bucket < bucket_count_ && visited < max_entries; ++*bucket) {
+      for (Entry* e = buckets_[*bucket]; e != nullptr;) {
+        Entry* const next = e->next;  // stays in the chain: only e and its predecessors are copied or unlinked
+        ++visited;
+        if (needs_cleanup(static_cast<const V&>(e->value))) {
+          const uint64_t required = versions_->highest_required();
+          if (e->version < required) [[unlikely]] e = copy_on_write(e, required);
+          if (!clean(e->value)) remove(e->key, e->ns, e->hash);
+        }
+        e = next;
+      }
+    }
+    // The next step starts here, an access or a record later: fetch its chain heads now (scattered heap
+    // nodes; prefetching a null bucket is harmless), so it does not stall on them.
+    const size_t ahead = std::min(bucket_count_, *bucket + max_entries);
+    for (size_t i = *bucket; i < ahead; ++i) __builtin_prefetch(buckets_[i]);
+    return visited;
   }
 
   // Makes room for `n` entries without rehashing (a restore knows its entry count). Only grows; a map with a

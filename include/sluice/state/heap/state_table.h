@@ -6,6 +6,10 @@
 // ACC for Aggregating. Every V is serialized with TypeSerializer<V>, which gives exactly the canonical value
 // bytes of key_group_snapshot.h (the unordered_map serializer writes count + pairs, like std::map's).
 //
+// States with TTL store TtlValue<T>, std::vector<TtlValue<T>> or HeapMapValue<UK, TtlValue<UV>>
+// (detail::TtlStored); with cleanup in full snapshot (set_ttl_snapshot_filter) their expired values are left
+// out of snapshots, judged by the clock when the key group is written.
+//
 // Restore is two-phase so a failing restore changes nothing: stage_key_group decodes into a side map,
 // commit_staged swaps it in (or clears the key group when nothing was staged).
 //
@@ -32,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
@@ -39,6 +44,7 @@
 #include "sluice/state/heap/state_versions.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
+#include "sluice/state/state_ttl_config.h"
 
 namespace sluice {
 namespace detail {
@@ -97,6 +103,10 @@ struct DynamicSize<std::unordered_map<K, V, H, E, A>> {
     }
     return n;
   }
+};
+template <class T>
+struct DynamicSize<TtlValue<T>> {
+  static size_t of(const TtlValue<T>& v) { return dynamic_size_bytes(v.value); }
 };
 template <class T>
 size_t dynamic_size_bytes(const T& v) {
@@ -242,6 +252,19 @@ struct FixedEncoding<T, std::enable_if_t<HasSluiceFields<T> &&
   static const uint8_t* read(const uint8_t* p, T& v) { return Fields::read(p, v.sluice_fields()); }
 };
 
+// TtlValue<T>: the timestamp, then T (TypeSerializer<TtlValue<T>>).
+template <class T>
+struct FixedEncoding<TtlValue<T>, std::enable_if_t<FixedEncoding<T>::kFixed>> {
+  static constexpr bool kFixed = true;
+  static constexpr size_t kSize = sizeof(int64_t) + FixedEncoding<T>::kSize;
+  static uint8_t* write(const TtlValue<T>& v, uint8_t* p) {
+    return FixedEncoding<T>::write(v.value, FixedEncoding<int64_t>::write(v.last_access_ms, p));
+  }
+  static const uint8_t* read(const uint8_t* p, TtlValue<T>& v) {
+    return FixedEncoding<T>::read(FixedEncoding<int64_t>::read(p, v.last_access_ms), v.value);
+  }
+};
+
 // Whether entries of (K, N, V) have one size, each part below 128 bytes (its length is one varint byte).
 template <class T>
 constexpr bool fixed_part() {
@@ -295,6 +318,85 @@ bool decode_exactly(std::string_view bytes, T* out) {
 template <class UK, class UV>
 using HeapMapValue = std::unordered_map<UK, UV, detail::UserKeyHash<UK>, detail::UserKeyEqual<UK>>;
 
+namespace detail {
+
+// How TTL applies to a stored heap value: any_expired(v, ttl_ms, now_ms) and remove_expired(v, ...) (drops the
+// expired parts; false when nothing remains, so the entry goes). kIsTtl is false for values without TTL.
+template <class V>
+struct TtlStored {
+  static constexpr bool kIsTtl = false;
+};
+template <class T>
+struct TtlStored<TtlValue<T>> {
+  static constexpr bool kIsTtl = true;
+  static bool any_expired(const TtlValue<T>& v, int64_t ttl_ms, int64_t now_ms) {
+    return StateTtlConfig::ttl_expired(v.last_access_ms, ttl_ms, now_ms);
+  }
+  static bool remove_expired(TtlValue<T>&, int64_t, int64_t) { return false; }
+};
+template <class T, class A>
+struct TtlStored<std::vector<TtlValue<T>, A>> {
+  static constexpr bool kIsTtl = true;
+  static bool any_expired(const std::vector<TtlValue<T>, A>& v, int64_t ttl_ms, int64_t now_ms) {
+    for (const auto& e : v) {
+      if (StateTtlConfig::ttl_expired(e.last_access_ms, ttl_ms, now_ms)) return true;
+    }
+    return false;
+  }
+  static bool remove_expired(std::vector<TtlValue<T>, A>& v, int64_t ttl_ms, int64_t now_ms) {
+    std::erase_if(v, [&](const TtlValue<T>& e) { return StateTtlConfig::ttl_expired(e.last_access_ms, ttl_ms, now_ms); });
+    return !v.empty();
+  }
+};
+template <class UK, class UV, class H, class E, class A>
+struct TtlStored<std::unordered_map<UK, TtlValue<UV>, H, E, A>> {
+  using Map = std::unordered_map<UK, TtlValue<UV>, H, E, A>;
+  static constexpr bool kIsTtl = true;
+  static bool any_expired(const Map& m, int64_t ttl_ms, int64_t now_ms) {
+    for (const auto& [k, e] : m) {
+      if (StateTtlConfig::ttl_expired(e.last_access_ms, ttl_ms, now_ms)) return true;
+    }
+    return false;
+  }
+  static bool remove_expired(Map& m, int64_t ttl_ms, int64_t now_ms) {
+    std::erase_if(m, [&](const auto& kv) { return StateTtlConfig::ttl_expired(kv.second.last_access_ms, ttl_ms, now_ms); });
+    return !m.empty();
+  }
+};
+
+// Cleanup in full snapshot: leave out what is expired when the snapshot is written (clock null: off).
+struct TtlSnapshotFilter {
+  std::shared_ptr<const Clock> clock;
+  int64_t ttl_ms = 0;
+  bool active() const { return clock != nullptr; }
+};
+
+// Appends the unexpired entries of `m` (a StateMap or View of TTL values), expired list elements and map
+// entries removed; returns how many entries were written.
+template <class K, class N, class V, class M>
+uint64_t encode_unexpired_entries(const M& m, const TtlSnapshotFilter& filter, std::vector<uint8_t>& entries) {
+  const int64_t now = filter.clock->now_ms();
+  uint64_t count = 0;
+  m.for_each([&](const K& k, const N& ns, const V& v) {
+    if (!TtlStored<V>::any_expired(v, filter.ttl_ms, now)) {
+      append_framed(k, entries);
+      append_framed(ns, entries);
+      append_framed(v, entries);
+      ++count;
+      return;
+    }
+    V kept = v;  // only entries with expired parts are copied
+    if (!TtlStored<V>::remove_expired(kept, filter.ttl_ms, now)) return;
+    append_framed(k, entries);
+    append_framed(ns, entries);
+    append_framed(kept, entries);
+    ++count;
+  });
+  return count;
+}
+
+}  // namespace detail
+
 // One registered state frozen at a snapshot: a view of each key group's map.
 class StateTableSnapshot {
  public:
@@ -307,6 +409,8 @@ class StateTableSnapshot {
   virtual size_t size_of_key_group(int32_t index) const = 0;
   // Appends the entries of key group `index` as they were at the snapshot; returns how many.
   virtual uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const = 0;
+  // Whether write_key_group may write fewer entries than size_of_key_group (TTL cleanup in full snapshot).
+  virtual bool filters_on_snapshot() const { return false; }
 
  private:
   StateMetaInfo meta_;
@@ -325,6 +429,8 @@ class StateTableBase {
   virtual int64_t size_bytes_estimate() const = 0;
   // Appends the entries of key group `index` in the snapshot entry encoding; returns how many.
   virtual uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const = 0;
+  // Whether write_key_group may write fewer entries than size_of_key_group (TTL cleanup in full snapshot).
+  virtual bool filters_on_snapshot() const { return false; }
   // Decodes a snapshot's entries of key group kg (at `index` in this table) into the staging map.
   // kCorruption naming the state if an entry does not decode or its key belongs to another key group.
   virtual Status stage_key_group(KeyGroup kg, int32_t index, const StateSnapshotView& view,
@@ -343,18 +449,23 @@ template <class K, class N, class V>
 class TypedStateTableSnapshot final : public StateTableSnapshot {
  public:
   using View = typename StateMap<K, N, V>::View;
-  TypedStateTableSnapshot(StateMetaInfo meta, std::vector<View> views)
-      : StateTableSnapshot(std::move(meta)), views_(std::move(views)) {}
+  TypedStateTableSnapshot(StateMetaInfo meta, std::vector<View> views, detail::TtlSnapshotFilter filter = {})
+      : StateTableSnapshot(std::move(meta)), views_(std::move(views)), filter_(std::move(filter)) {}
 
   size_t size_of_key_group(int32_t index) const override { return views_[static_cast<size_t>(index)].size; }
   uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
     const View& v = views_[static_cast<size_t>(index)];
+    if constexpr (detail::TtlStored<V>::kIsTtl) {
+      if (filter_.active()) return detail::encode_unexpired_entries<K, N, V>(v, filter_, entries);
+    }
     detail::encode_entries<K, N, V>(v, v.size, entries);
     return v.size;
   }
+  bool filters_on_snapshot() const override { return filter_.active(); }
 
  private:
   std::vector<View> views_;  // by key-group index
+  detail::TtlSnapshotFilter filter_;
 };
 
 template <class K, class N, class V>
@@ -401,15 +512,26 @@ class StateTable final : public StateTableBase {
 
   uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
     const Map& m = map_at(index);
+    if constexpr (detail::TtlStored<V>::kIsTtl) {
+      if (filter_.active()) return detail::encode_unexpired_entries<K, N, V>(m, filter_, entries);
+    }
     detail::encode_entries<K, N, V>(m, m.size(), entries);
     return m.size();
+  }
+  bool filters_on_snapshot() const override { return filter_.active(); }
+
+  // TTL cleanup in full snapshot: snapshots (synchronous and asynchronous) leave out values expired by
+  // `clock` when they are written. Only for TTL value types; task thread, before the first snapshot.
+  void set_ttl_snapshot_filter(std::shared_ptr<const Clock> clock, int64_t ttl_ms) {
+    static_assert(detail::TtlStored<V>::kIsTtl, "only states with TTL filter their snapshots");
+    filter_ = detail::TtlSnapshotFilter{std::move(clock), ttl_ms};
   }
 
   std::unique_ptr<StateTableSnapshot> snapshot() const override {
     std::vector<typename Map::View> views;
     views.reserve(maps_.size());
     for (const Map& m : maps_) views.push_back(m.view());
-    return std::make_unique<TypedStateTableSnapshot<K, N, V>>(meta(), std::move(views));
+    return std::make_unique<TypedStateTableSnapshot<K, N, V>>(meta(), std::move(views), filter_);
   }
 
   Status stage_key_group(KeyGroup kg, int32_t index, const StateSnapshotView& view,
@@ -519,6 +641,7 @@ class StateTable final : public StateTableBase {
   std::vector<Map> maps_;
   Map staged_;
   int32_t staged_index_ = -1;
+  detail::TtlSnapshotFilter filter_;
 };
 
 }  // namespace sluice

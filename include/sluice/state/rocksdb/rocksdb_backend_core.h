@@ -58,8 +58,10 @@ class RocksDBBackendCore {
   // Registers a new state: creates its column family and moves its restored entries, if any, into it.
   // Returns the column family. Throws std::invalid_argument naming the state if the restored state's kind or
   // serializers differ from `meta` or its entries do not decode (the state is then not registered and its
-  // restored entries stay); RocksDBError if RocksDB fails.
-  int32_t register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec);
+  // restored entries stay); RocksDBError if RocksDB fails. `ttl` installs the State TTL compaction filter
+  // on the column family.
+  int32_t register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec,
+                         const TtlCompactionFilterConfig* ttl = nullptr);
 
   int64_t num_entries() const;
   int64_t state_size_bytes_estimate() const;

@@ -23,6 +23,7 @@
 
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
+#include "sluice/state/state_ttl_config.h"
 
 namespace sluice::rocksdb_layout {
 
@@ -63,6 +64,9 @@ bool skip_serialized(DataInputView& in) {
   } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
     (void)in.read_bytes(sizeof(T));  // the primitive serializers write sizeof(T) bytes
     return in.ok();
+  } else if constexpr (IsTtlValue<T>::value) {
+    (void)in.read_bytes(kTtlTimestampBytes);  // the timestamp, then the value
+    return skip_serialized<typename T::value_type>(in);
   } else {
     (void)TypeSerializer<T>::deserialize(in);
     return in.ok();

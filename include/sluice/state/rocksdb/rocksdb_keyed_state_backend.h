@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -30,6 +31,7 @@
 #include "sluice/state/rocksdb/rocksdb_state_codec.h"
 #include "sluice/state/rocksdb/rocksdb_states.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/state/rocksdb/rocksdb_ttl_states.h"
 
 namespace sluice {
 
@@ -61,6 +63,15 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   const RocksDBStore& store() const { return core_->store(); }
   // RocksDB snapshots held for live KeyedStateSnapshots (0 once every snapshot was released).
   size_t live_snapshots() const { return core_->store().live_snapshots(); }
+  // Flushes and fully compacts every state's column family, so TTL compaction filters see every value (test
+  // and tool hook; RocksDB compacts on its own schedule otherwise). kIOError if RocksDB fails.
+  Status compact_all() {
+    for (const std::string& name : this->registered_state_names()) {
+      SLUICE_ASSIGN_OR_RETURN(int32_t cf, core_->store().column_family("state:" + name));
+      SLUICE_RETURN_IF_ERROR(core_->store().compact_all(cf));
+    }
+    return Status::ok();
+  }
 
  private:
   friend class KeyedStateBackend<K>;
@@ -72,9 +83,75 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   template <class N, class D>
   std::unique_ptr<internal_state_t<N, D>> create_rocksdb_state(const D& d, const StateMetaInfo& meta) {
     check_descriptor(d);
+    if (d.ttl_config().is_enabled()) return create_ttl_state<N>(d, meta);
     auto codec = std::make_shared<TypedRocksDBStateCodec<K, N, D>>(meta.name);
     const int32_t cf = core_->register_state(meta, std::move(codec));
     return make_state<N>(d, cf);
+  }
+
+  // States with TTL: the codec of the TTL-wrapped descriptor, the compaction filter, the TTL state classes.
+  template <class N, class D>
+  std::unique_ptr<internal_state_t<N, D>> create_ttl_state(const D& d, const StateMetaInfo& meta) {
+    using Stored = typename TtlStoredDescriptor<D>::type;
+    const StateTtlConfig& ttl = d.ttl_config();
+    auto codec = std::make_shared<TypedRocksDBStateCodec<K, N, Stored>>(meta.name);
+    if (ttl.cleanup_in_full_snapshot()) codec->set_ttl_snapshot_filter(this->ttl_clock(), ttl.ttl_ms());
+    std::optional<TtlCompactionFilterConfig> filter;
+    if (auto c = ttl.rocksdb_compact_filter_cleanup()) {
+      filter = TtlCompactionFilterConfig{this->ttl_clock(), ttl.ttl_ms(), c->query_time_after_num_entries, nullptr};
+      if constexpr (D::kKind == StateKind::kList) filter->list_element_size = &ttl_list_element_size<Stored>;
+    }
+    const int32_t cf = core_->register_state(meta, std::move(codec), filter ? &*filter : nullptr);
+    return make_ttl_state<N>(d, cf);
+  }
+
+  // The descriptor whose codec reads a TTL state's bytes.
+  template <class D>
+  struct TtlStoredDescriptor {
+    using type = ValueStateDescriptor<TtlValue<typename detail::RocksDBStored<D>::value_type>>;
+  };
+  template <class T>
+  struct TtlStoredDescriptor<ListStateDescriptor<T>> {
+    using type = ListStateDescriptor<TtlValue<T>>;
+  };
+  template <class UK, class UV>
+  struct TtlStoredDescriptor<MapStateDescriptor<UK, UV>> {
+    using type = MapStateDescriptor<UK, TtlValue<UV>>;
+  };
+
+  // The byte length of the TtlValue list element at the start of `bytes`, or -1 (compaction filter).
+  template <class ListD>
+  static int64_t ttl_list_element_size(std::string_view bytes) {
+    DataInputView in(bytes);
+    if (!rocksdb_layout::skip_serialized<typename ListD::element_type>(in)) return -1;
+    return static_cast<int64_t>(in.position());
+  }
+
+  template <class N, class T>
+  std::unique_ptr<InternalValueState<N, T>> make_ttl_state(const ValueStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBTtlValueState<K, N, T>>(ctx(), &core_->store(), cf, d.name(), d.ttl_config(),
+                                                           this->ttl_clock());
+  }
+  template <class N, class T>
+  std::unique_ptr<InternalListState<N, T>> make_ttl_state(const ListStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBTtlListState<K, N, T>>(ctx(), &core_->store(), cf, d.name(), d.ttl_config(),
+                                                          this->ttl_clock());
+  }
+  template <class N, class UK, class UV>
+  std::unique_ptr<InternalMapState<N, UK, UV>> make_ttl_state(const MapStateDescriptor<UK, UV>& d, int32_t cf) {
+    return std::make_unique<RocksDBTtlMapState<K, N, UK, UV>>(ctx(), &core_->store(), cf, d.name(), d.ttl_config(),
+                                                              this->ttl_clock());
+  }
+  template <class N, class T>
+  std::unique_ptr<InternalReducingState<N, T>> make_ttl_state(const ReducingStateDescriptor<T>& d, int32_t cf) {
+    return std::make_unique<RocksDBTtlReducingState<K, N, T>>(ctx(), &core_->store(), cf, d.name(),
+                                                              d.reduce_function(), d.ttl_config(), this->ttl_clock());
+  }
+  template <class N, class IN, class ACC, class OUT>
+  std::unique_ptr<InternalAggregatingState<N, IN, ACC, OUT>> make_ttl_state(
+      const AggregatingStateDescriptor<IN, ACC, OUT>& d, int32_t cf) {
+    return std::make_unique<RocksDBTtlAggregatingState<K, N, IN, ACC, OUT>>(
+        ctx(), &core_->store(), cf, d.name(), d.aggregate_function(), d.ttl_config(), this->ttl_clock());
   }
 
   template <class T>

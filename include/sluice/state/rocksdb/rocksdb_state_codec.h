@@ -8,7 +8,11 @@
 // count + elements; Map: varint count + (UK, UV) pairs. Entries are one per (key, namespace), as the heap
 // writes them; a map's user keys are grouped back into one entry.
 //
-// Thread-safety: const and stateless; one codec serves the task thread and snapshot threads at once.
+// States with TTL use the codec of the TTL-wrapped descriptor (ValueStateDescriptor<TtlValue<T>>, ...: the
+// stored bytes are TtlValue's); with cleanup in full snapshot (set_ttl_snapshot_filter) expired values, list
+// elements and map entries are left out of snapshots, judged by the clock when the key group is written.
+//
+// Thread-safety: const and stateless after setup; one codec serves the task thread and snapshot threads at once.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,10 @@
 #include <type_traits>
 #include <vector>
 
+#include <cstring>
+#include <memory>
+
+#include "sluice/core/clock.h"
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
@@ -25,6 +33,7 @@
 #include "sluice/state/rocksdb/rocksdb_key_layout.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/state_descriptor.h"
+#include "sluice/state/state_ttl_config.h"
 
 namespace sluice {
 
@@ -117,9 +126,26 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
   using RocksDBStateCodec::RocksDBStateCodec;
   static constexpr StateKind kKind = D::kKind;
 
+  // Whether the stored values (list elements, map values) are TtlValue.
+  static constexpr bool stores_ttl_values() {
+    if constexpr (kKind == StateKind::kList) {
+      return IsTtlValue<typename detail::RocksDBStored<D>::element_type>::value;
+    } else {
+      return IsTtlValue<typename detail::RocksDBStored<D>::value_type>::value;
+    }
+  }
+
+  // TTL cleanup in full snapshot; call before the codec is shared. Only for codecs of TTL values.
+  void set_ttl_snapshot_filter(std::shared_ptr<const Clock> clock, int64_t ttl_ms) {
+    static_assert(stores_ttl_values(), "only states with TTL filter their snapshots");
+    ttl_clock_ = std::move(clock);
+    ttl_ms_ = ttl_ms;
+  }
+
   Result<uint64_t> append_snapshot_entries(RocksDBStore::Iterator& it, std::vector<uint8_t>& entries,
                                            RocksDBCodecScratch& scratch) const override {
     uint64_t count = 0;
+    const int64_t now = ttl_clock_ ? ttl_clock_->now_ms() : 0;
     if constexpr (kKind == StateKind::kMap) {
       // One entry per (key, namespace): the user keys of a map are consecutive (they share the prefix).
       std::vector<uint8_t>& group = scratch.group;  // UK, UV pairs of the current (key, namespace)
@@ -149,6 +175,7 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
         if (!detail::decodes_exactly_as<typename detail::RocksDBStored<D>::user_key_type>(uk)) {
           return bad_stored("map user key", uk.size());
         }
+        if (stored_value_expired(it.value(), now)) continue;
         if (pairs == 0 || as_bytes_view(prefix) != k.substr(0, prefix_len)) {
           flush();
           prefix.assign(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(prefix_len));
@@ -169,10 +196,13 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
         }
         const std::string_view kb = k.substr(rocksdb_layout::kKeyGroupPrefixBytes, kl);
         const std::string_view nb = k.substr(rocksdb_layout::kKeyGroupPrefixBytes + kl, nl);
-        const std::string_view v = it.value();
+        std::string_view v = it.value();
         if constexpr (kKind == StateKind::kList) {
-          const int64_t n = detail::count_list_elements<typename detail::RocksDBStored<D>::element_type>(v);
+          int64_t n = detail::count_list_elements<typename detail::RocksDBStored<D>::element_type>(v);
           if (n < 0) return bad_stored("list value", v.size());
+          if constexpr (stores_ttl_values()) {
+            if (ttl_clock_) n = keep_unexpired_elements(&v, now, scratch.group);
+          }
           if (n == 0) continue;
           std::vector<uint8_t>& value = scratch.value;
           value.clear();
@@ -180,6 +210,7 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
           value.insert(value.end(), v.begin(), v.end());
           KeyGroupSnapshotWriter::append_entry(entries, kb, nb, as_bytes_view(value));
         } else {
+          if (stored_value_expired(v, now)) continue;
           KeyGroupSnapshotWriter::append_entry(entries, kb, nb, v);
         }
         ++count;
@@ -257,6 +288,43 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
   }
 
  private:
+  // A stored TtlValue (value or map value) expired at `now`, when filtering snapshots.
+  bool stored_value_expired(std::string_view v, int64_t now) const {
+    if constexpr (stores_ttl_values() && kKind != StateKind::kList) {
+      if (ttl_clock_ && v.size() >= kTtlTimestampBytes) {
+        int64_t ts;
+        std::memcpy(&ts, v.data(), sizeof(ts));
+        return StateTtlConfig::ttl_expired(ts, ttl_ms_, now);
+      }
+    }
+    (void)v;
+    (void)now;
+    return false;
+  }
+
+  // Points *v at its unexpired elements (copied into `buf` if some are dropped); returns how many. The
+  // elements were already checked to parse.
+  int64_t keep_unexpired_elements(std::string_view* v, int64_t now, std::vector<uint8_t>& buf) const {
+    using E = typename detail::RocksDBStored<D>::element_type;
+    buf.clear();
+    int64_t kept = 0, dropped = 0;
+    DataInputView in(*v);
+    while (!in.at_end()) {
+      const size_t at = in.position();
+      int64_t ts;
+      std::memcpy(&ts, v->data() + at, sizeof(ts));
+      (void)rocksdb_layout::skip_serialized<E>(in);
+      if (StateTtlConfig::ttl_expired(ts, ttl_ms_, now)) {
+        ++dropped;
+      } else {
+        ++kept;
+        buf.insert(buf.end(), v->begin() + static_cast<std::ptrdiff_t>(at), v->begin() + static_cast<std::ptrdiff_t>(in.position()));
+      }
+    }
+    if (dropped > 0) *v = as_bytes_view(buf);
+    return kept;
+  }
+
   // Lengths of the serialized key and namespace after the key-group prefix of a stored key.
   static bool split(std::string_view stored_key, size_t* key_len, size_t* ns_len) {
     if (stored_key.size() < rocksdb_layout::kKeyGroupPrefixBytes) return false;
@@ -276,6 +344,9 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
     return Status::corruption("state '" + state_name() + "', key group " + std::to_string(kg.value()) + ": entry " +
                               std::to_string(i) + " has a " + part + " that does not decode as " + type);
   }
+
+  std::shared_ptr<const Clock> ttl_clock_;  // null: no TTL cleanup in full snapshot
+  int64_t ttl_ms_ = 0;
 };
 
 }  // namespace sluice

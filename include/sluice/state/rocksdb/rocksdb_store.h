@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sluice/core/clock.h"
 #include "sluice/core/status.h"
 #include "sluice/state/state_backend.h"
 
@@ -51,6 +52,21 @@ class RocksDBError : public std::runtime_error {
 inline std::string_view as_bytes_view(const std::vector<uint8_t>& v) {
   return {reinterpret_cast<const char*>(v.data()), v.size()};
 }
+
+// State TTL cleanup in RocksDB compaction (StateTtlConfig::RocksdbCompactFilterCleanup) for one column family:
+// a compaction filter drops values whose 8-byte little-endian timestamp prefix (TtlValue) is expired, and
+// expired elements of lists. Thread-safety: read by RocksDB's compaction threads; everything in it must be
+// thread-safe (Clock is; list_element_size must be a pure function).
+struct TtlCompactionFilterConfig {
+  std::shared_ptr<const Clock> clock;  // never null
+  int64_t ttl_ms = 0;
+  // The clock is read again after this many values (Flink's queryTimeAfterNumEntries).
+  int64_t query_time_after_num_entries = 1000;
+  // ListState: the byte length of the serialized TtlValue element at the start of `bytes` (timestamp
+  // included), or -1 if it does not parse (the value is then kept). Null for the other kinds, whose value is
+  // one TtlValue.
+  int64_t (*list_element_size)(std::string_view bytes) = nullptr;
+};
 
 class RocksDBStore {
  public:
@@ -78,8 +94,9 @@ class RocksDBStore {
   const std::string& path() const;
 
   // The column family called `name`, created on first use; returns its id (ids count from 0 in creation
-  // order and never change). kIOError if RocksDB refuses.
-  Result<int32_t> column_family(const std::string& name);
+  // order and never change). kIOError if RocksDB refuses. `ttl` (optional, used when the family is created)
+  // installs the TTL compaction filter.
+  Result<int32_t> column_family(const std::string& name, const TtlCompactionFilterConfig* ttl = nullptr);
   const std::string& column_family_name(int32_t cf) const;
   // Publishes the enabled native metrics of column family cf under `group` (the state's name) through
   // Options::native_metric_registrar; no-op when none is enabled or no registrar is set. Task thread.
@@ -132,6 +149,10 @@ class RocksDBStore {
   // "rocksdb.total-sst-files-size" + "rocksdb.cur-size-all-mem-tables".
   int64_t estimate_num_keys() const;
   int64_t estimate_size_bytes() const;
+
+  // Flushes column family cf and compacts all of it down to the last level (test and tool hook: makes the
+  // TTL compaction filter see every value). kIOError if RocksDB fails.
+  Status compact_all(int32_t cf);
 
  private:
   struct Impl;
