@@ -144,6 +144,27 @@ TEST_P(KeyedStateSemantics, MapStateOperationsAndIteration) {
   EXPECT_TRUE(m.is_empty());
 }
 
+// Maps larger than one read chunk of the RocksDB backend (128 entries) iterate every entry exactly once, and
+// the callback may write other state meanwhile (RocksDB: no iterator is open while user code runs).
+TEST_P(KeyedStateSemantics, MapStateIteratesLargeMapsWhileTheCallbackWrites) {
+  auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
+  MapState<int64_t, int64_t>& m = b.get_map_state(MapStateDescriptor<int64_t, int64_t>("m"));
+  ValueState<int64_t>& total = b.get_state(ValueStateDescriptor<int64_t>("total"));
+  b.set_current_key(5);
+  for (int64_t i = 0; i < 1000; ++i) m.put(i * 7, i);
+  total.update(0);
+  std::map<int64_t, int64_t> seen;
+  m.for_each([&](const int64_t& k, const int64_t& v) {
+    EXPECT_TRUE(seen.emplace(k, v).second) << "visited twice: " << k;
+    total.update(total.value().value_or(0) + v);
+  });
+  ASSERT_EQ(seen.size(), 1000u);
+  for (const auto& [k, v] : seen) EXPECT_EQ(k, v * 7);
+  EXPECT_EQ(total.value(), 999 * 1000 / 2);
+  EXPECT_EQ(m.keys().size(), 1000u);
+  EXPECT_EQ(m.entries().size(), 1000u);
+}
+
 struct NoStdHash {
   int32_t a = 0;
   std::string b;

@@ -177,6 +177,25 @@ TEST_P(TtlTest, MapOnReadAndWriteRefreshesReadEntries) {
   EXPECT_FALSE(m.get(2).has_value());
 }
 
+// RocksDB: what the for_each callback writes to the map survives the iteration's own TTL refreshes (they are
+// written before the callback sees each chunk), also past the first 128-entry chunk.
+TEST_P(TtlTest, MapForEachKeepsTheCallbacksWritesUnderOnReadAndWrite) {
+  if (GetParam() != StateBackendKind::kRocksDB) GTEST_SKIP() << "the heap map is not modified while iterated";
+  auto& b = make();
+  auto& m = b.get_map_state(with_ttl(MapStateDescriptor<int64_t, int64_t>("m"),
+                                     ttl_config(StateTtlConfig::UpdateType::kOnReadAndWrite)));
+  b.set_current_key(1);
+  for (int64_t i = 0; i < 300; ++i) m.put(i, i);
+  at(10);
+  int64_t visited = 0;
+  m.for_each([&](const int64_t& k, const int64_t& v) {
+    ++visited;
+    m.put(k, v + 1000);
+  });
+  EXPECT_EQ(visited, 300);
+  for (int64_t i = 0; i < 300; ++i) ASSERT_EQ(m.get(i), i + 1000) << i;
+}
+
 TEST_P(TtlTest, ReducingAccumulatorExpires) {
   auto& b = make();
   auto& r = b.get_reducing_state(with_ttl(

@@ -35,6 +35,31 @@ namespace detail {
 [[noreturn]] void throw_no_current_key();
 [[noreturn]] void throw_undecodable_stored_value(const std::string& state, size_t size_bytes,
                                                  const TypeSerializerSnapshot& type);
+
+// MapState iteration reads the entries in chunks of this many (Flink's RocksDB map iterator caches 128), each
+// with an iterator closed before user code sees the chunk: user code never runs while a RocksDB iterator is
+// open, so its writes never wait on memory that iterator pins (the shared write-buffer manager stalls writes
+// until flushes free memory, and an open iterator keeps flushed memtables alive), and writes it makes to the map
+// are never overwritten by the iteration's own (TTL refreshes).
+inline constexpr size_t kMapIterationChunk = 128;
+
+// Reads up to kMapIterationChunk entries of column family cf in [*lower, upper) into *out (raw key and value
+// bytes; cleared first) and moves *lower past the last one. False when the range held no more entries.
+// Throws RocksDBError if the iteration fails.
+inline bool read_map_chunk(const RocksDBStore& store, int32_t cf, std::string* lower, std::string_view upper,
+                           std::vector<std::pair<std::string, std::string>>* out) {
+  out->clear();
+  auto it = store.new_iterator(cf, *lower, upper);
+  for (; it->valid() && out->size() < kMapIterationChunk; it->next()) out->emplace_back(it->key(), it->value());
+  if (!it->valid()) {
+    Status st = it->status();
+    if (!st.is_ok()) [[unlikely]] throw RocksDBError(st.to_string());
+  }
+  if (out->empty()) return false;
+  lower->assign(out->back().first);
+  lower->push_back('\0');  // the smallest key after the last one read
+  return true;
+}
 }  // namespace detail
 
 // Shared plumbing of the RocksDB states: key context, store, column family, current namespace, buffers.
@@ -278,14 +303,15 @@ class RocksDBMapState final : public InternalMapState<N, UK, UV> {
   }
   template <class F>
   void visit(F&& fn) const {
-    auto it = scan();
-    const size_t prefix_len = a_.key_size();
-    for (; it->valid(); it->next()) {
-      UK k = a_.template decode<UK>(it->key().substr(prefix_len));
-      UV v = a_.template decode<UV>(it->value());
-      fn(std::move(k), std::move(v));
+    std::string lower(a_.key()), upper;
+    rocksdb_layout::prefix_successor(lower, &upper);
+    const size_t prefix_len = lower.size();
+    std::vector<std::pair<std::string, std::string>> chunk;  // local: fn may iterate this state again
+    while (detail::read_map_chunk(a_.store(), a_.cf(), &lower, upper, &chunk)) {
+      for (const auto& [key, value] : chunk) {
+        fn(a_.template decode<UK>(std::string_view(key).substr(prefix_len)), a_.template decode<UV>(value));
+      }
     }
-    check(it->status());
   }
   static void check(const Status& s) {
     if (!s.is_ok()) [[unlikely]] throw RocksDBError(s.to_string());

@@ -284,28 +284,38 @@ class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
   }
   // fn(UK&&, UV&&) for every visible entry; expired entries are deleted and (kOnReadAndWrite) the others
   // rewritten with the current time, in one batch after the scan.
+  // Chunk by chunk (detail::kMapIterationChunk): the chunk's deletions and refreshes are written before fn sees
+  // its entries, so what fn writes to the map is never overwritten by them.
   template <class F>
   void visit(F&& fn) const {
     const int64_t now = ttl_.now();
     const StateTtlConfig& c = ttl_.config();
-    RocksDBStore::WriteBatch batch(a_.store());
-    auto it = scan();
-    const size_t prefix_len = a_.key_size();
-    for (; it->valid(); it->next()) {
-      UK k = a_.template decode<UK>(it->key().substr(prefix_len));
-      TtlValue<UV> v = a_.template decode<TtlValue<UV>>(it->value());
-      const bool expired = ttl_.expired(v.last_access_ms, now);
-      if (expired) {
-        batch.remove(a_.cf(), it->key());
-      } else if (c.update_on_read()) {
-        refreshed_.assign(it->value().begin(), it->value().end());
-        std::memcpy(refreshed_.data(), &now, sizeof(now));
-        batch.put(a_.cf(), it->key(), as_bytes_view(refreshed_));
+    std::string lower(a_.key()), upper;
+    rocksdb_layout::prefix_successor(lower, &upper);
+    const size_t prefix_len = lower.size();
+    std::vector<std::pair<std::string, std::string>> chunk;  // local: fn may iterate this state again
+    std::vector<std::pair<UK, UV>> visible;
+    std::vector<uint8_t> refreshed;
+    while (detail::read_map_chunk(a_.store(), a_.cf(), &lower, upper, &chunk)) {
+      RocksDBStore::WriteBatch batch(a_.store());
+      visible.clear();
+      for (const auto& [key, value] : chunk) {
+        TtlValue<UV> v = a_.template decode<TtlValue<UV>>(value);
+        const bool expired = ttl_.expired(v.last_access_ms, now);
+        if (expired) {
+          batch.remove(a_.cf(), key);
+        } else if (c.update_on_read()) {
+          refreshed.assign(value.begin(), value.end());
+          std::memcpy(refreshed.data(), &now, sizeof(now));
+          batch.put(a_.cf(), key, as_bytes_view(refreshed));
+        }
+        if (!expired || c.return_expired()) {
+          visible.emplace_back(a_.template decode<UK>(std::string_view(key).substr(prefix_len)), std::move(v.value));
+        }
       }
-      if (!expired || c.return_expired()) fn(std::move(k), std::move(v.value));
+      if (batch.count() > 0) a_.store().write(batch);
+      for (auto& [k, v] : visible) fn(std::move(k), std::move(v));
     }
-    check(it->status());
-    if (batch.count() > 0) a_.store().write(batch);
   }
   static void check(const Status& s) {
     if (!s.is_ok()) [[unlikely]] throw RocksDBError(s.to_string());
@@ -314,7 +324,6 @@ class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
   RocksDBStateAccess<K, N> a_;
   detail::RocksDBTtl ttl_;
   mutable std::string upper_;
-  mutable std::vector<uint8_t> refreshed_;
 };
 
 template <class K, class N, class T>
