@@ -206,13 +206,19 @@ class LocalJob final : public CheckpointingJobClient,
     post(std::move(e));
   }
   void notify_checkpoint_aborted(CheckpointId id) override {
-    std::lock_guard lock(tasks_mu_);
-    for (auto& c : coordinators_)
-      if (c) c->abort_checkpoint(id);
-    for (auto& t : tasks_) {
-      runtime::StreamTask* task = t.task.get();
-      task->mailbox().put([task, id] { task->notify_checkpoint_aborted(id); });
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& c : coordinators_)
+        if (c) c->abort_checkpoint(id);
+      for (auto& t : tasks_) {
+        runtime::StreamTask* task = t.task.get();
+        task->mailbox().put([task, id] { task->notify_checkpoint_aborted(id); });
+      }
     }
+    Event e = Event::of(Event::Kind::kCheckpointAborted);
+    e.id = id;
+    e.attempt = current_attempt();
+    post(std::move(e));
   }
   void fail_job(const Status& cause) override {
     Event e = Event::of(Event::Kind::kTaskFailed);
@@ -238,10 +244,12 @@ class LocalJob final : public CheckpointingJobClient,
 
  private:
   struct Event {
-    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete };
+    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
+                      kCheckpointAborted };
     Kind kind = Kind::kCancel;
     Status cause = Status::ok();
     CheckpointId id{0};
+    int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
     static Event of(Kind k) {
       Event e;
       e.kind = k;
@@ -408,7 +416,18 @@ class LocalJob final : public CheckpointingJobClient,
         case Event::Kind::kEndOfData:
           if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
-            (void)coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);  // else the next periodic one
+            // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
+            // ends). Refused (max concurrent, min pause): the next periodic one is the final one.
+            if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
+              coordinator_->stop_periodic_scheduling();
+            }
+          }
+          break;
+        case Event::Kind::kCheckpointAborted:
+          // The final checkpoint failed: periodic checkpoints take over again (the next one is the final one).
+          if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning &&
+              e.attempt == current_attempt()) {
+            coordinator_->start_periodic_scheduling();
           }
           break;
         case Event::Kind::kCheckpointComplete:
@@ -506,8 +525,14 @@ class LocalJob final : public CheckpointingJobClient,
     return true;
   }
 
+  int32_t current_attempt() const {
+    std::lock_guard lock(mu_);
+    return attempt_;
+  }
+
   void finish_job(JobStatus terminal, const Status& error) {
-    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"));
+    // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
+    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
     stop_attempt();
     if (coordinator_ && store_) {
       checkpoint::JobTerminalStatus ts = terminal == JobStatus::kFinished ? checkpoint::JobTerminalStatus::kFinished

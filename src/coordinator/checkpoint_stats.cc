@@ -90,6 +90,8 @@ void CheckpointStatsTracker::report_failed(CheckpointId id, int64_t now_monotoni
   finish(std::move(p));
 }
 
+void CheckpointStatsTracker::report_abandoned(CheckpointId id) { in_progress_.erase(id); }
+
 void CheckpointStatsTracker::finish(InProgress&& p) {
   // History is ordered by id, newest first; a late finisher (lower id) goes behind newer ones.
   auto pos = std::find_if(history_.begin(), history_.end(),

@@ -97,6 +97,10 @@ class CheckpointStatsTracker {
                            const SubtaskCheckpointStats& stats, uint64_t handle_bytes);
   void report_completed(CheckpointId id, int64_t now_monotonic_ms, std::string location);
   void report_failed(CheckpointId id, int64_t now_monotonic_ms, CheckpointFailureReason reason, std::string message);
+  // A checkpoint still pending when the job finished normally (the coordinator shut down with the job): it
+  // leaves the in-progress set without counting as failed (it says nothing about the job's checkpoints), so
+  // num_triggered may exceed num_completed + num_failed by these.
+  void report_abandoned(CheckpointId id);
 
   CheckpointStatsSnapshot snapshot(int64_t now_monotonic_ms, int32_t consecutive_failures) const;
 
