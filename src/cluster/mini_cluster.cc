@@ -102,6 +102,9 @@ class LocalJob final : public CheckpointingJobClient,
       SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location};
+      spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path); checkpoint ids "
+                   "continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
+                   cfg_.restore->location, cfg_.restore->metadata.checkpoint_id.value() + 1);
       // A restored checkpoint is not owned by this run (NO_CLAIM): it is never deleted by it.
       auto added = store_->add(checkpoint::CompletedCheckpoint{cfg_.restore->metadata, cfg_.restore->location, false});
       if (!added.is_ok()) return added.status();
@@ -157,6 +160,10 @@ class LocalJob final : public CheckpointingJobClient,
   std::vector<std::pair<int64_t, int64_t>> recoveries() const override {
     std::lock_guard lock(mu_);
     return recoveries_;
+  }
+  std::optional<std::pair<int64_t, std::string>> initial_restore() const override {
+    if (!cfg_.restore) return std::nullopt;
+    return std::make_pair(cfg_.restore->metadata.checkpoint_id.value(), cfg_.restore->location);
   }
   Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) override {
     SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause));

@@ -285,5 +285,18 @@ TEST(CheckpointFailures, BoundedJobWithCheckpointsEndsWithNoFailedCheckpoint) {
   }
 }
 
+// An explicitly empty restore path is an error naming the key, never a fresh start.
+TEST(CheckpointFailures, EmptyRestorePathIsAnError) {
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "1s").is_ok());
+  ASSERT_TRUE(config.apply_dynamic_property("execution.state-recovery.path=").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.from_sequence(1, 10).sink_to(DiscardingSink<int64_t>());
+  auto submitted = env.execute_async("empty-restore");
+  ASSERT_FALSE(submitted.is_ok());
+  EXPECT_EQ(submitted.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(submitted.status().message(), "execution.state-recovery.path")) << submitted.status().message();
+}
+
 }  // namespace
 }  // namespace sluice
