@@ -439,6 +439,7 @@ class LocalJob final : public CheckpointingJobClient,
           break;
         case Event::Kind::kCheckpointComplete:
           if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning) {
+            coordinator_->stop_periodic_scheduling();  // the final checkpoint is done: nothing more to trigger
             std::lock_guard lock(tasks_mu_);
             for (auto& t : tasks_) {
               runtime::StreamTask* task = t.task.get();

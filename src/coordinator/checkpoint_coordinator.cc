@@ -355,7 +355,7 @@ void CheckpointCoordinator::abort_locked(CheckpointId id, CheckpointFailureReaso
   remember_ended_locked(id, Outcome::kAborted);
   const bool abandoned = reason == CheckpointFailureReason::kCoordinatorShutdown && job_finished_;
   if (abandoned) {
-    stats_.report_abandoned(id);
+    stats_.report_abandoned(id, now_mono_ms(), cause.to_string());
   } else {
     stats_.report_failed(id, now_mono_ms(), reason, cause.to_string());
   }

@@ -445,6 +445,10 @@ TEST(CheckpointCoordinator, ShutdownAfterJobFinishedDoesNotCountPendingAsFailed)
     EXPECT_EQ(s.num_failed, 0);
     EXPECT_EQ(s.num_in_progress, 0);
     EXPECT_EQ(s.consecutive_failures, 0);
+    EXPECT_FALSE(s.latest_failed);
+    ASSERT_EQ(s.history.size(), 1u);  // still in the history: ids stay without gaps
+    EXPECT_EQ(s.history[0].id, CheckpointId(1));
+    EXPECT_EQ(s.history[0].failure_reason, R::kCoordinatorShutdown);
   }
   {
     Harness h(config_with());
