@@ -64,12 +64,23 @@ StreamExecutionEnvironment& StreamExecutionEnvironment::set_max_parallelism(int3
 
 int32_t StreamExecutionEnvironment::max_parallelism() const { return config_.get(options::kMaxParallelism); }
 
+StreamExecutionEnvironment& StreamExecutionEnvironment::set_job_property(std::string key, std::string value) {
+  job_properties_[std::move(key)] = std::move(value);
+  return *this;
+}
+
 namespace {
 
 // execution.checkpointing.*, restart-strategy.* and execution.state-recovery.path -> the cluster's config.
-Status configure_checkpointing(const Configuration& config, cluster::MiniClusterConfig* mc) {
+Status configure_checkpointing(const Configuration& config, const std::map<std::string, std::string>& properties,
+                               cluster::MiniClusterConfig* mc) {
   mc->checkpointing = checkpointing_enabled(config);
+  mc->properties = properties;
   std::string restore_path = config.get(options::kStateRecoveryPath);
+  if (restore_path.empty() && config.contains(options::kStateRecoveryPath.key)) {
+    // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
+    return checkpoint::resolve_restore_path(restore_path, "").status();
+  }
   if (!mc->checkpointing) {
     if (!restore_path.empty()) {
       return Status::invalid_argument("execution.state-recovery.path is set but checkpointing is off: set "
@@ -108,6 +119,8 @@ Status configure_checkpointing(const Configuration& config, cluster::MiniCluster
   SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
   if (!restore_path.empty()) {
     SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp, checkpoint::resolve_restore_path(restore_path, dir));
+    SLUICE_RETURN_IF_ERROR(checkpoint::check_restore_properties(rp.metadata, properties)
+                               .with_context("--restore " + restore_path + " (" + rp.location + ")"));
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
   }
   return Status::ok();
@@ -173,7 +186,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
-  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, &mc));
+  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).

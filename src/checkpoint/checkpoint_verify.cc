@@ -43,7 +43,7 @@ CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc,
   out.state_size_bytes = m.state_size_bytes();
   for (const OperatorState& op : m.operators) {
     for (const OperatorSubtaskState& st : op.subtasks) {
-      std::string whose = "operator '" + op.operator_id + "' subtask " + std::to_string(st.subtask_index);
+      std::string whose = "operator '" + op.operator_id + "' subtask index " + std::to_string(st.subtask_index);
       if (st.keyed_state) check_handle(fs, loc, st.keyed_state->stream, whose + " keyed state", out);
       if (st.operator_state) check_handle(fs, loc, *st.operator_state, whose + " operator state", out);
     }
@@ -65,6 +65,17 @@ Result<std::vector<std::string>> checkpoint_folders(FileSystem& fs, const std::s
   return out;
 }
 
+// A scan that found only incomplete checkpoints verified nothing: an error, not "0 problems".
+Result<VerifyReport> require_complete(VerifyReport report, const std::string& path) {
+  std::string incomplete;
+  for (const CheckpointVerification& c : report.checkpoints) {
+    if (!c.incomplete) return report;
+    incomplete += (incomplete.empty() ? "" : ", ") + c.location;
+  }
+  return Status::not_found("checkpoint verify: no complete checkpoint (chk-<n> with _metadata) found under '" + path +
+                           "' (incomplete, never restorable: " + incomplete + ")");
+}
+
 }  // namespace
 
 size_t VerifyReport::problem_count() const {
@@ -77,7 +88,8 @@ std::string VerifyReport::to_string() const {
   std::string s;
   size_t complete = 0;
   for (const CheckpointVerification& c : checkpoints) {
-    s += c.location + ": ";
+    if (c.checkpoint_id) s += "checkpoint " + std::to_string(c.checkpoint_id->value()) + " (" + c.location + "): ";
+    else s += c.location + ": ";
     if (c.incomplete) {
       s += "incomplete (no _metadata; never restored), skipped\n";
       continue;
@@ -118,7 +130,7 @@ Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs_o
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> direct, checkpoint_folders(fs, path));
   if (!direct.empty()) {  // a job folder
     for (const std::string& d : direct) SLUICE_RETURN_IF_ERROR(verify_path(d, true));
-    return report;
+    return require_complete(std::move(report), path);
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(path));  // a checkpoint directory
   for (const DirEntry& e : entries) {
@@ -130,7 +142,7 @@ Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs_o
     return Status::not_found("checkpoint verify: no checkpoint under '" + path +
                              "' (expected a chk-<n> folder, its _metadata, a job folder or a checkpoint directory)");
   }
-  return report;
+  return require_complete(std::move(report), path);
 }
 
 }  // namespace sluice::checkpoint

@@ -46,8 +46,9 @@ struct VerifyReport {
   std::string to_string() const;
 };
 
-// Errors only when PATH holds no checkpoint at all (kNotFound naming it) or cannot be listed; damage inside a
-// checkpoint is reported in the VerifyReport. `fs`: null means the local filesystem.
+// Errors only when PATH holds no checkpoint at all or only incomplete ones (kNotFound naming it: "no complete
+// checkpoint (chk-<n> with _metadata) found under PATH"), or cannot be listed; damage inside a checkpoint is
+// reported in the VerifyReport. `fs`: null means the local filesystem.
 Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs = nullptr);
 
 }  // namespace sluice::checkpoint

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -73,13 +74,84 @@ Result<RestorePoint> resolve_latest(FileSystem& fs, const std::string& checkpoin
   return std::move(best->first);
 }
 
+// The chk-<n> folder names directly inside `dir`, highest id last.
+std::vector<std::pair<CheckpointId, std::string>> checkpoint_folders(FileSystem& fs, const std::string& dir) {
+  std::vector<std::pair<CheckpointId, std::string>> out;
+  auto entries = fs.list_dir(dir);
+  if (!entries.is_ok()) return out;
+  for (const DirEntry& e : *entries) {
+    auto id = parse_checkpoint_dir_name(e.name);
+    if (id && e.kind == PathKind::kDirectory) out.emplace_back(*id, e.name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A directory named instead of a checkpoint: a job folder (chk-<n> folders inside) or a checkpoint directory
+// (job folders inside): says which, and what to pass instead. Ok when `path` is neither.
+Status explain_folder(FileSystem& fs, const std::string& path) {
+  auto kind = fs.stat(path);
+  if (!kind.is_ok() || *kind != PathKind::kDirectory) return Status::ok();
+  if (parse_checkpoint_dir_name(path_file_name(path))) return Status::ok();  // a chk-<n> folder itself
+  auto meta = fs.stat(join_path(path, kMetadataFileName));
+  if (meta.is_ok() && *meta != PathKind::kMissing) return Status::ok();
+  auto chks = checkpoint_folders(fs, path);
+  if (!chks.empty()) {
+    return Status::invalid_argument(
+        "'" + path + "' is a job folder (one run's checkpoints, " + chks.front().second +
+        (chks.size() > 1 ? " .. " + chks.back().second : std::string()) +
+        "), not a checkpoint: pass one of its chk-<n> folders (e.g. " + join_path(path, chks.back().second) +
+        ") or 'latest' (the newest completed checkpoint under execution.checkpointing.dir)");
+  }
+  auto entries = fs.list_dir(path);
+  if (!entries.is_ok()) return Status::ok();
+  for (const DirEntry& e : *entries) {
+    if (e.kind != PathKind::kDirectory) continue;
+    if (!checkpoint_folders(fs, join_path(path, e.name)).empty()) {
+      return Status::invalid_argument(
+          "'" + path + "' is a checkpoint directory (job folders <job-id>/chk-<n> inside), not a checkpoint: pass "
+          "'latest' with execution.checkpointing.dir=" + path + " (the newest completed checkpoint of any run) or a "
+          "specific chk-<n> folder, e.g. " + join_path(join_path(path, e.name), "chk-<n>"));
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status check_restore_properties(const CheckpointMetadata& metadata, const std::map<std::string, std::string>& job) {
+  std::string diffs;
+  auto value = [](const std::map<std::string, std::string>& m, const std::string& key) {
+    auto it = m.find(key);
+    return it == m.end() ? std::string("(not recorded)") : "'" + it->second + "'";
+  };
+  std::set<std::string> keys;
+  for (const auto& kv : job) keys.insert(kv.first);
+  for (const auto& kv : metadata.properties) keys.insert(kv.first);
+  for (const std::string& k : keys) {
+    auto a = metadata.properties.find(k);
+    auto b = job.find(k);
+    if (a != metadata.properties.end() && b != job.end() && a->second == b->second) continue;
+    diffs += (diffs.empty() ? "" : "; ") + k + ": checkpoint " + value(metadata.properties, k) + ", this job " +
+             (b == job.end() ? std::string("(not set)") : "'" + b->second + "'");
+  }
+  if (diffs.empty()) return Status::ok();
+  return Status::failed_precondition("checkpoint " + std::to_string(metadata.checkpoint_id.value()) +
+                                     " was taken by a job with different parameters (" + diffs +
+                                     "); restoring it would not continue the same stream: run with the checkpoint's "
+                                     "parameters, or start fresh without --restore");
+}
 
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
                                           FileSystem* fs) {
   FileSystem& f = fs ? *fs : *local_file_system();
   if (path_or_latest == kRestoreLatest) return resolve_latest(f, checkpoint_dir);
-  if (path_or_latest.empty()) return Status::invalid_argument("--restore: empty path (expected a path or 'latest')");
+  if (path_or_latest.empty()) {
+    return Status::invalid_argument(
+        "--restore / execution.state-recovery.path is set but empty: expected a chk-<n> folder, its _metadata file, "
+        "or 'latest' (leave it unset to start fresh)");
+  }
+  SLUICE_RETURN_IF_ERROR(explain_folder(f, path_or_latest).with_context("--restore " + path_or_latest));
   auto point = read_point(f, path_or_latest);
   if (!point.is_ok()) return point.status().with_context("--restore " + path_or_latest);
   return point;

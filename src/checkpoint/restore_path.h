@@ -10,6 +10,7 @@
 // Thread-safety: functions; safe to call concurrently.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "checkpoint/checkpoint_metadata.h"
@@ -29,7 +30,15 @@ struct RestorePoint {
 // execution.checkpointing.dir (only used for "latest"). `fs`: null means the local filesystem.
 // Errors: kInvalidArgument ("latest" without a checkpoint dir), kNotFound (nothing there, or no completed
 // checkpoint), kCorruption / kFailedPrecondition (the chosen `_metadata` does not decode), each naming the path.
+// An empty `path_or_latest` is an error (kInvalidArgument): "start fresh" is the option left unset, never an
+// empty value. A job folder (<dir>/<job-id>, chk-<n> folders inside) or a checkpoint directory (job folders
+// inside) is kInvalidArgument saying which it is and suggesting 'latest' or a chk-<n> folder.
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
                                           FileSystem* fs = nullptr);
+
+// Compares the job properties a checkpoint recorded (CheckpointMetadata::properties, set from the job's
+// properties, e.g. the demo's "demo.seed") with those of the job about to restore it. kFailedPrecondition
+// naming every key that differs with both values (a key on one side only differs too); Ok when equal.
+Status check_restore_properties(const CheckpointMetadata& metadata, const std::map<std::string, std::string>& job);
 
 }  // namespace sluice::checkpoint

@@ -102,6 +102,9 @@ class LocalJob final : public CheckpointingJobClient,
       SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location};
+      spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path); checkpoint ids "
+                   "continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
+                   cfg_.restore->location, cfg_.restore->metadata.checkpoint_id.value() + 1);
       // A restored checkpoint is not owned by this run (NO_CLAIM): it is never deleted by it.
       auto added = store_->add(checkpoint::CompletedCheckpoint{cfg_.restore->metadata, cfg_.restore->location, false});
       if (!added.is_ok()) return added.status();
@@ -158,6 +161,10 @@ class LocalJob final : public CheckpointingJobClient,
     std::lock_guard lock(mu_);
     return recoveries_;
   }
+  std::optional<std::pair<int64_t, std::string>> initial_restore() const override {
+    if (!cfg_.restore) return std::nullopt;
+    return std::make_pair(cfg_.restore->metadata.checkpoint_id.value(), cfg_.restore->location);
+  }
   Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) override {
     SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause));
     // Wake the tasks, so an idle one reaches its next mailbox turn now.
@@ -206,13 +213,19 @@ class LocalJob final : public CheckpointingJobClient,
     post(std::move(e));
   }
   void notify_checkpoint_aborted(CheckpointId id) override {
-    std::lock_guard lock(tasks_mu_);
-    for (auto& c : coordinators_)
-      if (c) c->abort_checkpoint(id);
-    for (auto& t : tasks_) {
-      runtime::StreamTask* task = t.task.get();
-      task->mailbox().put([task, id] { task->notify_checkpoint_aborted(id); });
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& c : coordinators_)
+        if (c) c->abort_checkpoint(id);
+      for (auto& t : tasks_) {
+        runtime::StreamTask* task = t.task.get();
+        task->mailbox().put([task, id] { task->notify_checkpoint_aborted(id); });
+      }
     }
+    Event e = Event::of(Event::Kind::kCheckpointAborted);
+    e.id = id;
+    e.attempt = current_attempt();
+    post(std::move(e));
   }
   void fail_job(const Status& cause) override {
     Event e = Event::of(Event::Kind::kTaskFailed);
@@ -238,10 +251,12 @@ class LocalJob final : public CheckpointingJobClient,
 
  private:
   struct Event {
-    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete };
+    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
+                      kCheckpointAborted };
     Kind kind = Kind::kCancel;
     Status cause = Status::ok();
     CheckpointId id{0};
+    int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
     static Event of(Kind k) {
       Event e;
       e.kind = k;
@@ -408,11 +423,23 @@ class LocalJob final : public CheckpointingJobClient,
         case Event::Kind::kEndOfData:
           if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
-            (void)coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);  // else the next periodic one
+            // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
+            // ends). Refused (max concurrent, min pause): the next periodic one is the final one.
+            if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
+              coordinator_->stop_periodic_scheduling();
+            }
+          }
+          break;
+        case Event::Kind::kCheckpointAborted:
+          // The final checkpoint failed: periodic checkpoints take over again (the next one is the final one).
+          if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning &&
+              e.attempt == current_attempt()) {
+            coordinator_->start_periodic_scheduling();
           }
           break;
         case Event::Kind::kCheckpointComplete:
           if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning) {
+            coordinator_->stop_periodic_scheduling();  // the final checkpoint is done: nothing more to trigger
             std::lock_guard lock(tasks_mu_);
             for (auto& t : tasks_) {
               runtime::StreamTask* task = t.task.get();
@@ -506,8 +533,14 @@ class LocalJob final : public CheckpointingJobClient,
     return true;
   }
 
+  int32_t current_attempt() const {
+    std::lock_guard lock(mu_);
+    return attempt_;
+  }
+
   void finish_job(JobStatus terminal, const Status& error) {
-    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"));
+    // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
+    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
     stop_attempt();
     if (coordinator_ && store_) {
       checkpoint::JobTerminalStatus ts = terminal == JobStatus::kFinished ? checkpoint::JobTerminalStatus::kFinished

@@ -65,6 +65,9 @@ class CheckpointingJobClient : public JobClient {
   virtual int32_t restarts() const = 0;
   // Checkpoint ids each recovery restored from (0: from the start), and its time from failure to running.
   virtual std::vector<std::pair<int64_t, int64_t>> recoveries() const = 0;
+  // The checkpoint the first attempt restored (execution.state-recovery.path): its id and chk-<n> folder;
+  // nullopt for a fresh start.
+  virtual std::optional<std::pair<int64_t, std::string>> initial_restore() const = 0;
 
   // Fault injection (tests, the demo's --inject-failures; runtime/fault_injection.h names the points and what
   // must hold after each). Arms one failure: the first task of (vertex, subtask) - -1 for either means any -

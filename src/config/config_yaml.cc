@@ -39,6 +39,13 @@ std::string where(std::string_view source, int line) {
 // Flattens nested maps into dotted keys: {a: {b: {c: v}}} and {a.b: {c: v}} both give "a.b.c".
 Status flatten(const YAML::Node& node, const std::string& prefix, std::string_view source,
                std::vector<FlatEntry>* out) {
+  // A key repeated in one map (e.g. `execution:` twice at the top level): YAML leaves it undefined and the two
+  // blocks would be merged silently; an error naming both lines instead (leaf keys are checked after flattening).
+  struct Seen {
+    int line;
+    bool map;
+  };
+  std::map<std::string, Seen, std::less<>> seen;
   for (const auto& kv : node) {
     const YAML::Node& key_node = kv.first;
     const YAML::Node& value = kv.second;
@@ -46,6 +53,12 @@ Status flatten(const YAML::Node& node, const std::string& prefix, std::string_vi
       return Status::invalid_argument(where(source, line_of(key_node)) + ": a key must be a non-empty string");
     }
     std::string key = prefix.empty() ? key_node.Scalar() : prefix + "." + key_node.Scalar();
+    auto [it, inserted] = seen.emplace(key_node.Scalar(), Seen{line_of(key_node), value.IsMap()});
+    if (!inserted && (value.IsMap() || it->second.map)) {
+      return Status::invalid_argument(where(source, line_of(key_node)) + ": '" + key + "' is already set" +
+                                      (it->second.line > 0 ? " on line " + std::to_string(it->second.line) : "") +
+                                      "; expected each key once in a map (merge the two blocks)");
+    }
     switch (value.Type()) {
       case YAML::NodeType::Map:
         SLUICE_RETURN_IF_ERROR(flatten(value, key, source, out));

@@ -105,6 +105,10 @@ Result<bool> OptionType<bool>::parse(std::string_view text) {
 Result<std::chrono::milliseconds> OptionType<std::chrono::milliseconds>::parse(std::string_view text) {
   auto r = parse_duration(text);
   if (!r.is_ok()) {
+    std::string_view t = trim(text);
+    if (!t.empty() && t.front() == '-' && parse_duration(t.substr(1)).is_ok()) {
+      return Status::invalid_argument(quoted(text) + ": a duration must not be negative (expected e.g. 0ms, 100ms, 1s)");
+    }
     return Status::invalid_argument(quoted(text) + " is not a duration (expected e.g. 100ms, 1s, 2 min)");
   }
   return r;

@@ -246,7 +246,7 @@ const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage{
 const ConfigOption<std::string> kStateRecoveryPath{
     "execution.state-recovery.path", "",
     "Checkpoint or savepoint to restore the job from (the --restore flag), or 'latest' for the newest valid "
-    "checkpoint under execution.checkpointing.dir. Empty starts the job without state.",
+    "checkpoint under execution.checkpointing.dir. Unset starts the job without state; an empty value is an error.",
     {"execution.savepoint.path"}, {}};
 
 // ---- restart strategies -------------------------------------------------------------------------------

@@ -289,7 +289,7 @@ MessageOutcome CheckpointCoordinator::decline(CheckpointId id, int32_t vertex, i
   ActionList out;
   abort_locked(id, kind,
                reason.with_context(std::string(type_name(it->second.type())) + " " + id_str(id) +
-                                   " declined by task (vertex " + std::to_string(vertex) + ", subtask " +
+                                   " declined by task (vertex " + std::to_string(vertex) + ", subtask index " +
                                    std::to_string(subtask) + ")"),
                out);
   enqueue_back_locked(std::move(out));
@@ -353,9 +353,16 @@ void CheckpointCoordinator::abort_locked(CheckpointId id, CheckpointFailureReaso
   const SnapshotType type = it->second.type();
   pending_.erase(it);
   remember_ended_locked(id, Outcome::kAborted);
-  stats_.report_failed(id, now_mono_ms(), reason, cause.to_string());
+  const bool abandoned = reason == CheckpointFailureReason::kCoordinatorShutdown && job_finished_;
+  if (abandoned) {
+    stats_.report_abandoned(id, now_mono_ms(), cause.to_string());
+  } else {
+    stats_.report_failed(id, now_mono_ms(), reason, cause.to_string());
+  }
   const bool fail_job = failure_manager_.on_failure(id, type, reason);
-  if (reason == CheckpointFailureReason::kSubsumed) {
+  if (abandoned) {
+    spdlog::info("{} {} of job {} dropped: the job finished", type_name(type), id.value(), job_id_.to_hex());
+  } else if (reason == CheckpointFailureReason::kSubsumed) {
     spdlog::info("Checkpoint {} of job {} subsumed: {}", id.value(), job_id_.to_hex(), cause.message());
   } else {
     spdlog::warn("{} {} of job {} failed ({}): {} ({} consecutive counted failures, {} tolerable)", type_name(type),
@@ -414,11 +421,12 @@ void CheckpointCoordinator::abort_pending(CheckpointFailureReason reason, const 
   dispatch_locked(lock);
 }
 
-void CheckpointCoordinator::shutdown(const Status& cause) {
+void CheckpointCoordinator::shutdown(const Status& cause, bool job_finished) {
   stop();
   {
     std::lock_guard<std::mutex> lock(mu_);
     shut_down_ = true;
+    job_finished_ = job_finished;
   }
   abort_pending(CheckpointFailureReason::kCoordinatorShutdown, cause);
 }

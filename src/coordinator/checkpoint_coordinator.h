@@ -148,8 +148,10 @@ class CheckpointCoordinator {
 
   // Aborts every pending checkpoint and savepoint with `reason` (e.g. kJobFailover when a task failed).
   void abort_pending(CheckpointFailureReason reason, const Status& cause);
-  // stop(), abort pending ones (kCoordinatorShutdown) and refuse triggers from now on.
-  void shutdown(const Status& cause);
+  // stop(), abort pending ones (kCoordinatorShutdown) and refuse triggers from now on. `job_finished`: the job
+  // ended normally (all tasks finished); checkpoints still pending are aborted and discarded as usual but not
+  // reported as failed in the stats (as Flink: not a failure of the job's checkpoints).
+  void shutdown(const Status& cause, bool job_finished = false);
 
   CheckpointStatsSnapshot stats() const;
   int32_t num_pending() const;
@@ -202,6 +204,7 @@ class CheckpointCoordinator {
   CheckpointFailureManager failure_manager_;
   CheckpointStatsTracker stats_;
   bool shut_down_ = false;
+  bool job_finished_ = false;  // shutdown(..., job_finished = true)
   bool periodic_scheduling_ = false;
   int64_t next_periodic_due_ms_ = 0;
   std::optional<int64_t> last_completion_ms_;

@@ -6,7 +6,7 @@ namespace sluice::coordinator {
 namespace {
 
 std::string task_name(const TaskToAck& t) {
-  return "task (vertex " + std::to_string(t.vertex) + ", subtask " + std::to_string(t.subtask) + ")";
+  return "task (vertex " + std::to_string(t.vertex) + ", subtask index " + std::to_string(t.subtask) + ")";
 }
 
 bool same_descriptor(const OperatorDescriptor& a, const OperatorDescriptor& b) {

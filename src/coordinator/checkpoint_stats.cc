@@ -90,6 +90,18 @@ void CheckpointStatsTracker::report_failed(CheckpointId id, int64_t now_monotoni
   finish(std::move(p));
 }
 
+void CheckpointStatsTracker::report_abandoned(CheckpointId id, int64_t now_monotonic_ms, std::string message) {
+  auto it = in_progress_.find(id);
+  if (it == in_progress_.end()) return;
+  InProgress p = std::move(it->second);
+  in_progress_.erase(it);
+  p.entry.status = CheckpointStatus::kFailed;
+  p.entry.end_to_end_duration_ms = now_monotonic_ms - p.trigger_monotonic_ms;
+  p.entry.failure_reason = CheckpointFailureReason::kCoordinatorShutdown;
+  p.entry.failure_message = std::move(message);
+  finish(std::move(p));  // in the history, but neither num_failed nor latest_failed
+}
+
 void CheckpointStatsTracker::finish(InProgress&& p) {
   // History is ordered by id, newest first; a late finisher (lower id) goes behind newer ones.
   auto pos = std::find_if(history_.begin(), history_.end(),

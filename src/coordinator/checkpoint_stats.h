@@ -74,7 +74,8 @@ struct CheckpointStatsSnapshot {
   int64_t num_triggered = 0;
   int64_t num_in_progress = 0;
   int64_t num_completed = 0;
-  int64_t num_failed = 0;  // every abort, subsumed ones included (as Flink counts them)
+  int64_t num_failed = 0;  // every abort, subsumed ones included (as Flink counts them), except checkpoints
+                           // still pending when the job finished normally
   int32_t consecutive_failures = 0;  // the failure manager's current count
   // Over the latest kSummaryWindow completed checkpoints and savepoints.
   StatsSummary end_to_end_duration_ms;
@@ -97,6 +98,11 @@ class CheckpointStatsTracker {
                            const SubtaskCheckpointStats& stats, uint64_t handle_bytes);
   void report_completed(CheckpointId id, int64_t now_monotonic_ms, std::string location);
   void report_failed(CheckpointId id, int64_t now_monotonic_ms, CheckpointFailureReason reason, std::string message);
+  // A checkpoint still pending when the job finished normally (the coordinator shut down with the job): it
+  // goes into the history as failed (reason kCoordinatorShutdown) but does not count in num_failed nor become
+  // latest_failed (it says nothing about the job's checkpoints), so num_triggered may exceed num_completed +
+  // num_failed by these.
+  void report_abandoned(CheckpointId id, int64_t now_monotonic_ms, std::string message);
 
   CheckpointStatsSnapshot snapshot(int64_t now_monotonic_ms, int32_t consecutive_failures) const;
 

@@ -39,7 +39,7 @@ PendingCheckpoint::AckResult PendingCheckpoint::acknowledge(int32_t vertex, int3
     if (!runs) {
       if (error != nullptr) {
         *error = "checkpoint " + std::to_string(id_.value()) + ": task (vertex " + std::to_string(vertex) +
-                 ", subtask " + std::to_string(subtask) + ") acknowledged state for operator '" + operator_id +
+                 ", subtask index " + std::to_string(subtask) + ") acknowledged state for operator '" + operator_id +
                  "', which it does not run";
       }
       return AckResult::kUnexpectedOperator;

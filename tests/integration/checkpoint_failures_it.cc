@@ -232,7 +232,7 @@ TEST(CheckpointFailures, KeyedStateOverTheJobManagerMaxStateSizeFailsCheckpoints
   ASSERT_EQ(result.status, JobStatus::kFailed);
   const std::string error = result.error.to_string();
   EXPECT_TRUE(contains(error, "tolerable-failed-checkpoints (2)")) << error;
-  EXPECT_TRUE(contains(error, "operator 'big-state' subtask 1")) << error;
+  EXPECT_TRUE(contains(error, "operator 'big-state' subtask index 0")) << error;
   EXPECT_TRUE(contains(error, "exceeds the max state size of the JobManager checkpoint storage, 5 MiB")) << error;
 
   auto s = cp.checkpoint_stats();
@@ -242,13 +242,60 @@ TEST(CheckpointFailures, KeyedStateOverTheJobManagerMaxStateSizeFailsCheckpoints
     // (One pending when the job failed is aborted by that, with the job's error as its cause: not counted.)
     if (e.status != CheckpointStatus::kFailed || e.failure_reason == CheckpointFailureReason::kJobFailover) continue;
     ++failed_for_size;
-    EXPECT_TRUE(contains(e.failure_message, "operator 'big-state' subtask 1: state of ")) << e.failure_message;
+    EXPECT_TRUE(contains(e.failure_message, "operator 'big-state' subtask index 0: state of ")) << e.failure_message;
     EXPECT_TRUE(contains(e.failure_message, " MiB (")) << e.failure_message;
     ASSERT_TRUE(e.failure_reason);
     EXPECT_TRUE(coordinator::counts_against_tolerable(*e.failure_reason));
   }
   EXPECT_GE(failed_for_size, 3);
   EXPECT_EQ(cp.restarts(), 0);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A clean bounded run reports no failed checkpoint: the end-of-input checkpoint stops periodic triggering, so no
+// periodic checkpoint starts after it only to be aborted when the job ends; and one still pending when the job
+// finished normally is not a failure (issue 3 review: every bounded demo run reported one). Short intervals
+// make a periodic trigger due by the time the final checkpoint completes; several runs to hit that window.
+TEST(CheckpointFailures, BoundedJobWithCheckpointsEndsWithNoFailedCheckpoint) {
+  for (int run = 0; run < 6; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    Configuration config;
+    ASSERT_TRUE(config.set_string("execution.checkpointing.interval", run % 3 == 2 ? "25ms" : "10ms").is_ok());
+    ASSERT_TRUE(config.set_string("restart-strategy.type", "none").is_ok());
+    StreamExecutionEnvironment env(config);
+    env.set_parallelism(2);
+    env.from_generator(20'000, [](int64_t i) { return i; }, 200'000)
+        .key_by([](const int64_t& v) { return v % 100; })
+        .sum()
+        .sink_to(DiscardingSink<int64_t>());
+    auto submitted = env.execute_async("bounded");
+    ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+    std::unique_ptr<JobClient> client = std::move(submitted).value();
+    auto& cp = it::checkpointing(*client);
+    JobExecutionResult result = client->wait();
+    ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+    auto s = cp.checkpoint_stats();
+    EXPECT_GE(s.num_completed, 1);
+    EXPECT_EQ(s.num_failed, 0) << (s.latest_failed ? s.latest_failed->failure_message : std::string());
+  }
+}
+
+// An explicitly empty restore path is an error naming the key, never a fresh start.
+TEST(CheckpointFailures, EmptyRestorePathIsAnError) {
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "1s").is_ok());
+  ASSERT_TRUE(config.apply_dynamic_property("execution.state-recovery.path=").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.from_sequence(1, 10).sink_to(DiscardingSink<int64_t>());
+  auto submitted = env.execute_async("empty-restore");
+  ASSERT_FALSE(submitted.is_ok());
+  EXPECT_EQ(submitted.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(submitted.status().message(), "execution.state-recovery.path")) << submitted.status().message();
 }
 
 }  // namespace

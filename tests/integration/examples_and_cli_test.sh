@@ -65,6 +65,28 @@ state_file=$(find "$(dirname "$metadata")" -type f ! -name _metadata | head -1)
 printf '\xff' | dd of="$state_file" bs=1 seek=10 conv=notrunc status=none
 if "$sluice" checkpoint verify ck2-corrupt > verify2.out; then echo "corruption of $state_file not detected"; cat verify2.out; exit 1; fi
 grep -q "$(basename "$state_file")" verify2.out || { echo "verify does not name the file"; cat verify2.out; exit 1; }
+# Issue 3 review: bad restores fail before touching the committed output.
+parts_before=$(ls demo-kill | grep -c '^part-' || true)
+for bad in restore dynamic; do
+  if [ "$bad" = restore ]; then set -- --restore ""; else set -- -D execution.state-recovery.path=; fi
+  if "$sluice" demo --events 10000000 --checkpoint-dir ck2 --output demo-kill "$@" > empty.out 2>&1; then
+    echo "an empty restore path ($bad) did not fail"; cat empty.out; exit 1
+  fi
+  grep -q "execution.state-recovery.path is set but empty" empty.out || { echo "unclear empty-restore error"; cat empty.out; exit 1; }
+done
+[ "$(ls demo-kill | grep -c '^part-' || true)" -eq "$parts_before" ] || { echo "an empty restore path deleted output"; exit 1; }
+if "$sluice" demo --events 10000000 --seed 2 --parallelism 2 --checkpoint-dir ck2 --output demo-kill --restore latest \
+  > mismatch.out 2>&1; then echo "restoring a checkpoint of another seed did not fail"; cat mismatch.out; exit 1; fi
+grep -q "demo.seed: checkpoint '1', this job '2'" mismatch.out || { echo "mismatch not named"; cat mismatch.out; exit 1; }
+if "$sluice" demo --checkpoint-dir ck2 --output demo-kill --restore ck2 > dir.out 2>&1; then echo "--restore DIR did not fail"; exit 1; fi
+grep -q "is a checkpoint directory" dir.out || { echo "--restore DIR not explained"; cat dir.out; exit 1; }
+mkdir -p incomplete/0123456789abcdef0123456789abcdef/chk-3
+if "$sluice" checkpoint verify incomplete > inc.out 2>&1; then echo "verify of incomplete checkpoints exited 0"; cat inc.out; exit 1; fi
+grep -q "no complete checkpoint (chk-<n> with _metadata) found under" inc.out || { echo "unclear verify error"; cat inc.out; exit 1; }
+set +e; "$sluice" checkpoint verify > /dev/null 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] || { echo "verify without PATH exited $code, expected 2"; exit 1; }
 "$sluice" demo --events 10000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck2 --output demo-kill \
   --restore latest --verify --summary-json restore.json > restore.out 2>&1 || { echo "restore run failed"; tail -20 restore.out; exit 1; }
 grep -q '"verified": true' restore.json || { echo "restored run did not verify"; cat restore.json; exit 1; }
+grep -q '^restored checkpoint [1-9][0-9]* from ' restore.out || { echo "the restore is not reported"; cat restore.out; exit 1; }
+grep -q '"checkpoints_failed": 0' restore.json || { echo "a clean run reported a failed checkpoint"; cat restore.json; exit 1; }

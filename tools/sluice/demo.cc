@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -18,7 +19,9 @@
 
 #include "../../examples/per_auction/per_auction_job.h"
 #include "sluice/metrics/metric_names.h"
+#include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
+#include "sluice/config/options.h"
 #include "verify.h"
 
 namespace sluice::cli {
@@ -39,6 +42,7 @@ struct DemoFlags {
   std::string checkpoint_dir = "out/demo-checkpoints";
   int32_t inject_failures = 0;
   std::string restore;  // PATH or "latest"
+  bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
 };
 
 int64_t peak_rss_bytes() {
@@ -126,13 +130,20 @@ int run_demo(const DemoFlags& f) {
       return 2;
     }
   }
-  if (!f.restore.empty()) {
-    if (Status st = config.set_string("execution.state-recovery.path", f.restore); !st.is_ok()) {
+  if (f.restore_given) {
+    if (Status st = config.set_string(options::kStateRecoveryPath.key, f.restore); !st.is_ok()) {
       std::fprintf(stderr, "error: --restore: %s\n", st.to_string().c_str());
       return 2;
     }
   }
-  if (f.restore.empty()) {
+  // Restoring when the option is set at all (--restore, -D, --config): then the output's part files are the
+  // committed output of the earlier run and must stay. Set but empty is an error, checked before any cleanup.
+  const bool restoring = config.contains(options::kStateRecoveryPath.key);
+  if (restoring && config.get(options::kStateRecoveryPath).empty()) {
+    std::fprintf(stderr, "error: %s\n", checkpoint::resolve_restore_path("", "").status().to_string().c_str());
+    return 2;
+  }
+  if (!restoring) {
     if (Status s = clean_output(f.output); !s.is_ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
       return 2;
@@ -163,6 +174,14 @@ int run_demo(const DemoFlags& f) {
     return 2;
   }
   per_auction::build(env, options);
+  // The parameters that decide the stream (not the parallelism: the stream is the same at any): recorded in
+  // every checkpoint; a restore with different ones is refused, naming each.
+  char rate_text[32];
+  std::snprintf(rate_text, sizeof rate_text, "%.17g", f.rate);
+  env.set_job_property("demo.events", std::to_string(f.events));
+  env.set_job_property("demo.seed", std::to_string(f.seed));
+  env.set_job_property("demo.splits", std::to_string(f.splits));
+  env.set_job_property("demo.rate", rate_text);
 
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
@@ -172,6 +191,13 @@ int run_demo(const DemoFlags& f) {
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
     return 2;
   }
+  auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  const std::optional<std::pair<int64_t, std::string>> initial_restore =
+      cp_client != nullptr ? cp_client->initial_restore() : std::nullopt;
+  if (initial_restore) {
+    std::printf("restored checkpoint %lld from %s (--restore %s)\n", static_cast<long long>(initial_restore->first),
+                initial_restore->second.c_str(), config.get(options::kStateRecoveryPath).c_str());
+  }
   auto start = std::chrono::steady_clock::now();
   std::atomic<bool> done{false};
   // Seeded failure injection: K failures, each of a seeded class (runtime/fault_injection.h) at a seeded point
@@ -179,7 +205,6 @@ int run_demo(const DemoFlags& f) {
   // thread, read after it is joined).
   std::thread injector;
   std::vector<int64_t> at_events;
-  auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   if (f.inject_failures > 0 && cp_client != nullptr) {
     injector = std::thread([&, cp_client] {
       // Failure i is armed when the sources have emitted a seeded random share of the stream (replays
@@ -212,7 +237,7 @@ int run_demo(const DemoFlags& f) {
         int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(parallelism));
         if (point == runtime::FailurePoint::kSource) subtask = -1;
         auto where = [](int32_t id) { return id < 0 ? std::string("any") : std::to_string(id); };
-        std::printf("  injecting failure %d [%s] into vertex %s subtask %s at %lld source events\n", i + 1,
+        std::printf("  injecting failure %d [%s] into vertex %s, subtask index %s at %lld source events\n", i + 1,
                     runtime::failure_point_name(point), where(vertex).c_str(), where(subtask).c_str(),
                     static_cast<long long>(threshold));
         Status armed = cp_client->arm_failure(point, vertex, subtask,
@@ -245,15 +270,17 @@ int run_demo(const DemoFlags& f) {
   done.store(true);
   progress.join();
   if (injector.joinable()) injector.join();
-  // Events of the stream the job processed; sources re-emit events after a recovery, counted apart.
+  // Events of the stream this run processed; sources re-emit events after a recovery, counted apart. A run
+  // restored from a checkpoint processes only the rest of the stream: what its sources emitted.
   int64_t emitted = source_events((*client)->metrics());
-  int64_t events = result.status == JobStatus::kFinished ? f.events : emitted;
+  int64_t events = result.status == JobStatus::kFinished && !initial_restore ? f.events : emitted;
 
   double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
   nlohmann::json summary;
   summary["job_id"] = result.job_id.to_hex();
   summary["status"] = job_status_name(result.status);
   summary["events"] = events;
+  summary["stream_events"] = f.events;
   summary["source_records_emitted"] = emitted;
   summary["elapsed_s"] = elapsed_s;
   summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(events) / elapsed_s : 0.0;
@@ -276,7 +303,10 @@ int run_demo(const DemoFlags& f) {
     summary["checkpoint_duration_avg_ms"] = stats.end_to_end_duration_ms.avg;
     summary["checkpoint_size_bytes"] = stats.latest_completed ? stats.latest_completed->state_size_bytes : 0;
     summary["restarts"] = cp_client->restarts();
+    // restored_from[i]: the checkpoint attempt i started from (0: the beginning of the stream); [0] is the
+    // --restore checkpoint, [i > 0] the one recovery i restored. recovery_time_ms: one entry per recovery.
     nlohmann::json restored = nlohmann::json::array(), recovery = nlohmann::json::array();
+    restored.push_back(initial_restore ? initial_restore->first : 0);
     for (auto [from, ms] : cp_client->recoveries()) {
       restored.push_back(from);
       recovery.push_back(ms);
@@ -292,7 +322,7 @@ int run_demo(const DemoFlags& f) {
       nlohmann::json one = {{"class", name}, {"vertex", fired[i].vertex}, {"subtask", fired[i].subtask},
                             {"at_events", i < at_events.size() ? at_events[i] : -1}};
       one["checkpoint"] = fired[i].checkpoint_id >= 0 ? nlohmann::json(fired[i].checkpoint_id) : nlohmann::json(nullptr);
-      // The recovery this failure caused is the one that started the next attempt: restored_from[attempt]
+      // The recovery this failure caused is the one that started the next attempt: restored_from[attempt + 1]
       // (other failures, e.g. too many declined checkpoints, add recoveries of their own).
       one["attempt"] = fired[i].attempt;
       injected.push_back(std::move(one));
@@ -314,10 +344,10 @@ int run_demo(const DemoFlags& f) {
     const auto& restored = summary["restored_from"];
     for (size_t i = 0; i < summary["failures_injected"].size(); ++i) {
       const auto& one = summary["failures_injected"][i];
-      std::printf("  failure %zu [%s] vertex %d subtask %d", i + 1, one["class"].get<std::string>().c_str(),
+      std::printf("  failure %zu [%s] vertex %d, subtask index %d", i + 1, one["class"].get<std::string>().c_str(),
                   one["vertex"].get<int>(), one["subtask"].get<int>());
       if (!one["checkpoint"].is_null()) std::printf(", checkpoint %lld", one["checkpoint"].get<long long>());
-      const size_t recovery = one["attempt"].get<size_t>();
+      const size_t recovery = one["attempt"].get<size_t>() + 1;
       if (recovery < restored.size()) std::printf(" -> restored from checkpoint %lld", restored[recovery].get<long long>());
       std::printf("\n");
     }
@@ -327,6 +357,8 @@ int run_demo(const DemoFlags& f) {
   if (result.status != JobStatus::kFinished) {
     std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
   }
+  if (f.verify) summary["verification"] = result.status == JobStatus::kFinished ? "ran" : std::string("not run: the job ") + job_status_name(result.status);
+  else summary["verification"] = "not requested";
   if (f.verify && result.status == JobStatus::kFinished) {
     auto oracle = nexmark::compute_per_auction_oracle(options.source.generator, f.events);
     auto report = verify_per_auction_output(f.output, oracle);
@@ -351,15 +383,31 @@ int run_demo(const DemoFlags& f) {
       }
     }
   } else {
+    // Not verified (not requested, or the job did not finish): no figures, and `verification` says why.
     summary["verified"] = false;
     summary["mismatches"] = nullptr;
+    summary["missing"] = nullptr;
+    summary["duplicates"] = nullptr;
   }
 
-  std::printf("summary: %lld events in %.2f s = %.0f events/s, %.0f events per CPU-second, peak RSS %.1f MiB%s\n",
-              static_cast<long long>(events), elapsed_s, summary["events_per_s"].get<double>(),
+  if (cp_client != nullptr && summary.contains("checkpoints_completed")) {
+    std::printf("checkpoints: %lld completed, %lld failed; %d restarts; restored from:",
+                summary["checkpoints_completed"].get<long long>(), summary["checkpoints_failed"].get<long long>(),
+                summary["restarts"].get<int>());
+    for (const auto& id : summary["restored_from"]) std::printf(" %lld", id.get<long long>());
+    std::printf(" (per attempt; 0: the beginning of the stream)\n");
+  }
+  const std::string what = initial_restore
+      ? "events emitted by this run (resumed from checkpoint " + std::to_string(initial_restore->first) + " of a " +
+            std::to_string(f.events) + "-event stream)"
+      : std::string("events");
+  const char* verified = !f.verify ? ""
+                         : result.status != JobStatus::kFinished ? ", verification not run (the job did not finish)"
+                         : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
+  std::printf("summary: %lld %s in %.2f s = %.0f events/s, %.0f events per CPU-second, peak RSS %.1f MiB%s\n",
+              static_cast<long long>(events), what.c_str(), elapsed_s, summary["events_per_s"].get<double>(),
               summary["events_per_cpu_s"].get<double>(),
-              static_cast<double>(summary["peak_rss_bytes"].get<int64_t>()) / (1 << 20),
-              f.verify ? (summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED") : "");
+              static_cast<double>(summary["peak_rss_bytes"].get<int64_t>()) / (1 << 20), verified);
   if (summary_out.is_open()) {
     summary_out << summary.dump(2) << "\n";
     summary_out.close();
@@ -419,12 +467,23 @@ void add_demo_command(CLI::App& app, int* exit_code) {
                   "seeded share of the source events; the job recovers. The summary lists them (failures_injected, "
                   "failures_by_class)")
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("--restore", flags->restore, "Resume from a retained checkpoint: a chk-<n> path or 'latest'");
+  CLI::Option* restore = cmd->add_option(
+      "--restore", flags->restore,
+      "Resume from a retained checkpoint: a chk-<n> folder, its _metadata, or 'latest' (the highest checkpoint id "
+      "under --checkpoint-dir, across every run's job folder). The checkpoint must come from a run with the same "
+      "--events, --seed, --splits and --rate (the parallelism may differ)");
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
   cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
   cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
   cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");
-  cmd->callback([flags, exit_code] { *exit_code = run_demo(*flags); });
+  cmd->footer(
+      "Recovery: with checkpointing on, the demo restarts failed tasks with a fixed-delay restart strategy, "
+      "2K+3 attempts 100 ms apart for --inject-failures K (restart-strategy.type=fixed-delay, "
+      "restart-strategy.fixed-delay.attempts, restart-strategy.fixed-delay.delay; -D or --config override them).");
+  cmd->callback([flags, exit_code, restore] {
+    flags->restore_given = restore->count() > 0;
+    *exit_code = run_demo(*flags);
+  });
 }
 
 }  // namespace sluice::cli

@@ -10,6 +10,13 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   sluice::cli::add_demo_command(app, &exit_code);
   sluice::cli::add_checkpoint_command(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (help on --help); a usage error exits 2 like every other bad input of the tool
+    // (CLI11's own codes, e.g. 106 for a missing argument, mean nothing to a user).
+    const int cli11_code = app.exit(e);
+    return cli11_code == 0 ? 0 : 2;
+  }
   return exit_code;
 }

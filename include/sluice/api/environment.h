@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,6 +45,11 @@ class StreamExecutionEnvironment {
   // Number of key groups (pipeline.max-parallelism); -1 derives it from the parallelism.
   StreamExecutionEnvironment& set_max_parallelism(int32_t max_parallelism);
   int32_t max_parallelism() const;
+  // Job properties: facts about the job that decide what its state means (e.g. the demo's seed and event
+  // count). Recorded in every checkpoint's _metadata; a restore (execution.state-recovery.path) refuses a
+  // checkpoint whose recorded properties differ from these, naming each differing key with both values.
+  StreamExecutionEnvironment& set_job_property(std::string key, std::string value);
+  const std::map<std::string, std::string>& job_properties() const { return job_properties_; }
   Configuration& configuration() { return config_; }
   const Configuration& configuration() const { return config_; }
   // Processing-time source for every task of jobs executed from here (default: the system clock).
@@ -109,6 +115,7 @@ class StreamExecutionEnvironment {
   Configuration config_;
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<const RocksDBOptionsFactory> rocksdb_options_factory_;
+  std::map<std::string, std::string> job_properties_;
   std::shared_ptr<StreamGraph> graph_ = std::make_shared<StreamGraph>();
 };
 

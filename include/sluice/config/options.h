@@ -215,7 +215,8 @@ extern const ConfigOption<bool> kCheckpointsAfterTasksFinish;
 // FILESYSTEM. Unset: FILESYSTEM if execution.checkpointing.dir is set, else JOBMANAGER (see
 // checkpoint_storage_type() in derived_options.h).
 extern const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage;
-// execution.state-recovery.path (String, "" = start fresh; alias execution.savepoint.path): the checkpoint or
+// execution.state-recovery.path (String, unset = start fresh, set but empty = error; alias
+// execution.savepoint.path): the checkpoint or
 // savepoint to restore the job from (`--restore`), or `latest`.
 extern const ConfigOption<std::string> kStateRecoveryPath;
 

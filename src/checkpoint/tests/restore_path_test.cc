@@ -84,10 +84,64 @@ TEST(RestorePath, ExplicitFolderOrMetadataFile) {
   auto missing = resolve_restore_path(tmp / "nope/chk-1", "");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find(tmp / "nope/chk-1"), std::string::npos);
-  // A folder that is not a completed checkpoint.
-  auto job_dir = resolve_restore_path(tmp / kRunA.to_hex(), "");
-  EXPECT_EQ(job_dir.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(job_dir.status().message().find("_metadata"), std::string::npos);
+}
+
+// A job folder or a checkpoint directory named instead of a checkpoint: the error says which it is and what to
+// pass instead, rather than "'<folder>/_metadata' does not exist".
+TEST(RestorePath, JobFolderOrCheckpointDirectoryIsExplained) {
+  TempDir tmp;
+  make_checkpoint(tmp.path(), kRunA, 3);
+  make_checkpoint(tmp.path(), kRunA, 4);
+  const std::string job = tmp / kRunA.to_hex();
+  auto job_dir = resolve_restore_path(job, "");
+  EXPECT_EQ(job_dir.status().code(), StatusCode::kInvalidArgument);
+  const std::string jm = job_dir.status().message();
+  EXPECT_NE(jm.find("is a job folder"), std::string::npos) << jm;
+  EXPECT_NE(jm.find(job + "/chk-4"), std::string::npos) << jm;
+  EXPECT_NE(jm.find("'latest'"), std::string::npos) << jm;
+  EXPECT_EQ(jm.find("does not exist"), std::string::npos) << jm;
+
+  auto top = resolve_restore_path(tmp.path(), "");
+  EXPECT_EQ(top.status().code(), StatusCode::kInvalidArgument);
+  const std::string tm = top.status().message();
+  EXPECT_NE(tm.find("is a checkpoint directory"), std::string::npos) << tm;
+  EXPECT_NE(tm.find("'latest'"), std::string::npos) << tm;
+
+  // A plain folder that holds no checkpoints at all keeps the plain message.
+  fs::create_directories(tmp / "empty");
+  auto plain = resolve_restore_path(tmp / "empty", "");
+  EXPECT_EQ(plain.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(plain.status().message().find("_metadata"), std::string::npos);
+}
+
+// An explicitly empty path is an error naming the flag, the key and what is expected (not a fresh start).
+TEST(RestorePath, EmptyPathIsAnError) {
+  auto p = resolve_restore_path("", "/some/dir");
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  const std::string m = p.status().message();
+  for (const char* part : {"--restore", "execution.state-recovery.path", "chk-<n>", "_metadata", "latest"}) {
+    EXPECT_NE(m.find(part), std::string::npos) << part << " not in: " << m;
+  }
+}
+
+TEST(RestorePath, PropertiesMustMatch) {
+  CheckpointMetadata m;
+  m.checkpoint_id = CheckpointId(12);
+  m.properties = {{"demo.events", "1000"}, {"demo.seed", "1"}, {"demo.splits", "8"}};
+  EXPECT_TRUE(check_restore_properties(m, m.properties).is_ok());
+  Status s = check_restore_properties(m, {{"demo.events", "2000"}, {"demo.seed", "1"}, {"demo.splits", "4"},
+                                          {"demo.rate", "10"}});
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  const std::string msg = s.message();
+  EXPECT_NE(msg.find("checkpoint 12"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("demo.events: checkpoint '1000', this job '2000'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("demo.splits: checkpoint '8', this job '4'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("demo.rate: checkpoint (not recorded), this job '10'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("demo.seed"), std::string::npos) << msg;
+  // A checkpoint without properties restores into a job without properties.
+  EXPECT_TRUE(check_restore_properties(CheckpointMetadata{}, {}).is_ok());
 }
 
 TEST(RestorePath, MetadataInTheWrongFolderIsCorruption) {

@@ -61,7 +61,7 @@ TEST(Verify, JobFolderReportsEachProblemByFile) {
   EXPECT_EQ(r->problem_count(), 3u) << r->to_string();
   EXPECT_TRUE(r->checkpoints[0].problems.empty());
   EXPECT_TRUE(has_problem(r->checkpoints[1], flipped, "checksum mismatch")) << r->to_string();
-  EXPECT_TRUE(has_problem(r->checkpoints[1], flipped, "operator 'op' subtask 0 keyed state"));
+  EXPECT_TRUE(has_problem(r->checkpoints[1], flipped, "operator 'op' subtask index 0 keyed state"));
   EXPECT_TRUE(has_problem(r->checkpoints[2], missing, "does not exist")) << r->to_string();
   EXPECT_TRUE(has_problem(r->checkpoints[3], c4 + "/_metadata", "Corruption")) << r->to_string();
   EXPECT_TRUE(r->checkpoints[4].incomplete);
@@ -98,6 +98,31 @@ TEST(Verify, NamedIncompleteCheckpointIsAProblem) {
   ASSERT_EQ(r->checkpoints.size(), 1u);
   EXPECT_FALSE(r->checkpoints[0].incomplete);
   EXPECT_TRUE(has_problem(r->checkpoints[0], tmp / "job/chk-9/_metadata", "does not exist")) << r->to_string();
+}
+
+// Only incomplete checkpoints (chk-<n> without _metadata) under a directory or job folder: nothing was
+// verified, so it is an error naming the path, not "0 checkpoints verified, 0 problems".
+TEST(Verify, OnlyIncompleteCheckpointsIsAnError) {
+  TempDir tmp;
+  fs::create_directories(tmp / kJob.to_hex() + "/chk-3");
+  fs::create_directories(tmp / kJob.to_hex() + "/chk-4");
+  for (const std::string& path : {tmp.path(), tmp / kJob.to_hex()}) {
+    auto r = verify_checkpoint(path);
+    ASSERT_FALSE(r.is_ok()) << r->to_string();
+    EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(r.status().message().find("no complete checkpoint (chk-<n> with _metadata) found under '" + path + "'"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
+// A report line names the checkpoint (its id), also when verifying its _metadata file.
+TEST(Verify, ReportLabelsTheCheckpoint) {
+  TempDir tmp;
+  const std::string chk = make_checkpoint(tmp.path(), kJob, 7);
+  auto r = verify_checkpoint(chk + "/_metadata");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->to_string().rfind("checkpoint 7 (" + chk + "): OK", 0), 0u) << r->to_string();
 }
 
 TEST(Verify, NothingThereIsAnError) {

@@ -168,5 +168,32 @@ TEST(ConfigYaml, RejectsAKeyGivenTwice) {
       << flat_and_nested.status().message();
 }
 
+// A map key repeated in one map (at the top level or deeper) would merge its two blocks silently: an error
+// naming the key and both lines.
+TEST(ConfigYaml, RejectsAMapKeyGivenTwice) {
+  auto top = Configuration::from_yaml_string(
+      "execution:\n  checkpointing:\n    interval: 1s\npipeline.name: x\nexecution:\n  buffer-timeout:\n"
+      "    interval: 5ms\n");
+  ASSERT_FALSE(top.is_ok());
+  EXPECT_EQ(top.status().message(),
+            "config file '<string>', line 5: 'execution' is already set on line 1; expected each key once in a map "
+            "(merge the two blocks)");
+  auto nested = Configuration::from_yaml_string(
+      "execution:\n  checkpointing:\n    interval: 1s\n  checkpointing:\n    timeout: 1 min\n");
+  ASSERT_FALSE(nested.is_ok());
+  EXPECT_NE(nested.status().message().find("line 4: 'execution.checkpointing' is already set on line 2"),
+            std::string::npos)
+      << nested.status().message();
+  // A map and a scalar under the same key.
+  auto mixed = Configuration::from_yaml_string("pipeline:\n  name: x\npipeline: y\n");
+  ASSERT_FALSE(mixed.is_ok());
+  EXPECT_NE(mixed.status().message().find("line 3: 'pipeline' is already set on line 1"), std::string::npos)
+      << mixed.status().message();
+  // Flat and nested keys that share a prefix are fine.
+  EXPECT_TRUE(Configuration::from_yaml_string("execution.checkpointing.interval: 1s\nexecution:\n  checkpointing:\n"
+                                              "    timeout: 1 min\n")
+                  .is_ok());
+}
+
 }  // namespace
 }  // namespace sluice

@@ -60,6 +60,9 @@ TEST(OptionType, DurationUsesFlinkSyntax) {
   auto r = OT::parse("fast");
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().message(), "'fast' is not a duration (expected e.g. 100ms, 1s, 2 min)");
+  auto negative = OptionType<std::chrono::milliseconds>::parse("-5s");
+  ASSERT_FALSE(negative.is_ok());
+  EXPECT_EQ(negative.status().message(), "'-5s': a duration must not be negative (expected e.g. 0ms, 100ms, 1s)");
   EXPECT_EQ(OT::format(milliseconds(1000)), "1s");
   EXPECT_EQ(OT::parse(OT::format(milliseconds(1500))).value(), milliseconds(1500));
 }

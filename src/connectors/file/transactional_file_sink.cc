@@ -77,7 +77,7 @@ void commit_part_files_in(const std::string& dir, const std::vector<FileCommitta
 TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                                                  std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes,
                                                  bool recover, const std::vector<FileCommittable>& keep,
-                                                 int64_t bytes_per_sync)
+                                                 int64_t bytes_per_sync, int32_t parallelism)
     : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask),
       next_checkpoint_id_(std::move(next_checkpoint_id)),
       part_size_bytes_(part_size_bytes), bytes_per_sync_(bytes_per_sync) {
@@ -91,14 +91,18 @@ TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string jo
   // committables are split-distributed state, so after a rescale (or with subtasks holding different numbers
   // of committables) a file can be handed to a subtask other than the one whose index it carries, which
   // commits it concurrently. Only files pre-committed after the restored checkpoint are certainly leftovers.
+  // After a scale-down nobody has the indexes >= the new parallelism: restored subtask 0 aborts their leftovers
+  // by the same rules (their pending files of the restored checkpoint may have been handed to any subtask).
   const std::string own_prefix = ".part-" + job_id_ + "-";
+  const bool sweeps_vanished = recover && subtask_ == 0 && parallelism > 0;
   const int64_t first_after_restore = recover ? next_checkpoint_id_() : 0;
   std::set<std::string> owned;
   for (const auto& c : keep) owned.insert(fs::path(c.pending_path).filename().string());
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
     std::string name = e.path().filename().string();
     const HiddenPart h = parse_hidden(name);
-    if (h.subtask != subtask_ || owned.count(name) > 0) continue;
+    const bool mine = h.subtask == subtask_ || (sweeps_vanished && h.subtask >= parallelism);
+    if (!mine || owned.count(name) > 0) continue;
     if (recover && h.pending && h.checkpoint < first_after_restore) continue;
     if (recover || name.rfind(own_prefix, 0) == 0) fs::remove(e.path(), ec);
   }

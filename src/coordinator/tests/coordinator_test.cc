@@ -226,7 +226,7 @@ TEST(CheckpointCoordinator, DeclineAbortsCountsAndFailsTheJobPastTolerable) {
   EXPECT_EQ(s.num_failed, 1);
   ASSERT_TRUE(s.latest_failed);
   EXPECT_EQ(*s.latest_failed->failure_reason, R::kDeclined);
-  EXPECT_NE(s.latest_failed->failure_message.find("declined by task (vertex 1, subtask 1)"), std::string::npos);
+  EXPECT_NE(s.latest_failed->failure_message.find("declined by task (vertex 1, subtask index 1)"), std::string::npos);
 }
 
 TEST(CheckpointCoordinator, TolerableFailuresAndResetOnSuccess) {
@@ -431,6 +431,31 @@ TEST(CheckpointCoordinator, ShutdownAbortsPendingAndRefusesTriggers) {
   Result<CheckpointId> refused = h.coordinator->trigger_checkpoint(SnapshotType::kSavepoint);
   ASSERT_FALSE(refused.is_ok());
   EXPECT_NE(refused.status().message().find("shut down"), std::string::npos);
+}
+
+// A checkpoint pending when the job finished normally is aborted (its files discarded, tasks notified) but is not
+// a failed checkpoint of the job; the same shutdown for a cancelled or failed job counts it.
+TEST(CheckpointCoordinator, ShutdownAfterJobFinishedDoesNotCountPendingAsFailed) {
+  {
+    Harness h(config_with());
+    trigger(h);
+    h.coordinator->shutdown(Status::cancelled("job ended"), /*job_finished=*/true);
+    EXPECT_EQ(h.log.ids(K::kNotifyAborted), (std::vector<int64_t>{1}));
+    CheckpointStatsSnapshot s = h.coordinator->stats();
+    EXPECT_EQ(s.num_failed, 0);
+    EXPECT_EQ(s.num_in_progress, 0);
+    EXPECT_EQ(s.consecutive_failures, 0);
+    EXPECT_FALSE(s.latest_failed);
+    ASSERT_EQ(s.history.size(), 1u);  // still in the history: ids stay without gaps
+    EXPECT_EQ(s.history[0].id, CheckpointId(1));
+    EXPECT_EQ(s.history[0].failure_reason, R::kCoordinatorShutdown);
+  }
+  {
+    Harness h(config_with());
+    trigger(h);
+    h.coordinator->shutdown(Status::cancelled("job cancelled"));
+    EXPECT_EQ(h.coordinator->stats().num_failed, 1);
+  }
 }
 
 // A target that acknowledges from inside trigger_checkpoint (re-entrance): the checkpoint completes in the same

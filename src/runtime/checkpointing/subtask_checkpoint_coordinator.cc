@@ -36,7 +36,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
     std::map<std::string, checkpoint::OperatorSubtaskState> states;
     SubtaskSnapshotStats stats{sync_ms, 0, alignment_duration_ms, 0, start_delay_ms};
     for (auto& p : *pieces) {
-      std::string owner = "operator '" + p.name + "' subtask " + std::to_string(subtask + 1);
+      std::string owner = "operator '" + p.name + "' subtask index " + std::to_string(subtask);
       checkpoint::OperatorSubtaskState st;
       st.subtask_index = subtask;
       if (p.snap.write_keyed) {

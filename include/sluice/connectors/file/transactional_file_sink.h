@@ -6,9 +6,15 @@
 //
 // Names are deterministic, so committing twice is harmless and no run mistakes another run's files for its
 // own: part-<job id>-<subtask>-<checkpoint>-<counter>, hidden variants ".part-...inprogress" / ".pending".
-// On restore, the committables of the restored checkpoint are committed, and this subtask's in-progress and
-// pending leftovers that the state does not know are deleted (one job per output directory). Rolling: a new
-// part file per checkpoint, and when a file reaches part_size_bytes.
+// Lingering files (one job per output directory). On restore, the committables of the restored checkpoint are
+// committed by whichever subtask received them (committables are split-distributed operator state, so after a
+// rescale or with uneven counts a subtask may commit files carrying another index). Each restored subtask
+// aborts (deletes) the hidden files carrying its own index that its restored state does not hold: every
+// in-progress file, and pending files pre-committed after the restored checkpoint (<checkpoint> >= the next
+// id); pending files of the restored checkpoint stay, another subtask may be committing them. Restored subtask
+// 0 applies the same rule to the indexes >= the new parallelism (a scale-down leaves nobody else to). Without a
+// restore a subtask deletes only its own run's hidden files of its index (an earlier attempt that failed before
+// its first checkpoint). Rolling: a new part file per checkpoint, and when a file reaches part_size_bytes.
 // Errors: I/O failures throw (the task fails and recovers); a committable whose pending file and final file
 // are both missing fails loudly (committed data would be lost).
 #pragma once
@@ -49,10 +55,12 @@ class TransactionalPartWriter {
   // bytes_per_sync: every time this many bytes were written to the part file since the last time, the writer
   // asks the kernel to start writing them back (sync_file_range, no wait; RocksDB's bytes_per_sync), so the
   // fsync at the barrier, on the task thread, waits for at most about this much dirty data. 0 turns it off.
+  // parallelism: the sink's parallelism; with `recover`, subtask 0 also aborts leftovers of indexes >= it
+  // (0: unknown, only this subtask's index).
   TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                           std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes, bool recover,
                           const std::vector<FileCommittable>& keep,
-                          int64_t bytes_per_sync = kDefaultBytesPerSync);
+                          int64_t bytes_per_sync = kDefaultBytesPerSync, int32_t parallelism = 0);
   static constexpr int64_t kDefaultBytesPerSync = 1 << 20;
   ~TransactionalPartWriter();
   TransactionalPartWriter(const TransactionalPartWriter&) = delete;
@@ -99,7 +107,8 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
     }
     return std::make_unique<Writer>(
         std::make_unique<TransactionalPartWriter>(dir_, ctx.job_id(), ctx.subtask_index(),
-                                                  [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep),
+                                                  [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep,
+                                                  TransactionalPartWriter::kDefaultBytesPerSync, ctx.parallelism()),
         encoder_);
   }
   std::unique_ptr<Committer<FileCommittable>> create_committer() const override {

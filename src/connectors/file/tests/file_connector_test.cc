@@ -252,6 +252,29 @@ TEST_F(FileConnectorTest, ARestoredSubtaskKeepsPendingFilesOfTheRestoredCheckpoi
   EXPECT_TRUE(fs::exists(dir_ / ("part-" + job + "-0-7-3")));
 }
 
+// After a scale-down (here 4 -> 2) no subtask carries indexes 2 and 3 any more: restored subtask 0 aborts their
+// in-progress files and their pending files pre-committed after the restored checkpoint, and keeps their pending
+// files of the restored checkpoint (handed to some subtask, which commits them). Subtask 1 leaves them alone.
+TEST_F(FileConnectorTest, RestoredSubtaskZeroCleansLeftoversOfVanishedSubtasks) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  const std::string in_progress_3 = ".part-" + job + "-3-8-5.inprogress";
+  const std::string after_restore_2 = ".part-" + job + "-2-8-4.pending";
+  const std::string of_restored_2 = ".part-" + job + "-2-7-3.pending";
+  const std::string in_progress_1 = ".part-" + job + "-1-8-2.inprogress";
+  for (const std::string& name : {in_progress_3, after_restore_2, of_restored_2, in_progress_1}) write(dir_ / name, "x\n");
+  {
+    TransactionalPartWriter one(dir_.string(), job, 1, [] { return int64_t{8}; }, 1 << 20, true, {},
+                                TransactionalPartWriter::kDefaultBytesPerSync, 2);
+    EXPECT_TRUE(fs::exists(dir_ / in_progress_3)) << "subtask 1 must not touch other indexes";
+    EXPECT_FALSE(fs::exists(dir_ / in_progress_1));
+  }
+  TransactionalPartWriter zero(dir_.string(), job, 0, [] { return int64_t{8}; }, 1 << 20, true, {},
+                               TransactionalPartWriter::kDefaultBytesPerSync, 2);
+  EXPECT_FALSE(fs::exists(dir_ / in_progress_3));
+  EXPECT_FALSE(fs::exists(dir_ / after_restore_2));
+  EXPECT_TRUE(fs::exists(dir_ / of_restored_2)) << "a pending file of the restored checkpoint was aborted";
+}
+
 // Early writeback (bytes_per_sync) only changes when pages reach the disk: a part file holds exactly the lines
 // written, in order, whether writeback starts after every write, every 4 KiB or never.
 TEST_F(FileConnectorTest, EarlyWritebackKeepsEveryLineInOrder) {
