@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "sluice/core/status.h"
+#include "sluice/state/incremental_snapshot.h"
 
 namespace sluice {
 
@@ -95,6 +97,19 @@ class RocksDBStore {
   // "rocksdb.total-sst-files-size" + "rocksdb.cur-size-all-mem-tables".
   int64_t estimate_num_keys() const;
   int64_t estimate_size_bytes() const;
+
+  // ---- incremental checkpoints (incremental_snapshot.h) ----
+  // Flushes every memtable and creates a native RocksDB checkpoint in `dir` (which must not exist; its parent
+  // must): hard links of the SST files, copies of MANIFEST, CURRENT and OPTIONS. Returns the files in `dir`.
+  // kIOError naming the directory. Task thread.
+  Result<std::vector<LocalSnapshotFile>> create_native_checkpoint(const std::string& dir);
+  // Like open(), but `populate` first puts the files of an existing database into the new working directory;
+  // the database is then opened with every column family it has (ids in the database's order, "default"
+  // excluded). Errors: populate's, or kIOError naming the directory.
+  static Result<std::unique_ptr<RocksDBStore>> open_existing(const Options& options,
+                                                             const std::function<Status(const std::string& dir)>& populate);
+  // Names of the column families, by id.
+  const std::vector<std::string>& column_family_names() const;
 
  private:
   struct Impl;
