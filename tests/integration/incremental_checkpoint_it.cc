@@ -101,7 +101,9 @@ CancelledRun run_and_cancel(const std::string& ck, const std::string& rocks, int
                             it::MainJob& job, const std::string& saved,
                             std::shared_ptr<checkpoint::FaultInjectionFileSystem> faults) {
   CancelledRun run;
-  it::g_throttle_us = 100;
+  // Slow enough that the job is still running after `checkpoints` checkpoints on a loaded machine under
+  // sanitizers (about 40 s of input); cancelled as soon as they completed.
+  it::g_throttle_us = 1000;
   StreamExecutionEnvironment env(incremental_config(ck, rocks, "RETAIN_ON_CANCELLATION"));
   env.set_parallelism(parallelism);
   it::build_main_job(env, job);
