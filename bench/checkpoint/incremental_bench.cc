@@ -169,6 +169,7 @@ nlohmann::json incremental_part(const Flags& f) {
 nlohmann::json restore_part(const Flags& f) {
   const std::string remote = f.dir + "/restore-storage";
   constexpr size_t kValueBytes = 200;
+  // Random letters barely compress under RocksDB's default Snappy: about one SST byte per value and key byte.
   const int64_t keys = std::max<int64_t>(1, f.restore_bytes / static_cast<int64_t>(kValueBytes + 16));
   Uploaded u;
   {
@@ -178,7 +179,11 @@ nlohmann::json restore_part(const Flags& f) {
     std::string value(kValueBytes, 'x');
     auto t = Clock::now();
     for (int64_t k = 0; k < keys; ++k) {
-      for (size_t i = 0; i < value.size(); i += 8) value[i] = static_cast<char>('a' + rng() % 26);  // poorly compressible
+      // Random letters, so the SST files hold about --restore-bytes.
+      for (size_t i = 0; i < value.size(); i += 8) {
+        uint64_t r = rng();
+        for (size_t j = 0; j < 8 && i + j < value.size(); ++j, r >>= 8) value[i + j] = static_cast<char>('a' + (r & 0xff) % 26);
+      }
       b->set_current_key(k);
       v.update(value);
     }

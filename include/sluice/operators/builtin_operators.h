@@ -176,7 +176,8 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     OperatorSnapshot snap = OneInputStreamOperator<IN, OUT>::snapshot_state(id, ts);
     snap.key_group_range = backend_->key_group_range();
-    if (this->setup_.incremental_checkpoints && backend_->kind() == StateBackendKind::kRocksDB) {
+    if (this->setup_.incremental_checkpoints && !this->snapshot_is_savepoint_ &&
+        backend_->kind() == StateBackendKind::kRocksDB) {
       auto inc = backend_->snapshot_incremental(id);
       if (inc.is_ok()) {
         snap.incremental_keyed = std::move(inc).value();

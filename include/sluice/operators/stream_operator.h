@@ -139,6 +139,9 @@ class StreamOperator {
   }
   virtual void notify_checkpoint_complete(CheckpointId) {}
   virtual void notify_checkpoint_aborted(CheckpointId) {}
+  // Set by the runtime right before snapshot_state: true when the snapshot is a savepoint, whose keyed state is
+  // always written in the canonical full format (portable), whatever execution.checkpointing.incremental says.
+  void set_snapshot_is_savepoint(bool savepoint) { snapshot_is_savepoint_ = savepoint; }
   OperatorStateStore& operator_state_store() { return operator_state_; }
 
   const TaskInfo& info() const { return setup_.info; }
@@ -153,6 +156,7 @@ class StreamOperator {
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;
   OperatorStateStore operator_state_;
+  bool snapshot_is_savepoint_ = false;
 };
 
 // An operator with one input of type IN and main output OUT. Its input interface is Output<IN>, so the

@@ -47,7 +47,10 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
     OperatorSnapshot snap;
   };
   auto pieces = std::make_shared<std::vector<Piece>>();
-  for (const auto& c : chain) pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
+  for (const auto& c : chain) {
+    c.op->set_snapshot_is_savepoint(barrier.type == checkpoint::SnapshotType::kSavepoint);
+    pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
+  }
   emit_barrier();
   const int64_t sync_ms = (clock_->monotonic_ns() - sync_start) / 1'000'000;
 
