@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/jobmanager_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
@@ -117,11 +119,19 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
   }
   SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
+  mc->incremental_checkpoints = config.get(options::kIncrementalCheckpoints);
+  if (mc->incremental_checkpoints && !mc->storage->supports_incremental()) {
+    spdlog::warn("execution.checkpointing.incremental is ignored: checkpoint storage {} cannot hold shared files "
+                 "(set execution.checkpointing.dir); taking full snapshots",
+                 mc->storage->describe());
+    mc->incremental_checkpoints = false;
+  }
   if (!restore_path.empty()) {
     SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp, checkpoint::resolve_restore_path(restore_path, dir));
     SLUICE_RETURN_IF_ERROR(checkpoint::check_restore_properties(rp.metadata, properties)
                                .with_context("--restore " + restore_path + " (" + rp.location + ")"));
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
+    mc->restore->claim = config.get(options::kStateRecoveryClaimMode) == RecoveryClaimMode::kClaim;
   }
   return Status::ok();
 }

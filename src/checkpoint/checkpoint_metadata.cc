@@ -4,14 +4,35 @@
 
 namespace sluice::checkpoint {
 
+namespace {
+template <class Fn>
+void for_each_subtask(const CheckpointMetadata& m, Fn&& fn) {
+  for (const OperatorState& op : m.operators)
+    for (const OperatorSubtaskState& st : op.subtasks) fn(st);
+}
+void sort_unique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+}  // namespace
+
 uint64_t CheckpointMetadata::state_size_bytes() const {
   uint64_t total = 0;
-  for (const OperatorState& op : operators) {
-    for (const OperatorSubtaskState& st : op.subtasks) {
-      if (st.keyed_state) total += st.keyed_state->stream.size_bytes;
-      if (st.operator_state) total += st.operator_state->size_bytes;
-    }
-  }
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) {
+    if (st.keyed_state) total += st.keyed_state->stream.size_bytes;
+    if (st.incremental_keyed_state) total += st.incremental_keyed_state->full_size_bytes();
+    if (st.operator_state) total += st.operator_state->size_bytes;
+  });
+  return total;
+}
+
+uint64_t CheckpointMetadata::checkpointed_size_bytes() const {
+  uint64_t total = 0;
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) {
+    if (st.keyed_state) total += st.keyed_state->stream.size_bytes;
+    if (st.incremental_keyed_state) total += st.incremental_keyed_state->checkpointed_size_bytes();
+    if (st.operator_state) total += st.operator_state->size_bytes;
+  });
   return total;
 }
 
@@ -20,15 +41,32 @@ std::vector<std::string> CheckpointMetadata::referenced_files() const {
   auto add = [&files](const StreamStateHandle& h) {
     if (!h.is_inline()) files.push_back(h.relative_path);
   };
-  for (const OperatorState& op : operators) {
-    for (const OperatorSubtaskState& st : op.subtasks) {
-      if (st.keyed_state) add(st.keyed_state->stream);
-      if (st.operator_state) add(*st.operator_state);
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) {
+    if (st.keyed_state) add(st.keyed_state->stream);
+    if (st.incremental_keyed_state) {
+      for (const IncrementalFile& f : st.incremental_keyed_state->shared_files) add(f.file);
+      for (const IncrementalFile& f : st.incremental_keyed_state->private_files) add(f.file);
     }
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
+    if (st.operator_state) add(*st.operator_state);
+  });
+  sort_unique(files);
   return files;
+}
+
+std::vector<std::string> CheckpointMetadata::shared_files() const {
+  std::vector<std::string> files;
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) {
+    if (!st.incremental_keyed_state) return;
+    for (const IncrementalFile& f : st.incremental_keyed_state->shared_files) files.push_back(f.file.relative_path);
+  });
+  sort_unique(files);
+  return files;
+}
+
+bool CheckpointMetadata::has_incremental_state() const {
+  bool any = false;
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) { any = any || st.incremental_keyed_state.has_value(); });
+  return any;
 }
 
 }  // namespace sluice::checkpoint

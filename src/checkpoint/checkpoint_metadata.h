@@ -39,10 +39,60 @@ struct KeyGroupsStateHandle {
   bool operator==(const KeyGroupsStateHandle&) const = default;
 };
 
+// One file of an incremental RocksDB snapshot (Flink's HandleAndLocalPath): the name the file has in the
+// backend's local database ("000012.sst", "MANIFEST-000005") and where its bytes are in checkpoint storage.
+struct IncrementalFile {
+  std::string local_name;
+  StreamStateHandle file;  // never inline
+  // Shared files only: true when this checkpoint did not upload the file but refers to one a completed
+  // checkpoint uploaded before (Flink's placeholder handle). Its bytes count in the full state size, not in the
+  // checkpointed (added) size.
+  bool reused = false;
+  bool operator==(const IncrementalFile&) const = default;
+};
+
+// Keyed state of one subtask as an incremental RocksDB snapshot (Flink's IncrementalRemoteKeyedStateHandle):
+// the files of a native RocksDB checkpoint. SST files are immutable and go to `shared/` under unique names, where
+// several checkpoints refer to them (the SharedStateRegistry counts the references); the database's private
+// files (MANIFEST, CURRENT, OPTIONS) go to the checkpoint's own folder. Only the RocksDB backend restores it;
+// full snapshots (KeyGroupsStateHandle) are the portable format.
+//
+// Shared file paths are relative to the job directory ("shared/<name>"); a checkpoint that claimed (CLAIM mode)
+// a checkpoint of another job in the same checkpoint directory may refer to that job's files as
+// "../<job-id>/shared/<name>" (the only form of ".." allowed).
+struct IncrementalKeyedStateHandle {
+  KeyGroupRange range;
+  std::string backend_id;              // 32 hex digits: the backend instance that took it (Flink's backendIdentifier)
+  CheckpointId checkpoint_id{0};       // the checkpoint this handle was taken for
+  std::vector<IncrementalFile> shared_files;   // SST files, by local name
+  std::vector<IncrementalFile> private_files;  // MANIFEST, CURRENT, OPTIONS
+  // The registered states (names, kinds, serializer snapshots), the key serializer and max parallelism, in the
+  // canonical encoding of sluice/state/incremental_snapshot.h (encode_incremental_state_meta).
+  std::vector<uint8_t> state_meta;
+  bool operator==(const IncrementalKeyedStateHandle&) const = default;
+
+  // Every file's bytes (full state size) / the bytes this checkpoint uploaded (shared files not reused, plus
+  // the private files).
+  uint64_t full_size_bytes() const {
+    uint64_t total = 0;
+    for (const IncrementalFile& f : shared_files) total += f.file.size_bytes;
+    for (const IncrementalFile& f : private_files) total += f.file.size_bytes;
+    return total;
+  }
+  uint64_t checkpointed_size_bytes() const {
+    uint64_t total = 0;
+    for (const IncrementalFile& f : shared_files) total += f.reused ? 0 : f.file.size_bytes;
+    for (const IncrementalFile& f : private_files) total += f.file.size_bytes;
+    return total;
+  }
+};
+
 // One parallel instance's share of an operator's state.
 struct OperatorSubtaskState {
   int32_t subtask_index = 0;
   std::optional<KeyGroupsStateHandle> keyed_state;
+  // Instead of keyed_state when the RocksDB backend took an incremental snapshot (never both).
+  std::optional<IncrementalKeyedStateHandle> incremental_keyed_state;
   // The operator state backend's snapshot (list, union and broadcast state; source splits; sink
   // committables), in the format of state/operator_state_snapshot.h.
   std::optional<StreamStateHandle> operator_state;
@@ -62,7 +112,10 @@ struct OperatorState {
 enum class SnapshotType : uint8_t { kCheckpoint = 0, kSavepoint = 1 };
 
 struct CheckpointMetadata {
-  static constexpr uint32_t kFormatVersion = 1;
+  // 1: full snapshots only. 2: adds IncrementalKeyedStateHandle (a version-1 reader would drop it silently, so
+  // the version was bumped; version-1 metadata still decodes, and may not hold incremental handles).
+  static constexpr uint32_t kFormatVersion = 2;
+  static constexpr uint32_t kFirstIncrementalFormatVersion = 2;
   uint32_t format_version = kFormatVersion;
   CheckpointId checkpoint_id{0};
   JobId job_id;                 // the run that took it
@@ -72,10 +125,18 @@ struct CheckpointMetadata {
   std::map<std::string, std::string> properties;  // job-level facts a restore checks (e.g. "demo.seed")
   bool operator==(const CheckpointMetadata&) const = default;
 
-  // Full size of the state this checkpoint refers to (sum of every handle's size).
+  // Full size of the state this checkpoint refers to (sum of every handle's size, shared files included;
+  // Flink's "Full Checkpoint Data Size").
   uint64_t state_size_bytes() const;
+  // The bytes this checkpoint added: state_size_bytes() less the shared files it reused from earlier
+  // checkpoints (Flink's "Checkpointed Data Size"). Equal to state_size_bytes() without incremental handles.
+  uint64_t checkpointed_size_bytes() const;
   // Every file the checkpoint refers to (relative paths), for verify and cleanup.
   std::vector<std::string> referenced_files() const;
+  // The shared files of its incremental handles (relative paths, sorted, unique): what the SharedStateRegistry
+  // counts.
+  std::vector<std::string> shared_files() const;
+  bool has_incremental_state() const;
 };
 
 }  // namespace sluice::checkpoint

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,29 @@ class CheckpointStreamFactory {
   // ("operator 'per-auction' subtask 2: state of 6.1 MiB exceeds max state size 5 MiB").
   virtual Result<StreamStateHandle> write_state(const std::string& owner, const std::string& name_hint,
                                                 const std::vector<uint8_t>& bytes) = 0;
+
+  // Incremental snapshots (CheckpointStorage::supports_incremental()): upload a local file, never inline.
+  // write_shared_file puts it into the job's shared/ folder as "<name_hint>-<16 hex><extension of local_path>"
+  // (unique: SST names repeat
+  // across subtasks and restores); the handle's path is "shared/<name>". If this checkpoint is aborted before it
+  // completes, discard(n) deletes the shared files it uploaded (other checkpoints never refer to them: a backend
+  // reuses only files of completed checkpoints). write_private_file puts it into the checkpoint's own folder.
+  // Both: written as <name>.inprogress, fsynced, renamed; kCancelled if the checkpoint was discarded meanwhile
+  // (the file is then removed); the default implementation returns kFailedPrecondition.
+  virtual Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& /*name_hint*/,
+                                                      const std::string& /*local_path*/) {
+    return no_incremental(owner);
+  }
+  virtual Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& /*name_hint*/,
+                                                       const std::string& /*local_path*/) {
+    return no_incremental(owner);
+  }
+
+ private:
+  static Status no_incremental(const std::string& owner) {
+    return Status::failed_precondition(owner + ": this checkpoint storage cannot hold incremental snapshots (use a "
+                                               "filesystem checkpoint storage, or full snapshots)");
+  }
 };
 
 class CheckpointStorage {
@@ -55,6 +79,32 @@ class CheckpointStorage {
   // retained checkpoint, files in shared/ or taskowned/) or it did not exist.
   virtual Result<bool> remove_job_dir_if_empty() = 0;
   virtual std::string describe() const = 0;  // for logs: "filesystem:/var/ck" / "jobmanager (max 5 MiB)"
+
+  // ---- incremental checkpoints (shared files; the defaults are those of a storage without them) ----
+  // True when the stream factories implement write_shared_file / write_private_file.
+  virtual bool supports_incremental() const { return false; }
+  // Deletes shared files (paths relative to this job's directory, as handles record them); missing files are
+  // fine. Called with what the SharedStateRegistry says nobody refers to any more.
+  virtual Status discard_shared_files(const std::vector<std::string>& /*relative_paths*/) { return Status::ok(); }
+  // Deletes the folder of a completed checkpoint of another job that this job claimed (CLAIM restore mode) once
+  // it is subsumed. kFailedPrecondition by default.
+  virtual Status discard_location(const std::string& location) {
+    return Status::failed_precondition("checkpoint storage " + describe() + " cannot delete the checkpoint at '" +
+                                       location + "'");
+  }
+  // The path, relative to this job's directory, of a shared file that the checkpoint at `location` (of this
+  // or another job) records as `relative_path`; nullopt when this job cannot refer to it with a relative path
+  // (another checkpoint directory). Lets a job reuse the files of a checkpoint it claimed.
+  // Where the file a handle of the checkpoint at `location` records as `relative_path` is on this machine
+  // (restoring incremental state copies or hard-links it from there); nullopt for a storage without files.
+  virtual std::optional<std::string> local_file_path(const std::string& /*location*/,
+                                                     const std::string& /*relative_path*/) const {
+    return std::nullopt;
+  }
+  virtual std::optional<std::string> rebase_shared_path(const std::string& /*location*/,
+                                                        const std::string& /*relative_path*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace sluice::checkpoint

@@ -45,6 +45,14 @@ CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc,
     for (const OperatorSubtaskState& st : op.subtasks) {
       std::string whose = "operator '" + op.operator_id + "' subtask index " + std::to_string(st.subtask_index);
       if (st.keyed_state) check_handle(fs, loc, st.keyed_state->stream, whose + " keyed state", out);
+      if (st.incremental_keyed_state) {
+        for (const IncrementalFile& f : st.incremental_keyed_state->shared_files) {
+          check_handle(fs, loc, f.file, whose + " incremental keyed state, shared file " + f.local_name, out);
+        }
+        for (const IncrementalFile& f : st.incremental_keyed_state->private_files) {
+          check_handle(fs, loc, f.file, whose + " incremental keyed state, private file " + f.local_name, out);
+        }
+      }
       if (st.operator_state) check_handle(fs, loc, *st.operator_state, whose + " operator state", out);
     }
   }

@@ -1,5 +1,6 @@
 // Verifying retained checkpoints (`sluice checkpoint verify PATH`): for each checkpoint, `_metadata` decodes
-// (frame, checksum, version, structure) and every state handle it refers to is intact (file present, size and
+// (frame, checksum, version, structure) and every state handle it refers to - the shared and private files of
+// incremental handles included - is intact (file present, size and
 // XXH3-64 checksum as recorded; inline bytes likewise).
 //
 // PATH may be a chk-<n> folder or its `_metadata` file (one checkpoint), a job folder <dir>/<job-id> (each chk-<n>

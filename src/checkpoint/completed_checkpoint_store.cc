@@ -30,28 +30,37 @@ std::vector<RetainedCheckpointInfo> CompletedCheckpointStore::infos() const {
   return out;
 }
 
-Status discard_checkpoints(CheckpointStorage& storage, const std::vector<CheckpointId>& ids) {
+Status discard_checkpoints(CheckpointStorage& storage, const std::vector<CheckpointId>& ids, CheckpointId claimed_id,
+                           const std::string& claimed_location) {
   Status first;
   for (CheckpointId id : ids) {
-    Status st = storage.discard(id);
+    const bool claimed = claimed_id.value() > 0 && id == claimed_id && !claimed_location.empty();
+    Status st = claimed ? storage.discard_location(claimed_location) : storage.discard(id);
     if (!st.is_ok() && first.is_ok()) first = st.with_context("discarding checkpoint " + std::to_string(id.value()));
   }
   return first;
 }
 
 Result<JobEndCleanup> cleanup_on_job_end(CompletedCheckpointStore& store, CheckpointStorage& storage,
-                                         ExternalizedCheckpointRetention mode, JobTerminalStatus status) {
+                                         ExternalizedCheckpointRetention mode, JobTerminalStatus status,
+                                         const std::function<void(const std::vector<CheckpointId>&)>& after_discard) {
   JobEndCleanup out;
   out.deleted = checkpoints_to_delete_on_job_end(store.infos(), mode, status);
+  CheckpointId claimed_id(0);
+  std::string claimed_location;
   for (const CompletedCheckpoint& c : store.checkpoints()) {
     if (std::find(out.deleted.begin(), out.deleted.end(), c.metadata.checkpoint_id) == out.deleted.end()) {
       out.kept.push_back(c.metadata.checkpoint_id);
+    } else if (c.claimed) {
+      claimed_id = c.metadata.checkpoint_id;
+      claimed_location = c.location;
     }
   }
   store.clear();
-  SLUICE_RETURN_IF_ERROR(discard_checkpoints(storage, out.deleted)
-                             .with_context(std::string("cleaning up checkpoints of a job that ended ") +
-                                           std::string(to_string(status))));
+  Status discarded = discard_checkpoints(storage, out.deleted, claimed_id, claimed_location);
+  if (after_discard) after_discard(out.deleted);
+  SLUICE_RETURN_IF_ERROR(discarded.with_context(std::string("cleaning up checkpoints of a job that ended ") +
+                                                std::string(to_string(status))));
   if (should_delete_on_job_end(mode, status)) {
     SLUICE_ASSIGN_OR_RETURN(out.job_dir_removed, storage.remove_job_dir_if_empty());
   }

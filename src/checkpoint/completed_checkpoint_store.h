@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct CompletedCheckpoint {
   CheckpointMetadata metadata;
   std::string location;  // what write_metadata returned, or the restored path
   bool owned = true;     // false: restored in NO_CLAIM mode
+  // Restored in CLAIM mode: owned, but its folder is `location` (possibly in another job's folder), deleted with
+  // CheckpointStorage::discard_location rather than discard(id).
+  bool claimed = false;
   RetainedCheckpointInfo info() const { return {metadata.checkpoint_id, metadata.type, owned}; }
 };
 
@@ -51,8 +55,10 @@ class CompletedCheckpointStore {
 };
 
 // Discards each checkpoint through `storage`; goes on after a failure and returns the first error, naming the
-// checkpoint.
-Status discard_checkpoints(CheckpointStorage& storage, const std::vector<CheckpointId>& ids);
+// checkpoint. `claimed_location`: the folder of a checkpoint restored in CLAIM mode with id `claimed_id` (0:
+// none), discarded by location.
+Status discard_checkpoints(CheckpointStorage& storage, const std::vector<CheckpointId>& ids,
+                           CheckpointId claimed_id = CheckpointId(0), const std::string& claimed_location = "");
 
 struct JobEndCleanup {
   std::vector<CheckpointId> deleted;
@@ -60,10 +66,12 @@ struct JobEndCleanup {
   bool job_dir_removed = false;
 };
 
-// At job end: deletes what checkpoints_to_delete_on_job_end says, then, if deleting applied, removes the job's
-// folder when nothing else is left in it (storage.remove_job_dir_if_empty()). Empties the store. Errors: the
-// first failed deletion (the others are still attempted).
-Result<JobEndCleanup> cleanup_on_job_end(CompletedCheckpointStore& store, CheckpointStorage& storage,
-                                         ExternalizedCheckpointRetention mode, JobTerminalStatus status);
+// At job end: deletes what checkpoints_to_delete_on_job_end says, calls `after_discard` with them (the owner
+// releases their shared files there: SharedStateRegistry), then, if deleting applied, removes the job's folder
+// when nothing else is left in it (storage.remove_job_dir_if_empty()). Empties the store. Errors: the first
+// failed deletion (the others are still attempted).
+Result<JobEndCleanup> cleanup_on_job_end(
+    CompletedCheckpointStore& store, CheckpointStorage& storage, ExternalizedCheckpointRetention mode,
+    JobTerminalStatus status, const std::function<void(const std::vector<CheckpointId>&)>& after_discard = {});
 
 }  // namespace sluice::checkpoint

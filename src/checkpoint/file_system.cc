@@ -45,6 +45,41 @@ class Fd {
 
 class PosixFileSystem final : public FileSystem {
  public:
+  Result<FileDigest> copy_local_file(const std::string& local_path, const std::string& path,
+                                     Durability durability) override {
+    Fd in(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (in.get() < 0) return errno_status("cannot open file", local_path, errno);
+    Fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+    if (out.get() < 0) return errno_status("cannot create file", path, errno);
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
+    XXH3_64bits_reset(state.get());
+    std::vector<uint8_t> buf(1 << 20);
+    FileDigest d;
+    while (true) {
+      ssize_t n = ::read(in.get(), buf.data(), buf.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot read file", local_path, errno);
+      }
+      if (n == 0) break;
+      XXH3_64bits_update(state.get(), buf.data(), static_cast<size_t>(n));
+      d.size_bytes += static_cast<uint64_t>(n);
+      size_t done = 0;
+      while (done < static_cast<size_t>(n)) {
+        ssize_t w = ::write(out.get(), buf.data() + done, static_cast<size_t>(n) - done);
+        if (w < 0) {
+          if (errno == EINTR) continue;
+          return errno_status("cannot write file", path, errno);
+        }
+        done += static_cast<size_t>(w);
+      }
+    }
+    d.checksum = XXH3_64bits_digest(state.get());
+    if (durability == Durability::kSync && ::fsync(out.get()) != 0) return errno_status("cannot fsync file", path, errno);
+    if (out.close_now() != 0) return errno_status("cannot close file", path, errno);
+    return d;
+  }
+
   Status create_dir(const std::string& path) override {
     if (::mkdir(path.c_str(), 0777) == 0) return Status::ok();
     int err = errno;
@@ -188,6 +223,13 @@ std::string_view strip_trailing_slashes(std::string_view p) {
 }
 
 }  // namespace
+
+Result<FileDigest> FileSystem::copy_local_file(const std::string& local_path, const std::string& path,
+                                               Durability durability) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, local_file_system()->read_file(local_path));
+  SLUICE_RETURN_IF_ERROR(write_file(path, bytes, durability));
+  return FileDigest{bytes.size(), XXH3_64bits(bytes.data(), bytes.size())};
+}
 
 std::shared_ptr<FileSystem> local_file_system() {
   static const std::shared_ptr<FileSystem> fs = std::make_shared<PosixFileSystem>();

@@ -61,6 +61,12 @@ class FileSystem {
   virtual Status remove_empty_dir(const std::string& path) = 0;
   // Removes a directory and everything below it; ok if it does not exist.
   virtual Status remove_all(const std::string& path) = 0;
+  // Copies the local file `local_path` (a path on this machine's disk, e.g. a RocksDB checkpoint's SST) to
+  // `path` (created or truncated) and returns the size and XXH3-64 of the bytes written. kNotFound naming
+  // `local_path` if it is missing. The default reads the whole file and calls write_file (so a test filesystem
+  // sees and can fail the write); the POSIX filesystem streams it.
+  virtual Result<FileDigest> copy_local_file(const std::string& local_path, const std::string& path,
+                                             Durability durability);
 };
 
 // The local POSIX filesystem (open/write/fsync/rename, std::filesystem for listing and removal).

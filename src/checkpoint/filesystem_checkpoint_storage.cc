@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <mutex>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -39,6 +41,10 @@ struct FileSystemCheckpointStorage::Shared {
   // Checkpoints discard() removed. A subtask's asynchronous part may still be writing one of them (it was
   // aborted or subsumed under it): its later writes must neither resurrect chk-<n>/ nor leave files in it.
   std::set<int64_t> discarded;
+  std::set<int64_t> completed;  // checkpoints whose write_metadata succeeded
+  // Shared files uploaded for each checkpoint that has not completed yet (relative paths). Discarding such a
+  // checkpoint deletes them: no other checkpoint can refer to them (backends reuse only completed uploads).
+  std::map<int64_t, std::vector<std::string>> pending_uploads;
 
   bool is_discarded(CheckpointId id) {
     std::lock_guard lock(mu);
@@ -156,6 +162,61 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     return h;
   }
 
+  Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
+                                              const std::string& local_path) override {
+    return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true);
+  }
+  Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
+                                               const std::string& local_path) override {
+    return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false);
+  }
+
+ private:
+  Result<StreamStateHandle> upload(const std::string& owner, const std::string& folder, const std::string& name_hint,
+                                   const std::string& local_path, bool shared) {
+    if (shared_->is_discarded(id_)) return discarded_status(id_).with_context(owner);
+    FileSystem& fs = *shared_->fs;
+    const std::string name = sanitize_name(name_hint);
+    StreamStateHandle h;
+    std::string path;
+    // Shared files keep their extension: "<hint>-<16 hex>.sst".
+    std::string ext;
+    if (shared) {
+      std::string base = path_file_name(local_path);
+      size_t dot = base.rfind('.');
+      if (dot != std::string::npos && dot > 0 && dot + 1 < base.size()) ext = "." + sanitize_name(base.substr(dot + 1));
+    }
+    for (int attempt = 0;; ++attempt) {
+      h.relative_path = folder + "/" + name + "-" + shared_->random_suffix() + ext;
+      path = join_path(job_dir_, h.relative_path);
+      auto kind = fs.stat(path);
+      if (!kind.is_ok()) return kind.status().with_context(owner);
+      if (*kind == PathKind::kMissing) break;
+      if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
+    }
+    if (shared) {  // recorded before the file exists, so a discard(n) racing with the upload finds it
+      std::lock_guard lock(shared_->mu);
+      shared_->pending_uploads[id_.value()].push_back(h.relative_path);
+    }
+    const std::string tmp = path + std::string(kInProgressSuffix);
+    auto digest = fs.copy_local_file(local_path, tmp, Durability::kSync);
+    Status st = digest.status();
+    if (st.is_ok()) st = fs.rename(tmp, path);
+    if (!st.is_ok()) {
+      (void)fs.remove_file(tmp);
+      return st.with_context(owner + ": uploading '" + local_path + "' to '" + path + "'");
+    }
+    h.size_bytes = digest->size_bytes;
+    h.checksum = digest->checksum;
+    if (shared_->is_discarded(id_)) {
+      (void)fs.remove_file(path);
+      return discarded_status(id_).with_context(owner);
+    }
+    return h;
+  }
+
+ public:
+
  private:
   std::shared_ptr<FileSystemCheckpointStorage::Shared> shared_;
   CheckpointId id_;
@@ -228,7 +289,10 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata(const Checkpoint
   // job folder's entry for chk-<n> must be durable. The three syncs are independent: the directories are
   // synced on a helper thread while the temp file is written and synced (a journaling filesystem serves them
   // with one commit instead of three in a row).
-  Status st = sync_dirs_while(s, {dir, jd}, [&] { return s.fs->write_file(tmp, bytes, Durability::kSync); });
+  // An incremental checkpoint's shared files must be durable too: sync shared/ with the others.
+  std::vector<std::string> dirs{dir, jd};
+  if (metadata.has_incremental_state()) dirs.push_back(join_path(jd, kSharedDirName));
+  Status st = sync_dirs_while(s, std::move(dirs), [&] { return s.fs->write_file(tmp, bytes, Durability::kSync); });
   if (st.is_ok()) {
     st = s.fs->rename(tmp, final_path);
     renamed = st.is_ok();
@@ -239,6 +303,9 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata(const Checkpoint
     (void)s.fs->remove_file(renamed ? final_path : tmp);
     return st.with_context(ctx);
   }
+  std::lock_guard lock(s.mu);
+  s.completed.insert(metadata.checkpoint_id.value());
+  s.pending_uploads.erase(metadata.checkpoint_id.value());
   return dir;
 }
 
@@ -270,9 +337,55 @@ Status FileSystemCheckpointStorage::discard(CheckpointId id) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
   }
   SLUICE_RETURN_IF_ERROR(removed.with_context("discarding checkpoint " + std::to_string(id.value())));
-  std::lock_guard lock(shared_->mu);
-  shared_->created_dirs.erase(id.value());
-  return Status::ok();
+  // The shared files an aborted checkpoint uploaded (never those of a completed one: others may share them).
+  std::vector<std::string> uploads;
+  {
+    std::lock_guard lock(shared_->mu);
+    shared_->created_dirs.erase(id.value());
+    auto it = shared_->pending_uploads.find(id.value());
+    if (it != shared_->pending_uploads.end() && shared_->completed.count(id.value()) == 0) {
+      uploads = std::move(it->second);
+      shared_->pending_uploads.erase(it);
+    }
+  }
+  return discard_shared_files(uploads).with_context("discarding checkpoint " + std::to_string(id.value()));
+}
+
+Status FileSystemCheckpointStorage::discard_shared_files(const std::vector<std::string>& relative_paths) {
+  if (relative_paths.empty()) return Status::ok();
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
+  Status first;
+  for (const std::string& p : relative_paths) {
+    Status st = shared_->fs->remove_file(join_path(jd, p));
+    if (!st.is_ok() && first.is_ok()) first = st.with_context("deleting shared state file '" + p + "'");
+  }
+  return first;
+}
+
+Status FileSystemCheckpointStorage::discard_location(const std::string& location) {
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
+  return shared_->fs->remove_all(loc.checkpoint_dir).with_context("deleting claimed checkpoint " + location);
+}
+
+std::optional<std::string> FileSystemCheckpointStorage::local_file_path(const std::string& location,
+                                                                        const std::string& relative_path) const {
+  auto loc = locate_checkpoint(*shared_->fs, location);
+  if (!loc.is_ok()) return std::nullopt;
+  return join_path(loc->base_dir, relative_path);
+}
+
+std::optional<std::string> FileSystemCheckpointStorage::rebase_shared_path(const std::string& location,
+                                                                           const std::string& relative_path) const {
+  auto jd = job_dir();
+  if (!jd.is_ok()) return std::nullopt;
+  auto loc = locate_checkpoint(*shared_->fs, location);
+  if (!loc.is_ok()) return std::nullopt;
+  auto normal = [](const std::string& p) { return std::filesystem::weakly_canonical(p).string(); };
+  std::string their_job = normal(loc->base_dir), our_job = normal(*jd);
+  if (their_job == our_job) return relative_path;
+  if (path_parent(their_job) != path_parent(our_job)) return std::nullopt;
+  if (relative_path.rfind("../", 0) == 0) return relative_path;  // already a sibling's file
+  return "../" + path_file_name(their_job) + "/" + relative_path;
 }
 
 Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {

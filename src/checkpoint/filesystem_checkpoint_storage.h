@@ -17,7 +17,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "checkpoint/checkpoint_storage.h"
 #include "checkpoint/file_system.h"
@@ -61,6 +63,16 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   Status discard(CheckpointId id) override;
   Result<bool> remove_job_dir_if_empty() override;
   std::string describe() const override;  // "filesystem:/var/ck (state below 20 KiB inline)"
+
+  // Incremental checkpoints: shared files go to <job>/shared/ (CheckpointStreamFactory::write_shared_file).
+  bool supports_incremental() const override { return true; }
+  Status discard_shared_files(const std::vector<std::string>& relative_paths) override;
+  Status discard_location(const std::string& location) override;
+  std::optional<std::string> local_file_path(const std::string& location,
+                                             const std::string& relative_path) const override;
+  // Same job: unchanged; a job folder beside this job's: "../<job-id>/<path>"; elsewhere: nullopt.
+  std::optional<std::string> rebase_shared_path(const std::string& location,
+                                                const std::string& relative_path) const override;
 
   const std::string& base_dir() const;
   // <base_dir>/<job-id>; kFailedPrecondition before initialize().

@@ -32,6 +32,13 @@ uint64_t get_u64(const uint8_t* p) {
   return v;
 }
 
+bool is_hex32(std::string_view s) {
+  if (s.size() != 32) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
 // A path relative to the job directory that cannot escape it.
 bool is_safe_relative_path(const std::string& p) {
   if (p.empty() || p.front() == '/' || p.find('\0') != std::string::npos) return false;
@@ -64,6 +71,56 @@ Status validate_handle(const StreamStateHandle& h, const std::string& where) {
   if (!is_safe_relative_path(h.relative_path)) {
     return Status::invalid_argument(where + ": file path '" + h.relative_path +
                                     "' is not a relative path inside the job directory");
+  }
+  return Status::ok();
+}
+
+// A shared file: "shared/<name>" of this job, or "../<job-id>/shared/<name>" of a sibling job (claimed).
+Status validate_shared_path(const std::string& p, const std::string& where) {
+  std::string rest = p;
+  if (p.rfind("../", 0) == 0) {
+    size_t slash = p.find('/', 3);
+    if (slash == std::string::npos || !is_hex32(std::string_view(p).substr(3, slash - 3))) {
+      return Status::invalid_argument(where + ": shared file path '" + p +
+                                      "' leaves the job directory other than as ../<job-id>/shared/<name>");
+    }
+    rest = p.substr(slash + 1);
+  }
+  if (rest.rfind("shared/", 0) != 0 || !is_safe_relative_path(rest)) {
+    return Status::invalid_argument(where + ": shared file path '" + p + "' is not inside a shared/ folder");
+  }
+  return Status::ok();
+}
+
+Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_parallelism, const std::string& where) {
+  if (!k.range.is_empty() && (k.range.start() < 0 || k.range.end_inclusive() >= max_parallelism)) {
+    return Status::invalid_argument(where + ": key-group range " + k.range.to_string() + " outside [0, " +
+                                    std::to_string(max_parallelism - 1) + "]");
+  }
+  if (!is_hex32(k.backend_id)) {
+    return Status::invalid_argument(where + ": backend id '" + k.backend_id + "' is not 32 lowercase hex digits");
+  }
+  if (k.checkpoint_id.value() < 0) return Status::invalid_argument(where + ": negative checkpoint id");
+  std::set<std::string> names;
+  for (const auto* list : {&k.shared_files, &k.private_files}) {
+    const bool shared = list == &k.shared_files;
+    for (const IncrementalFile& f : *list) {
+      const std::string fw = where + " file '" + f.local_name + "'";
+      if (f.local_name.empty() || f.local_name.find('/') != std::string::npos || f.local_name == "." ||
+          f.local_name == "..") {
+        return Status::invalid_argument(where + ": local file name '" + f.local_name + "' is not a plain file name");
+      }
+      if (!names.insert(f.local_name).second) return Status::invalid_argument(fw + " appears twice");
+      if (f.file.is_inline() || !f.file.inline_bytes.empty()) {
+        return Status::invalid_argument(fw + ": incremental files are never inline");
+      }
+      if (shared) {
+        SLUICE_RETURN_IF_ERROR(validate_shared_path(f.file.relative_path, fw));
+      } else {
+        if (f.reused) return Status::invalid_argument(fw + ": a private file cannot be reused");
+        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw));
+      }
+    }
   }
   return Status::ok();
 }
@@ -120,6 +177,26 @@ void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
         for (uint64_t o : st.keyed_state->offsets) pk->add_offsets(o);
         to_proto(st.keyed_state->stream, pk->mutable_stream());
       }
+      if (st.incremental_keyed_state) {
+        const IncrementalKeyedStateHandle& k = *st.incremental_keyed_state;
+        pb::IncrementalKeyedStateHandle* pk = pst->mutable_incremental_keyed_state();
+        pk->set_range_start(k.range.start());
+        pk->set_range_end_inclusive(k.range.end_inclusive());
+        pk->set_backend_id(k.backend_id);
+        pk->set_checkpoint_id(k.checkpoint_id.value());
+        for (const IncrementalFile& f : k.shared_files) {
+          pb::IncrementalFile* pf = pk->add_shared_files();
+          pf->set_local_name(f.local_name);
+          to_proto(f.file, pf->mutable_file());
+          pf->set_reused(f.reused);
+        }
+        for (const IncrementalFile& f : k.private_files) {
+          pb::IncrementalFile* pf = pk->add_private_files();
+          pf->set_local_name(f.local_name);
+          to_proto(f.file, pf->mutable_file());
+        }
+        pk->set_state_meta(k.state_meta.data(), k.state_meta.size());
+      }
       if (st.operator_state) to_proto(*st.operator_state, pst->mutable_operator_state());
     }
   }
@@ -175,6 +252,25 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
         k.stream = from_proto(pk.stream());
         st.keyed_state = std::move(k);
       }
+      if (pst.has_incremental_keyed_state()) {
+        const pb::IncrementalKeyedStateHandle& pk = pst.incremental_keyed_state();
+        if (pk.range_start() < 0) {
+          return Status::invalid_argument("operator '" + op.operator_id + "' subtask " +
+                                          std::to_string(st.subtask_index) + ": negative key-group range start");
+        }
+        IncrementalKeyedStateHandle k;
+        k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
+        k.backend_id = pk.backend_id();
+        k.checkpoint_id = CheckpointId(pk.checkpoint_id());
+        for (const pb::IncrementalFile& pf : pk.shared_files()) {
+          k.shared_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
+        }
+        for (const pb::IncrementalFile& pf : pk.private_files()) {
+          k.private_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
+        }
+        k.state_meta.assign(pk.state_meta().begin(), pk.state_meta().end());
+        st.incremental_keyed_state = std::move(k);
+      }
       if (pst.has_operator_state()) st.operator_state = from_proto(pst.operator_state());
       op.subtasks.push_back(std::move(st));
     }
@@ -217,6 +313,13 @@ Status validate_metadata(const CheckpointMetadata& m) {
       }
       prev = st.subtask_index;
       if (st.keyed_state) SLUICE_RETURN_IF_ERROR(validate_keyed(*st.keyed_state, op.max_parallelism, swhere));
+      if (st.incremental_keyed_state) {
+        if (st.keyed_state) {
+          return Status::invalid_argument(swhere + ": has both a full and an incremental keyed state handle");
+        }
+        SLUICE_RETURN_IF_ERROR(
+            validate_incremental(*st.incremental_keyed_state, op.max_parallelism, swhere + " incremental keyed state"));
+      }
       if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
     }
   }
@@ -281,6 +384,10 @@ Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::
   }
   auto m = from_proto(msg);
   if (!m.is_ok()) return Status::corruption(w + ": " + m.status().message());
+  if (version < CheckpointMetadata::kFirstIncrementalFormatVersion && m->has_incremental_state()) {
+    return Status::corruption(w + ": format version " + std::to_string(version) +
+                              " metadata holds an incremental keyed state handle (introduced in version 2)");
+  }
   m->format_version = version;
   Status valid = validate_metadata(*m);
   if (!valid.is_ok()) return Status::corruption(w + ": " + valid.message());

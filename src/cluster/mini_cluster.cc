@@ -98,16 +98,34 @@ class LocalJob final : public CheckpointingJobClient,
       }
       setup.tasks.push_back(std::move(t));
     }
+    if (cfg_.incremental_checkpoints && !cfg_.storage->supports_incremental()) {
+      spdlog::warn("incremental checkpoints are off: checkpoint storage {} cannot hold shared files",
+                   cfg_.storage->describe());
+      cfg_.incremental_checkpoints = false;
+    }
+    shared_registry_ = std::make_shared<coordinator::SharedStateRegistry>();
+    setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
-      restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location};
-      spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path); checkpoint ids "
-                   "continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
-                   cfg_.restore->location, cfg_.restore->metadata.checkpoint_id.value() + 1);
-      // A restored checkpoint is not owned by this run (NO_CLAIM): it is never deleted by it.
-      auto added = store_->add(checkpoint::CompletedCheckpoint{cfg_.restore->metadata, cfg_.restore->location, false});
+      const bool claim = cfg_.restore->claim;
+      restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
+      spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path, {}); checkpoint "
+                   "ids continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
+                   cfg_.restore->location, claim ? "CLAIM" : "NO_CLAIM", cfg_.restore->metadata.checkpoint_id.value() + 1);
+      // NO_CLAIM: the restored checkpoint is not owned by this run and never deleted by it. CLAIM: owned; it is
+      // deleted (by its location) once subsumed, and its shared files once nothing refers to them.
+      checkpoint::CompletedCheckpoint restored{cfg_.restore->metadata, cfg_.restore->location, claim, claim};
+      auto added = store_->add(std::move(restored));
       if (!added.is_ok()) return added.status();
+      if (claim) claimed_ = {cfg_.restore->metadata.checkpoint_id, cfg_.restore->location};
+      std::vector<std::string> files;
+      for (const std::string& f : cfg_.restore->metadata.shared_files()) {
+        if (auto rebased = cfg_.storage->rebase_shared_path(cfg_.restore->location, f)) files.push_back(*rebased);
+      }
+      shared_registry_->register_files(cfg_.restore->metadata.checkpoint_id, files,
+                                claim ? coordinator::SharedStateRegistry::Ownership::kOwned
+                                      : coordinator::SharedStateRegistry::Ownership::kNotOwned);
     }
     setup.on_completed = [this](const checkpoint::CheckpointMetadata& md, const std::string& location) {
       std::lock_guard lock(store_mu_);
@@ -116,8 +134,9 @@ class LocalJob final : public CheckpointingJobClient,
         spdlog::warn("completed checkpoint store: {}", decision.status().to_string());
         return;
       }
-      Status s = checkpoint::discard_checkpoints(*cfg_.storage, decision->to_discard);
+      Status s = checkpoint::discard_checkpoints(*cfg_.storage, decision->to_discard, claimed_.first, claimed_.second);
       if (!s.is_ok()) spdlog::warn("discarding subsumed checkpoints: {}", s.to_string());
+      release_shared_files(decision->subsumed);
     };
     SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
     return Status::ok();
@@ -243,6 +262,7 @@ class LocalJob final : public CheckpointingJobClient,
     s.alignment_duration_ms = stats.alignment_duration_ms;
     s.start_delay_ms = stats.start_delay_ms;
     s.state_size_bytes = static_cast<uint64_t>(stats.state_size_bytes);
+    s.checkpointed_size_bytes = static_cast<uint64_t>(stats.checkpointed_size_bytes);
     coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
   }
   void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override {
@@ -271,7 +291,18 @@ class LocalJob final : public CheckpointingJobClient,
   struct RestorePoint {
     checkpoint::CheckpointMetadata metadata;
     std::string location;
+    bool owned = true;  // this run may refer to its shared files (its own, or claimed)
   };
+
+  // Completed checkpoints that left the store: their shared files lose a reference; delete the unreferenced.
+  void release_shared_files(const std::vector<CheckpointId>& ids) {
+    for (CheckpointId id : ids) {
+      std::vector<std::string> files = shared_registry_->release(id);
+      if (files.empty()) continue;
+      Status s = cfg_.storage->discard_shared_files(files);
+      if (!s.is_ok()) spdlog::warn("deleting shared state files of checkpoint {}: {}", id.value(), s.to_string());
+    }
+  }
 
   void post(Event e) {
     {
@@ -352,6 +383,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.clock = cfg_.clock.get();
       d.state_backend_type = cfg_.state_backend_type;
       d.rocksdb = cfg_.rocksdb;
+      d.incremental_checkpoints = cfg_.incremental_checkpoints;
       d.job_id = job_id_.to_hex();
       d.fault_injector = injector_.get();
       if (cfg_.checkpointing) {
@@ -364,7 +396,9 @@ class LocalJob final : public CheckpointingJobClient,
         for (int32_t node_id : v.nodes) chain.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
         SLUICE_ASSIGN_OR_RETURN(d.restore, assign_subtask_state(restore_point_->metadata, restore_point_->location,
                                                                 *cfg_.storage, chain, ev.subtask_index,
-                                                                ev.key_group_range, jg_.max_parallelism));
+                                                                ev.key_group_range, jg_.max_parallelism,
+                                                                restore_point_->owned ? SharedFileReuse::kReuse
+                                                                                      : SharedFileReuse::kNoReuse));
         d.restored = true;
       }
       TaskSlot slot;
@@ -511,7 +545,7 @@ class LocalJob final : public CheckpointingJobClient,
     {
       std::lock_guard lock(store_mu_);
       const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
-      if (latest) restore_point_ = RestorePoint{latest->metadata, latest->location};
+      if (latest) restore_point_ = RestorePoint{latest->metadata, latest->location, latest->owned};
     }
     {
       std::lock_guard lock(mu_);
@@ -547,7 +581,10 @@ class LocalJob final : public CheckpointingJobClient,
                                          : terminal == JobStatus::kCanceled ? checkpoint::JobTerminalStatus::kCanceled
                                                                              : checkpoint::JobTerminalStatus::kFailed;
       std::lock_guard lock(store_mu_);
-      auto cleanup = checkpoint::cleanup_on_job_end(*store_, *cfg_.storage, cfg_.retention, ts);
+      auto cleanup = checkpoint::cleanup_on_job_end(*store_, *cfg_.storage, cfg_.retention, ts,
+                                                    [this](const std::vector<CheckpointId>& deleted) {
+                                                      release_shared_files(deleted);
+                                                    });
       if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
     }
     std::lock_guard lock(mu_);
@@ -589,6 +626,8 @@ class LocalJob final : public CheckpointingJobClient,
   std::mutex store_mu_;
   std::unique_ptr<checkpoint::CompletedCheckpointStore> store_;
   std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;
+  std::shared_ptr<coordinator::SharedStateRegistry> shared_registry_;
+  std::pair<CheckpointId, std::string> claimed_{CheckpointId(0), ""};  // a checkpoint restored in CLAIM mode
   std::optional<RestorePoint> restore_point_;
   std::unique_ptr<runtime::FaultInjector> injector_;  // outlives every attempt's tasks
 

@@ -35,6 +35,9 @@ namespace sluice::cluster {
 struct RestoreFrom {
   checkpoint::CheckpointMetadata metadata;
   std::string location;
+  // execution.state-recovery.claim-mode CLAIM: the job owns the checkpoint (refers to its shared files, deletes
+  // it once subsumed). false: NO_CLAIM (never deleted; the first checkpoint re-uploads everything).
+  bool claim = false;
 };
 
 struct MiniClusterConfig {
@@ -44,6 +47,8 @@ struct MiniClusterConfig {
   bool buffer_timeout_enabled = true;
   std::string state_backend_type = "HASHMAP";  // state.backend.type, as parse_state_backend_type reads it
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.*
+  // execution.checkpointing.incremental (RocksDB keyed state; needs storage->supports_incremental(), else off).
+  bool incremental_checkpoints = false;
   std::shared_ptr<Clock> clock;  // null: the system clock
 
   // Checkpointing (off unless `checkpointing`).

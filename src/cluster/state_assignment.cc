@@ -32,7 +32,8 @@ Status check_all_state_matched(const CheckpointMetadata& md, const std::vector<s
 
 Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const CheckpointMetadata& md, const std::string& location, checkpoint::CheckpointStorage& storage,
-    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism) {
+    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
+    SharedFileReuse reuse) {
   std::map<std::string, OperatorRestoreState> out;
   for (const auto& c : chain) {
     const OperatorState* os = find_operator(md, c.operator_id);
@@ -42,6 +43,43 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     r.checkpoint_id = md.checkpoint_id;
     std::vector<std::vector<uint8_t>> old_operator_states(static_cast<size_t>(os->parallelism));
     for (const auto& st : os->subtasks) {
+      if (st.incremental_keyed_state && !range.is_empty()) {
+        if (os->max_parallelism != max_parallelism) {
+          return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +
+                                          ", the job " + std::to_string(max_parallelism) +
+                                          " (set pipeline.max-parallelism to the checkpoint's)");
+        }
+        const auto& ih = *st.incremental_keyed_state;
+        if (!ih.range.intersection(range).is_empty()) {
+          IncrementalRestoreHandle h;
+          h.range = ih.range;
+          h.backend_id = ih.backend_id;
+          h.checkpoint_id = ih.checkpoint_id;
+          h.state_meta = ih.state_meta;
+          h.what = "checkpoint " + std::to_string(md.checkpoint_id.value()) + " (" + location + ") operator '" +
+                   os->operator_name + "' subtask " + std::to_string(st.subtask_index) + " incremental keyed state";
+          for (const auto* list : {&ih.shared_files, &ih.private_files}) {
+            const bool shared = list == &ih.shared_files;
+            for (const checkpoint::IncrementalFile& f : *list) {
+              IncrementalRestoreFile rf;
+              rf.local_name = f.local_name;
+              rf.size_bytes = f.file.size_bytes;
+              rf.checksum = f.file.checksum;
+              auto path = storage.local_file_path(location, f.file.relative_path);
+              if (!path) {
+                return Status::failed_precondition(h.what + ": checkpoint storage " + storage.describe() +
+                                                   " cannot read the file '" + f.file.relative_path + "'");
+              }
+              rf.path = *path;
+              if (shared && reuse == SharedFileReuse::kReuse) {
+                rf.reusable_path = storage.rebase_shared_path(location, f.file.relative_path).value_or("");
+              }
+              (shared ? h.shared_files : h.private_files).push_back(std::move(rf));
+            }
+          }
+          r.incremental_handles.push_back(std::move(h));
+        }
+      }
       if (st.keyed_state && !range.is_empty()) {
         if (os->max_parallelism != max_parallelism) {
           return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +

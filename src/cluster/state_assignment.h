@@ -26,11 +26,18 @@ struct OperatorToRestore {
 Status check_all_state_matched(const checkpoint::CheckpointMetadata& metadata,
                                const std::vector<std::string>& job_operator_ids);
 
+// Whether the restoring job may refer to the restored checkpoint's shared files in its own incremental
+// checkpoints: its own checkpoint (a failover) or one it claimed (CLAIM) - kReuse; a checkpoint restored in
+// NO_CLAIM mode - kNoReuse, so the first checkpoint uploads everything again.
+enum class SharedFileReuse : uint8_t { kNoReuse, kReuse };
+
 // The restore state of subtask `subtask` (key groups `range`) for each operator of its chain that has state in
-// the checkpoint.
+// the checkpoint. Incremental handles whose range meets `range` are resolved to local file paths
+// (IncrementalRestoreHandle); the RocksDB backend copies the files when it restores.
 Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const checkpoint::CheckpointMetadata& metadata, const std::string& location, checkpoint::CheckpointStorage& storage,
-    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism);
+    const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
+    SharedFileReuse reuse = SharedFileReuse::kNoReuse);
 
 // The split enumerator state a source operator stored in its subtask 0 operator state (the state named
 // kSourceEnumeratorStateName), or nullopt if the checkpoint has none for it.

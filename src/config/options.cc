@@ -249,6 +249,21 @@ const ConfigOption<std::string> kStateRecoveryPath{
     "checkpoint under execution.checkpointing.dir. Unset starts the job without state; an empty value is an error.",
     {"execution.savepoint.path"}, {}};
 
+const ConfigOption<RecoveryClaimMode> kStateRecoveryClaimMode{
+    "execution.state-recovery.claim-mode", RecoveryClaimMode::kNoClaim,
+    "Who owns the checkpoint a job restores from (the --claim-mode flag). NO_CLAIM: the user; the job never "
+    "deletes it and its first checkpoint is a full one, so later checkpoints refer to none of its files. CLAIM: "
+    "the job; its incremental checkpoints may refer to the restored shared files, and it deletes the restored "
+    "checkpoint once subsumed (as its own).",
+    {"execution.savepoint-restore-mode"}, {}};
+
+const ConfigOption<bool> kIncrementalCheckpoints{
+    "execution.checkpointing.incremental", false,
+    "Incremental checkpoints of RocksDB keyed state: each checkpoint uploads only the SST files no earlier "
+    "completed checkpoint uploaded (to <dir>/<job-id>/shared/) and refers to the others. Needs filesystem "
+    "checkpoint storage; the HASHMAP backend and savepoints always take full, portable snapshots.",
+    {"state.backend.incremental"}, {}};
+
 // ---- restart strategies -------------------------------------------------------------------------------
 
 const ConfigOption<std::optional<RestartStrategyType>> kRestartStrategyType{
@@ -343,6 +358,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kCheckpointDataInlineThreshold,
       &options::kCheckpointsAfterTasksFinish,
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
+      &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       // restart strategies
       &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,

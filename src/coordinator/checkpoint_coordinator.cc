@@ -19,6 +19,16 @@ const char* type_name(SnapshotType type) { return type == SnapshotType::kSavepoi
 
 std::string id_str(CheckpointId id) { return std::to_string(id.value()); }
 
+// The shared files the incremental handles of one acknowledgement refer to.
+std::vector<std::string> shared_files_of(const std::map<std::string, checkpoint::OperatorSubtaskState>& state) {
+  std::vector<std::string> files;
+  for (const auto& [op, s] : state) {
+    if (!s.incremental_keyed_state) continue;
+    for (const auto& f : s.incremental_keyed_state->shared_files) files.push_back(f.file.relative_path);
+  }
+  return files;
+}
+
 }  // namespace
 
 struct CheckpointCoordinator::Action {
@@ -77,6 +87,8 @@ CheckpointCoordinator::CheckpointCoordinator(CheckpointCoordinatorSetup setup,
       properties_(std::move(setup.properties)),
       metrics_(setup.metrics),
       timer_period_(setup.timer_period),
+      registry_(setup.shared_state_registry ? std::move(setup.shared_state_registry)
+                                            : std::make_shared<SharedStateRegistry>()),
       next_id_(setup.restored_checkpoint_id.value() + 1),
       failure_manager_(setup.config.tolerable_failures),
       gauges_(std::make_unique<Gauges>()) {}
@@ -157,6 +169,7 @@ PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType t
   const CheckpointId id(next_id_++);
   const int64_t timestamp_ms = clock_->now_ms();
   auto [it, inserted] = pending_.emplace(id, PendingCheckpoint(id, type, timestamp_ms, now_ms, plan_));
+  registry_->checkpoint_pending(id);
   stats_.report_triggered(id, type, timestamp_ms, now_ms, plan_->num_tasks());
   spdlog::info("Triggering {} {} for job {} ({} tasks to acknowledge)", type_name(type), id.value(),
                job_id_.to_hex(), plan_->num_tasks());
@@ -231,8 +244,12 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
     return MessageOutcome::kCheckpointEnded;
   }
   PendingCheckpoint& p = it->second;
-  uint64_t handle_bytes = 0;
-  for (const auto& [op, s] : state) handle_bytes += state_handle_bytes(s);
+  uint64_t handle_bytes = 0, checkpointed_bytes = 0;
+  for (const auto& [op, s] : state) {
+    handle_bytes += state_handle_bytes(s);
+    checkpointed_bytes += checkpointed_handle_bytes(s);
+  }
+  std::vector<std::string> shared_files = shared_files_of(state);
   std::string error;
   switch (p.acknowledge(vertex, subtask, state, &error)) {
     case PendingCheckpoint::AckResult::kUnknownTask:
@@ -254,7 +271,8 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
     case PendingCheckpoint::AckResult::kAccepted:
       break;
   }
-  stats_.report_acknowledged(id, vertex, subtask, now_mono_ms(), stats, handle_bytes);
+  stats_.report_acknowledged(id, vertex, subtask, now_mono_ms(), stats, handle_bytes, checkpointed_bytes);
+  registry_->register_files(id, shared_files);
   if (p.is_complete()) {
     auto action = std::make_unique<Action>();
     action->kind = Action::Kind::kWriteMetadata;
@@ -495,6 +513,7 @@ void CheckpointCoordinator::run_action(Action& a) {
     }
     case Action::Kind::kCompleted:
       if (on_completed_) on_completed_(a.metadata, a.location);
+      discard_shared_files(registry_->checkpoint_ended(a.id, /*completed=*/true));
       if (a.type == SnapshotType::kCheckpoint) target_->notify_checkpoint_complete(a.id);
       break;
     case Action::Kind::kAbort: {
@@ -502,6 +521,7 @@ void CheckpointCoordinator::run_action(Action& a) {
       if (!discarded.is_ok()) {
         spdlog::warn("Could not discard aborted checkpoint {}: {}", a.id.value(), discarded.to_string());
       }
+      discard_shared_files(registry_->checkpoint_ended(a.id, /*completed=*/false));
       target_->notify_checkpoint_aborted(a.id);
       if (on_aborted_) on_aborted_(a.id, a.reason, a.cause);
       break;
@@ -518,6 +538,12 @@ void CheckpointCoordinator::run_action(Action& a) {
       target_->fail_job(a.cause);
       break;
   }
+}
+
+void CheckpointCoordinator::discard_shared_files(const std::vector<std::string>& files) {
+  if (files.empty()) return;
+  Status st = storage_->discard_shared_files(files);
+  if (!st.is_ok()) spdlog::warn("Could not delete {} unreferenced shared state files: {}", files.size(), st.to_string());
 }
 
 // ---- the timer thread ----

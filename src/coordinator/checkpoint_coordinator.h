@@ -56,6 +56,7 @@
 #include "coordinator/checkpoint_stats.h"
 #include "coordinator/checkpoint_trigger_target.h"
 #include "coordinator/pending_checkpoint.h"
+#include "coordinator/shared_state_registry.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/ids.h"
 #include "sluice/core/status.h"
@@ -93,6 +94,9 @@ struct CheckpointCoordinatorSetup {
   MetricGroup* metrics = nullptr;
   // How often start()'s thread calls tick() (real time); decisions use `clock`.
   std::chrono::milliseconds timer_period{5};
+  // Reference counts of incremental checkpoints' shared files. Null: the coordinator makes one. The owner
+  // shares it to release completed checkpoints it subsumes (CompletedCheckpointStore) and restored ones.
+  std::shared_ptr<SharedStateRegistry> shared_state_registry;
 };
 
 // What became of an acknowledgement or a decline.
@@ -157,6 +161,9 @@ class CheckpointCoordinator {
   int32_t num_pending() const;
   CheckpointId next_checkpoint_id() const;
   const CheckpointCoordinatorConfig& config() const { return config_; }
+  // Pending checkpoints register their shared files here on every acknowledgement; an abort releases them,
+  // and the coordinator deletes (storage->discard_shared_files) what the registry says nobody refers to.
+  const std::shared_ptr<SharedStateRegistry>& shared_state_registry() const { return registry_; }
 
  private:
   struct Action;
@@ -182,6 +189,7 @@ class CheckpointCoordinator {
   void dispatch_locked(std::unique_lock<std::mutex>& lock);
   void drain_locked(std::unique_lock<std::mutex>& lock);
   void run_action(Action& action);
+  void discard_shared_files(const std::vector<std::string>& files);
   void timer_loop();
 
   const CheckpointCoordinatorConfig config_;
@@ -195,6 +203,7 @@ class CheckpointCoordinator {
   const std::map<std::string, std::string> properties_;
   MetricGroup* const metrics_;
   const std::chrono::milliseconds timer_period_;
+  const std::shared_ptr<SharedStateRegistry> registry_;
 
   mutable std::mutex mu_;
   // Guarded by mu_.

@@ -47,12 +47,13 @@ void CheckpointStatsTracker::report_triggered(CheckpointId id, checkpoint::Snaps
 
 void CheckpointStatsTracker::report_acknowledged(CheckpointId id, int32_t vertex, int32_t subtask,
                                                  int64_t now_monotonic_ms, const SubtaskCheckpointStats& stats,
-                                                 uint64_t handle_bytes) {
+                                                 uint64_t handle_bytes, std::optional<uint64_t> checkpointed_bytes) {
   auto it = in_progress_.find(id);
   if (it == in_progress_.end()) return;
   CheckpointStatsEntry& e = it->second.entry;
   e.subtasks.push_back({vertex, subtask, now_monotonic_ms - it->second.trigger_monotonic_ms, stats});
   e.state_size_bytes += handle_bytes;
+  e.checkpointed_size_bytes += checkpointed_bytes.value_or(handle_bytes);
   ++e.num_acknowledged;
 }
 
@@ -67,9 +68,11 @@ void CheckpointStatsTracker::report_completed(CheckpointId id, int64_t now_monot
   ++num_completed_;
   window_duration_ms_.push_back(p.entry.end_to_end_duration_ms);
   window_size_bytes_.push_back(static_cast<int64_t>(p.entry.state_size_bytes));
+  window_checkpointed_bytes_.push_back(static_cast<int64_t>(p.entry.checkpointed_size_bytes));
   if (window_duration_ms_.size() > kSummaryWindow) {
     window_duration_ms_.pop_front();
     window_size_bytes_.pop_front();
+    window_checkpointed_bytes_.pop_front();
   }
   latest_completed_ = p.entry;
   finish(std::move(p));
@@ -119,6 +122,8 @@ CheckpointStatsSnapshot CheckpointStatsTracker::snapshot(int64_t now_monotonic_m
   s.consecutive_failures = consecutive_failures;
   s.end_to_end_duration_ms = summarize(std::vector<int64_t>(window_duration_ms_.begin(), window_duration_ms_.end()));
   s.state_size_bytes = summarize(std::vector<int64_t>(window_size_bytes_.begin(), window_size_bytes_.end()));
+  s.checkpointed_size_bytes =
+      summarize(std::vector<int64_t>(window_checkpointed_bytes_.begin(), window_checkpointed_bytes_.end()));
   s.latest_completed = latest_completed_;
   s.latest_failed = latest_failed_;
   for (const auto& [id, p] : in_progress_) {

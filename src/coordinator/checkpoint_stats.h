@@ -27,7 +27,8 @@ struct SubtaskCheckpointStats {
   int64_t sync_duration_ms = 0;       // synchronous part of the snapshot, on the task thread
   int64_t async_duration_ms = 0;      // asynchronous part (writing state)
   int64_t alignment_duration_ms = 0;  // first barrier to last barrier of the alignment (0 for sources)
-  uint64_t state_size_bytes = 0;      // bytes of state the subtask wrote for this checkpoint
+  uint64_t state_size_bytes = 0;      // full size of the state the subtask's handles refer to
+  uint64_t checkpointed_size_bytes = 0;  // bytes it added (uploaded) for this checkpoint; < state_size when incremental
   int64_t start_delay_ms = 0;         // trigger to the first barrier at the subtask (Flink's checkpointStartDelay)
 };
 
@@ -48,8 +49,11 @@ struct CheckpointStatsEntry {
   // Trigger to completion (metadata durable) or failure; for one in progress, trigger to the snapshot.
   int64_t end_to_end_duration_ms = 0;
   // Sum of the sizes of the state handles acknowledged (for a completed checkpoint: the full size of the state
-  // it refers to).
+  // it refers to; Flink's "Full Checkpoint Data Size").
   uint64_t state_size_bytes = 0;
+  // The part of it this checkpoint added: without the shared files of incremental handles that earlier
+  // checkpoints uploaded (Flink's "Checkpointed Data Size"). Equal to state_size_bytes for full snapshots.
+  uint64_t checkpointed_size_bytes = 0;
   int32_t num_acknowledged = 0;
   int32_t num_tasks = 0;
   std::vector<SubtaskStatsEntry> subtasks;  // in acknowledgement order
@@ -80,6 +84,7 @@ struct CheckpointStatsSnapshot {
   // Over the latest kSummaryWindow completed checkpoints and savepoints.
   StatsSummary end_to_end_duration_ms;
   StatsSummary state_size_bytes;
+  StatsSummary checkpointed_size_bytes;
   std::optional<CheckpointStatsEntry> latest_completed;
   std::optional<CheckpointStatsEntry> latest_failed;
   std::vector<CheckpointStatsEntry> in_progress;  // ascending ids
@@ -93,9 +98,11 @@ class CheckpointStatsTracker {
 
   void report_triggered(CheckpointId id, checkpoint::SnapshotType type, int64_t trigger_timestamp_ms,
                         int64_t trigger_monotonic_ms, int32_t num_tasks);
-  // `handle_bytes`: size of the state handles in this acknowledgement. Ignored for unknown ids.
+  // `handle_bytes`: full size of the state handles in this acknowledgement; `checkpointed_bytes`: what of it
+  // this checkpoint added (defaults to handle_bytes). Ignored for unknown ids.
   void report_acknowledged(CheckpointId id, int32_t vertex, int32_t subtask, int64_t now_monotonic_ms,
-                           const SubtaskCheckpointStats& stats, uint64_t handle_bytes);
+                           const SubtaskCheckpointStats& stats, uint64_t handle_bytes,
+                           std::optional<uint64_t> checkpointed_bytes = std::nullopt);
   void report_completed(CheckpointId id, int64_t now_monotonic_ms, std::string location);
   void report_failed(CheckpointId id, int64_t now_monotonic_ms, CheckpointFailureReason reason, std::string message);
   // A checkpoint still pending when the job finished normally (the coordinator shut down with the job): it
@@ -124,6 +131,7 @@ class CheckpointStatsTracker {
   std::deque<CheckpointStatsEntry> history_;  // newest first
   std::deque<int64_t> window_duration_ms_;    // newest last
   std::deque<int64_t> window_size_bytes_;
+  std::deque<int64_t> window_checkpointed_bytes_;
   std::optional<CheckpointStatsEntry> latest_completed_;
   std::optional<CheckpointStatsEntry> latest_failed_;
   int64_t num_triggered_ = 0;

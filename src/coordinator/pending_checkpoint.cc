@@ -12,6 +12,15 @@ using checkpoint::OperatorSubtaskState;
 uint64_t state_handle_bytes(const OperatorSubtaskState& state) {
   uint64_t bytes = 0;
   if (state.keyed_state) bytes += state.keyed_state->stream.size_bytes;
+  if (state.incremental_keyed_state) bytes += state.incremental_keyed_state->full_size_bytes();
+  if (state.operator_state) bytes += state.operator_state->size_bytes;
+  return bytes;
+}
+
+uint64_t checkpointed_handle_bytes(const OperatorSubtaskState& state) {
+  uint64_t bytes = 0;
+  if (state.keyed_state) bytes += state.keyed_state->stream.size_bytes;
+  if (state.incremental_keyed_state) bytes += state.incremental_keyed_state->checkpointed_size_bytes();
   if (state.operator_state) bytes += state.operator_state->size_bytes;
   return bytes;
 }
@@ -79,7 +88,9 @@ CheckpointMetadata PendingCheckpoint::finalize(const JobId& job, const std::map<
   }
   for (SubtaskStateMap& task_states : states_) {
     for (auto& [operator_id, subtask_state] : task_states) {
-      if (!subtask_state.keyed_state && !subtask_state.operator_state) continue;  // stateless: nothing to restore
+      if (!subtask_state.keyed_state && !subtask_state.incremental_keyed_state && !subtask_state.operator_state) {
+        continue;  // stateless: nothing to restore
+      }
       metadata.operators[position.at(operator_id)].subtasks.push_back(std::move(subtask_state));
     }
     task_states.clear();

@@ -22,6 +22,8 @@ using SubtaskStateMap = std::map<std::string, checkpoint::OperatorSubtaskState>;
 
 // Sum of the sizes of every state handle in `state` (keyed and operator state).
 uint64_t state_handle_bytes(const checkpoint::OperatorSubtaskState& state);
+// The bytes the subtask added in this checkpoint (state_handle_bytes less the shared files it reused).
+uint64_t checkpointed_handle_bytes(const checkpoint::OperatorSubtaskState& state);
 
 class PendingCheckpoint {
  public:

@@ -200,6 +200,7 @@ void StreamTask::build_chain() {
     s.rocksdb = d_.rocksdb;
     s.source_gateway = gateway_.get();
     s.checkpointing = checkpointing();
+    s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
     slot->op->setup(s);
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});

@@ -71,6 +71,7 @@ struct TaskDeployment {
   const Clock* clock = nullptr;
   std::string state_backend_type = "HASHMAP";
   RocksDBStateBackendOptions rocksdb;
+  bool incremental_checkpoints = false;  // execution.checkpointing.incremental (RocksDB keyed state)
   std::string job_id;  // the run's JobId (hex)
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none

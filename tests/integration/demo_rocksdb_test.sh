@@ -34,4 +34,20 @@ grep -q '"verified": true' legacy.json || { echo "demo with RocksDBStateBackend 
 grep -q '"verified": true' cache.json || { echo "demo with the write-back cache did not verify"; cat cache.out cache.json; exit 1; }
 # The enabled native metric is in the summary's rocksdb_native_metrics, per subtask and state.
 grep -q '"rocksdb.block-cache-usage"' legacy.json || { echo "no RocksDB native metric in the summary"; cat legacy.json; exit 1; }
+# Incremental checkpoints: the same failures, exactly once; the summary has both sizes, the increment not above
+# the full size; nothing left in the local dir (working and local snapshot folders).
+"$sluice" demo --events 300000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck-inc \
+  --inject-failures 2 --seed 3 --output out-inc -D state.backend.type=rocksdb \
+  -D execution.checkpointing.incremental=true -D state.backend.rocksdb.localdir="$work/rocks" \
+  --verify --summary-json inc.json > inc.out 2>&1 || { echo "incremental demo on RocksDB failed"; cat inc.out; exit 1; }
+grep -q '"verified": true' inc.json || { echo "incremental demo did not verify"; cat inc.out inc.json; exit 1; }
+python3 - inc.json <<'PY' || { cat inc.json; exit 1; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["checkpoints_completed"] > 0, "no checkpoint completed"
+assert 0 < s["checkpointed_size_bytes"] <= s["checkpoint_size_bytes"], "checkpointed size must be in (0, full size]"
+PY
+leftover=$(find rocks -mindepth 1 -maxdepth 1 | wc -l)
+[ "$leftover" = 0 ] || { echo "RocksDB folders left behind by the incremental run:"; ls -la rocks; exit 1; }
+"$sluice" demo --help | grep -q -- '--claim-mode' || { echo "sluice demo has no --claim-mode"; exit 1; }
 echo "demo on RocksDB: verified"

@@ -7,6 +7,7 @@
 // tier runs 20).
 // SLUICE_FAILOVER_STATE_BACKEND sets state.backend.type (failover_rocksdb_it runs the suite on RocksDB);
 // SLUICE_FAILOVER_CONFIG adds settings, "key=value" separated by ',' (failover_rocksdb_cache_it).
+// SLUICE_FAILOVER_INCREMENTAL sets execution.checkpointing.incremental (failover_rocksdb_incremental_it).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -64,6 +65,9 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  if (const char* incremental = std::getenv("SLUICE_FAILOVER_INCREMENTAL")) {  // failover_rocksdb_incremental_it
+    EXPECT_TRUE(config.set_string("execution.checkpointing.incremental", incremental).is_ok());
+  }
   if (const char* backend = std::getenv("SLUICE_FAILOVER_STATE_BACKEND")) {  // failover_rocksdb_it
     EXPECT_TRUE(config.set_string("state.backend.type", backend).is_ok());
   }
@@ -172,6 +176,12 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   // Nothing uncommitted is left visible, and the finished job removed its checkpoints.
   for (const auto& e : std::filesystem::directory_iterator(opt.output_dir)) {
     EXPECT_EQ(e.path().filename().string().rfind(".part-", 0), std::string::npos) << e.path();
+  }
+  // Not a file of any checkpoint is left: shared/ files of incremental checkpoints included (released by the
+  // SharedStateRegistry when the job deleted its checkpoints), and no upload of an aborted one.
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(base + "/ck", ec)) {
+    EXPECT_FALSE(e.is_regular_file()) << "seed " << seed << ": left behind: " << e.path();
   }
   std::filesystem::remove_all(base);
   return outcome;

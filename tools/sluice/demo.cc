@@ -43,6 +43,7 @@ struct DemoFlags {
   int32_t inject_failures = 0;
   std::string restore;  // PATH or "latest"
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
+  std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
 };
 
 int64_t peak_rss_bytes() {
@@ -133,6 +134,12 @@ int run_demo(const DemoFlags& f) {
   if (f.restore_given) {
     if (Status st = config.set_string(options::kStateRecoveryPath.key, f.restore); !st.is_ok()) {
       std::fprintf(stderr, "error: --restore: %s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+  if (!f.claim_mode.empty()) {
+    if (Status st = config.set_string("execution.state-recovery.claim-mode", f.claim_mode); !st.is_ok()) {
+      std::fprintf(stderr, "error: --claim-mode: %s\n", st.to_string().c_str());
       return 2;
     }
   }
@@ -301,7 +308,11 @@ int run_demo(const DemoFlags& f) {
     summary["checkpoints_failed"] = stats.num_failed;
     summary["checkpoint_duration_p99_ms"] = stats.end_to_end_duration_ms.p99;
     summary["checkpoint_duration_avg_ms"] = stats.end_to_end_duration_ms.avg;
+    // Full size of the state the latest checkpoint refers to, and what that checkpoint added (smaller with
+    // incremental checkpoints; Flink's "Checkpointed Data Size").
     summary["checkpoint_size_bytes"] = stats.latest_completed ? stats.latest_completed->state_size_bytes : 0;
+    summary["checkpointed_size_bytes"] =
+        stats.latest_completed ? stats.latest_completed->checkpointed_size_bytes : 0;
     summary["restarts"] = cp_client->restarts();
     // restored_from[i]: the checkpoint attempt i started from (0: the beginning of the stream); [0] is the
     // --restore checkpoint, [i > 0] the one recovery i restored. recovery_time_ms: one entry per recovery.
@@ -472,6 +483,10 @@ void add_demo_command(CLI::App& app, int* exit_code) {
       "Resume from a retained checkpoint: a chk-<n> folder, its _metadata, or 'latest' (the highest checkpoint id "
       "under --checkpoint-dir, across every run's job folder). The checkpoint must come from a run with the same "
       "--events, --seed, --splits and --rate (the parallelism may differ)");
+  cmd->add_option("--claim-mode", flags->claim_mode,
+                  "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
+                  "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")
+      ->check(CLI::IsMember({"CLAIM", "NO_CLAIM", "claim", "no_claim"}));
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
   cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
   cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");

@@ -80,6 +80,20 @@ struct EnumOptionNames<CheckpointingMode> {
 // A process that dies deletes nothing.
 enum class ExternalizedCheckpointRetention { kNoExternalizedCheckpoints, kDeleteOnCancellation, kRetainOnCancellation };
 
+// execution.state-recovery.claim-mode (Flink's RecoveryClaimMode): who owns the checkpoint a job restores from.
+//   NO_CLAIM (default)  the user: the job never deletes it; its first checkpoint is full (refers to none of
+//                       the restored checkpoint's files)
+//   CLAIM               the job: it may refer to the restored files and deletes the checkpoint once subsumed
+enum class RecoveryClaimMode { kNoClaim, kClaim };
+
+template <>
+struct EnumOptionNames<RecoveryClaimMode> {
+  static constexpr std::array<std::pair<RecoveryClaimMode, std::string_view>, 2> kValues{{
+      {RecoveryClaimMode::kNoClaim, "NO_CLAIM"},
+      {RecoveryClaimMode::kClaim, "CLAIM"},
+  }};
+};
+
 template <>
 struct EnumOptionNames<ExternalizedCheckpointRetention> {
   static constexpr std::array<std::pair<ExternalizedCheckpointRetention, std::string_view>, 3> kValues{{
@@ -219,6 +233,11 @@ extern const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStora
 // execution.savepoint.path): the checkpoint or
 // savepoint to restore the job from (`--restore`), or `latest`.
 extern const ConfigOption<std::string> kStateRecoveryPath;
+// execution.state-recovery.claim-mode (Enum, NO_CLAIM); the sluice tool's --claim-mode.
+extern const ConfigOption<RecoveryClaimMode> kStateRecoveryClaimMode;
+// execution.checkpointing.incremental (Boolean, false; deprecated key state.backend.incremental): incremental
+// checkpoints of RocksDB keyed state.
+extern const ConfigOption<bool> kIncrementalCheckpoints;
 
 // ---- restart strategies (Flink's RestartStrategyOptions; see src/restart) ---------------------------------
 

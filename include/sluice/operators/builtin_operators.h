@@ -171,6 +171,10 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<IN, OUT>::initialize_state(restored);
     if (restored == nullptr) return;
+    Status inc = backend_->restore_incremental(restored->incremental_handles);
+    if (!inc.is_ok()) {
+      throw std::runtime_error(inc.with_context("operator '" + this->info().operator_name + "' keyed state").to_string());
+    }
     for (const auto& kg : restored->key_groups) {
       Status st = backend_->restore_key_group(kg.data(), kg.size());
       if (!st.is_ok()) {
@@ -181,9 +185,21 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     OperatorSnapshot snap = OneInputStreamOperator<IN, OUT>::snapshot_state(id, ts);
     snap.key_group_range = backend_->key_group_range();
+    if (this->setup_.incremental_checkpoints && !this->snapshot_is_savepoint_ &&
+        backend_->kind() == StateBackendKind::kRocksDB) {
+      auto inc = backend_->snapshot_incremental(id);
+      if (inc.is_ok()) {
+        snap.incremental_keyed = std::move(inc).value();
+      } else {  // declined by the asynchronous part, with the reason
+        snap.write_keyed = [st = inc.status()](std::vector<uint8_t>*, std::vector<uint64_t>*) { return st; };
+      }
+      return snap;
+    }
     snap.write_keyed = keyed_snapshot_writer(*backend_);
     return snap;
   }
+  void notify_checkpoint_complete(CheckpointId id) override { backend_->notify_checkpoint_complete(id); }
+  void notify_checkpoint_aborted(CheckpointId id) override { backend_->notify_checkpoint_aborted(id); }
   int64_t state_size_bytes() const override { return backend_ ? backend_->state_size_bytes_estimate() : 0; }
 
  protected:
@@ -211,9 +227,11 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS> {
     return KeyedOperatorBase<K, IN, OUT, KS>::snapshot_state(id, ts);
   }
   void notify_checkpoint_complete(CheckpointId id) override {
+    KeyedOperatorBase<K, IN, OUT, KS>::notify_checkpoint_complete(id);
     call_user(this->info(), [&] { notify_complete_if_listener(fn_, id); });
   }
   void notify_checkpoint_aborted(CheckpointId id) override {
+    KeyedOperatorBase<K, IN, OUT, KS>::notify_checkpoint_aborted(id);
     call_user(this->info(), [&] { notify_aborted_if_listener(fn_, id); });
   }
   void collect(IN&& record) override {

@@ -22,6 +22,7 @@
 #include "sluice/api/runtime_context.h"
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
+#include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/operator_state_store.h"
 #include "sluice/state/state_backend.h"
@@ -40,6 +41,8 @@ struct OperatorSetup {
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.* (ROCKSDB only)
   SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
   bool checkpointing = false;  // execution.checkpointing.interval > 0
+  // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
+  bool incremental_checkpoints = false;
   std::string job_id;          // this run's JobId, 32 hex digits
 };
 
@@ -83,6 +86,9 @@ struct OperatorRestoreState {
   CheckpointId checkpoint_id{0};
   // Canonical key-group snapshots (state/key_group_snapshot.h) of the key groups in this subtask's range.
   std::vector<std::vector<uint8_t>> key_groups;
+  // Incremental RocksDB snapshots of the old subtasks whose key-group range meets this subtask's
+  // (state/incremental_snapshot.h), restored before key_groups.
+  std::vector<IncrementalRestoreHandle> incremental_handles;
   // Operator state already redistributed for this subtask (OperatorStateStore format); may be empty.
   std::vector<uint8_t> operator_state;
 };
@@ -91,8 +97,11 @@ struct OperatorRestoreState {
 // keyed state: it may run on another thread while the task keeps processing, and appends the canonical
 // key-group snapshots of the operator's range to *out, with offsets[i] the start of key group range.start()+i
 // (num_key_groups()+1 entries). `operator_state` is taken synchronously (it is small).
+// `incremental_keyed`, if set instead, is an incremental snapshot of the keyed state (RocksDB): the runtime
+// uploads its files in the asynchronous part.
 struct OperatorSnapshot {
   std::function<Status(std::vector<uint8_t>* out, std::vector<uint64_t>* offsets)> write_keyed;
+  std::shared_ptr<IncrementalKeyedSnapshot> incremental_keyed;
   KeyGroupRange key_group_range;
   std::vector<uint8_t> operator_state;  // empty when the operator has none
 };
@@ -130,6 +139,9 @@ class StreamOperator {
   }
   virtual void notify_checkpoint_complete(CheckpointId) {}
   virtual void notify_checkpoint_aborted(CheckpointId) {}
+  // Set by the runtime right before snapshot_state: true when the snapshot is a savepoint, whose keyed state is
+  // always written in the canonical full format (portable), whatever execution.checkpointing.incremental says.
+  void set_snapshot_is_savepoint(bool savepoint) { snapshot_is_savepoint_ = savepoint; }
   OperatorStateStore& operator_state_store() { return operator_state_; }
 
   const TaskInfo& info() const { return setup_.info; }
@@ -144,6 +156,7 @@ class StreamOperator {
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;
   OperatorStateStore operator_state_;
+  bool snapshot_is_savepoint_ = false;
 };
 
 // An operator with one input of type IN and main output OUT. Its input interface is Output<IN>, so the

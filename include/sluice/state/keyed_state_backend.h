@@ -46,6 +46,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
+#include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/internal_kv_state.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
@@ -186,6 +187,27 @@ class KeyedStateBackend {
   // parallelism or key serializer differ, or a registered state's kind or serializers differ (naming it).
   // On error nothing changes. States not registered yet are kept and checked when they are registered.
   virtual Status restore_key_group(const uint8_t* data, size_t size) = 0;
+
+  // ---- incremental snapshots (incremental_snapshot.h; the RocksDB backend only) ----
+  // The synchronous part of an incremental snapshot for checkpoint `id`. Others: kFailedPrecondition.
+  virtual Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) {
+    return Status::failed_precondition("checkpoint " + std::to_string(id.value()) + ": the " +
+                                       std::string(state_backend_kind_name(kind())) +
+                                       " state backend takes no incremental snapshots");
+  }
+  // Restores incremental handles (any key-group ranges) into a fresh backend. Others: kInvalidArgument naming
+  // the handle.
+  virtual Status restore_incremental(const std::vector<IncrementalRestoreHandle>& handles) {
+    if (handles.empty()) return Status::ok();
+    return Status::invalid_argument(handles.front().what + ": an incremental RocksDB snapshot restores only into "
+                                    "the RocksDB state backend (state.backend.type: rocksdb); this is the " +
+                                    std::string(state_backend_kind_name(kind())) +
+                                    " backend. Full snapshots (execution.checkpointing.incremental: false, and "
+                                    "savepoints) are portable between backends");
+  }
+  // Checkpoint `id` completed / was aborted (the backends that reuse uploads track them). Task thread.
+  virtual void notify_checkpoint_complete(CheckpointId) {}
+  virtual void notify_checkpoint_aborted(CheckpointId) {}
 
   // Restores those snapshots whose key group is in this backend's range and skips the others (rescaling:
   // hand every snapshot of the old subtasks whose range intersects ours).

@@ -1,8 +1,8 @@
 // EmbeddedRocksDBStateBackend: keyed state as serialized bytes in an embedded RocksDB instance per keyed
 // operator subtask, on local disk (Flink's EmbeddedRocksDBStateBackend, `state.backend.type: rocksdb`).
 // State is limited by disk rather than memory; every access serializes (slower than HashMapStateBackend).
-// Snapshots are full (canonical key-group format, restorable into either backend); incremental checkpoints
-// come later.
+// Snapshots are full (canonical key-group format, restorable into either backend) or, with
+// execution.checkpointing.incremental, incremental (native RocksDB checkpoints; incremental_snapshot.h).
 //
 // Users select it with `state.backend.type: rocksdb` (or the legacy `RocksDBStateBackend`); the runtime creates a
 // RocksDBKeyedStateBackend<K> per keyed operator subtask, with its working directory under

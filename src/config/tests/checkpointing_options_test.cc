@@ -35,6 +35,8 @@ TEST(CheckpointingOptions, Defaults) {
   EXPECT_TRUE(c.get(options::kCheckpointsAfterTasksFinish));
   EXPECT_EQ(c.get(options::kCheckpointStorage), std::nullopt);
   EXPECT_EQ(c.get(options::kStateRecoveryPath), "");
+  EXPECT_EQ(c.get(options::kStateRecoveryClaimMode), RecoveryClaimMode::kNoClaim);
+  EXPECT_FALSE(c.get(options::kIncrementalCheckpoints));
   EXPECT_FALSE(checkpointing_enabled(c));
   EXPECT_EQ(checkpoint_storage_type(c).value(), CheckpointStorageType::kJobManager);
 }
@@ -329,6 +331,21 @@ TEST(DerivedOptions, CheckpointingEnabledAndRestartDefault) {
   EXPECT_EQ(restart_strategy_type(c, true), RestartStrategyType::kFixedDelay);
   ASSERT_TRUE(c.set_string("execution.checkpointing.interval", "0").is_ok());
   EXPECT_FALSE(checkpointing_enabled(c));
+}
+
+TEST(CheckpointingOptions, IncrementalAndClaimModeWithFlinkNamesAndAliases) {
+  Configuration c;
+  ASSERT_TRUE(c.set_string("state.backend.incremental", "true").is_ok());  // Flink 1.x name
+  EXPECT_TRUE(c.get(options::kIncrementalCheckpoints));
+  ASSERT_TRUE(c.set_string("execution.checkpointing.incremental", "false").is_ok());
+  EXPECT_FALSE(c.get(options::kIncrementalCheckpoints));
+  ASSERT_TRUE(c.set_string("execution.state-recovery.claim-mode", "CLAIM").is_ok());
+  EXPECT_EQ(c.get(options::kStateRecoveryClaimMode), RecoveryClaimMode::kClaim);
+  ASSERT_TRUE(c.set_string("execution.savepoint-restore-mode", "no_claim").is_ok());  // Flink 1.15-1.19 name
+  EXPECT_EQ(c.get(options::kStateRecoveryClaimMode), RecoveryClaimMode::kNoClaim);
+  Status bad = c.set_string("execution.state-recovery.claim-mode", "LEGACY");
+  EXPECT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.message().find("claim-mode"), std::string::npos) << bad.to_string();
 }
 
 }  // namespace

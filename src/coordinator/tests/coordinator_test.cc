@@ -58,6 +58,45 @@ TEST(CheckpointCoordinator, CreateValidates) {
   EXPECT_NE(CheckpointCoordinator::create(std::move(s)).status().message().find("restored"), std::string::npos);
 }
 
+// Incremental handles: acknowledgements register their shared files; an abort deletes the files only the aborted
+// checkpoint referred to; a completed checkpoint keeps its files until released.
+TEST(CheckpointCoordinator, SharedFilesOfAbortedCheckpointsAreDeletedCompletedOnesKept) {
+  Harness h(testing::config_with());
+  auto incremental = [](std::vector<std::string> files) {
+    checkpoint::OperatorSubtaskState s;
+    checkpoint::IncrementalKeyedStateHandle ih;
+    ih.range = KeyGroupRange(0, 127);
+    ih.backend_id = std::string(32, 'a');
+    for (size_t i = 0; i < files.size(); ++i) {
+      ih.shared_files.push_back({std::to_string(i) + ".sst", checkpoint::StreamStateHandle{files[i], {}, 10, 1}, false});
+    }
+    s.incremental_keyed_state = ih;
+    return s;
+  };
+  auto ack_with = [&](CheckpointId id, const TaskToAck& t, std::vector<std::string> files) {
+    std::map<std::string, checkpoint::OperatorSubtaskState> state;
+    state[t.operators.front().operator_id] = incremental(std::move(files));
+    return h.coordinator->acknowledge(id, t.vertex, t.subtask, std::move(state), SubtaskCheckpointStats{});
+  };
+  const CheckpointId c1 = trigger(h);
+  for (const TaskToAck& t : h.tasks) {
+    EXPECT_EQ(ack_with(c1, t, {"shared/v" + std::to_string(t.vertex) + "s" + std::to_string(t.subtask)}),
+              MessageOutcome::kAccepted);
+  }
+  ASSERT_EQ(h.coordinator->stats().num_completed, 1);
+  auto registry = h.coordinator->shared_state_registry();
+  EXPECT_EQ(registry->num_files(), h.tasks.size());
+  // Checkpoint 2: one task reuses its file of checkpoint 1 and uploads one more, then another task declines.
+  const CheckpointId c2 = trigger(h);
+  EXPECT_EQ(ack_with(c2, h.tasks[0], {"shared/v0s0", "shared/new"}), MessageOutcome::kAccepted);
+  EXPECT_EQ(h.coordinator->decline(c2, h.tasks[1].vertex, h.tasks[1].subtask, Status::io_error("disk full")),
+            MessageOutcome::kAccepted);
+  EXPECT_EQ(h.storage->deleted_shared(), std::vector<std::string>{"shared/new"});
+  EXPECT_EQ(registry->reference_count("shared/v0s0"), 1);
+  // The owner releases checkpoint 1 (subsumed): all its files go.
+  EXPECT_EQ(registry->release(c1).size(), h.tasks.size());
+}
+
 TEST(CheckpointCoordinator, IdsStartAtOneAndSavepointsShareTheCounter) {
   CheckpointCoordinatorConfig c = config_with();
   c.max_concurrent = 5;

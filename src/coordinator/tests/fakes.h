@@ -138,6 +138,16 @@ class FakeCheckpointStorage final : public checkpoint::CheckpointStorage {
   }
   std::string describe() const override { return "fake in-memory storage"; }
   Result<bool> remove_job_dir_if_empty() override { return true; }
+  Status discard_shared_files(const std::vector<std::string>& files) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    deleted_shared_.insert(deleted_shared_.end(), files.begin(), files.end());
+    return Status::ok();
+  }
+  // Shared files deleted so far, in order.
+  std::vector<std::string> deleted_shared() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deleted_shared_;
+  }
 
  private:
   EventLog* log_;
@@ -146,6 +156,7 @@ class FakeCheckpointStorage final : public checkpoint::CheckpointStorage {
   std::set<int64_t> durable_;
   std::map<int64_t, checkpoint::CheckpointMetadata> written_;
   std::function<void(const checkpoint::CheckpointMetadata&)> hook_;
+  std::vector<std::string> deleted_shared_;
 };
 
 class RecordingTarget final : public CheckpointTriggerTarget {

@@ -75,6 +75,20 @@ TEST(CheckpointStatsTracker, LifecycleOfOneCompletedAndOneFailed) {
   EXPECT_EQ(s.history[1].id, CheckpointId(1));
 }
 
+TEST(CheckpointStatsTracker, IncrementalCheckpointsReportFullAndCheckpointedSizes) {
+  CheckpointStatsTracker t;
+  t.report_triggered(CheckpointId(3), SnapshotType::kCheckpoint, 0, 0, 2);
+  t.report_acknowledged(CheckpointId(3), 0, 0, 5, {}, 1000, 100);  // refers to 1000 bytes, added 100
+  t.report_acknowledged(CheckpointId(3), 0, 1, 6, {}, 40);          // a full handle: added what it refers to
+  t.report_completed(CheckpointId(3), 10, "/ck/chk-3");
+  auto s = t.snapshot(10, 0);
+  ASSERT_TRUE(s.latest_completed);
+  EXPECT_EQ(s.latest_completed->state_size_bytes, 1040u);
+  EXPECT_EQ(s.latest_completed->checkpointed_size_bytes, 140u);
+  EXPECT_EQ(s.state_size_bytes.max, 1040);
+  EXPECT_EQ(s.checkpointed_size_bytes.max, 140);
+}
+
 TEST(CheckpointStatsTracker, HistoryKeepsTheLatestTenNewestFirst) {
   CheckpointStatsTracker t;
   for (int64_t i = 1; i <= 25; ++i) {

@@ -1,8 +1,38 @@
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
 
 #include <algorithm>
+#include <map>
 
 namespace sluice::runtime {
+
+Result<checkpoint::IncrementalKeyedStateHandle> upload_incremental_snapshot(
+    IncrementalKeyedSnapshot& snap, checkpoint::CheckpointStreamFactory& factory, const std::string& owner,
+    const std::string& operator_id, int32_t subtask) {
+  checkpoint::IncrementalKeyedStateHandle h;
+  h.range = snap.range;
+  h.backend_id = snap.backend_id;
+  h.checkpoint_id = snap.checkpoint_id;
+  h.state_meta = snap.state_meta;
+  std::map<std::string, SharedFileRef> uploaded = snap.shared_reused;
+  for (const auto& [name, ref] : snap.shared_reused) {
+    h.shared_files.push_back({name, checkpoint::StreamStateHandle{ref.relative_path, {}, ref.size_bytes, ref.checksum},
+                              /*reused=*/true});
+  }
+  const std::string hint = operator_id + "-" + std::to_string(subtask);
+  for (const LocalSnapshotFile& f : snap.shared_to_upload) {
+    SLUICE_ASSIGN_OR_RETURN(checkpoint::StreamStateHandle fh, factory.write_shared_file(owner, hint, f.path));
+    uploaded[f.name] = SharedFileRef{fh.relative_path, fh.size_bytes, fh.checksum};
+    h.shared_files.push_back({f.name, std::move(fh), /*reused=*/false});
+  }
+  for (const LocalSnapshotFile& f : snap.private_files) {
+    SLUICE_ASSIGN_OR_RETURN(checkpoint::StreamStateHandle fh, factory.write_private_file(owner, f.name, f.path));
+    h.private_files.push_back({f.name, std::move(fh), false});
+  }
+  std::sort(h.shared_files.begin(), h.shared_files.end(),
+            [](const auto& a, const auto& b) { return a.local_name < b.local_name; });
+  snap.set_uploaded(std::move(uploaded));
+  return h;
+}
 
 bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& barrier,
                                                     const std::vector<ChainOperator>& chain,
@@ -17,7 +47,10 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
     OperatorSnapshot snap;
   };
   auto pieces = std::make_shared<std::vector<Piece>>();
-  for (const auto& c : chain) pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
+  for (const auto& c : chain) {
+    c.op->set_snapshot_is_savepoint(barrier.type == checkpoint::SnapshotType::kSavepoint);
+    pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
+  }
   emit_barrier();
   const int64_t sync_ms = (clock_->monotonic_ns() - sync_start) / 1'000'000;
 
@@ -34,12 +67,22 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
     }
     const std::shared_ptr<checkpoint::CheckpointStreamFactory> factory = std::move(opened).value();
     std::map<std::string, checkpoint::OperatorSubtaskState> states;
-    SubtaskSnapshotStats stats{sync_ms, 0, alignment_duration_ms, 0, start_delay_ms};
+    SubtaskSnapshotStats stats{sync_ms, 0, alignment_duration_ms, 0, start_delay_ms, 0};
     for (auto& p : *pieces) {
       std::string owner = "operator '" + p.name + "' subtask index " + std::to_string(subtask);
       checkpoint::OperatorSubtaskState st;
       st.subtask_index = subtask;
-      if (p.snap.write_keyed) {
+      if (p.snap.incremental_keyed) {
+        auto h = upload_incremental_snapshot(*p.snap.incremental_keyed, *factory, owner, p.id, subtask);
+        p.snap.incremental_keyed->release();  // the local checkpoint folder
+        if (!h.is_ok()) {
+          responder->decline(vertex, subtask, id, h.status().with_context(owner + " incremental keyed state"));
+          return;
+        }
+        stats.state_size_bytes += static_cast<int64_t>(h->full_size_bytes());
+        stats.checkpointed_size_bytes += static_cast<int64_t>(h->checkpointed_size_bytes());
+        st.incremental_keyed_state = std::move(h).value();
+      } else if (p.snap.write_keyed) {
         std::vector<uint8_t> bytes;
         // Sized like the last checkpoint's (plus 1/8): growing a multi-megabyte buffer by doubling costs more
         // than serializing into it.
@@ -59,6 +102,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
           return;
         }
         stats.state_size_bytes += static_cast<int64_t>(kh.stream.size_bytes);
+        stats.checkpointed_size_bytes += static_cast<int64_t>(kh.stream.size_bytes);
         st.keyed_state = std::move(kh);
       }
       if (!p.snap.operator_state.empty()) {
@@ -68,9 +112,10 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
           return;
         }
         stats.state_size_bytes += static_cast<int64_t>(h->size_bytes);
+        stats.checkpointed_size_bytes += static_cast<int64_t>(h->size_bytes);
         st.operator_state = std::move(h).value();
       }
-      if (st.keyed_state || st.operator_state) states.emplace(p.id, std::move(st));
+      if (st.keyed_state || st.incremental_keyed_state || st.operator_state) states.emplace(p.id, std::move(st));
     }
     pieces->clear();  // releases copy-on-write versions before acknowledging
     stats.async_duration_ms = (clock->monotonic_ns() - async_start) / 1'000'000;

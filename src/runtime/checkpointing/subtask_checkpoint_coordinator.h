@@ -30,9 +30,18 @@ struct SubtaskSnapshotStats {
   int64_t sync_duration_ms = 0;
   int64_t async_duration_ms = 0;
   int64_t alignment_duration_ms = 0;
-  int64_t state_size_bytes = 0;
+  int64_t state_size_bytes = 0;  // full size of the state the handles refer to
   int64_t start_delay_ms = 0;  // trigger (the barrier's timestamp) to the first barrier at this subtask
+  int64_t checkpointed_size_bytes = 0;  // what this checkpoint wrote (incremental: new shared files + private files)
 };
+
+// The asynchronous part of an incremental keyed snapshot: uploads the SST files no completed checkpoint
+// uploaded to shared/ and the private files to chk-<n>/, builds the handle (reused SSTs as placeholders), and
+// tells the snapshot what each SST's shared file is. `owner` names the operator subtask in errors; shared
+// files are named "<operator_id>-<subtask>-<16 hex>.sst".
+Result<checkpoint::IncrementalKeyedStateHandle> upload_incremental_snapshot(
+    IncrementalKeyedSnapshot& snapshot, checkpoint::CheckpointStreamFactory& factory, const std::string& owner,
+    const std::string& operator_id, int32_t subtask);
 
 // Where a subtask reports its part of a checkpoint (the cluster forwards to the CheckpointCoordinator).
 class CheckpointResponder {

@@ -2,9 +2,11 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/slice.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -67,6 +69,7 @@ struct RocksDBStore::Impl {
   // outlive it.
   std::shared_ptr<const rocksdb_memory::SharedResources> memory;
   rocksdb::DB* db = nullptr;  // owned; closed in ~RocksDBStore
+  rocksdb::ColumnFamilyHandle* default_cf = nullptr;  // only when opened by open_existing
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;
   std::vector<std::string> cf_names;
   rocksdb::ColumnFamilyOptions cf_options;
@@ -79,6 +82,22 @@ struct RocksDBStore::Impl {
   // Everything the cache holds that RocksDB has not seen, written to RocksDB (the cache keeps it, clean).
   void write_back() {
     if (cache) cache->write_back();
+  }
+
+  // What every open database gets after RocksDB opened it: the write-back cache and the native metrics.
+  void finish_open(const RocksDBStore::Options& options) {
+    if (options.write_back_cache_max_size_bytes > 0) {
+      cache = std::make_unique<rocksdb_cache::WriteBackCache>(
+          options.write_back_cache_max_size_bytes, [this](int32_t cf, std::string_view key, const std::string* value) {
+            rocksdb::ColumnFamilyHandle* h = cfs[static_cast<size_t>(cf)];
+            rocksdb::Status st = value != nullptr ? db->Put(write_options, h, slice(key), slice(*value))
+                                                  : db->Delete(write_options, h, slice(key));
+            if (!st.ok()) fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
+          });
+    }
+    if (options.native_metrics.any() && options.native_metric_registrar) {
+      metrics = std::make_unique<RocksDBNativeMetricMonitor>(db, options.native_metrics, options.native_metric_registrar);
+    }
   }
 
   [[noreturn]] void fail(const char* op, int32_t cf, const rocksdb::Status& s) const {
@@ -133,7 +152,9 @@ struct RocksDBStore::Snapshot::Impl {
 
 RocksDBStore::RocksDBStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options) {
+namespace {
+// Creates <local_dir>/sluice-rocksdb-<instance>-<16 hex> (and local_dir if needed).
+Result<std::filesystem::path> create_working_dir(const RocksDBStore::Options& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path parent = options.local_dir.empty() ? fs::temp_directory_path(ec) : fs::path(options.local_dir);
@@ -153,6 +174,14 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
                               "': " + (ec ? ec.message() : "names taken"));
     }
   }
+  return dir;
+}
+}  // namespace
+
+Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  SLUICE_ASSIGN_OR_RETURN(fs::path dir, create_working_dir(options));
   Result<rocksdb_options::InstanceOptions> rocks = rocksdb_options::instance_options(options);
   if (!rocks.is_ok()) {
     fs::remove_all(dir, ec);
@@ -168,20 +197,7 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
     return Status::io_error("RocksDB state backend: cannot open a database in '" + impl->path + "': " + s.ToString());
   }
   impl->shared->db = impl->db;
-  if (options.write_back_cache_max_size_bytes > 0) {
-    Impl* m = impl.get();
-    impl->cache = std::make_unique<rocksdb_cache::WriteBackCache>(
-        options.write_back_cache_max_size_bytes, [m](int32_t cf, std::string_view key, const std::string* value) {
-          rocksdb::ColumnFamilyHandle* h = m->cfs[static_cast<size_t>(cf)];
-          rocksdb::Status st = value != nullptr ? m->db->Put(m->write_options, h, slice(key), slice(*value))
-                                                : m->db->Delete(m->write_options, h, slice(key));
-          if (!st.ok()) m->fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
-        });
-  }
-  if (options.native_metrics.any() && options.native_metric_registrar) {
-    impl->metrics = std::make_unique<RocksDBNativeMetricMonitor>(impl->db, options.native_metrics,
-                                                                 options.native_metric_registrar);
-  }
+  impl->finish_open(options);
   return std::unique_ptr<RocksDBStore>(new RocksDBStore(std::move(impl)));
 }
 
@@ -199,6 +215,7 @@ RocksDBStore::~RocksDBStore() {
   if (impl_->metrics) impl_->metrics->close();  // the gauges keep their final values
   for (rocksdb::ColumnFamilyHandle* h : impl_->cfs) impl_->db->DestroyColumnFamilyHandle(h);
   impl_->cfs.clear();
+  if (impl_->default_cf != nullptr) impl_->db->DestroyColumnFamilyHandle(impl_->default_cf);
   impl_->pinned.Reset();
   rocksdb::Status closed = impl_->db->Close();
   (void)closed;  // nothing to do about it: the files go next
@@ -490,5 +507,83 @@ void RocksDBStore::Snapshot::release() {
   }
   impl_->snapshot = nullptr;
 }
+
+// ---- incremental checkpoints ----------------------------------------------------------------------------------
+
+Result<std::vector<LocalSnapshotFile>> RocksDBStore::create_native_checkpoint(const std::string& dir) {
+  namespace fs = std::filesystem;
+  try {
+    impl_->write_back();  // the checkpoint is the state at this call, cached changes included
+  } catch (const RocksDBError& e) {
+    return Status::io_error(e.what());
+  }
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(impl_->db, &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush = 0: always flush the memtables first (the WAL is off, so they hold unflushed state).
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0);
+  if (!s.ok()) {
+    return Status::io_error("RocksDB checkpoint of " + impl_->path + " into '" + dir + "' failed: " + s.ToString());
+  }
+  std::vector<LocalSnapshotFile> files;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    uint64_t size = e.file_size(ec);
+    if (ec) break;
+    files.push_back(LocalSnapshotFile{e.path().filename().string(), e.path().string(), size});
+  }
+  if (ec) return Status::io_error("listing the RocksDB checkpoint '" + dir + "': " + ec.message());
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return files;
+}
+
+Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open_existing(
+    const Options& options, const std::function<Status(const std::string& dir)>& populate) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  SLUICE_ASSIGN_OR_RETURN(fs::path dir, create_working_dir(options));
+  auto impl = std::make_unique<Impl>();
+  impl->path = dir.string();
+  auto fail = [&](Status st) {
+    fs::remove_all(dir, ec);
+    return st;
+  };
+  Status populated = populate(impl->path);
+  if (!populated.is_ok()) return fail(populated);
+  Result<rocksdb_options::InstanceOptions> rocks = rocksdb_options::instance_options(options);
+  if (!rocks.is_ok()) return fail(rocks.status());
+  impl->memory = rocks->shared;
+  impl->cf_options = rocks->column_family;
+  rocksdb::Options o = rocks->db;
+  o.create_if_missing = false;
+  o.error_if_exists = false;
+  std::vector<std::string> names;
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(o, impl->path, &names);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const std::string& n : names) {
+    descriptors.emplace_back(n, n == rocksdb::kDefaultColumnFamilyName ? rocksdb::ColumnFamilyOptions(o)
+                                                                       : impl->cf_options);
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  if (s.ok()) s = rocksdb::DB::Open(o, impl->path, descriptors, &handles, &impl->db);
+  if (!s.ok()) {
+    return fail(Status::io_error("RocksDB state backend: cannot open the restored database in '" + impl->path +
+                                 "': " + s.ToString()));
+  }
+  for (size_t i = 0; i < handles.size(); ++i) {
+    if (names[i] == rocksdb::kDefaultColumnFamilyName) {
+      impl->default_cf = handles[i];
+    } else {
+      impl->cfs.push_back(handles[i]);
+      impl->cf_names.push_back(names[i]);
+    }
+  }
+  impl->shared->db = impl->db;
+  impl->finish_open(options);
+  return std::unique_ptr<RocksDBStore>(new RocksDBStore(std::move(impl)));
+}
+
+const std::vector<std::string>& RocksDBStore::column_family_names() const { return impl_->cf_names; }
 
 }  // namespace sluice

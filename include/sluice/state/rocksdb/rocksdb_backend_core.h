@@ -13,7 +13,14 @@
 // Restore: restore_key_group validates everything into one WriteBatch (nothing changes on error), deleting
 // the key group's old contents in the same batch.
 //
-// Thread-safety: task thread, except the KeyedStateSnapshot objects it hands out (keyed_state_snapshot.h).
+// Incremental snapshots and their restore (incremental_snapshot.h; src/state/rocksdb/rocksdb_incremental.cc):
+// snapshot_incremental takes a native RocksDB checkpoint; the shared files a completed checkpoint uploaded
+// (reported through IncrementalKeyedSnapshot::set_uploaded, confirmed by notify_checkpoint_complete) are reused
+// by the next snapshots. restore_incremental replaces the (empty) database by the restored one; its states stay
+// "restored, not registered" (their meta info is checked at registration) until the program registers them.
+//
+// Thread-safety: task thread, except the snapshot objects it hands out (keyed_state_snapshot.h,
+// incremental_snapshot.h).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +34,7 @@
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
 #include "sluice/state/heap/restored_state_store.h"
+#include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
 #include "sluice/state/keyed_state_snapshot.h"
@@ -35,6 +43,11 @@
 #include "sluice/state/state_backend.h"
 
 namespace sluice {
+
+struct RocksDBUploadTracker;  // rocksdb_incremental.cc
+std::shared_ptr<RocksDBUploadTracker> new_upload_tracker();
+std::string new_backend_id();     // 32 random hex digits
+std::string column_family_of(const std::string& state_name);  // "state:<name>"
 
 class RocksDBBackendCore {
  public:
@@ -70,9 +83,28 @@ class RocksDBBackendCore {
   std::unique_ptr<KeyedStateSnapshot> snapshot();
   Status restore_key_group(const uint8_t* data, size_t size);
 
+  // ---- incremental snapshots ----
+  // The synchronous part: flush + native checkpoint into <working dir>-chk-<id>. kFailedPrecondition naming
+  // the state if a state restored from a full snapshot is not registered (its entries are not in RocksDB yet);
+  // kIOError if RocksDB fails.
+  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id);
+  // Restores incremental handles (any number, of any key-group ranges: rescaling) into this backend, which
+  // must be fresh (nothing registered or restored). Errors name the handle and file: kNotFound (missing file),
+  // kCorruption (size or checksum differ, or the database does not open), kInvalidArgument (another max
+  // parallelism or key serializer, or one state name with different meta info in two handles).
+  Status restore_incremental(const std::vector<IncrementalRestoreHandle>& handles);
+  void notify_checkpoint_complete(CheckpointId id);
+  void notify_checkpoint_aborted(CheckpointId id);
+  // 32 hex digits, random per backend instance.
+  const std::string& backend_id() const { return backend_id_; }
+  // The shared files the next incremental snapshot would reuse (SST local name -> upload), for tests.
+  std::map<std::string, SharedFileRef> reusable_shared_files() const;
+
  private:
   RocksDBBackendCore(KeyGroupRange range, int32_t max_parallelism, TypeSerializerSnapshot key_serializer,
-                     std::unique_ptr<RocksDBStore> store);
+                     std::unique_ptr<RocksDBStore> store, RocksDBStateBackendOptions options);
+  // Non-ok when some state cannot be written in the canonical format (restored incrementally, not registered).
+  Status full_snapshot_precondition() const;
 
   KeyGroupRange range_;
   int32_t max_parallelism_;
@@ -81,6 +113,11 @@ class RocksDBBackendCore {
   std::map<std::string, RegisteredState, std::less<>> states_;  // by name: snapshot order
   RestoredStateStore pending_;
   std::set<int32_t> published_;  // column families whose native metrics are published
+  RocksDBStateBackendOptions options_;
+  std::string backend_id_;
+  std::shared_ptr<RocksDBUploadTracker> tracker_;
+  // States whose column family came with an incremental restore and that are not registered yet.
+  std::map<std::string, StateMetaInfo, std::less<>> restored_cf_meta_;
 };
 
 }  // namespace sluice

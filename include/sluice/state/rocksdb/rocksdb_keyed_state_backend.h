@@ -56,6 +56,17 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
     return core_->snapshot_key_group(kg, out);
   }
   Status restore_key_group(const uint8_t* data, size_t size) override { return core_->restore_key_group(data, size); }
+  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) override {
+    return core_->snapshot_incremental(id);
+  }
+  Status restore_incremental(const std::vector<IncrementalRestoreHandle>& handles) override {
+    return core_->restore_incremental(handles);
+  }
+  void notify_checkpoint_complete(CheckpointId id) override { core_->notify_checkpoint_complete(id); }
+  void notify_checkpoint_aborted(CheckpointId id) override { core_->notify_checkpoint_aborted(id); }
+  // The backend instance's id (incremental handles record it) and what its next incremental snapshot reuses.
+  const std::string& backend_id() const { return core_->backend_id(); }
+  std::map<std::string, SharedFileRef> reusable_shared_files() const { return core_->reusable_shared_files(); }
 
   // The working directory (deleted with the backend).
   const std::string& working_directory() const { return core_->store().path(); }

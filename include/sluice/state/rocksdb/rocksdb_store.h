@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,7 @@ namespace rocksdb {
 class DB;
 class ColumnFamilyHandle;
 }  // namespace rocksdb
+#include "sluice/state/incremental_snapshot.h"
 
 namespace sluice {
 
@@ -153,6 +155,18 @@ class RocksDBStore {
   // Flushes column family cf and compacts all of it down to the last level (test and tool hook: makes the
   // TTL compaction filter see every value). kIOError if RocksDB fails.
   Status compact_all(int32_t cf);
+  // ---- incremental checkpoints (incremental_snapshot.h) ----
+  // Flushes every memtable and creates a native RocksDB checkpoint in `dir` (which must not exist; its parent
+  // must): hard links of the SST files, copies of MANIFEST, CURRENT and OPTIONS. Returns the files in `dir`.
+  // kIOError naming the directory. Task thread.
+  Result<std::vector<LocalSnapshotFile>> create_native_checkpoint(const std::string& dir);
+  // Like open(), but `populate` first puts the files of an existing database into the new working directory;
+  // the database is then opened with every column family it has (ids in the database's order, "default"
+  // excluded). Errors: populate's, or kIOError naming the directory.
+  static Result<std::unique_ptr<RocksDBStore>> open_existing(const Options& options,
+                                                             const std::function<Status(const std::string& dir)>& populate);
+  // Names of the column families, by id.
+  const std::vector<std::string>& column_family_names() const;
 
  private:
   struct Impl;
