@@ -172,9 +172,7 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
     if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
     restored_cf_meta_.erase(it);
     if (published_.insert(*cf).second) store_->publish_native_metrics(*cf, meta.name);
-    // Its compaction filter was fixed when the restored database opened: a TTL state restored this way is
-    // cleaned on reads and full snapshots, not by compaction (unfinished: docs/state-backends.md).
-    (void)ttl;
+    if (ttl != nullptr) store_->configure_restored_ttl(*cf, *ttl);
     states_.emplace(meta.name, RegisteredState{meta, *cf, std::move(codec)});
     return *cf;
   }

@@ -78,6 +78,9 @@ struct RocksDBStore::Impl {
   rocksdb::WriteOptions write_options = rocksdb_options::write_options();
   rocksdb::PinnableSlice pinned;  // get() results; reused so reads do not allocate
   std::unique_ptr<rocksdb_cache::WriteBackCache> cache;  // null unless configured
+  // By column family id: the TTL filter factories of column families opened from a restored database (null for
+  // those created here, which get their filter at creation).
+  std::vector<std::shared_ptr<DeferredTtlCompactionFilterFactory>> deferred_ttl;
 
   // Everything the cache holds that RocksDB has not seen, written to RocksDB (the cache keeps it, clean).
   void write_back() {
@@ -561,9 +564,17 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open_existing(
   std::vector<std::string> names;
   rocksdb::Status s = rocksdb::DB::ListColumnFamilies(o, impl->path, &names);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  std::vector<std::shared_ptr<DeferredTtlCompactionFilterFactory>> deferred;
   for (const std::string& n : names) {
-    descriptors.emplace_back(n, n == rocksdb::kDefaultColumnFamilyName ? rocksdb::ColumnFamilyOptions(o)
-                                                                       : impl->cf_options);
+    if (n == rocksdb::kDefaultColumnFamilyName) {
+      descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions(o));
+      deferred.push_back(nullptr);
+      continue;
+    }
+    rocksdb::ColumnFamilyOptions cf = impl->cf_options;
+    deferred.push_back(std::make_shared<DeferredTtlCompactionFilterFactory>());
+    cf.compaction_filter_factory = deferred.back();
+    descriptors.emplace_back(n, cf);
   }
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   if (s.ok()) s = rocksdb::DB::Open(o, impl->path, descriptors, &handles, &impl->db);
@@ -577,6 +588,7 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open_existing(
     } else {
       impl->cfs.push_back(handles[i]);
       impl->cf_names.push_back(names[i]);
+      impl->deferred_ttl.push_back(deferred[i]);
     }
   }
   impl->shared->db = impl->db;
@@ -585,5 +597,10 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open_existing(
 }
 
 const std::vector<std::string>& RocksDBStore::column_family_names() const { return impl_->cf_names; }
+
+void RocksDBStore::configure_restored_ttl(int32_t cf, const TtlCompactionFilterConfig& ttl) {
+  const size_t i = static_cast<size_t>(cf);
+  if (i < impl_->deferred_ttl.size() && impl_->deferred_ttl[i]) impl_->deferred_ttl[i]->configure(ttl);
+}
 
 }  // namespace sluice

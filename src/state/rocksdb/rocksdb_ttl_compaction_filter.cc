@@ -95,4 +95,20 @@ std::shared_ptr<rocksdb::CompactionFilterFactory> make_ttl_compaction_filter_fac
   return std::make_shared<TtlCompactionFilterFactory>(config);
 }
 
+std::unique_ptr<rocksdb::CompactionFilter> DeferredTtlCompactionFilterFactory::CreateCompactionFilter(
+    const rocksdb::CompactionFilter::Context& context) {
+  std::shared_ptr<rocksdb::CompactionFilterFactory> f;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    f = configured_;
+  }
+  return f ? f->CreateCompactionFilter(context) : nullptr;  // null: RocksDB compacts without a filter
+}
+
+void DeferredTtlCompactionFilterFactory::configure(const TtlCompactionFilterConfig& config) {
+  auto f = make_ttl_compaction_filter_factory(config);
+  std::lock_guard<std::mutex> lock(mu_);
+  configured_ = std::move(f);
+}
+
 }  // namespace sluice

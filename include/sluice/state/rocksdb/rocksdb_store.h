@@ -167,6 +167,10 @@ class RocksDBStore {
                                                              const std::function<Status(const std::string& dir)>& populate);
   // Names of the column families, by id.
   const std::vector<std::string>& column_family_names() const;
+  // Gives a column family opened by open_existing the TTL compaction filter of its state (registered after the
+  // restore); until then compactions keep every value. No effect on column families created by column_family().
+  // Task thread.
+  void configure_restored_ttl(int32_t cf, const TtlCompactionFilterConfig& ttl);
 
  private:
   struct Impl;
