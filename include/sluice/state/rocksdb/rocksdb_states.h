@@ -239,49 +239,30 @@ class RocksDBListState final : public InternalListState<N, T> {
   std::vector<uint8_t> merged_;
 };
 
-template <class K, class N, class UK, class UV>
-class RocksDBMapState final : public InternalMapState<N, UK, UV> {
+// What the RocksDB map states (plain and TTL) share: the whole-map views built on the derived class's
+// visit(fn(UK&&, UV&&)), which decides what an entry is (plain, or a TtlValue that may be expired), plus removal,
+// clear and the namespace. CRTP, so a visit stays a template (no std::function per entry).
+template <class Derived, class K, class N, class UK, class UV>
+class RocksDBMapStateBase : public InternalMapState<N, UK, UV> {
  public:
-  RocksDBMapState(const CurrentKeyContext<K>* ctx, RocksDBStore* store, int32_t cf, std::string name)
-      : a_(ctx, store, cf, std::move(name)) {}
-
-  std::optional<UV> get(const UK& key) const override {
-    std::string_view v;
-    if (!a_.store().get(a_.cf(), a_.user_key(key), &v)) return std::nullopt;
-    return a_.template decode<UV>(v);
-  }
-  void put(UK key, UV value) override { a_.put(a_.user_key(key), value); }
-  void put_all(std::vector<std::pair<UK, UV>> entries) override {
-    for (const auto& [k, v] : entries) a_.put(a_.user_key(k), v);
-  }
   void remove(const UK& key) override { a_.store().remove(a_.cf(), a_.user_key(key)); }
-  bool contains(const UK& key) const override {
-    std::string_view v;
-    return a_.store().get(a_.cf(), a_.user_key(key), &v);
-  }
-  bool is_empty() const override {
-    auto it = scan();
-    if (it->valid()) return false;
-    check(it->status());
-    return true;
-  }
   std::vector<std::pair<UK, UV>> entries() const override {
     std::vector<std::pair<UK, UV>> out;
-    visit([&](UK&& k, UV&& v) { out.emplace_back(std::move(k), std::move(v)); });
+    derived().visit([&](UK&& k, UV&& v) { out.emplace_back(std::move(k), std::move(v)); });
     return out;
   }
   std::vector<UK> keys() const override {
     std::vector<UK> out;
-    visit([&](UK&& k, UV&&) { out.push_back(std::move(k)); });
+    derived().visit([&](UK&& k, UV&&) { out.push_back(std::move(k)); });
     return out;
   }
   std::vector<UV> values() const override {
     std::vector<UV> out;
-    visit([&](UK&&, UV&& v) { out.push_back(std::move(v)); });
+    derived().visit([&](UK&&, UV&& v) { out.push_back(std::move(v)); });
     return out;
   }
   void for_each(const std::function<void(const UK&, const UV&)>& fn) const override {
-    visit([&](UK&& k, UV&& v) { fn(k, v); });
+    derived().visit([&](UK&& k, UV&& v) { fn(k, v); });
   }
   void clear() override {
     RocksDBStore::WriteBatch batch(a_.store());
@@ -293,7 +274,10 @@ class RocksDBMapState final : public InternalMapState<N, UK, UV> {
   void set_current_namespace(const N& ns) override { a_.set_namespace(ns); }
   const N& current_namespace() const override { return a_.ns(); }
 
- private:
+ protected:
+  RocksDBMapStateBase(const CurrentKeyContext<K>* ctx, RocksDBStore* store, int32_t cf, std::string name)
+      : a_(ctx, store, cf, std::move(name)) {}
+
   // The user keys of the current (key, namespace): keys with its prefix. Iterated in byte order of the user
   // keys' serialized form (state.h leaves the order unspecified).
   std::unique_ptr<RocksDBStore::Iterator> scan() const {
@@ -301,24 +285,67 @@ class RocksDBMapState final : public InternalMapState<N, UK, UV> {
     rocksdb_layout::prefix_successor(prefix, &upper_);
     return a_.store().new_iterator(a_.cf(), prefix, upper_);
   }
+  // chunk_fn(chunk, prefix_len) for each chunk of the current (key, namespace)'s raw entries
+  // (detail::kMapIterationChunk), each read with an iterator that is closed before chunk_fn runs; a raw key's
+  // first prefix_len bytes are the (key group, key, namespace) prefix, the rest the serialized user key.
   template <class F>
-  void visit(F&& fn) const {
+  void for_each_chunk(F&& chunk_fn) const {
     std::string lower(a_.key()), upper;
     rocksdb_layout::prefix_successor(lower, &upper);
     const size_t prefix_len = lower.size();
     std::vector<std::pair<std::string, std::string>> chunk;  // local: fn may iterate this state again
-    while (detail::read_map_chunk(a_.store(), a_.cf(), &lower, upper, &chunk)) {
-      for (const auto& [key, value] : chunk) {
-        fn(a_.template decode<UK>(std::string_view(key).substr(prefix_len)), a_.template decode<UV>(value));
-      }
-    }
+    while (detail::read_map_chunk(a_.store(), a_.cf(), &lower, upper, &chunk)) chunk_fn(chunk, prefix_len);
   }
   static void check(const Status& s) {
     if (!s.is_ok()) [[unlikely]] throw RocksDBError(s.to_string());
   }
 
   RocksDBStateAccess<K, N> a_;
+
+ private:
+  const Derived& derived() const { return static_cast<const Derived&>(*this); }
   mutable std::string upper_;
+};
+
+template <class K, class N, class UK, class UV>
+class RocksDBMapState final : public RocksDBMapStateBase<RocksDBMapState<K, N, UK, UV>, K, N, UK, UV> {
+  using Base = RocksDBMapStateBase<RocksDBMapState<K, N, UK, UV>, K, N, UK, UV>;
+  friend Base;
+  using Base::a_;
+
+ public:
+  RocksDBMapState(const CurrentKeyContext<K>* ctx, RocksDBStore* store, int32_t cf, std::string name)
+      : Base(ctx, store, cf, std::move(name)) {}
+
+  std::optional<UV> get(const UK& key) const override {
+    std::string_view v;
+    if (!a_.store().get(a_.cf(), a_.user_key(key), &v)) return std::nullopt;
+    return a_.template decode<UV>(v);
+  }
+  void put(UK key, UV value) override { a_.put(a_.user_key(key), value); }
+  void put_all(std::vector<std::pair<UK, UV>> entries) override {
+    for (const auto& [k, v] : entries) a_.put(a_.user_key(k), v);
+  }
+  bool contains(const UK& key) const override {
+    std::string_view v;
+    return a_.store().get(a_.cf(), a_.user_key(key), &v);
+  }
+  bool is_empty() const override {
+    auto it = this->scan();
+    if (it->valid()) return false;
+    Base::check(it->status());
+    return true;
+  }
+
+ private:
+  template <class F>
+  void visit(F&& fn) const {
+    this->for_each_chunk([&](const std::vector<std::pair<std::string, std::string>>& chunk, size_t prefix_len) {
+      for (const auto& [key, value] : chunk) {
+        fn(a_.template decode<UK>(std::string_view(key).substr(prefix_len)), a_.template decode<UV>(value));
+      }
+    });
+  }
 };
 
 template <class K, class N, class T>

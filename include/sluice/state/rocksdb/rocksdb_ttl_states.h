@@ -221,11 +221,15 @@ class RocksDBTtlListState final : public InternalListState<N, T> {
 
 // Entries expire individually; reads drop expired entries.
 template <class K, class N, class UK, class UV>
-class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
+class RocksDBTtlMapState final : public RocksDBMapStateBase<RocksDBTtlMapState<K, N, UK, UV>, K, N, UK, UV> {
+  using Base = RocksDBMapStateBase<RocksDBTtlMapState<K, N, UK, UV>, K, N, UK, UV>;
+  friend Base;
+  using Base::a_;
+
  public:
   RocksDBTtlMapState(const CurrentKeyContext<K>* ctx, RocksDBStore* store, int32_t cf, std::string name,
                      const StateTtlConfig& config, std::shared_ptr<const Clock> clock)
-      : a_(ctx, store, cf, std::move(name)), ttl_(config, std::move(clock)) {}
+      : Base(ctx, store, cf, std::move(name)), ttl_(config, std::move(clock)) {}
 
   std::optional<UV> get(const UK& key) const override {
     return detail::rocksdb_ttl_read<UV>(a_, ttl_, a_.user_key(key));
@@ -235,40 +239,12 @@ class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
     const int64_t now = ttl_.now();
     for (const auto& [k, v] : entries) put_one(k, v, now);
   }
-  void remove(const UK& key) override { a_.store().remove(a_.cf(), a_.user_key(key)); }
   bool contains(const UK& key) const override { return get(key).has_value(); }
   bool is_empty() const override {
     bool any = false;
     visit([&](UK&&, UV&&) { any = true; });
     return !any;
   }
-  std::vector<std::pair<UK, UV>> entries() const override {
-    std::vector<std::pair<UK, UV>> out;
-    visit([&](UK&& k, UV&& v) { out.emplace_back(std::move(k), std::move(v)); });
-    return out;
-  }
-  std::vector<UK> keys() const override {
-    std::vector<UK> out;
-    visit([&](UK&& k, UV&&) { out.push_back(std::move(k)); });
-    return out;
-  }
-  std::vector<UV> values() const override {
-    std::vector<UV> out;
-    visit([&](UK&&, UV&& v) { out.push_back(std::move(v)); });
-    return out;
-  }
-  void for_each(const std::function<void(const UK&, const UV&)>& fn) const override {
-    visit([&](UK&& k, UV&& v) { fn(k, v); });
-  }
-  void clear() override {
-    RocksDBStore::WriteBatch batch(a_.store());
-    auto it = scan();
-    for (; it->valid(); it->next()) batch.remove(a_.cf(), it->key());
-    check(it->status());
-    if (batch.count() > 0) a_.store().write(batch);
-  }
-  void set_current_namespace(const N& ns) override { a_.set_namespace(ns); }
-  const N& current_namespace() const override { return a_.ns(); }
 
  private:
   void put_one(const UK& key, const UV& value, int64_t now) {
@@ -277,26 +253,16 @@ class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
     detail::append_ttl_value(buf, value, now);
     a_.store().put(a_.cf(), k, as_bytes_view(buf));
   }
-  std::unique_ptr<RocksDBStore::Iterator> scan() const {
-    const std::string_view prefix = a_.key();
-    rocksdb_layout::prefix_successor(prefix, &upper_);
-    return a_.store().new_iterator(a_.cf(), prefix, upper_);
-  }
-  // fn(UK&&, UV&&) for every visible entry; expired entries are deleted and (kOnReadAndWrite) the others
-  // rewritten with the current time, in one batch after the scan.
-  // Chunk by chunk (detail::kMapIterationChunk): the chunk's deletions and refreshes are written before fn sees
-  // its entries, so what fn writes to the map is never overwritten by them.
+  // fn(UK&&, UV&&) for every visible entry. Chunk by chunk: the chunk's deletions of expired entries and
+  // refreshes (kOnReadAndWrite) are written before fn sees its entries, so what fn writes to the map is never
+  // overwritten by them.
   template <class F>
   void visit(F&& fn) const {
     const int64_t now = ttl_.now();
     const StateTtlConfig& c = ttl_.config();
-    std::string lower(a_.key()), upper;
-    rocksdb_layout::prefix_successor(lower, &upper);
-    const size_t prefix_len = lower.size();
-    std::vector<std::pair<std::string, std::string>> chunk;  // local: fn may iterate this state again
     std::vector<std::pair<UK, UV>> visible;
     std::vector<uint8_t> refreshed;
-    while (detail::read_map_chunk(a_.store(), a_.cf(), &lower, upper, &chunk)) {
+    this->for_each_chunk([&](const std::vector<std::pair<std::string, std::string>>& chunk, size_t prefix_len) {
       RocksDBStore::WriteBatch batch(a_.store());
       visible.clear();
       for (const auto& [key, value] : chunk) {
@@ -315,15 +281,10 @@ class RocksDBTtlMapState final : public InternalMapState<N, UK, UV> {
       }
       if (batch.count() > 0) a_.store().write(batch);
       for (auto& [k, v] : visible) fn(std::move(k), std::move(v));
-    }
-  }
-  static void check(const Status& s) {
-    if (!s.is_ok()) [[unlikely]] throw RocksDBError(s.to_string());
+    });
   }
 
-  RocksDBStateAccess<K, N> a_;
   detail::RocksDBTtl ttl_;
-  mutable std::string upper_;
 };
 
 template <class K, class N, class T>
