@@ -263,6 +263,8 @@ class LocalJob final : public CheckpointingJobClient,
     s.start_delay_ms = stats.start_delay_ms;
     s.state_size_bytes = static_cast<uint64_t>(stats.state_size_bytes);
     s.checkpointed_size_bytes = static_cast<uint64_t>(stats.checkpointed_size_bytes);
+    s.persisted_data_bytes = static_cast<uint64_t>(stats.persisted_data_bytes);
+    s.unaligned = stats.unaligned;
     coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
   }
   void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override {

@@ -54,6 +54,8 @@ void CheckpointStatsTracker::report_acknowledged(CheckpointId id, int32_t vertex
   e.subtasks.push_back({vertex, subtask, now_monotonic_ms - it->second.trigger_monotonic_ms, stats});
   e.state_size_bytes += handle_bytes;
   e.checkpointed_size_bytes += checkpointed_bytes.value_or(handle_bytes);
+  e.persisted_data_bytes += stats.persisted_data_bytes;
+  e.unaligned = e.unaligned || stats.unaligned;
   ++e.num_acknowledged;
 }
 

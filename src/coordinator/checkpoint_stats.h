@@ -30,6 +30,8 @@ struct SubtaskCheckpointStats {
   uint64_t state_size_bytes = 0;      // full size of the state the subtask's handles refer to
   uint64_t checkpointed_size_bytes = 0;  // bytes it added (uploaded) for this checkpoint; < state_size when incremental
   int64_t start_delay_ms = 0;         // trigger to the first barrier at the subtask (Flink's checkpointStartDelay)
+  uint64_t persisted_data_bytes = 0;  // in-flight data persisted as channel state (unaligned checkpoints)
+  bool unaligned = false;             // the subtask took this checkpoint unaligned
 };
 
 struct SubtaskStatsEntry {
@@ -54,6 +56,10 @@ struct CheckpointStatsEntry {
   // The part of it this checkpoint added: without the shared files of incremental handles that earlier
   // checkpoints uploaded (Flink's "Checkpointed Data Size"). Equal to state_size_bytes for full snapshots.
   uint64_t checkpointed_size_bytes = 0;
+  // Sum over the acknowledged subtasks of the in-flight data persisted as channel state (Flink's "Persisted
+  // Data"); 0 unless some subtask went unaligned.
+  uint64_t persisted_data_bytes = 0;
+  bool unaligned = false;  // some acknowledged subtask took this checkpoint unaligned
   int32_t num_acknowledged = 0;
   int32_t num_tasks = 0;
   std::vector<SubtaskStatsEntry> subtasks;  // in acknowledgement order

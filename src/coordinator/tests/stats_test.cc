@@ -136,5 +136,25 @@ TEST(CheckpointStatsTracker, LateFinisherIsPlacedByIdAndWindowIsBounded) {
   EXPECT_EQ(ws.end_to_end_duration_ms.max, n);
 }
 
+TEST(CheckpointStatsTracker, PersistedInFlightDataAndUnalignedAggregateOverSubtasks) {
+  CheckpointStatsTracker t;
+  t.report_triggered(CheckpointId(1), SnapshotType::kCheckpoint, 5000, 100, 3);
+  SubtaskCheckpointStats aligned;
+  SubtaskCheckpointStats unaligned;
+  unaligned.unaligned = true;
+  unaligned.persisted_data_bytes = 700;
+  t.report_acknowledged(CheckpointId(1), 0, 0, 110, aligned, 10);
+  t.report_acknowledged(CheckpointId(1), 1, 0, 120, unaligned, 10);
+  unaligned.persisted_data_bytes = 300;
+  t.report_acknowledged(CheckpointId(1), 1, 1, 130, unaligned, 10);
+  t.report_completed(CheckpointId(1), 140, "mem://1");
+  CheckpointStatsSnapshot s = t.snapshot(150, 0);
+  ASSERT_TRUE(s.latest_completed.has_value());
+  EXPECT_EQ(s.latest_completed->persisted_data_bytes, 1000u);
+  EXPECT_TRUE(s.latest_completed->unaligned);
+  EXPECT_FALSE(s.latest_completed->subtasks[0].stats.unaligned);
+  EXPECT_EQ(s.latest_completed->subtasks[2].stats.persisted_data_bytes, 300u);
+}
+
 }  // namespace
 }  // namespace sluice::coordinator

@@ -33,6 +33,8 @@ struct SubtaskSnapshotStats {
   int64_t state_size_bytes = 0;  // full size of the state the handles refer to
   int64_t start_delay_ms = 0;  // trigger (the barrier's timestamp) to the first barrier at this subtask
   int64_t checkpointed_size_bytes = 0;  // what this checkpoint wrote (incremental: new shared files + private files)
+  int64_t persisted_data_bytes = 0;  // in-flight data persisted as channel state (unaligned checkpoints)
+  bool unaligned = false;            // this subtask took the checkpoint unaligned
 };
 
 // The asynchronous part of an incremental keyed snapshot: uploads the SST files no completed checkpoint
