@@ -14,8 +14,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
@@ -109,16 +112,11 @@ inline void build_keyed_job(StreamExecutionEnvironment& env, const KeyedJobConfi
                      .uid("per-key");
   if (cfg.sink == SinkKind::kFile) {
     updates
-        .sink_to(file::TransactionalFileSink<KeyAggregate>(cfg.output_dir,
-                                                           [](const KeyAggregate& u, std::string& line) {
-                                                             line += std::to_string(u.key);
-                                                             line += ',';
-                                                             line += std::to_string(u.count);
-                                                             line += ',';
-                                                             line += std::to_string(u.sum);
-                                                             line += ',';
-                                                             line += std::to_string(u.max);
-                                                           }))
+        .sink_to(file::TransactionalFileSink<KeyAggregate>(
+            cfg.output_dir,
+            [](const KeyAggregate& u, std::string& line) {
+              fmt::format_to(std::back_inserter(line), "{},{},{},{}", u.key, u.count, u.sum, u.max);
+            }))
         .name("sink")
         .uid("sink");
   } else {

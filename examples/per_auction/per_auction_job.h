@@ -22,6 +22,17 @@ struct AuctionUpdate {
   SLUICE_FIELDS(AuctionUpdate, auction, count, sum, max)
 };
 
+// The sink's line format, "auction,count,sum,max" (what `sluice demo --verify` and the tests parse).
+inline void append_csv_line(const AuctionUpdate& u, std::string& line) {
+  line += std::to_string(u.auction);
+  line += ',';
+  line += std::to_string(u.count);
+  line += ',';
+  line += std::to_string(u.sum);
+  line += ',';
+  line += std::to_string(u.max);
+}
+
 class CountSumMax final : public sluice::KeyedProcessFunction<int64_t, sluice::nexmark::Bid, AuctionUpdate> {
  public:
   void open(sluice::RuntimeContext& ctx) override {
@@ -60,17 +71,7 @@ inline void build(sluice::StreamExecutionEnvironment& env, const JobOptions& opt
       .name("per-auction")
       .uid("per-auction")
       // Exactly-once: part files become visible when the checkpoint that covers them completes.
-      .sink_to(sluice::file::TransactionalFileSink<AuctionUpdate>(
-          options.output_dir,
-          [](const AuctionUpdate& u, std::string& line) {
-            line += std::to_string(u.auction);
-            line += ',';
-            line += std::to_string(u.count);
-            line += ',';
-            line += std::to_string(u.sum);
-            line += ',';
-            line += std::to_string(u.max);
-          }))
+      .sink_to(sluice::file::TransactionalFileSink<AuctionUpdate>(options.output_dir, append_csv_line))
       .name("sink")
       .uid("sink");
 }

@@ -175,17 +175,7 @@ inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) 
       .uid("per-auction");
   if (job.hold_snapshots) updates = updates.map(HoldSnapshot{}).name("hold-snapshot").uid("hold-snapshot");
   updates
-      .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(
-          job.output_dir,
-          [](const per_auction::AuctionUpdate& u, std::string& line) {
-            line += std::to_string(u.auction);
-            line += ',';
-            line += std::to_string(u.count);
-            line += ',';
-            line += std::to_string(u.sum);
-            line += ',';
-            line += std::to_string(u.max);
-          }))
+      .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(job.output_dir, per_auction::append_csv_line))
       .name("sink")
       .uid("sink");
 }
