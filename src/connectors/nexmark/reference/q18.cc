@@ -1,0 +1,52 @@
+// q18: the last bid per (bidder, auction): latest date_time, then highest price, then the canonically
+// smallest bid (docs/nexmark.md). Kept per key as (time, price, event number); strings are re-read for exact
+// ties and for the final rows.
+#include <algorithm>
+#include <unordered_map>
+
+#include "common.h"
+#include "sluice/connectors/nexmark/reference/reference.h"
+
+namespace sluice::nexmark::reference {
+
+namespace {
+struct PairKey {
+  int64_t bidder = 0;
+  int64_t auction = 0;
+  bool operator==(const PairKey&) const = default;
+};
+struct PairKeyHash {
+  size_t operator()(const PairKey& k) const {
+    return static_cast<size_t>(detail::mix64(static_cast<uint64_t>(k.bidder) * 0x9E3779B97F4A7C15ULL ^
+                                             static_cast<uint64_t>(k.auction)));
+  }
+};
+struct Last {
+  int64_t date_time = 0;
+  int64_t price = 0;
+  int64_t event = 0;
+};
+}  // namespace
+
+std::vector<Q18Row> reference_q18(const EventInput& input) {
+  std::unordered_map<PairKey, Last, PairKeyHash> last;
+  detail::EventReader reader(input);
+  detail::for_each_bid(input, [&](int64_t n, const Bid& bid) {
+    const auto [it, inserted] = last.try_emplace(PairKey{bid.bidder, bid.auction}, Last{bid.date_time, bid.price, n});
+    if (inserted) return;
+    Last& l = it->second;
+    bool newer = bid.date_time > l.date_time || (bid.date_time == l.date_time && bid.price > l.price);
+    if (!newer && bid.date_time == l.date_time && bid.price == l.price) {
+      newer = detail::canonical_compare(bid, reader.first(l.event).bid()) < 0;
+    }
+    if (newer) l = Last{bid.date_time, bid.price, n};
+  });
+
+  std::vector<Q18Row> rows;
+  rows.reserve(last.size());
+  for (const auto& [key, l] : last) rows.push_back(q0_row(reader.first(l.event).bid()));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+}  // namespace sluice::nexmark::reference
