@@ -3,6 +3,7 @@
 // ties and for the final rows.
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "common.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
@@ -26,9 +27,10 @@ struct Last {
   int64_t price = 0;
   int64_t event = 0;
 };
-}  // namespace
 
-std::vector<Q18Row> reference_q18(const EventInput& input) {
+// Calls sink(const Q18Row&) for each (bidder, auction), in no particular order.
+template <class Sink>
+void q18_rows(const EventInput& input, Sink&& sink) {
   std::unordered_map<PairKey, Last, PairKeyHash> last;
   detail::EventReader reader(input);
   detail::for_each_bid(input, [&](int64_t n, const Bid& bid) {
@@ -42,11 +44,22 @@ std::vector<Q18Row> reference_q18(const EventInput& input) {
     if (newer) l = Last{bid.date_time, bid.price, n};
   });
 
+  for (const auto& [key, l] : last) sink(q0_row(reader.first(l.event).bid()));
+}
+
+}  // namespace
+
+std::vector<Q18Row> reference_q18(const EventInput& input) {
   std::vector<Q18Row> rows;
-  rows.reserve(last.size());
-  for (const auto& [key, l] : last) rows.push_back(q0_row(reader.first(l.event).bid()));
+  q18_rows(input, [&](Q18Row&& row) { rows.push_back(std::move(row)); });
   std::sort(rows.begin(), rows.end());
   return rows;
+}
+
+MultisetDigest reference_digest_q18(const EventInput& input) {
+  MultisetDigest digest;
+  q18_rows(input, [&](const Q18Row& row) { digest.add(row); });
+  return digest;
 }
 
 }  // namespace sluice::nexmark::reference

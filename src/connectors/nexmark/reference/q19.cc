@@ -3,6 +3,7 @@
 // re-read for exact ties and for the final rows.
 #include <algorithm>
 #include <unordered_map>
+#include <utility>
 
 #include "common.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
@@ -15,9 +16,10 @@ struct Ranked {
   int64_t date_time = 0;
   int64_t event = 0;
 };
-}  // namespace
 
-std::vector<Q19Row> reference_q19(const EventInput& input) {
+// Calls sink(Q19Row&&) for each ranked bid, in no particular order.
+template <class Sink>
+void q19_rows(const EventInput& input, Sink&& sink) {
   std::unordered_map<int64_t, std::vector<Ranked>> top;  // auction -> best first, at most kQ19TopN
   detail::EventReader reader(input);
   // Whether the bid (price, time, bid) ranks before the kept entry r.
@@ -35,16 +37,27 @@ std::vector<Q19Row> reference_q19(const EventInput& input) {
     if (list.size() > static_cast<size_t>(kQ19TopN)) list.pop_back();
   });
 
-  std::vector<Q19Row> rows;
   for (const auto& [auction, list] : top) {
     for (size_t i = 0; i < list.size(); ++i) {
       const Bid& b = reader.first(list[i].event).bid();
-      rows.push_back(Q19Row{b.auction, b.bidder, b.price, b.channel, b.url, b.date_time, b.extra,
-                            static_cast<int64_t>(i + 1)});
+      sink(Q19Row{b.auction, b.bidder, b.price, b.channel, b.url, b.date_time, b.extra, static_cast<int64_t>(i + 1)});
     }
   }
+}
+
+}  // namespace
+
+std::vector<Q19Row> reference_q19(const EventInput& input) {
+  std::vector<Q19Row> rows;
+  q19_rows(input, [&](Q19Row&& row) { rows.push_back(std::move(row)); });
   std::sort(rows.begin(), rows.end());
   return rows;
+}
+
+MultisetDigest reference_digest_q19(const EventInput& input) {
+  MultisetDigest digest;
+  q19_rows(input, [&](const Q19Row& row) { digest.add(row); });
+  return digest;
 }
 
 }  // namespace sluice::nexmark::reference

@@ -241,6 +241,8 @@ TEST_F(NexmarkReferenceInvariants, Q18AndQ19KeepOneResultPerKey) {
   size_t expected_q19 = 0;
   for (const auto& [auction, count] : per_auction) expected_q19 += static_cast<size_t>(std::min<int64_t>(count, 10));
   EXPECT_EQ(q19.size(), expected_q19);
+  EXPECT_EQ(reference_digest_q18({slow_config(), kEvents}), digest_of(q18));
+  EXPECT_EQ(reference_digest_q19({slow_config(), kEvents}), digest_of(q19));
   // Ranks 1..k per auction, prices non-increasing with rank.
   std::map<int64_t, std::map<int64_t, int64_t>> ranks;  // auction -> rank -> price
   for (const Q19Row& r : q19) ASSERT_TRUE(ranks[r.auction].emplace(r.rank_number, r.price).second);
