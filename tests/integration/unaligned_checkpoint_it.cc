@@ -227,6 +227,33 @@ TEST(UnalignedCheckpoints, WithATwoSecondTimeoutAlignedOnesTimeOutUnalignedOnesC
   EXPECT_EQ(sink_figures(unaligned).unaligned, sink_figures(unaligned).completed);
 }
 
+// Alignment timeout 1.5 s: each checkpoint starts aligned - the sink blocks the tiny source's channel and waits
+// for the fast one's barrier, queued in order behind its data - and switches once 1.5 s passed since the trigger:
+// the sink snapshots (its alignment is about the timeout, not the queue's 4 s) and promotes the queued barrier,
+// persisting the data it overtook as its input channel state, while the fast source, whose barrier went out in
+// order, persisted nothing.
+TEST(UnalignedCheckpoints, AlignmentTimeoutSwitchesAligningTasksAndPromotesQueuedBarriers) {
+  cluster::MiniClusterConfig mc = base_config(it::fresh_dir("alignment-timeout"), true);
+  mc.unaligned.aligned_checkpoint_timeout = 1500ms;
+  auto stats = run_backpressured("timeout-1.5s", mc, [](const auto& s) { return s.num_completed >= 4; });
+  int switched = 0, promoted = 0;
+  for (const auto& e : stats.history) {
+    if (e.status != coordinator::CheckpointStatus::kCompleted || e.id.value() == 1) continue;
+    int64_t sink_alignment = 0, sink_bytes = 0, fast_bytes = 0;
+    for (const auto& st : e.subtasks) {
+      if (st.vertex == 2) {
+        sink_alignment = st.stats.alignment_duration_ms;
+        sink_bytes = static_cast<int64_t>(st.stats.persisted_data_bytes);
+      }
+      if (st.vertex == 0) fast_bytes = static_cast<int64_t>(st.stats.persisted_data_bytes);
+    }
+    if (e.unaligned && sink_bytes > 0 && sink_alignment >= 500) ++switched;
+    if (sink_bytes > 0 && fast_bytes == 0) ++promoted;
+  }
+  EXPECT_GE(switched, 2) << "checkpoints that aligned first, then went unaligned with in-flight data";
+  EXPECT_GE(promoted, 1) << "checkpoints whose queued barrier the sink promoted";
+}
+
 // One source into the keyed sink, whose input reading is suspended: every record the source emitted is in
 // flight - queued at the sink's input (its input channel state) or behind the barrier in the source's output
 // (the source's output channel state).
