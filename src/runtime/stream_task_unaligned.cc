@@ -107,6 +107,9 @@ void StreamTask::apply_unaligned_actions(const std::vector<BarrierAction>& actio
 
 bool StreamTask::take_priority_events() {
   if (!unaligned_handler_ || !d_.input_gate) return false;
+  // Restored input channel state precedes everything in the gate, barriers included: a snapshot before it is
+  // processed would lose it.
+  if (recovered_next_ < recovered_input_.size()) return false;
   bool any = false;
   while (auto event = d_.input_gate->poll_priority_event()) {
     any = true;

@@ -384,5 +384,19 @@ TEST(UnalignedCheckpoints, SuspendedSinkCheckpointsInFlightDataAndARestoreReplay
   }
 }
 
+TEST(UnalignedCheckpoints, NeedOneCheckpointAtATimeOrTheJobIsRefused) {
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "100ms").is_ok());
+  ASSERT_TRUE(config.set_string("execution.checkpointing.unaligned", "true").is_ok());  // Flink's older key
+  ASSERT_TRUE(config.set_string("execution.checkpointing.max-concurrent-checkpoints", "2").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.from_generator(10, [](int64_t i) { return i; }).rebalance().sink_to(DiscardingSink<int64_t>());
+  auto client = env.execute_async("refused");
+  ASSERT_FALSE(client.is_ok());
+  EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(client.status().message().find("max-concurrent-checkpoints = 1, got 2"), std::string::npos)
+      << client.status().to_string();
+}
+
 }  // namespace
 }  // namespace sluice

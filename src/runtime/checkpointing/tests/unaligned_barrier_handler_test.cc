@@ -104,3 +104,36 @@ TEST(UnalignedBarrierHandler, FinishedChannelIsNotWaitedFor) {
 
 }  // namespace
 }  // namespace sluice::runtime
+
+#include "runtime/checkpointing/unaligned_checkpoint_config.h"
+
+namespace sluice::runtime {
+namespace {
+
+TEST(UnalignedCheckpointConfig, SavepointsAreAlwaysAlignedAndTheTimeoutSwitchesCheckpoints) {
+  const CheckpointBarrier checkpoint{CheckpointId(3), 10'000, checkpoint::SnapshotType::kCheckpoint};
+  const CheckpointBarrier savepoint{CheckpointId(4), 10'000, checkpoint::SnapshotType::kSavepoint};
+  UnalignedCheckpointConfig off;
+  EXPECT_FALSE(off.unaligned_at(checkpoint, 99'999));
+  EXPECT_EQ(off.promote_at_ms(checkpoint), 0);
+
+  UnalignedCheckpointConfig from_start{true, std::chrono::milliseconds(0)};
+  EXPECT_TRUE(from_start.unaligned_at(checkpoint, 10'000));
+  EXPECT_FALSE(from_start.unaligned_at(savepoint, 99'999));
+  EXPECT_EQ(from_start.promote_at_ms(checkpoint), 0);  // never sent aligned
+
+  UnalignedCheckpointConfig timeout{true, std::chrono::milliseconds(500)};
+  EXPECT_FALSE(timeout.unaligned_at(checkpoint, 10'500));  // "exceeds" the timeout: strictly more
+  EXPECT_TRUE(timeout.unaligned_at(checkpoint, 10'501));
+  EXPECT_EQ(timeout.promote_at_ms(checkpoint), 10'501);
+  EXPECT_FALSE(timeout.unaligned_at(savepoint, 99'999));
+  EXPECT_EQ(timeout.promote_at_ms(savepoint), 0);
+
+  EXPECT_TRUE(is_all_to_all(Partitioning::kHash));
+  EXPECT_TRUE(is_all_to_all(Partitioning::kRebalance));
+  EXPECT_FALSE(is_all_to_all(Partitioning::kForward));
+  EXPECT_FALSE(is_all_to_all(Partitioning::kBroadcast));
+}
+
+}  // namespace
+}  // namespace sluice::runtime
