@@ -97,6 +97,9 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
   cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
   SLUICE_RETURN_IF_ERROR(cc.validate());
+  SLUICE_RETURN_IF_ERROR(validate_unaligned_checkpoints(config));
+  mc->unaligned.enabled = config.get(options::kUnalignedCheckpoints);
+  mc->unaligned.aligned_checkpoint_timeout = config.get(options::kAlignedCheckpointTimeout);
   mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
   switch (config.get(options::kExternalizedCheckpointRetention)) {
     case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:

@@ -107,6 +107,11 @@ class LocalJob final : public CheckpointingJobClient,
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
+      std::vector<OperatorToRestore> job_operators;
+      for (const auto& v : jg_.vertices) {
+        for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
+      }
+      SLUICE_RETURN_IF_ERROR(check_channel_state_parallelism(cfg_.restore->metadata, job_operators));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       const bool claim = cfg_.restore->claim;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
@@ -392,6 +397,7 @@ class LocalJob final : public CheckpointingJobClient,
         d.checkpoint_responder = this;
         d.checkpoint_storage = cfg_.storage;
         d.async_executor = &executor_;
+        d.unaligned = cfg_.unaligned;
       }
       if (restore_point_) {
         std::vector<OperatorToRestore> chain;
@@ -401,6 +407,9 @@ class LocalJob final : public CheckpointingJobClient,
                                                                 ev.key_group_range, jg_.max_parallelism,
                                                                 restore_point_->owned ? SharedFileReuse::kReuse
                                                                                       : SharedFileReuse::kNoReuse));
+        SLUICE_ASSIGN_OR_RETURN(d.restored_channel_state,
+                                assign_channel_state(restore_point_->metadata, restore_point_->location, *cfg_.storage,
+                                                     graph::operator_id(sg_->node(v.head_node)), ev.subtask_index));
         d.restored = true;
       }
       TaskSlot slot;

@@ -23,6 +23,7 @@
 #include "coordinator/checkpoint_stats.h"
 #include "graph/job_graph.h"
 #include "restart/restart_strategy_factory.h"
+#include "runtime/checkpointing/unaligned_checkpoint_config.h"
 #include "runtime/fault_injection.h"
 #include "runtime/network/network_config.h"
 #include "sluice/api/job_client.h"
@@ -54,6 +55,9 @@ struct MiniClusterConfig {
   // Checkpointing (off unless `checkpointing`).
   bool checkpointing = false;
   coordinator::CheckpointCoordinatorConfig checkpoint_config;
+  // execution.checkpointing.unaligned.enabled and .aligned-checkpoint-timeout (validated by the caller:
+  // sluice::validate_unaligned_checkpoints).
+  runtime::UnalignedCheckpointConfig unaligned;
   std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required when checkpointing
   int32_t num_retained = 1;
   checkpoint::ExternalizedCheckpointRetention retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;

@@ -236,6 +236,23 @@ const ConfigOption<bool> kCheckpointsAfterTasksFinish{
     "checkpoint runs so that two-phase-commit sinks commit the last data.",
     {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}, {}};
 
+const ConfigOption<bool> kUnalignedCheckpoints{
+    "execution.checkpointing.unaligned.enabled", false,
+    "Unaligned checkpoints: on the first barrier a task snapshots at once and its barrier overtakes the data "
+    "queued in its outputs; the data it overtook (in flight on hash and rebalance exchanges) is persisted with "
+    "the checkpoint and replayed on restore. Checkpoints then take about as long under back-pressure as without. "
+    "Needs execution.checkpointing.mode EXACTLY_ONCE and execution.checkpointing.max-concurrent-checkpoints 1. "
+    "Forward and broadcast edges stay aligned; savepoints are always aligned.",
+    {"execution.checkpointing.unaligned"}, {}};
+
+const ConfigOption<milliseconds> kAlignedCheckpointTimeout{
+    "execution.checkpointing.aligned-checkpoint-timeout", milliseconds(0),
+    "With unaligned checkpoints: 0 starts every checkpoint unaligned; a positive value starts each checkpoint "
+    "aligned and switches it to unaligned once this long has passed since its trigger (barriers still queued "
+    "in output buffers then overtake the data ahead of them, and aligning tasks snapshot at once).",
+    {"execution.checkpointing.alignment-timeout"},
+    {[](const milliseconds& v) { return v.count() >= 0; }, ">= 0ms"}};
+
 const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage{
     "execution.checkpointing.storage", std::nullopt,
     "Where completed checkpoints are kept: JOBMANAGER (the coordinator's memory) or FILESYSTEM (files under "
@@ -357,6 +374,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kCheckpointsDirectory,     &options::kMaxRetainedCheckpoints,
       &options::kCheckpointDataInlineThreshold,
       &options::kCheckpointsAfterTasksFinish,
+      &options::kUnalignedCheckpoints,     &options::kAlignedCheckpointTimeout,
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       // restart strategies

@@ -10,6 +10,20 @@
 // partition (or the source reader says end of input): the task calls end_input() on the chain head-first,
 // closes the operators, and sends end of partition downstream.
 //
+// Unaligned checkpoints (d_.unaligned; checkpointing/unaligned_checkpoint_config.h): barriers of an unaligned
+// checkpoint overtake the data queued in the task's outputs on all-to-all edges (hash, rebalance) - the
+// overtaken output buffers are copied into the checkpoint's output channel state - and the task takes its
+// snapshot on the first barrier instead of aligning (UnalignedBarrierHandler), persisting as input channel
+// state the data that arrives on each channel before that channel's barrier (and what a priority barrier
+// overtook), while processing it as usual. A task with a mix of inputs: forward and broadcast inputs stay
+// aligned - the snapshot waits for their barriers (blocking them as they come), never persists their data,
+// and barriers on forward and broadcast outputs are sent in order behind the data. With an alignment timeout
+// the checkpoint starts aligned; once the timeout has passed since its trigger, an aligning task snapshots at
+// once, and barriers still queued in its input channels are promoted to overtake the data ahead of them
+// (InputGate::promote_due_events; that data becomes this task's input channel state). Restore: output channel
+// state is sent before the operators open (before any new output), input channel state is processed before the
+// first buffer of the input gate.
+//
 // Failure: any exception (OperatorFailure names operator and subtask) ends the task as failed through
 // TaskListener::on_task_failed; cancel() ends it as cancelled. Operators are closed in both cases.
 // Failures armed in the job's FaultInjector are thrown here, on the task thread, at their named points.
@@ -17,8 +31,11 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
+#include <cstdint>
 #include <memory>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +45,8 @@
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+#include "runtime/checkpointing/unaligned_barrier_handler.h"
+#include "runtime/checkpointing/unaligned_checkpoint_config.h"
 #include "runtime/fault_injection.h"
 #include "runtime/mailbox.h"
 #include "runtime/network/input_gate.h"
@@ -84,7 +103,17 @@ struct TaskDeployment {
   // without an entry then start empty but see is_restored()).
   bool restored = false;
   std::map<std::string, OperatorRestoreState> restore;
+  // execution.checkpointing.unaligned.* (off by default).
+  UnalignedCheckpointConfig unaligned;
+  // The in-flight data of the unaligned checkpoint restored from (cluster/state_assignment.h); none: nothing.
+  std::optional<checkpoint::SubtaskChannelState> restored_channel_state;
 };
+
+// Test hook (tests/integration/unaligned_checkpoint_it.cc): the tasks of job vertex `vertex` (-1: none) read no
+// data from their input gates; their mailboxes keep running and they still take priority events (unaligned
+// barriers). Process-wide; any thread.
+void set_input_suspended_for_testing(int32_t vertex);
+bool input_suspended_for_testing(int32_t vertex);
 
 class StreamTask {
  public:
@@ -119,9 +148,17 @@ class StreamTask {
   void loop();
   bool outputs_available() const;
   bool process_input();  // false when the input has ended
-  void handle_event(int32_t channel, const RuntimeEvent& event);
+  void handle_event(int32_t channel, const RuntimeEvent& event, int32_t overtaken_buffers);
   void apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier);
-  void perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms);
+  void perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms, bool unaligned = false);
+  void emit_barrier(const CheckpointBarrier& barrier, bool unaligned);
+  void handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers);
+  void apply_unaligned_actions(const std::vector<BarrierAction>& actions);
+  void complete_channel_state();
+  bool take_priority_events();  // true if it took any
+  void check_alignment_deadlines();
+  void restore_output_channel_state();
+  bool process_recovered_input();  // true if it processed a recovered buffer
   void reach_end_of_data();
   bool checkpointing() const { return d_.checkpoint_responder != nullptr; }
   void flush_outputs();
@@ -163,6 +200,17 @@ class StreamTask {
   int32_t end_of_data_count_ = 0;
   bool at_end_of_data_ = false;  // input ended; waiting for the final checkpoint
   bool finish_requested_ = false;
+
+  // Unaligned checkpoints (task thread).
+  std::unique_ptr<UnalignedBarrierHandler> unaligned_handler_;  // instead of barrier_handler_ when enabled
+  CheckpointId collecting_{0};  // the unaligned checkpoint whose channel state is being collected; 0: none
+  checkpoint::SubtaskChannelState channel_state_;             // its output channel state
+  std::vector<std::vector<checkpoint::ChannelStateBuffer>> input_state_;  // its input channel state, by channel
+  // What priority barriers of the checkpoint being aligned overtook, by channel, until its snapshot.
+  std::vector<std::vector<checkpoint::ChannelStateBuffer>> overtaken_stash_;
+  int64_t alignment_timeout_at_ms_ = INT64_MAX;  // wall clock: the checkpoint being aligned turns unaligned
+  std::vector<checkpoint::ChannelStateBuffer> recovered_input_;  // restored input channel state, in order
+  size_t recovered_next_ = 0;
 
   // Fault injection (task thread): the mask (never null) and the operators the points are attributed to.
   const std::atomic<uint32_t>* armed_failures_ = nullptr;

@@ -134,6 +134,25 @@ RunOutcome run_with_failures(uint64_t seed, int32_t parallelism, int32_t failure
   }
   auto result = (*client)->wait();
   EXPECT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  {
+    // Unaligned checkpoints without an alignment timeout: every checkpoint is unaligned (the final one included).
+    const std::string extra = std::getenv("SLUICE_FAILOVER_CONFIG") ? std::getenv("SLUICE_FAILOVER_CONFIG") : "";
+    int32_t unaligned = 0, completed = 0;
+    uint64_t persisted = 0;
+    for (const auto& e : cp->checkpoint_stats().history) {
+      if (e.status != coordinator::CheckpointStatus::kCompleted) continue;
+      ++completed;
+      unaligned += e.unaligned ? 1 : 0;
+      persisted += e.persisted_data_bytes;
+    }
+    std::printf("  %d of the last %d completed checkpoints were unaligned (%llu bytes of in-flight data)\n", unaligned,
+                completed, static_cast<unsigned long long>(persisted));
+    if (extra.find("unaligned.enabled=true") != std::string::npos &&
+        extra.find("aligned-checkpoint-timeout") == std::string::npos) {
+      EXPECT_EQ(unaligned, completed) << "seed " << seed;
+      EXPECT_GT(completed, 0);
+    }
+  }
   outcome.fired = cp->injected_failures();
   outcome.recoveries = cp->recoveries();
   EXPECT_EQ(static_cast<int32_t>(outcome.fired.size()), failures) << "seed " << seed << ": an armed failure did not fire";

@@ -225,6 +225,15 @@ extern const ConfigOption<MemorySize> kCheckpointDataInlineThreshold;
 // execution.checkpointing.checkpoints-after-tasks-finish.enabled): checkpoint after bounded sources end, so
 // two-phase-commit sinks commit their last data.
 extern const ConfigOption<bool> kCheckpointsAfterTasksFinish;
+// execution.checkpointing.unaligned.enabled (Boolean, false; alias execution.checkpointing.unaligned): barriers
+// overtake in-flight data on all-to-all exchanges, which is persisted with the checkpoint. Needs EXACTLY_ONCE
+// and max-concurrent-checkpoints 1 (validate_unaligned_checkpoints in derived_options.h).
+extern const ConfigOption<bool> kUnalignedCheckpoints;
+// execution.checkpointing.aligned-checkpoint-timeout (Duration, 0; alias
+// execution.checkpointing.alignment-timeout): with unaligned checkpoints, 0 starts every checkpoint unaligned;
+// a positive value starts it aligned and switches its barriers to unaligned once this long has passed since
+// its trigger.
+extern const ConfigOption<std::chrono::milliseconds> kAlignedCheckpointTimeout;
 // execution.checkpointing.storage (Enum, unset = derived; alias state.checkpoint-storage): JOBMANAGER or
 // FILESYSTEM. Unset: FILESYSTEM if execution.checkpointing.dir is set, else JOBMANAGER (see
 // checkpoint_storage_type() in derived_options.h).

@@ -350,3 +350,44 @@ TEST(CheckpointingOptions, IncrementalAndClaimModeWithFlinkNamesAndAliases) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(UnalignedCheckpointOptions, DefaultsAndFlinkAliases) {
+  Configuration c;
+  EXPECT_FALSE(c.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(c.get(options::kAlignedCheckpointTimeout), std::chrono::milliseconds(0));
+  EXPECT_TRUE(validate_unaligned_checkpoints(c).is_ok());
+
+  Configuration flink = from_yaml("execution.checkpointing.unaligned: true\n"
+                                  "execution.checkpointing.alignment-timeout: 30 s\n");
+  EXPECT_TRUE(flink.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(flink.get(options::kAlignedCheckpointTimeout), std::chrono::seconds(30));
+
+  Configuration current = from_yaml("execution.checkpointing.unaligned.enabled: true\n"
+                                    "execution.checkpointing.aligned-checkpoint-timeout: 100ms\n");
+  EXPECT_TRUE(current.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(current.get(options::kAlignedCheckpointTimeout), std::chrono::milliseconds(100));
+  EXPECT_TRUE(validate_unaligned_checkpoints(current).is_ok());
+  Configuration negative;
+  EXPECT_FALSE(negative.set_string("execution.checkpointing.aligned-checkpoint-timeout", "-1ms").is_ok());
+}
+
+TEST(UnalignedCheckpointOptions, NeedOneCheckpointAtATime) {
+  Configuration c;
+  ASSERT_TRUE(c.set_string("execution.checkpointing.unaligned.enabled", "true").is_ok());
+  ASSERT_TRUE(c.set_string("execution.checkpointing.max-concurrent-checkpoints", "2").is_ok());
+  Status s = validate_unaligned_checkpoints(c);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("execution.checkpointing.unaligned.enabled"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("execution.checkpointing.max-concurrent-checkpoints = 1, got 2"), std::string::npos)
+      << s.message();
+  // The same concurrency is fine with aligned checkpoints.
+  ASSERT_TRUE(c.set_string("execution.checkpointing.unaligned.enabled", "false").is_ok());
+  EXPECT_TRUE(validate_unaligned_checkpoints(c).is_ok());
+}
+
+}  // namespace
+}  // namespace sluice
