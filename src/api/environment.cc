@@ -97,6 +97,8 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
   cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
   SLUICE_RETURN_IF_ERROR(cc.validate());
+  mc->at_least_once = config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
+  mc->checkpoints_after_tasks_finish = config.get(options::kCheckpointsAfterTasksFinish);
   mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
   switch (config.get(options::kExternalizedCheckpointRetention)) {
     case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:
