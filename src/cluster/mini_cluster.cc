@@ -198,8 +198,19 @@ class LocalJob final : public CheckpointingJobClient,
   void on_task_finished(int32_t vertex, int32_t subtask) override {
     if (!cfg_.checkpoints_after_tasks_finish && cfg_.checkpointing) {
       const int32_t attempt = current_attempt();
-      std::lock_guard lock(finished_mu_);
-      if (finished_.attempt != attempt) finished_ = FinishedTask{vertex, subtask, attempt};
+      {
+        std::lock_guard lock(finished_mu_);
+        if (finished_.attempt != attempt) finished_ = FinishedTask{vertex, subtask, attempt};
+      }
+      // A checkpoint triggered before the task finished waits for an acknowledgement that never comes: end it
+      // now (not counted against tolerable failures) instead of at its timeout.
+      if (coordinator_) {
+        coordinator_->abort_pending(coordinator::CheckpointFailureReason::kTaskNotReady,
+                                    Status::failed_precondition(
+                                        "task " + jg_.vertices[static_cast<size_t>(vertex)].name + " (" +
+                                        std::to_string(subtask + 1) + ") finished and "
+                                        "execution.checkpointing.checkpoints-after-tasks-finish is false"));
+      }
     }
     post(Event::of(Event::Kind::kTaskFinished));
   }
