@@ -64,8 +64,9 @@ grep -q 'alignment' inspect.out || { echo "inspect prints no table"; cat inspect
 python3 - inspect.json <<'PY' || { echo "checkpoint inspect --json is wrong"; cat inspect.json; exit 1; }
 import json, sys, time
 doc = json.load(open(sys.argv[1]))
-cks = doc["checkpoints"]
-assert cks, "no checkpoints"
+cks = [c for c in doc["checkpoints"] if not c.get("incomplete")]
+assert cks, "no complete checkpoints"
+assert not doc["problems"], doc["problems"]
 with_stats = [c for c in cks if c.get("stats")]
 assert with_stats, "no checkpoint has statistics"
 assert doc["summary"]["with_statistics"] == len(with_stats)

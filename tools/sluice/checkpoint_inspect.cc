@@ -102,8 +102,14 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
     Result<checkpoint::CheckpointMetadata> md =
         loc.is_ok() ? checkpoint::read_checkpoint_metadata(*local, *loc) : Result<checkpoint::CheckpointMetadata>(loc.status());
     const std::string name = fs::path(folder).parent_path().filename().string() + "/" + fs::path(folder).filename().string();
-    if (!md.is_ok()) {
-      // An incomplete checkpoint (no _metadata) or a damaged one: listed, not inspected.
+    if (!md.is_ok() && md.status().code() == StatusCode::kNotFound) {
+      // No _metadata: a checkpoint in progress or aborted when its job stopped (as verify, not a problem).
+      one["incomplete"] = true;
+      r.table += line("%-34s %6s %-10s %s", name.c_str(), "-", "incomplete", "(no _metadata)");
+      checkpoints.push_back(std::move(one));
+      continue;
+    }
+    if (!md.is_ok()) {  // a damaged _metadata: listed, not inspected, exit 1
       one["error"] = md.status().to_string();
       problems.push_back(folder + ": " + md.status().to_string());
       r.exit_code = 1;

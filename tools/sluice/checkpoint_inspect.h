@@ -5,7 +5,8 @@
 // it was durable), its statistics: end-to-end, sync, async and alignment durations, start delay, persisted
 // in-flight bytes, unaligned or not, and the same per subtask. Then summaries (min, avg, p50, p99, max) over
 // the checkpoints that have statistics. A readable table, or with --json one JSON document.
-// Exit 0; 1 when a checkpoint's _metadata cannot be read; 2 when PATH holds no checkpoint.
+// A chk-<n> folder without _metadata (in progress or aborted when its job stopped) is listed as incomplete.
+// Exit 0; 1 when a checkpoint's _metadata is damaged; 2 when PATH holds no checkpoint folder.
 #pragma once
 
 #include <string>
