@@ -100,6 +100,8 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   SLUICE_RETURN_IF_ERROR(validate_unaligned_checkpoints(config));
   mc->unaligned.enabled = config.get(options::kUnalignedCheckpoints);
   mc->unaligned.aligned_checkpoint_timeout = config.get(options::kAlignedCheckpointTimeout);
+  mc->at_least_once = config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
+  mc->checkpoints_after_tasks_finish = config.get(options::kCheckpointsAfterTasksFinish);
   mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
   switch (config.get(options::kExternalizedCheckpointRetention)) {
     case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:

@@ -176,7 +176,10 @@ const ConfigOption<milliseconds> kCheckpointingInterval{
 
 const ConfigOption<CheckpointingMode> kCheckpointingMode{
     "execution.checkpointing.mode", CheckpointingMode::kExactlyOnce,
-    "Checkpointing guarantee. EXACTLY_ONCE aligns barriers on every input; AT_LEAST_ONCE is not supported yet.",
+    "Checkpointing guarantee. EXACTLY_ONCE aligns barriers: a task with several input channels blocks a channel "
+    "that delivered barrier n until n arrived on all of them. AT_LEAST_ONCE never blocks: the task snapshots "
+    "once n arrived on every open channel, having processed what came after n on the others, so a restore may "
+    "replay those records (duplicates, never losses). Tasks with one input channel behave alike in both modes.",
     {}, {}};
 
 const ConfigOption<milliseconds> kCheckpointingTimeout{
@@ -232,8 +235,11 @@ const ConfigOption<MemorySize> kCheckpointDataInlineThreshold{
 
 const ConfigOption<bool> kCheckpointsAfterTasksFinish{
     "execution.checkpointing.checkpoints-after-tasks-finish", true,
-    "Whether checkpoints continue after some tasks finished; when the bounded sources end, a final "
-    "checkpoint runs so that two-phase-commit sinks commit the last data.",
+    "Whether checkpoints continue after some tasks finished. true: a task whose input ended stays and takes part "
+    "in every checkpoint until a final checkpoint, triggered once all inputs ended, completed, so that "
+    "two-phase-commit sinks commit the last data. false: such a task finishes at once; from then on every "
+    "checkpoint fails (task not ready; not counted as a tolerable failure) and there is no final checkpoint, so "
+    "what a two-phase-commit sink took after the last completed checkpoint is not committed.",
     {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}, {}};
 
 const ConfigOption<bool> kUnalignedCheckpoints{

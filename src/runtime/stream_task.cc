@@ -228,7 +228,9 @@ void StreamTask::open_chain() {
     subtask_checkpointing_ = std::make_unique<SubtaskCheckpointCoordinator>(
         d_.vertex, d_.subtask_index, d_.checkpoint_responder, d_.checkpoint_storage, d_.async_executor, d_.clock);
     if (d_.input_gate) {
-      if (d_.unaligned.enabled) {
+      if (d_.at_least_once) {
+        barrier_tracker_ = std::make_unique<CheckpointBarrierTracker>(d_.input_gate->num_channels());
+      } else if (d_.unaligned.enabled) {
         // Input channels in the order the cluster wires them: incoming edges in job-graph order, then producer
         // subtasks (one channel per forward edge).
         std::vector<bool> aligned;
@@ -333,6 +335,10 @@ bool StreamTask::process_input() {
                                n.status().to_string());
     }
     d_.input_gate->recycle(std::move(buf));
+    if (barrier_tracker_ && d_.records_after_barrier_hook != nullptr) {
+      CheckpointId pending = barrier_tracker_->pending_barrier_of(next->channel_index);
+      if (pending.value() != 0) (*d_.records_after_barrier_hook)(d_.vertex, d_.subtask_index, next->channel_index, pending, *n);
+    }
     return true;
   }
   handle_event(next->channel_index, next->event(), next->overtaken_buffers);
@@ -351,6 +357,12 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
         handle_unaligned_barrier(channel, *b, overtaken_buffers);
         return;
       }
+      if (barrier_tracker_) {  // AT_LEAST_ONCE: never blocks; the alignment time is first barrier to trigger
+        auto actions = barrier_tracker_->on_barrier(channel, *b, d_.clock->monotonic_ns());
+        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
+        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
+        return;
+      }
       if (!barrier_handler_) return;  // checkpointing off: cannot happen within one job
       bool was_aligning = barrier_handler_->is_aligning() && barrier_handler_->current_checkpoint() == b->id;
       auto actions = barrier_handler_->on_barrier(channel, b->id);
@@ -363,11 +375,17 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
       auto id = decode_cancel_marker(event);
       check(id.status());
       if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_cancellation_marker(*id));
+      if (barrier_tracker_) apply_barrier_actions(barrier_tracker_->on_cancellation_marker(*id), nullptr);
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_cancellation_marker(*id), nullptr);
       return;
     }
     case EventType::kEndOfPartition:
       if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_channel_finished(channel));
+      if (barrier_tracker_) {
+        auto actions = barrier_tracker_->on_channel_finished(channel);
+        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
+        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
+      }
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
       return;
     case EventType::kEndOfData:
@@ -503,7 +521,7 @@ void StreamTask::loop() {
       InputStatus st = InputStatus::kMoreAvailable;
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
-        if (!checkpointing()) return;
+        if (!checkpointing() || !d_.checkpoints_after_tasks_finish) return;
         reach_end_of_data();
         flush_outputs();
         continue;

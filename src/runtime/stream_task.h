@@ -33,6 +33,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <map>
 #include <optional>
@@ -43,6 +44,7 @@
 #include "graph/job_graph.h"
 #include "runtime/checkpointing/aligned_barrier_handler.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
+#include "runtime/checkpointing/checkpoint_barrier_tracker.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
 #include "runtime/checkpointing/unaligned_barrier_handler.h"
@@ -69,6 +71,9 @@ class TaskListener {
   virtual void on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) = 0;
   virtual void on_task_cancelled(int32_t vertex, int32_t subtask) = 0;
 };
+
+using RecordsAfterBarrierHook =
+    std::function<void(int32_t vertex, int32_t subtask, int32_t channel, CheckpointId pending, int64_t records)>;
 
 struct TaskOutput {
   const graph::JobEdge* edge = nullptr;
@@ -97,6 +102,16 @@ struct TaskDeployment {
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
+  // execution.checkpointing.mode AT_LEAST_ONCE: barriers are tracked (CheckpointBarrierTracker), never
+  // aligned; false: EXACTLY_ONCE (AlignedBarrierHandler).
+  bool at_least_once = false;
+  // execution.checkpointing.checkpoints-after-tasks-finish: true, a task whose input ended waits for the final
+  // checkpoint (taking part in every checkpoint until then); false, it finishes at once.
+  bool checkpoints_after_tasks_finish = true;
+  // Test hook (AT_LEAST_ONCE only; null: off): called on the task thread after a buffer was processed that
+  // arrived on `channel` after that channel's barrier of the pending checkpoint `pending` - before `pending`
+  // is taken. `records`: the records the buffer held.
+  const RecordsAfterBarrierHook* records_after_barrier_hook = nullptr;
   std::shared_ptr<checkpoint::CheckpointStorage> checkpoint_storage;
   AsyncSnapshotExecutor* async_executor = nullptr;
   // Restored state by operator id; `restored` is true when the job restarts from a checkpoint (operators
@@ -192,7 +207,8 @@ class StreamTask {
 
   // Checkpointing state (task thread).
   std::unique_ptr<SubtaskCheckpointCoordinator> subtask_checkpointing_;
-  std::unique_ptr<AlignedBarrierHandler> barrier_handler_;
+  std::unique_ptr<AlignedBarrierHandler> barrier_handler_;      // EXACTLY_ONCE with an input gate
+  std::unique_ptr<CheckpointBarrierTracker> barrier_tracker_;  // AT_LEAST_ONCE with an input gate
   std::vector<ChainOperator> chain_ops_;
   CheckpointBarrier pending_barrier_;
   int64_t alignment_start_ns_ = 0;

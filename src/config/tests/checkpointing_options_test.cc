@@ -174,9 +174,9 @@ TEST(CheckpointingOptions, RangesAndAcceptedValues) {
        "execution.checkpointing.num-retained: 0 is out of range (expected >= 1)"},
       {"execution.checkpointing.data-inline-threshold", "2mb",
        "execution.checkpointing.data-inline-threshold: 2mb is out of range (expected <= 1mb)"},
-      {"execution.checkpointing.mode", "AT_LEAST_ONCE",
-       "execution.checkpointing.mode: 'AT_LEAST_ONCE' is not an accepted value (expected one of EXACTLY_ONCE, "
-       "case-insensitive)"},
+      {"execution.checkpointing.mode", "AT_MOST_ONCE",
+       "execution.checkpointing.mode: 'AT_MOST_ONCE' is not an accepted value (expected one of EXACTLY_ONCE, "
+       "AT_LEAST_ONCE, case-insensitive)"},
       {"execution.checkpointing.externalized-checkpoint-retention", "keep",
        "execution.checkpointing.externalized-checkpoint-retention: 'keep' is not an accepted value (expected one "
        "of NO_EXTERNALIZED_CHECKPOINTS, DELETE_ON_CANCELLATION, RETAIN_ON_CANCELLATION, case-insensitive)"},
