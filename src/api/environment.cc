@@ -158,6 +158,9 @@ Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& confi
       o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimizedHighMem;
       break;
   }
+  o.timer_service_factory = config.get(options::kRocksDBTimerServiceFactory) == TimerServiceFactory::kHeap
+                                ? RocksDBTimerServiceFactory::kHeap
+                                : RocksDBTimerServiceFactory::kRocksDB;
   o.memory.managed = config.get(options::kRocksDBMemoryManaged);
   o.memory.managed_size_bytes = static_cast<int64_t>(config.get(options::kManagedMemorySize).bytes);
   if (auto fixed = config.get(options::kRocksDBMemoryFixedPerTm)) o.memory.fixed_per_tm_bytes = static_cast<int64_t>(fixed->bytes);

@@ -108,6 +108,13 @@ const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions{
     "What each sets: docs/state-backends.md.",
     {}, {}};
 
+const ConfigOption<TimerServiceFactory> kRocksDBTimerServiceFactory{
+    "state.backend.rocksdb.timer-service.factory", TimerServiceFactory::kRocksDB,
+    "Where the RocksDB backend keeps timers: ROCKSDB (a column family per timer queue, ordered by key group and "
+    "timestamp, with a cached head per key group) or HEAP (on the heap as with the hashmap backend: faster, "
+    "bounded by memory, and copied synchronously at each checkpoint).",
+    {}, {}};
+
 const ConfigOption<bool> kRocksDBMemoryManaged{
     "state.backend.rocksdb.memory.managed", true,
     "Bound the memory of all RocksDB instances of the process by taskmanager.memory.managed.size: one block "
@@ -366,7 +373,8 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kStateBackendType,         &options::kRocksDBLocalDir,
       &options::kRocksDBCacheEnabled,      &options::kRocksDBCacheMaxSize,
       // RocksDB memory, tuning and native metrics
-      &options::kRocksDBPredefinedOptions, &options::kRocksDBMemoryManaged,
+      &options::kRocksDBPredefinedOptions, &options::kRocksDBTimerServiceFactory,
+      &options::kRocksDBMemoryManaged,
       &options::kRocksDBMemoryFixedPerTm,  &options::kRocksDBMemoryWriteBufferRatio,
       &options::kRocksDBMemoryHighPrioPoolRatio, &options::kManagedMemorySize,
       &options::kRocksDBMetricsBlockCacheCapacity, &options::kRocksDBMetricsBlockCacheUsage,

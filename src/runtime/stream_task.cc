@@ -63,7 +63,8 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
     : d_(std::move(deployment)),
       listener_(listener),
       notifier_(d_.notifier),
-      mailbox_(notifier_.get()) {
+      mailbox_(notifier_.get()),
+      processing_time_(std::make_unique<QueuedProcessingTimeService>(d_.clock)) {
   armed_failures_ = d_.fault_injector ? d_.fault_injector->armed_points(d_.vertex, d_.subtask_index) : nullptr;
   if (armed_failures_ == nullptr) armed_failures_ = &kNothingArmed;
   const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
@@ -71,6 +72,10 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
 }
 
 StreamTask::~StreamTask() = default;
+
+std::chrono::nanoseconds StreamTask::timer_wait_bound(std::chrono::nanoseconds max) const {
+  return at_end_of_data_ ? max : processing_time_->wait_bound(max);
+}
 
 void StreamTask::cancel() {
   cancelled_.store(true);
@@ -211,6 +216,7 @@ void StreamTask::build_chain() {
     s.checkpointing = checkpointing();
     s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
+    s.processing_time_service = processing_time_.get();
     slot->op->setup(s);
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
     auto size = slot->state_size_bytes;
@@ -314,7 +320,7 @@ bool StreamTask::process_input() {
   auto next = d_.input_gate->poll_next();
   if (!next) {
     if (d_.input_gate->is_finished()) return false;
-    notifier_->wait(std::chrono::milliseconds(50));
+    notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
     return true;
   }
   if (next->is_buffer()) {
@@ -497,6 +503,8 @@ void StreamTask::loop() {
   constexpr int kSourceBatch = 256;  // records polled between mailbox checks
   while (true) {
     if (mailbox_.has_mail()) mailbox_.drain();
+    // Processing-time timers run between records like mails; not after end of input (operators are ended).
+    if (processing_time_->has_timers() && !at_end_of_data_) processing_time_->fire_due();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
     if (unaligned_handler_) check_alignment_deadlines();
     if (failure_armed(FailurePoint::kTask)) inject_failure(FailurePoint::kTask, nullptr, -1);
@@ -509,12 +517,12 @@ void StreamTask::loop() {
       // Back-pressured (or input suspended by a test): no data is read, but unaligned barriers are taken, so
       // the checkpoint does not wait for the output to drain (Flink runs priority events as mails).
       if (take_priority_events()) continue;
-      notifier_->wait(std::chrono::milliseconds(50));
+      notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
       continue;
     }
     if (source_ != nullptr) {
       if (at_end_of_data_) {  // only mails now: checkpoint triggers, notifications, finish
-        notifier_->wait(std::chrono::milliseconds(50));
+        notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
         continue;
       }
       if (failure_armed(FailurePoint::kSource)) inject_failure(FailurePoint::kSource, source_, -1);
@@ -528,7 +536,7 @@ void StreamTask::loop() {
       }
       if (st == InputStatus::kNothingAvailable) {
         flush_outputs();  // an idle source must not hold back what it already produced
-        notifier_->wait(source_->idle_wait_hint());
+        notifier_->wait(timer_wait_bound(source_->idle_wait_hint()));
       }
     } else if (recovered_next_ < recovered_input_.size()) {
       process_recovered_input();  // restored input channel state goes before new input

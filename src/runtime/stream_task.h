@@ -56,6 +56,7 @@
 #include "runtime/network/task_notifier.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
+#include "sluice/operators/processing_time_service.h"
 #include "sluice/source/source_operator.h"
 #include "sluice/state/state_backend.h"
 
@@ -177,6 +178,8 @@ class StreamTask {
   void reach_end_of_data();
   bool checkpointing() const { return d_.checkpoint_responder != nullptr; }
   void flush_outputs();
+  // How long the loop may sleep: `max`, or less when a processing-time timer comes due earlier.
+  std::chrono::nanoseconds timer_wait_bound(std::chrono::nanoseconds max) const;
   void publish_state_sizes();
   void fail(const Status& cause);
   // Fault injection: one relaxed load of this task's armed-points mask; the rare slow path claims and throws.
@@ -190,6 +193,9 @@ class StreamTask {
   std::string name_;
   std::shared_ptr<TaskNotifier> notifier_;
   Mailbox mailbox_;
+  // Processing-time timers of the chain's operators: due ones run in the loop between records, and the loop
+  // sleeps no longer than until the next one is due.
+  std::unique_ptr<QueuedProcessingTimeService> processing_time_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> flush_requested_{false};
 

@@ -40,6 +40,18 @@ struct EnumOptionNames<StateBackendType> {
   }};
 };
 
+// state.backend.rocksdb.timer-service.factory: where the RocksDB backend keeps timers (Flink's
+// PriorityQueueStateType).
+enum class TimerServiceFactory { kRocksDB, kHeap };
+
+template <>
+struct EnumOptionNames<TimerServiceFactory> {
+  static constexpr std::array<std::pair<TimerServiceFactory, std::string_view>, 2> kValues{{
+      {TimerServiceFactory::kRocksDB, "ROCKSDB"},
+      {TimerServiceFactory::kHeap, "HEAP"},
+  }};
+};
+
 // state.backend.rocksdb.predefined-options: Flink's PredefinedOptions profiles plus Sluice's
 // FLASH_SSD_OPTIMIZED_HIGH_MEM (what each sets: docs/state-backends.md).
 enum class PredefinedOptions {
@@ -171,6 +183,9 @@ extern const ConfigOption<bool> kRocksDBCacheEnabled;
 extern const ConfigOption<MemorySize> kRocksDBCacheMaxSize;
 // state.backend.rocksdb.predefined-options (Enum, DEFAULT): a profile of RocksDB settings (PredefinedOptions).
 extern const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions;
+// state.backend.rocksdb.timer-service.factory (Enum, ROCKSDB): timers in a RocksDB column family, or on the heap
+// (HEAP: faster, bounded by memory, snapshotted synchronously).
+extern const ConfigOption<TimerServiceFactory> kRocksDBTimerServiceFactory;
 // state.backend.rocksdb.memory.managed (Boolean, true): bound all RocksDB instances of the process together by
 // taskmanager.memory.managed.size (one shared block cache + write-buffer manager).
 extern const ConfigOption<bool> kRocksDBMemoryManaged;

@@ -30,6 +30,7 @@
 namespace sluice {
 
 class SourceCoordinatorGateway;  // source/source_operator.h
+class ProcessingTimeService;     // operators/processing_time_service.h
 
 // Everything the runtime hands an operator before open().
 struct OperatorSetup {
@@ -40,6 +41,9 @@ struct OperatorSetup {
   std::string state_backend_type = "HASHMAP";  // state.backend.type
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.* (ROCKSDB only)
   SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
+  // The task's processing-time service (operators/processing_time_service.h): timers fire as part of the task
+  // loop. Null (operator tests): keyed operators make their own on `clock`, fired by hand.
+  ProcessingTimeService* processing_time_service = nullptr;
   bool checkpointing = false;  // execution.checkpointing.interval > 0
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
