@@ -230,6 +230,7 @@ class StreamTask {
   std::vector<std::vector<checkpoint::ChannelStateBuffer>> input_state_;  // its input channel state, by channel
   // What priority barriers of the checkpoint being aligned overtook, by channel, until its snapshot.
   std::vector<std::vector<checkpoint::ChannelStateBuffer>> overtaken_stash_;
+  CheckpointId stash_checkpoint_{0};  // the checkpoint overtaken_stash_ belongs to
   int64_t alignment_timeout_at_ms_ = INT64_MAX;  // wall clock: the checkpoint being aligned turns unaligned
   std::vector<checkpoint::ChannelStateBuffer> recovered_input_;  // restored input channel state, in order
   size_t recovered_next_ = 0;

@@ -38,7 +38,10 @@ void StreamTask::handle_unaligned_barrier(int32_t channel, const CheckpointBarri
   const bool busy = busy_any && unaligned_handler_->current_checkpoint() == barrier.id;
   const bool relevant = barrier.id > unaligned_handler_->last_handled() &&
                         !(busy_any && barrier.id < unaligned_handler_->current_checkpoint());
-  if (relevant && !busy) overtaken_stash_.clear();  // a new checkpoint starts here
+  if (relevant && !busy) {  // a new checkpoint starts here
+    overtaken_stash_.clear();
+    stash_checkpoint_ = barrier.id;
+  }
   if (relevant && overtaken_buffers > 0) {
     // The data this barrier overtook is still queued right behind it: input channel state of this channel,
     // copied now (the task may not read it for a while, e.g. under back-pressure) and processed as usual later.
@@ -94,7 +97,9 @@ void StreamTask::apply_unaligned_actions(const std::vector<BarrierAction>& actio
           channel_state_ = checkpoint::SubtaskChannelState{};
           input_state_.clear();
         }
-        overtaken_stash_.clear();
+        // Only the stash of the aborted checkpoint (or an older one) goes: a newer barrier that aborted it has
+        // already stashed what it overtook, and the trigger that follows in this same action list needs it.
+        if (stash_checkpoint_ <= a.checkpoint) overtaken_stash_.clear();
         d_.input_gate->unblock_all();
         for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(a.checkpoint));
         d_.checkpoint_responder->decline(d_.vertex, d_.subtask_index, a.checkpoint,
