@@ -116,6 +116,8 @@ struct ClockTimers final : KeyedProcessFunction<int64_t, int64_t, std::string> {
 class ClockTimersIT : public ::testing::TestWithParam<Store> {};
 
 TEST_P(ClockTimersIT, ProcessingTimeTimersFollowTheManualClock) {
+  // Skipped: hangs intermittently (the source seems not to reach 100 records after the manual clock moves);
+  // processing-time timers in a running job stay covered by TimerFailoverIT. Noted in stop 14's closing note.
   GTEST_SKIP() << "intermittent hang (about 1 run in 8 under load: fewer than 100 records processed after the "
                   "manual clock moved to T0 + 900 ms); under investigation, see the closing note of stop 14";
   g_processed = 0;
