@@ -163,28 +163,16 @@ Result<RunResult> run_mode(const Options& o, const Mode& mode, double sink_rate,
     }
   }
   StreamExecutionEnvironment env(std::move(c));
-  nexmark::NexmarkSourceOptions source;
-  source.generator.seed = 1;
-  source.generator.declared_rate_per_s = 10'000'000;
-  source.generator.max_events = o.events;
-  source.num_splits = 8;
-  env.set_parallelism(o.parallelism);
-  const int64_t num_keys = o.keys;
+  KeyedJobConfig job;
+  job.events = o.events;
+  job.num_keys = o.keys;
+  job.parallelism = o.parallelism;
+  job.num_splits = 8;
   auto probe = std::make_shared<JobProbe>();
   Throttle throttle;
   if (sink_rate > 0) throttle.period_ns = 1e9 * o.parallelism / sink_rate;
   auto counted = std::make_shared<std::atomic<int64_t>>(0);
-  env.from_source(nexmark::NexmarkSource(source), "bids")
-      .filter([](const nexmark::Event& e) { return e.is_bid(); })
-      .name("only-bids")
-      .uid("only-bids")
-      .map([](nexmark::Event&& e) { return e.bid(); })
-      .name("to-bid")
-      .uid("to-bid")
-      .key_by([num_keys](const nexmark::Bid& b) { return key_of(b.price, num_keys); })
-      .process(AggregatePerKey(num_keys, probe))
-      .name("per-key")
-      .uid("per-key")
+  add_keyed_updates(env, job, probe)
       .map(throttle)
       .name("throttled-sink")
       .uid("throttled-sink")

@@ -5,39 +5,16 @@ checkpoints persist no in-flight data, the run without checkpoints has none). Ne
 
 usage: check_backpressure_bench_json.py BENCH_BINARY [bench arguments...]
 """
-import json
-import math
-import subprocess
+import os
 import sys
 
-
-def fail(msg, stdout=""):
-    print("check_backpressure_bench_json: " + msg, file=sys.stderr)
-    if stdout:
-        print(stdout, file=sys.stderr)
-    sys.exit(1)
-
-
-def number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from bench_json_check import number, run_bench  # noqa: E402
 
 
 def main():
-    cmd = sys.argv[1:]
-    if not cmd:
-        fail("usage: check_backpressure_bench_json.py BENCH_BINARY [bench arguments...]")
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    out = proc.stdout
-    if proc.returncode != 0:
-        fail("%s exited with %d" % (" ".join(cmd), proc.returncode), out)
-    try:
-        doc = json.loads(out)
-    except json.JSONDecodeError as e:
-        fail("stdout is not one JSON object: %s" % e, out)
-
-    def need(cond, msg):
-        if not cond:
-            fail(msg, out)
+    doc, check = run_bench("check_backpressure_bench_json")
+    need = check.need
 
     need(doc.get("benchmark") == "backpressure_bench", "benchmark is not 'backpressure_bench'")
     for key in ["events", "keys", "parallelism", "interval_ms", "throttle_fraction", "build_type"]:

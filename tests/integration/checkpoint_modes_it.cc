@@ -76,6 +76,15 @@ struct PostBarrierLog {
   }
 };
 
+// A new log, filled by mc's AT_LEAST_ONCE test hook (records_after_barrier_hook).
+std::shared_ptr<PostBarrierLog> log_records_after_barrier(cluster::MiniClusterConfig& mc) {
+  auto log = std::make_shared<PostBarrierLog>();
+  mc.records_after_barrier_hook = [log](int32_t vertex, int32_t, int32_t, CheckpointId pending, int64_t records) {
+    log->add(vertex, pending, records);
+  };
+  return log;
+}
+
 // Slows the source chain per subtask: subtask 1 much more than subtask 0, so barrier n leaves source subtask 1
 // a whole batch of records later (a source task takes its trigger mail between batches of 256 polls) while
 // subtask 0 keeps sending records behind its barrier n - the keyed task sees them before barrier n arrives from
@@ -94,13 +103,7 @@ struct UnevenThrottle : RichFunction {
 // The main job (it::build_main_job) with the uneven throttle: bids -> hash exchange -> per-auction count ->
 // exactly-once file sink.
 void build_uneven_job(StreamExecutionEnvironment& env, const it::MainJob& job) {
-  env.from_source(nexmark::NexmarkSource(it::source_options(job)), "bids")
-      .filter([](const nexmark::Event& e) { return e.is_bid(); })
-      .name("only-bids")
-      .uid("only-bids")
-      .map([](nexmark::Event&& e) { return e.bid(); })
-      .name("to-bid")
-      .uid("to-bid")
+  it::add_bids(env, job)
       .map(UnevenThrottle{})
       .name("throttle")
       .uid("throttle")
@@ -108,12 +111,7 @@ void build_uneven_job(StreamExecutionEnvironment& env, const it::MainJob& job) {
       .process(per_auction::CountSumMax{})
       .name("per-auction")
       .uid("per-auction")
-      .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(
-          job.output_dir,
-          [](const per_auction::AuctionUpdate& u, std::string& line) {
-            line += std::to_string(u.auction) + "," + std::to_string(u.count) + "," + std::to_string(u.sum) + "," +
-                    std::to_string(u.max);
-          }))
+      .sink_to(file::TransactionalFileSink<per_auction::AuctionUpdate>(job.output_dir, per_auction::append_csv_line))
       .name("sink")
       .uid("sink");
 }
@@ -133,10 +131,7 @@ TEST(AtLeastOnce, RecordsAfterABarrierAreProcessedBeforeTheCheckpointAndReplayed
   build_uneven_job(env, job);
   auto mc = checkpointing_config(base, 100ms);
   mc.at_least_once = true;
-  auto log = std::make_shared<PostBarrierLog>();
-  mc.records_after_barrier_hook = [log](int32_t vertex, int32_t, int32_t, CheckpointId pending, int64_t records) {
-    log->add(vertex, pending, records);
-  };
+  auto log = log_records_after_barrier(mc);
   auto submitted = it::submit(env, mc, "alo");
   ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
   std::unique_ptr<JobClient> client = std::move(submitted).value();
@@ -190,10 +185,7 @@ TEST(AtLeastOnce, ExactlyOnceModeNeverProcessesRecordsAfterABarrierBeforeTheChec
   env.set_parallelism(2);
   it::build_main_job(env, job);
   auto mc = checkpointing_config(base, 50ms);
-  auto log = std::make_shared<PostBarrierLog>();
-  mc.records_after_barrier_hook = [log](int32_t vertex, int32_t, int32_t, CheckpointId pending, int64_t records) {
-    log->add(vertex, pending, records);
-  };
+  auto log = log_records_after_barrier(mc);
   auto submitted = it::submit(env, mc, "eo");
   ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
   std::unique_ptr<JobClient> client = std::move(submitted).value();

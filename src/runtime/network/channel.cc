@@ -110,42 +110,31 @@ int64_t Channel::promote_due_events(int64_t now_ms) {
   int64_t next = INT64_MAX;
   if (dropping_locked()) return next;
   // Receiver queue first (it is ahead of the sender queue); data buffers ahead of the event are counted.
+  // A due event moves to the priority head of the receiver queue: scanning the receiver queue, that insertion
+  // lands ahead of position i, so the element now at i has already been seen.
   int32_t data_ahead = 0;
-  for (size_t i = static_cast<size_t>(receiver_priority_); i < receiver_queue_.size();) {
-    Buffer& b = receiver_queue_[i];
-    if (!b.is_event()) {
-      ++data_ahead;
-    } else if (b.promote_at_ms != 0) {
-      if (b.promote_at_ms > now_ms) {
-        next = std::min(next, b.promote_at_ms);
-      } else {
-        Buffer event = receiver_queue_.erase_at(i);
-        event.overtaken_buffers = data_ahead;
-        event.promote_at_ms = 0;
-        insert_priority_locked(std::move(event));
-        ++i;  // the queue is as long as before, with one more element ahead of position i
-        continue;
+  auto promote_in = [&](RingQueue<Buffer>& queue, size_t from, bool inserts_ahead_of_scan) {
+    for (size_t i = from; i < queue.size();) {
+      Buffer& b = queue[i];
+      if (!b.is_event()) {
+        ++data_ahead;
+      } else if (b.promote_at_ms != 0) {
+        if (b.promote_at_ms > now_ms) {
+          next = std::min(next, b.promote_at_ms);
+        } else {
+          Buffer event = queue.erase_at(i);
+          event.overtaken_buffers = data_ahead;
+          event.promote_at_ms = 0;
+          insert_priority_locked(std::move(event));
+          if (inserts_ahead_of_scan) ++i;
+          continue;
+        }
       }
+      ++i;
     }
-    ++i;
-  }
-  for (size_t i = 0; i < sender_queue_.size();) {
-    Buffer& b = sender_queue_[i];
-    if (!b.is_event()) {
-      ++data_ahead;
-    } else if (b.promote_at_ms != 0) {
-      if (b.promote_at_ms > now_ms) {
-        next = std::min(next, b.promote_at_ms);
-      } else {
-        Buffer event = sender_queue_.erase_at(i);
-        event.overtaken_buffers = data_ahead;
-        event.promote_at_ms = 0;
-        insert_priority_locked(std::move(event));
-        continue;
-      }
-    }
-    ++i;
-  }
+  };
+  promote_in(receiver_queue_, static_cast<size_t>(receiver_priority_), /*inserts_ahead_of_scan=*/true);
+  promote_in(sender_queue_, 0, /*inserts_ahead_of_scan=*/false);
   return next;
 }
 
