@@ -4,7 +4,8 @@
 // The index space is cut into one contiguous split per parallel subtask when the job starts; a split's
 // position is the next index to emit, which a checkpoint stores and a restore seeks back to. The generator
 // must be a pure function of the index (so a replay produces the same records). Rate limit: records per
-// second for the whole source, shared evenly by the subtasks, paced by the task's clock; 0 = unlimited.
+// second for the whole source, shared evenly by the subtasks, paced by the task's clock from the subtask's first
+// record (record n is allowed at first + n / rate); 0 = unlimited.
 // Thread-safety: the generator is copied into every reader; it must not share mutable state.
 #pragma once
 
