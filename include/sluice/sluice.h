@@ -15,3 +15,4 @@
 #include "sluice/source/generator_source.h"
 #include "sluice/source/source.h"
 #include "sluice/state/keyed_state_backend.h"
+#include "sluice/windowing/windowed_stream.h"

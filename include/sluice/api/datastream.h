@@ -289,6 +289,11 @@ class KeyedStream {
         true);
   }
 
+  // Windows of each key (windowing/windowed_stream.h, which defines it): tumbling, sliding, session or global,
+  // with a trigger, allowed lateness, a late-data side output and a window function.
+  template <class Assigner>
+  auto window(Assigner assigner) const;
+
   // Rolling reduce: emits the running result per key after each record. R: (const T&, const T&) -> T.
   template <class R>
   DataStream<T> reduce(R reducer) const {
