@@ -17,6 +17,8 @@
 //   aggregate(A)         A: AggregateFunction<T, ACC, RES>                 -> DataStream<RES>
 //   aggregate(A, F)      F: ProcessWindowFunction<RES, OUT, K, W>         -> DataStream<OUT>
 //   process(F)           F: ProcessWindowFunction<T, OUT, K, W>           -> DataStream<OUT> (keeps every element)
+// reduce and aggregate on sliding event-time windows (slide < size) with the default trigger share partial results
+// across panes (SlicingWindowOperator); every other combination keeps one accumulator per window (WindowOperator).
 // Errors: invalid arguments throw std::invalid_argument while the program is built. Thread-safety: build a program
 // from one thread.
 #pragma once
@@ -29,6 +31,7 @@
 
 #include "sluice/api/datastream.h"
 #include "sluice/windowing/builtin_triggers.h"
+#include "sluice/windowing/slicing_window_operator.h"
 #include "sluice/windowing/window_assigners.h"
 #include "sluice/windowing/window_function.h"
 #include "sluice/windowing/window_operator.h"
@@ -71,23 +74,26 @@ class WindowedStream {
 
   template <class R>
   DataStream<T> reduce(R reducer) const {
-    return build<T>(ReducingWindowContents<T, T, R, detail::PassThroughWindowFunction>(std::move(reducer), {}));
+    using F = detail::PassThroughWindowFunction;
+    return build_incremental<T>(ReducingWindowContents<T, T, R, F>(reducer, {}), ReducingPanes<T, T, R, F>(reducer, {}));
   }
   template <class R, class F>
   auto reduce(R reducer, F fn) const {
     using OUT = typename F::output_type;
     static_assert(std::is_base_of_v<ProcessWindowFunction<T, OUT, K, W>, F>,
                   "reduce(R, F): F must derive from ProcessWindowFunction<T, OUT, K, W>");
-    return build<OUT>(ReducingWindowContents<T, OUT, R, F>(std::move(reducer), std::move(fn)));
+    return build_incremental<OUT>(ReducingWindowContents<T, OUT, R, F>(reducer, fn), ReducingPanes<T, OUT, R, F>(reducer, fn));
   }
   template <class A>
   auto aggregate(A agg) const {
     using ACC = typename A::accumulator_type;
     using RES = typename A::output_type;
+    using F = detail::PassThroughWindowFunction;
     static_assert(std::is_base_of_v<AggregateFunction<T, ACC, RES>, A>,
                   "aggregate(A): A must derive from AggregateFunction<T, ACC, RES>");
-    return build<RES>(AggregatingWindowContents<T, ACC, RES, RES, detail::PassThroughWindowFunction>(
-        std::make_shared<const A>(std::move(agg)), {}));
+    auto shared = std::make_shared<const A>(std::move(agg));
+    return build_incremental<RES>(AggregatingWindowContents<T, ACC, RES, RES, F>(shared, {}),
+                                  AggregatingPanes<T, ACC, RES, RES, F>(shared, {}));
   }
   template <class A, class F>
   auto aggregate(A agg, F fn) const {
@@ -98,8 +104,9 @@ class WindowedStream {
                   "aggregate(A, F): A must derive from AggregateFunction<T, ACC, RES>");
     static_assert(std::is_base_of_v<ProcessWindowFunction<RES, OUT, K, W>, F>,
                   "aggregate(A, F): F must derive from ProcessWindowFunction<RES, OUT, K, W>");
-    return build<OUT>(
-        AggregatingWindowContents<T, ACC, RES, OUT, F>(std::make_shared<const A>(std::move(agg)), std::move(fn)));
+    auto shared = std::make_shared<const A>(std::move(agg));
+    return build_incremental<OUT>(AggregatingWindowContents<T, ACC, RES, OUT, F>(shared, fn),
+                                  AggregatingPanes<T, ACC, RES, OUT, F>(shared, fn));
   }
   template <class F>
   auto process(F fn) const {
@@ -110,6 +117,23 @@ class WindowedStream {
   }
 
  private:
+  // Sliding event-time windows (slide < size) with the event-time trigger share partial results across panes
+  // (slicing_window_operator.h); everything else keeps one accumulator per window.
+  template <class OUT, class Contents, class Panes>
+  DataStream<OUT> build_incremental(Contents contents, Panes panes) const {
+    (void)panes;  // unused on the per-window path
+    if constexpr (std::is_same_v<Assigner, SlidingEventTimeWindows> && std::is_same_v<Trig, EventTimeTrigger>) {
+      if (assigner_.slide_ms() < assigner_.size_ms()) {
+        using Op = SlicingWindowOperator<K, T, OUT, KS, Panes>;
+        return input_.template one_input<OUT>(
+            "Window",
+            [ks = ks_, a = assigner_, p = std::move(panes), cfg = config_]() { return std::make_unique<Op>(ks, a, p, cfg); },
+            true);
+      }
+    }
+    return build<OUT>(std::move(contents));
+  }
+
   template <class OUT, class Contents>
   DataStream<OUT> build(Contents contents) const {
     using Op = WindowOperator<K, T, OUT, KS, Assigner, Trig, Contents>;

@@ -231,6 +231,36 @@ TEST_P(WindowsIT, GlobalWindowsWithCountTriggersThroughEveryWindowFunction) {
   EXPECT_EQ(totals(processed), expected);
 }
 
+// reduce / aggregate on sliding event-time windows with the default trigger take the pane-sharing operator; other
+// combinations the per-window one.
+TEST(WindowedStreamTest, SlidingEventTimeIncrementalAggregationSharesPanes) {
+  auto operator_of = [](auto build) {
+    StreamExecutionEnvironment env;
+    build(env.from_sequence(0, 9).key_by([](const int64_t& i) { return i % 3; }));
+    for (const StreamNode& n : env.stream_graph().nodes) {
+      if (n.name == "Window") {
+        std::unique_ptr<StreamOperator> op = n.create_operator();
+        const StreamOperator& ref = *op;
+        return std::string(typeid(ref).name());
+      }
+    }
+    return std::string("none");
+  };
+  const auto sum = [](const int64_t& a, const int64_t& b) { return a + b; };
+  auto is_slicing = [](const std::string& type) { return type.find("SlicingWindowOperator") != std::string::npos; };
+  EXPECT_TRUE(is_slicing(operator_of([&](auto k) { return k.window(SlidingEventTimeWindows::of(100, 20)).reduce(sum); })));
+  EXPECT_TRUE(is_slicing(operator_of([&](auto k) {
+    return k.window(SlidingEventTimeWindows::of(100, 20)).aggregate(CountAndSum{}).map([](const auto& p) {
+      return std::to_string(p.first);
+    });
+  })));
+  // Per window: tumbling (slide == size), another trigger, process().
+  EXPECT_FALSE(is_slicing(operator_of([&](auto k) { return k.window(SlidingEventTimeWindows::of(100, 100)).reduce(sum); })));
+  EXPECT_FALSE(is_slicing(operator_of(
+      [&](auto k) { return k.window(SlidingEventTimeWindows::of(100, 20)).trigger(CountTrigger::of(2)).reduce(sum); })));
+  EXPECT_FALSE(is_slicing(operator_of([&](auto k) { return k.window(SlidingProcessingTimeWindows::of(100, 20)).reduce(sum); })));
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, WindowsIT, ::testing::Values(Store::kHeap, Store::kRocksDB),
                          [](const auto& p) { return store_name(p.param); });
 
