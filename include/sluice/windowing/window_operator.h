@@ -102,7 +102,7 @@ class WindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>,
   void process_element(IN&& record, int64_t timestamp_ms) {
     call_user(this->info(), [&] {
       this->set_key_of(record);
-      const int64_t now = timers_->current_processing_time();
+      const int64_t now = kIsEventTime ? 0 : timers_->current_processing_time();  // no clock read on event time
       if constexpr (kIsEventTime) {
         if (timestamp_ms == kNoRecordTimestamp) {
           throw std::runtime_error(
