@@ -83,6 +83,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
+  SLUICE_RETURN_IF_ERROR(validate_mode_dependent_options(config));
   if (!mc->checkpointing) {
     if (!restore_path.empty()) {
       return Status::invalid_argument("execution.state-recovery.path is set but checkpointing is off: set "

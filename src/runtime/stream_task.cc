@@ -329,7 +329,7 @@ bool StreamTask::process_input() {
       inject_failure(FailurePoint::kKeyedOperator, keyed_op_, -1);
     }
     Buffer& buf = next->buffer();
-    if (unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
+    if (collecting_.value() != 0 && unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
       // Sent before this channel's barrier, taken after the unaligned snapshot: part of the checkpoint, and
       // processed as usual (it belongs to the stream after the snapshot).
       input_state_[static_cast<size_t>(next->channel_index)].push_back(
@@ -462,6 +462,9 @@ void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t al
       },
       alignment_ms, unaligned);
   if (!ok) {
+    // Declined in the synchronous part: nothing of this checkpoint is collected any more, so no later buffer is
+    // kept as its channel state.
+    if (collecting_ == barrier.id) drop_channel_state();
     for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(barrier.id));
     return;
   }

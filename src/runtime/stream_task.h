@@ -171,6 +171,8 @@ class StreamTask {
   void handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers);
   void apply_unaligned_actions(const std::vector<BarrierAction>& actions);
   void complete_channel_state();
+  // The checkpoint being collected was aborted or declined: forget its channel state (collecting_ becomes 0).
+  void drop_channel_state();
   bool take_priority_events();  // true if it took any
   void check_alignment_deadlines();
   void restore_output_channel_state();
