@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "runtime/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/counter.h"
 
@@ -20,6 +21,8 @@ class PartitionRecordWriter final : public RecordWriter {
   int32_t num_channels() const override { return channels_; }
   void emit(int32_t channel, const uint8_t* bytes, size_t size) override { p_->emit_record(channel, bytes, size); }
   void broadcast_emit(const uint8_t* bytes, size_t size) override { p_->broadcast_record(bytes, size); }
+  void broadcast_watermark(int64_t watermark_ms) override { p_->broadcast_event(encode_watermark(watermark_ms)); }
+  void broadcast_watermark_status(bool idle) override { p_->broadcast_event(encode_watermark_status(idle)); }
 
  private:
   ResultPartition* p_;
@@ -117,7 +120,8 @@ void StreamTask::build_chain() {
     auto selector = o.edge->partitioning == Partitioning::kHash ? se.make_selector()
                                                                  : se.type.make_standard_selector(o.edge->partitioning);
     selector->setup(channels, d_.job_graph->max_parallelism, d_.subtask_index);
-    owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector)));
+    owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector),
+                                                        o.edge->carries_timestamps ? &record_timestamp_ : nullptr));
     outs[{se.source_id, se.side_output_tag}].push_back(owned_outputs_.back().get());
     glue_of[{se.source_id, se.side_output_tag}] = &se.type;
   }
@@ -178,7 +182,10 @@ void StreamTask::build_chain() {
   } else {
     auto in_edges = d_.job_graph->inputs_of(d_.vertex);
     const StreamEdge& se = sg.edges.at(static_cast<size_t>(in_edges.front()->stream_edge));
-    deserializer_ = se.type.make_deserializer(input_of.at(head.node_id));
+    head_input_ = input_of.at(head.node_id);
+    deserializer_ = se.type.make_deserializer(head_input_, in_edges.front()->carries_timestamps ? &record_timestamp_
+                                                                                                 : nullptr);
+    valve_ = std::make_unique<StatusWatermarkValve>(d_.input_gate->num_channels());
     auto bytes_in = bytes_in_published_;
     head.metrics->gauge(metric_names::kNumBytesIn, [bytes_in] { return static_cast<double>(bytes_in->load(std::memory_order_relaxed)); });
   }
@@ -202,7 +209,12 @@ void StreamTask::build_chain() {
     s.checkpointing = checkpointing();
     s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
+    s.record_timestamp = &record_timestamp_;
+    s.auto_watermark_interval_ms = d_.auto_watermark_interval_ms;
     slot->op->setup(s);
+    if (slot->op->emits_periodic_watermarks() && d_.auto_watermark_interval_ms > 0) {
+      periodic_watermark_ops_.push_back(slot->op.get());
+    }
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
     auto size = slot->state_size_bytes;
     slot->metrics->gauge(metric_names::kStateSizeBytes,
@@ -327,6 +339,7 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
       return;
     }
     case EventType::kEndOfPartition:
+      apply_valve_output(valve_->on_channel_finished(channel));
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
       return;
     case EventType::kEndOfData:
@@ -335,9 +348,32 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
         if (++end_of_data_count_ == static_cast<int32_t>(end_of_data_.size())) reach_end_of_data();
       }
       return;
-    case EventType::kWatermark:
-      return;  // event time arrives with a later issue
+    case EventType::kWatermark: {
+      auto wm = decode_watermark(event);
+      check(wm.status());
+      apply_valve_output(valve_->on_watermark(channel, *wm));
+      return;
+    }
+    case EventType::kWatermarkStatus: {
+      auto idle = decode_watermark_status(event);
+      check(idle.status());
+      apply_valve_output(valve_->on_watermark_status(channel, *idle));
+      return;
+    }
   }
+}
+
+void StreamTask::apply_valve_output(const StatusWatermarkValve::Output& out) {
+  if (out.idle.has_value() && !*out.idle) head_input_->emit_watermark_status(false);
+  if (out.watermark.has_value()) head_input_->emit_watermark(*out.watermark);
+  if (out.idle.has_value() && *out.idle) head_input_->emit_watermark_status(true);
+}
+
+void StreamTask::emit_periodic_watermarks_if_due() {
+  const int64_t now = d_.clock->now_ms();
+  if (now < next_periodic_watermark_ms_) return;
+  next_periodic_watermark_ms_ = now + d_.auto_watermark_interval_ms;
+  for (auto* op : periodic_watermark_ops_) op->on_periodic_watermark_emit();
 }
 
 void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {
@@ -422,6 +458,7 @@ void StreamTask::loop() {
   constexpr int kSourceBatch = 256;  // records polled between mailbox checks
   while (true) {
     if (mailbox_.has_mail()) mailbox_.drain();
+    if (!periodic_watermark_ops_.empty() && !at_end_of_data_) emit_periodic_watermarks_if_due();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
     if (failure_armed(FailurePoint::kTask)) inject_failure(FailurePoint::kTask, nullptr, -1);
     if (flush_requested_.load(std::memory_order_relaxed)) {
@@ -442,6 +479,7 @@ void StreamTask::loop() {
       InputStatus st = InputStatus::kMoreAvailable;
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
+        source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
         if (!checkpointing()) return;
         reach_end_of_data();
         flush_outputs();

@@ -33,6 +33,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/network/task_notifier.h"
+#include "runtime/watermark_valve.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/source/source_operator.h"
@@ -75,6 +76,7 @@ struct TaskDeployment {
   std::string job_id;  // the run's JobId (hex)
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
+  int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval (0: no periodic emission)
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
@@ -132,6 +134,8 @@ class StreamTask {
     return (armed_failures_->load(std::memory_order_relaxed) & failure_point_bit(p)) != 0;
   }
   void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
+  void apply_valve_output(const StatusWatermarkValve::Output& out);
+  void emit_periodic_watermarks_if_due();
 
   TaskDeployment d_;
   TaskListener* listener_;
@@ -168,6 +172,15 @@ class StreamTask {
   const std::atomic<uint32_t>* armed_failures_ = nullptr;
   StreamOperator* keyed_op_ = nullptr;  // the chain's first keyed operator
   StreamOperator* sink_op_ = nullptr;   // the chain's first sink
+
+  // Event time (task thread): the chain's shared record timestamp, the input channels' watermark valve, the
+  // head operator's input (where combined watermarks go), and the operators emitting periodic watermarks with
+  // the next processing time they are due (a minimal local callback until the processing-time service).
+  RecordTimestamp record_timestamp_;
+  std::unique_ptr<StatusWatermarkValve> valve_;
+  OutputBase* head_input_ = nullptr;
+  std::vector<StreamOperator*> periodic_watermark_ops_;
+  int64_t next_periodic_watermark_ms_ = 0;
 };
 
 }  // namespace sluice::runtime

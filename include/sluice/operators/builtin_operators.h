@@ -121,6 +121,10 @@ template <class IN, class OUT, class F>
 class ProcessOperator final : public CollectingUdfOperator<IN, OUT, F> {
  public:
   using CollectingUdfOperator<IN, OUT, F>::CollectingUdfOperator;
+  void open() override {
+    ctx_.set_record_timestamp(&this->record_timestamp());
+    CollectingUdfOperator<IN, OUT, F>::open();
+  }
   void collect(IN&& record) override {
     call_user(this->info(), [&] { this->fn_.process_element(record, ctx_, this->collector_); });
   }
@@ -215,6 +219,7 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS> {
   KeyedProcessOperator(KS ks, F fn) : KeyedOperatorBase<K, IN, OUT, KS>(std::move(ks)), fn_(std::move(fn)) {}
   void open() override {
     collector_.set_output(this->output_);
+    ctx_.set_record_timestamp(&this->record_timestamp());
     call_user(this->info(), [&] { fn_.open(this->runtime_context()); });
   }
   void close() override { fn_.close(); }

@@ -44,6 +44,11 @@ struct OperatorSetup {
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
   std::string job_id;          // this run's JobId, 32 hex digits
+  // The task's current record timestamp (output.h), shared by the chain. Null (operator tests): the operator
+  // keeps its own.
+  RecordTimestamp* record_timestamp = nullptr;
+  // pipeline.auto-watermark-interval: how often operators with periodic watermark generators emit (0: never).
+  int64_t auto_watermark_interval_ms = 200;
 };
 
 // A failure inside an operator: which operator, which subtask, and the cause's text.
@@ -112,6 +117,7 @@ class StreamOperator {
 
   virtual void setup(const OperatorSetup& setup) {
     setup_ = setup;
+    if (setup.record_timestamp != nullptr) record_timestamp_ = setup.record_timestamp;
     ctx_.emplace(setup.info, setup.metrics, setup.clock);
   }
   virtual void open() {}
@@ -151,7 +157,39 @@ class StreamOperator {
   // Routing for side outputs (process functions); filled by the runtime from the graph.
   SideOutputs& side_outputs() { return side_outputs_; }
 
+  // ---- event time ----
+  // A watermark reached this operator (from its input or, for a source, its own generators); task thread.
+  // Watermarks reaching an operator never decrease (the task's valve ensures it). The default records it as the
+  // current watermark and forwards it to every output; operators with event-time timers fire the due ones
+  // first (in timestamp order, each with its time as the current record timestamp), then forward.
+  virtual void process_watermark(int64_t watermark_ms) {
+    current_watermark_ms_ = watermark_ms;
+    forward_watermark(watermark_ms);
+  }
+  // The input became idle (true) or active again (false). Default: forwarded.
+  virtual void process_watermark_status(bool idle) {
+    if (watermark_output_ != nullptr) watermark_output_->emit_watermark_status(idle);
+    side_outputs_.emit_watermark_status(idle);
+  }
+  int64_t current_watermark_ms() const { return current_watermark_ms_; }
+  // Periodic watermark emission (pipeline.auto-watermark-interval): operators with periodic generators return
+  // true, and the task calls on_periodic_watermark_emit() every interval on the task thread. (Minimal and
+  // local to the task; to be folded into the processing-time service.)
+  virtual bool emits_periodic_watermarks() const { return false; }
+  virtual void on_periodic_watermark_emit() {}
+  // The record timestamp shared by the chain (see RecordTimestamp in output.h).
+  RecordTimestamp& record_timestamp() { return *record_timestamp_; }
+
  protected:
+  void forward_watermark(int64_t watermark_ms) {
+    if (watermark_output_ != nullptr) watermark_output_->emit_watermark(watermark_ms);
+    side_outputs_.emit_watermark(watermark_ms);
+  }
+  // Where process_watermark forwards to (the main output); set with the output.
+  OutputBase* watermark_output_ = nullptr;
+  int64_t current_watermark_ms_ = kMinWatermark;
+  RecordTimestamp own_record_timestamp_;
+  RecordTimestamp* record_timestamp_ = &own_record_timestamp_;
   OperatorSetup setup_;
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;
@@ -166,8 +204,15 @@ class OneInputStreamOperator : public StreamOperator, public Output<IN> {
  public:
   using input_type = IN;
   using output_type = OUT;
-  void set_output(Output<OUT>* out) { output_ = out; }
+  void set_output(Output<OUT>* out) {
+    output_ = out;
+    watermark_output_ = out;
+  }
   Output<OUT>* output() const { return output_; }
+  // The input side of event time: a watermark or status from upstream (the previous operator of the chain or
+  // the task's valve) reaches process_watermark / process_watermark_status.
+  void emit_watermark(int64_t watermark_ms) override { this->process_watermark(watermark_ms); }
+  void emit_watermark_status(bool idle) override { this->process_watermark_status(idle); }
 
  protected:
   Output<OUT>* output_ = nullptr;

@@ -35,8 +35,9 @@ enum class EventType : uint8_t {
   kEndOfPartition = 1,          // the producer finished; nothing follows on this channel
   kCheckpointBarrier = 2,       // reserved: checkpointing
   kCancelCheckpointMarker = 3,  // reserved: checkpointing
-  kWatermark = 4,               // reserved: event time
+  kWatermark = 4,               // event time: 8 bytes, the watermark in ms (runtime/watermark_event.h)
   kEndOfData = 5,               // reserved: bounded input drained (stop-with-savepoint --drain)
+  kWatermarkStatus = 6,         // event time: 1 byte, 1 = idle, 0 = active (runtime/watermark_event.h)
 };
 
 struct RuntimeEvent {
