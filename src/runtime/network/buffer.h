@@ -6,8 +6,8 @@
 // NetworkConfig::buffer_size_bytes travels alone in an oversized buffer (allocated for it, freed after use).
 //
 // Events travel in-band, in order with data, as event buffers: byte 0 is the EventType, the rest is the
-// event's opaque payload. Only EndOfPartition is produced today; barriers, cancellation markers, watermarks
-// and EndOfData are reserved for checkpointing and event time, which define their payloads.
+// event's opaque payload, defined by the event's owner (checkpointing: barriers, cancellation markers,
+// EndOfData; event time: watermarks and watermark status, runtime/watermark_event.h).
 // Thread-safety: values.
 #pragma once
 
