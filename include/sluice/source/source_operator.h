@@ -195,8 +195,10 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
     splits_state_ = &operator_state_.get_list_state(ListStateDescriptor<SplitT>(kReaderStateName));
     enumerator_state_store_ =
         &operator_state_.get_union_list_state(ListStateDescriptor<std::vector<uint8_t>>(kSourceEnumeratorStateName));
-    watermark_state_ =
-        &operator_state_.get_union_list_state(ListStateDescriptor<SplitWatermarkState>(kWatermarkStateName));
+    if (strategy_) {  // sources without event time keep their checkpoint format unchanged
+      watermark_state_ =
+          &operator_state_.get_union_list_state(ListStateDescriptor<SplitWatermarkState>(kWatermarkStateName));
+    }
   }
   void open() override {
     if (setup_.source_gateway == nullptr) throw std::logic_error("source operator without a coordinator");
