@@ -5,43 +5,16 @@ recovery, a restore of the requested size). Never checks speed: targets are for 
 
 usage: check_checkpoint_bench_json.py BENCH_BINARY [bench arguments...]
 """
-import json
-import math
-import subprocess
+import os
 import sys
 
-
-def fail(msg, stdout=""):
-    print("check_checkpoint_bench_json: " + msg, file=sys.stderr)
-    if stdout:
-        print(stdout, file=sys.stderr)
-    sys.exit(1)
-
-
-def number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def positive(value):
-    return number(value) and value > 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from bench_json_check import number, positive, run_bench  # noqa: E402
 
 
 def main():
-    if len(sys.argv) < 2:
-        fail("usage: check_checkpoint_bench_json.py BENCH_BINARY [bench arguments...]")
-    cmd = sys.argv[1:]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    out = proc.stdout
-    if proc.returncode != 0:
-        fail("%s exited with %d" % (" ".join(cmd), proc.returncode), out)
-    try:
-        doc = json.loads(out)
-    except json.JSONDecodeError as e:
-        fail("stdout is not one JSON object: %s" % e, out)
-
-    def need(cond, msg):
-        if not cond:
-            fail(msg, out)
+    doc, check = run_bench("check_checkpoint_bench_json")
+    need = check.need
 
     need(doc.get("benchmark") == "checkpoint_bench", "benchmark is not 'checkpoint_bench'")
     config = doc.get("config", {})

@@ -89,9 +89,11 @@ struct KeyedJobConfig {
   std::string output_dir;  // SinkKind::kFile
 };
 
-// Adds the job to `env`.
-inline void build_keyed_job(StreamExecutionEnvironment& env, const KeyedJobConfig& cfg,
-                            const std::shared_ptr<JobProbe>& probe) {
+// Adds the job's source and keyed aggregation to `env` (sets its parallelism) and returns the stream of key
+// updates out of "per-key", for the caller to add its sink: bids of a Nexmark source, keyed by price modulo
+// `num_keys`, aggregated per key. cfg.sink and cfg.output_dir are not used here.
+inline auto add_keyed_updates(StreamExecutionEnvironment& env, const KeyedJobConfig& cfg,
+                              const std::shared_ptr<JobProbe>& probe) {
   nexmark::NexmarkSourceOptions source;
   source.generator.seed = 1;
   source.generator.declared_rate_per_s = 10'000'000;
@@ -99,17 +101,23 @@ inline void build_keyed_job(StreamExecutionEnvironment& env, const KeyedJobConfi
   source.num_splits = cfg.num_splits;
   env.set_parallelism(cfg.parallelism);
   const int64_t num_keys = cfg.num_keys;
-  auto updates = env.from_source(nexmark::NexmarkSource(source), "bids")
-                     .filter([](const nexmark::Event& e) { return e.is_bid(); })
-                     .name("only-bids")
-                     .uid("only-bids")
-                     .map([](nexmark::Event&& e) { return e.bid(); })
-                     .name("to-bid")
-                     .uid("to-bid")
-                     .key_by([num_keys](const nexmark::Bid& b) { return key_of(b.price, num_keys); })
-                     .process(AggregatePerKey(num_keys, probe))
-                     .name("per-key")
-                     .uid("per-key");
+  return env.from_source(nexmark::NexmarkSource(source), "bids")
+      .filter([](const nexmark::Event& e) { return e.is_bid(); })
+      .name("only-bids")
+      .uid("only-bids")
+      .map([](nexmark::Event&& e) { return e.bid(); })
+      .name("to-bid")
+      .uid("to-bid")
+      .key_by([num_keys](const nexmark::Bid& b) { return key_of(b.price, num_keys); })
+      .process(AggregatePerKey(num_keys, probe))
+      .name("per-key")
+      .uid("per-key");
+}
+
+// Adds the job to `env`: add_keyed_updates into the configured sink.
+inline void build_keyed_job(StreamExecutionEnvironment& env, const KeyedJobConfig& cfg,
+                            const std::shared_ptr<JobProbe>& probe) {
+  auto updates = add_keyed_updates(env, cfg, probe);
   if (cfg.sink == SinkKind::kFile) {
     updates
         .sink_to(file::TransactionalFileSink<KeyAggregate>(

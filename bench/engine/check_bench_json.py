@@ -5,72 +5,54 @@ Never checks speed: targets are for people reading the figures, not for tests.
 
 usage: check_bench_json.py BENCH_BINARY [bench arguments...]
 """
-import json
-import math
-import subprocess
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from bench_json_check import positive, run_bench  # noqa: E402
 
 CASES = ["q0", "q1", "q2", "keyed_count"]
 SIDE_FIELDS = ["events_per_cpu_s", "events_per_wall_s", "cpu_s", "wall_s", "runs"]
 
 
-def fail(msg, stdout=""):
-    print("check_bench_json: " + msg, file=sys.stderr)
-    if stdout:
-        print(stdout, file=sys.stderr)
-    sys.exit(1)
-
-
-def positive(value):
-    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-
-
 def main():
-    if len(sys.argv) < 2:
-        fail("usage: check_bench_json.py BENCH_BINARY [bench arguments...]")
-    cmd = sys.argv[1:]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        fail("%s exited with %d" % (" ".join(cmd), proc.returncode), proc.stdout)
-    try:
-        doc = json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        fail("stdout is not one JSON object: %s" % e, proc.stdout)
+    doc, check = run_bench("check_bench_json")
+    fail = check.fail
 
     config = doc.get("config", {})
     repeat = config.get("repeat")
     for key in ["events", "parallelism", "repeat", "seed", "declared_rate_per_s"]:
         if key not in config:
-            fail("config lacks '%s'" % key, proc.stdout)
+            fail("config lacks '%s'" % key)
     if not positive(doc.get("reference", {}).get("generator_events_per_cpu_s")):
-        fail("reference.generator_events_per_cpu_s missing or not positive", proc.stdout)
+        fail("reference.generator_events_per_cpu_s missing or not positive")
 
     cases = doc.get("cases", {})
     if sorted(cases) != sorted(CASES):
-        fail("expected cases %s, got %s" % (CASES, sorted(cases)), proc.stdout)
+        fail("expected cases %s, got %s" % (CASES, sorted(cases)))
     for name in CASES:
         c = cases[name]
         for side in ["engine", "baseline"]:
             s = c.get(side)
             if s is None:
-                fail("%s lacks '%s'" % (name, side), proc.stdout)
+                fail("%s lacks '%s'" % (name, side))
             for f in SIDE_FIELDS:
                 if f not in s:
-                    fail("%s.%s lacks '%s'" % (name, side, f), proc.stdout)
+                    fail("%s.%s lacks '%s'" % (name, side, f))
             for f in ["events_per_cpu_s", "events_per_wall_s"]:
                 if not positive(s[f]):
-                    fail("%s.%s.%s is not a positive number: %r" % (name, side, f, s[f]), proc.stdout)
+                    fail("%s.%s.%s is not a positive number: %r" % (name, side, f, s[f]))
             if len(s["runs"]) != repeat:
-                fail("%s.%s has %d runs, expected %d" % (name, side, len(s["runs"]), repeat), proc.stdout)
+                fail("%s.%s has %d runs, expected %d" % (name, side, len(s["runs"]), repeat))
         for f in ["ratio", "ratio_wall", "target"]:
             if not positive(c.get(f)):
-                fail("%s.%s is not a positive number: %r" % (name, f, c.get(f)), proc.stdout)
+                fail("%s.%s is not a positive number: %r" % (name, f, c.get(f)))
         if not isinstance(c.get("meets_target"), bool):
-            fail("%s.meets_target is not a boolean" % name, proc.stdout)
+            fail("%s.meets_target is not a boolean" % name)
         if not c.get("baseline_output", {}).get("outputs", 0) > 0:
-            fail("%s: the baseline produced no output" % name, proc.stdout)
+            fail("%s: the baseline produced no output" % name)
         if config.get("verify") and c.get("verified") is not True:
-            fail("%s: the engine's output differs from the baseline loop's" % name, proc.stdout)
+            fail("%s: the engine's output differs from the baseline loop's" % name)
     print("check_bench_json: ok (%s)" % ", ".join(
         "%s ratio %.2f" % (n, cases[n]["ratio"]) for n in CASES))
 

@@ -97,6 +97,11 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
   cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
   SLUICE_RETURN_IF_ERROR(cc.validate());
+  SLUICE_RETURN_IF_ERROR(validate_unaligned_checkpoints(config));
+  mc->unaligned.enabled = config.get(options::kUnalignedCheckpoints);
+  mc->unaligned.aligned_checkpoint_timeout = config.get(options::kAlignedCheckpointTimeout);
+  mc->at_least_once = config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
+  mc->checkpoints_after_tasks_finish = config.get(options::kCheckpointsAfterTasksFinish);
   mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
   switch (config.get(options::kExternalizedCheckpointRetention)) {
     case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:
@@ -153,6 +158,9 @@ Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& confi
       o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimizedHighMem;
       break;
   }
+  o.timer_service_factory = config.get(options::kRocksDBTimerServiceFactory) == TimerServiceFactory::kHeap
+                                ? RocksDBTimerServiceFactory::kHeap
+                                : RocksDBTimerServiceFactory::kRocksDB;
   o.memory.managed = config.get(options::kRocksDBMemoryManaged);
   o.memory.managed_size_bytes = static_cast<int64_t>(config.get(options::kManagedMemorySize).bytes);
   if (auto fixed = config.get(options::kRocksDBMemoryFixedPerTm)) o.memory.fixed_per_tm_bytes = static_cast<int64_t>(fixed->bytes);

@@ -22,6 +22,7 @@ uint64_t CheckpointMetadata::state_size_bytes() const {
     if (st.keyed_state) total += st.keyed_state->stream.size_bytes;
     if (st.incremental_keyed_state) total += st.incremental_keyed_state->full_size_bytes();
     if (st.operator_state) total += st.operator_state->size_bytes;
+    if (st.channel_state) total += st.channel_state->size_bytes;
   });
   return total;
 }
@@ -32,6 +33,7 @@ uint64_t CheckpointMetadata::checkpointed_size_bytes() const {
     if (st.keyed_state) total += st.keyed_state->stream.size_bytes;
     if (st.incremental_keyed_state) total += st.incremental_keyed_state->checkpointed_size_bytes();
     if (st.operator_state) total += st.operator_state->size_bytes;
+    if (st.channel_state) total += st.channel_state->size_bytes;
   });
   return total;
 }
@@ -48,6 +50,7 @@ std::vector<std::string> CheckpointMetadata::referenced_files() const {
       for (const IncrementalFile& f : st.incremental_keyed_state->private_files) add(f.file);
     }
     if (st.operator_state) add(*st.operator_state);
+    if (st.channel_state) add(*st.channel_state);
   });
   sort_unique(files);
   return files;
@@ -66,6 +69,16 @@ std::vector<std::string> CheckpointMetadata::shared_files() const {
 bool CheckpointMetadata::has_incremental_state() const {
   bool any = false;
   for_each_subtask(*this, [&](const OperatorSubtaskState& st) { any = any || st.incremental_keyed_state.has_value(); });
+  return any;
+}
+
+}  // namespace sluice::checkpoint
+
+namespace sluice::checkpoint {
+
+bool CheckpointMetadata::has_channel_state() const {
+  bool any = false;
+  for_each_subtask(*this, [&](const OperatorSubtaskState& st) { any = any || st.channel_state.has_value(); });
   return any;
 }
 

@@ -96,6 +96,9 @@ struct OperatorSubtaskState {
   // The operator state backend's snapshot (list, union and broadcast state; source splits; sink
   // committables), in the format of state/operator_state_snapshot.h.
   std::optional<StreamStateHandle> operator_state;
+  // The subtask's in-flight data of an unaligned checkpoint (channel_state.h encoding), on its chain's head
+  // operator only (format version 3). Restoring it needs the parallelism of every operator unchanged.
+  std::optional<StreamStateHandle> channel_state;
   bool operator==(const OperatorSubtaskState&) const = default;
 };
 
@@ -114,8 +117,10 @@ enum class SnapshotType : uint8_t { kCheckpoint = 0, kSavepoint = 1 };
 struct CheckpointMetadata {
   // 1: full snapshots only. 2: adds IncrementalKeyedStateHandle (a version-1 reader would drop it silently, so
   // the version was bumped; version-1 metadata still decodes, and may not hold incremental handles).
-  static constexpr uint32_t kFormatVersion = 2;
+  // 3: adds channel state (unaligned checkpoints); older metadata may not hold it.
+  static constexpr uint32_t kFormatVersion = 3;
   static constexpr uint32_t kFirstIncrementalFormatVersion = 2;
+  static constexpr uint32_t kFirstChannelStateFormatVersion = 3;
   uint32_t format_version = kFormatVersion;
   CheckpointId checkpoint_id{0};
   JobId job_id;                 // the run that took it
@@ -137,6 +142,8 @@ struct CheckpointMetadata {
   // counts.
   std::vector<std::string> shared_files() const;
   bool has_incremental_state() const;
+  // Some subtask holds channel state (an unaligned checkpoint that persisted in-flight data).
+  bool has_channel_state() const;
 };
 
 }  // namespace sluice::checkpoint

@@ -101,6 +101,13 @@ class CheckpointStorage {
                                                      const std::string& /*relative_path*/) const {
     return std::nullopt;
   }
+  // Writes a small file `name` into the folder of the completed checkpoint at `location`, next to its
+  // _metadata (not synced; never part of the checkpoint's validity: a restore and verify ignore it). Used for
+  // the checkpoint's statistics. A storage without files keeps nothing (ok).
+  virtual Status write_side_file(const std::string& /*location*/, const std::string& /*name*/,
+                                 const std::vector<uint8_t>& /*bytes*/) {
+    return Status::ok();
+  }
   virtual std::optional<std::string> rebase_shared_path(const std::string& /*location*/,
                                                         const std::string& /*relative_path*/) const {
     return std::nullopt;

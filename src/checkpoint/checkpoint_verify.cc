@@ -54,6 +54,7 @@ CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc,
         }
       }
       if (st.operator_state) check_handle(fs, loc, *st.operator_state, whose + " operator state", out);
+      if (st.channel_state) check_handle(fs, loc, *st.channel_state, whose + " channel state", out);
     }
   }
   return out;

@@ -367,6 +367,13 @@ Status FileSystemCheckpointStorage::discard_location(const std::string& location
   return shared_->fs->remove_all(loc.checkpoint_dir).with_context("deleting claimed checkpoint " + location);
 }
 
+Status FileSystemCheckpointStorage::write_side_file(const std::string& location, const std::string& name,
+                                                   const std::vector<uint8_t>& bytes) {
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
+  return shared_->fs->write_file(join_path(loc.checkpoint_dir, name), bytes, Durability::kNone)
+      .with_context("writing " + name + " of checkpoint " + location);
+}
+
 std::optional<std::string> FileSystemCheckpointStorage::local_file_path(const std::string& location,
                                                                         const std::string& relative_path) const {
   auto loc = locate_checkpoint(*shared_->fs, location);

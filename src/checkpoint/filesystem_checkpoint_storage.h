@@ -68,6 +68,8 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   bool supports_incremental() const override { return true; }
   Status discard_shared_files(const std::vector<std::string>& relative_paths) override;
   Status discard_location(const std::string& location) override;
+  Status write_side_file(const std::string& location, const std::string& name,
+                         const std::vector<uint8_t>& bytes) override;
   std::optional<std::string> local_file_path(const std::string& location,
                                              const std::string& relative_path) const override;
   // Same job: unchanged; a job folder beside this job's: "../<job-id>/<path>"; elsewhere: nullopt.

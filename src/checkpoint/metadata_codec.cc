@@ -198,6 +198,7 @@ void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
         pk->set_state_meta(k.state_meta.data(), k.state_meta.size());
       }
       if (st.operator_state) to_proto(*st.operator_state, pst->mutable_operator_state());
+      if (st.channel_state) to_proto(*st.channel_state, pst->mutable_channel_state());
     }
   }
   for (const auto& [k, v] : m.properties) {
@@ -272,6 +273,7 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
         st.incremental_keyed_state = std::move(k);
       }
       if (pst.has_operator_state()) st.operator_state = from_proto(pst.operator_state());
+      if (pst.has_channel_state()) st.channel_state = from_proto(pst.channel_state());
       op.subtasks.push_back(std::move(st));
     }
     out.operators.push_back(std::move(op));
@@ -321,6 +323,7 @@ Status validate_metadata(const CheckpointMetadata& m) {
             validate_incremental(*st.incremental_keyed_state, op.max_parallelism, swhere + " incremental keyed state"));
       }
       if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
+      if (st.channel_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.channel_state, swhere + " channel state"));
     }
   }
   return Status::ok();
@@ -387,6 +390,10 @@ Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::
   if (version < CheckpointMetadata::kFirstIncrementalFormatVersion && m->has_incremental_state()) {
     return Status::corruption(w + ": format version " + std::to_string(version) +
                               " metadata holds an incremental keyed state handle (introduced in version 2)");
+  }
+  if (version < CheckpointMetadata::kFirstChannelStateFormatVersion && m->has_channel_state()) {
+    return Status::corruption(w + ": format version " + std::to_string(version) +
+                              " metadata holds channel state (introduced in version 3)");
   }
   m->format_version = version;
   Status valid = validate_metadata(*m);

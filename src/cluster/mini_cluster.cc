@@ -107,6 +107,11 @@ class LocalJob final : public CheckpointingJobClient,
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
+      std::vector<OperatorToRestore> job_operators;
+      for (const auto& v : jg_.vertices) {
+        for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
+      }
+      SLUICE_RETURN_IF_ERROR(check_channel_state_parallelism(cfg_.restore->metadata, job_operators));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       const bool claim = cfg_.restore->claim;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
@@ -195,7 +200,25 @@ class LocalJob final : public CheckpointingJobClient,
 
   // ---- TaskListener (task threads) ----
   void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
-  void on_task_finished(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskFinished)); }
+  void on_task_finished(int32_t vertex, int32_t subtask) override {
+    if (!cfg_.checkpoints_after_tasks_finish && cfg_.checkpointing) {
+      const int32_t attempt = current_attempt();
+      {
+        std::lock_guard lock(finished_mu_);
+        if (finished_.attempt != attempt) finished_ = FinishedTask{vertex, subtask, attempt};
+      }
+      // A checkpoint triggered before the task finished waits for an acknowledgement that never comes: end it
+      // now (not counted against tolerable failures) instead of at its timeout.
+      if (coordinator_) {
+        coordinator_->abort_pending(coordinator::CheckpointFailureReason::kTaskNotReady,
+                                    Status::failed_precondition(
+                                        "task " + jg_.vertices[static_cast<size_t>(vertex)].name + " (" +
+                                        std::to_string(subtask + 1) + ") finished and "
+                                        "execution.checkpointing.checkpoints-after-tasks-finish is false"));
+      }
+    }
+    post(Event::of(Event::Kind::kTaskFinished));
+  }
   void on_task_cancelled(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskCancelled)); }
   void on_task_failed(int32_t, int32_t, const Status& cause) override {
     Event e = Event::of(Event::Kind::kTaskFailed);
@@ -205,6 +228,25 @@ class LocalJob final : public CheckpointingJobClient,
 
   // ---- CheckpointTriggerTarget (coordinator threads) ----
   void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms) override {
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      const int32_t attempt = current_attempt();
+      FinishedTask f;
+      {
+        std::lock_guard lock(finished_mu_);
+        f = finished_;
+      }
+      if (f.attempt == attempt) {
+        // Flink without checkpoints after tasks finish: a finished task cannot take part any more.
+        const std::string name = jg_.vertices[static_cast<size_t>(f.vertex)].name + " (" +
+                                 std::to_string(f.subtask + 1) + ")";
+        coordinator_->decline(id, f.vertex, f.subtask,
+                              Status::failed_precondition("task " + name + " finished and "
+                                                          "execution.checkpointing.checkpoints-after-tasks-finish is "
+                                                          "false: no checkpoint can complete any more"),
+                              coordinator::CheckpointFailureReason::kTaskNotReady);
+        return;
+      }
+    }
     std::lock_guard lock(tasks_mu_);
     // Enumerators first (their event valves close), then the source tasks; subtask 0 keeps the state.
     std::map<int32_t, std::vector<uint8_t>> enumerator_states;
@@ -391,8 +433,12 @@ class LocalJob final : public CheckpointingJobClient,
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       if (cfg_.checkpointing) {
         d.checkpoint_responder = this;
+        d.at_least_once = cfg_.at_least_once;
+        d.checkpoints_after_tasks_finish = cfg_.checkpoints_after_tasks_finish;
+        if (cfg_.records_after_barrier_hook) d.records_after_barrier_hook = &cfg_.records_after_barrier_hook;
         d.checkpoint_storage = cfg_.storage;
         d.async_executor = &executor_;
+        d.unaligned = cfg_.unaligned;
       }
       if (restore_point_) {
         std::vector<OperatorToRestore> chain;
@@ -402,6 +448,9 @@ class LocalJob final : public CheckpointingJobClient,
                                                                 ev.key_group_range, jg_.max_parallelism,
                                                                 restore_point_->owned ? SharedFileReuse::kReuse
                                                                                       : SharedFileReuse::kNoReuse));
+        SLUICE_ASSIGN_OR_RETURN(d.restored_channel_state,
+                                assign_channel_state(restore_point_->metadata, restore_point_->location, *cfg_.storage,
+                                                     graph::operator_id(sg_->node(v.head_node)), ev.subtask_index));
         d.restored = true;
       }
       TaskSlot slot;
@@ -638,6 +687,12 @@ class LocalJob final : public CheckpointingJobClient,
   std::mutex tasks_mu_;
   std::vector<TaskSlot> tasks_;
   std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators_;
+  // A task that finished in the current attempt (checkpoints-after-tasks-finish false); task threads write it.
+  struct FinishedTask {
+    int32_t vertex = 0, subtask = 0, attempt = -1;
+  };
+  std::mutex finished_mu_;
+  FinishedTask finished_;  // the first task that finished in attempt `attempt`
   // Control-thread state.
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;

@@ -23,8 +23,10 @@
 #include "coordinator/checkpoint_stats.h"
 #include "graph/job_graph.h"
 #include "restart/restart_strategy_factory.h"
+#include "runtime/checkpointing/unaligned_checkpoint_config.h"
 #include "runtime/fault_injection.h"
 #include "runtime/network/network_config.h"
+#include "runtime/stream_task.h"
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/core/clock.h"
@@ -55,6 +57,9 @@ struct MiniClusterConfig {
   // Checkpointing (off unless `checkpointing`).
   bool checkpointing = false;
   coordinator::CheckpointCoordinatorConfig checkpoint_config;
+  // execution.checkpointing.unaligned.enabled and .aligned-checkpoint-timeout (validated by the caller:
+  // sluice::validate_unaligned_checkpoints).
+  runtime::UnalignedCheckpointConfig unaligned;
   std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required when checkpointing
   int32_t num_retained = 1;
   checkpoint::ExternalizedCheckpointRetention retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
@@ -62,6 +67,19 @@ struct MiniClusterConfig {
   std::optional<RestoreFrom> restore;
   std::map<std::string, std::string> properties;  // recorded in every checkpoint's metadata
   uint64_t jitter_seed = 1;
+  // execution.checkpointing.mode AT_LEAST_ONCE: tasks track barriers without aligning (CheckpointBarrierTracker).
+  bool at_least_once = false;
+  // execution.checkpointing.checkpoints-after-tasks-finish. true: a task whose input ended stays deployed,
+  // takes part in every checkpoint (its snapshot is quick: nothing changes any more) and ends only after the
+  // final checkpoint, triggered once every task's input ended, completed - so two-phase-commit sinks commit
+  // their last data. false (Flink's behaviour without FLIP-147): a task whose input ended finishes at once; from
+  // then on every checkpoint is refused (failed as kTaskNotReady, which does not count against
+  // tolerable-failed-checkpoints) and there is no final checkpoint: what a two-phase-commit sink took after the
+  // last completed checkpoint is not committed.
+  bool checkpoints_after_tasks_finish = true;
+  // Test hook (runtime::TaskDeployment::records_after_barrier_hook): AT_LEAST_ONCE tasks call it after
+  // processing a buffer that came on a channel after its barrier of a checkpoint not taken yet. Empty: off.
+  runtime::RecordsAfterBarrierHook records_after_barrier_hook;
 };
 
 // What the job client adds for checkpointing jobs.

@@ -122,6 +122,43 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
   return out;
 }
 
+Status check_channel_state_parallelism(const CheckpointMetadata& md, const std::vector<OperatorToRestore>& job_operators) {
+  if (!md.has_channel_state()) return Status::ok();
+  for (const auto& op : job_operators) {
+    const OperatorState* os = find_operator(md, op.operator_id);
+    if (os == nullptr || os->parallelism == op.parallelism) continue;
+    return Status::invalid_argument(
+        "checkpoint " + std::to_string(md.checkpoint_id.value()) +
+        " holds in-flight data (channel state of an unaligned checkpoint), which restores only at the same "
+        "parallelism, but operator '" + os->operator_name + "' (" + op.operator_id + ") changes from parallelism " +
+        std::to_string(os->parallelism) + " to " + std::to_string(op.parallelism) +
+        "; rescaling in-flight data is not supported yet (restore at the old parallelism, or rescale from a "
+        "savepoint, which is always aligned)");
+  }
+  return Status::ok();
+}
+
+Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(const CheckpointMetadata& md,
+                                                                            const std::string& location,
+                                                                            checkpoint::CheckpointStorage& storage,
+                                                                            const std::string& head_operator_id,
+                                                                            int32_t subtask) {
+  const OperatorState* os = find_operator(md, head_operator_id);
+  if (os == nullptr) return std::optional<checkpoint::SubtaskChannelState>();
+  for (const auto& st : os->subtasks) {
+    if (st.subtask_index != subtask || !st.channel_state) continue;
+    const std::string what = "checkpoint " + std::to_string(md.checkpoint_id.value()) + " (" + location +
+                             ") operator '" + os->operator_name + "' (" + head_operator_id + ") subtask " +
+                             std::to_string(subtask);
+    auto bytes = storage.read_state(location, *st.channel_state);
+    if (!bytes.is_ok()) return bytes.status().with_context("restoring the channel state of " + what);
+    SLUICE_ASSIGN_OR_RETURN(checkpoint::SubtaskChannelState state,
+                            checkpoint::decode_channel_state(*bytes, "restoring the channel state of " + what));
+    return std::optional<checkpoint::SubtaskChannelState>(std::move(state));
+  }
+  return std::optional<checkpoint::SubtaskChannelState>();
+}
+
 Result<std::optional<std::vector<uint8_t>>> restored_enumerator_state(const CheckpointMetadata& md,
                                                                       const std::string& location,
                                                                       checkpoint::CheckpointStorage& storage,

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "checkpoint/channel_state.h"
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/checkpoint_storage.h"
 #include "sluice/operators/stream_operator.h"
@@ -38,6 +40,21 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const checkpoint::CheckpointMetadata& metadata, const std::string& location, checkpoint::CheckpointStorage& storage,
     const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
     SharedFileReuse reuse = SharedFileReuse::kNoReuse);
+
+// A checkpoint with channel state (an unaligned checkpoint's in-flight data) restores only when every operator
+// keeps its parallelism: the data belongs to particular channels between particular subtasks. kInvalidArgument
+// naming the first operator whose parallelism differs (rescaling in-flight data is not supported yet).
+Status check_channel_state_parallelism(const checkpoint::CheckpointMetadata& metadata,
+                                       const std::vector<OperatorToRestore>& job_operators);
+
+// The channel state of subtask `subtask` of the chain whose head operator is `head_operator_id`, read and
+// decoded; nullopt when it has none. A missing or corrupt file fails (kNotFound / kCorruption naming the
+// checkpoint and the operator).
+Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(const checkpoint::CheckpointMetadata& metadata,
+                                                                            const std::string& location,
+                                                                            checkpoint::CheckpointStorage& storage,
+                                                                            const std::string& head_operator_id,
+                                                                            int32_t subtask);
 
 // The split enumerator state a source operator stored in its subtask 0 operator state (the state named
 // kSourceEnumeratorStateName), or nullopt if the checkpoint has none for it.

@@ -9,6 +9,23 @@ bool checkpointing_enabled(const Configuration& config) {
   return config.get(options::kCheckpointingInterval).count() > 0;
 }
 
+Status validate_unaligned_checkpoints(const Configuration& config) {
+  if (!config.get(options::kUnalignedCheckpoints)) return Status::ok();
+  const std::string key = options::kUnalignedCheckpoints.key;
+  if (config.get(options::kCheckpointingMode) != CheckpointingMode::kExactlyOnce) {
+    return Status::invalid_argument(key + " = true needs " + options::kCheckpointingMode.key +
+                                    " EXACTLY_ONCE (unaligned checkpoints are exactly-once by construction; "
+                                    "turn one of them off)");
+  }
+  const int32_t max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
+  if (max_concurrent != 1) {
+    return Status::invalid_argument(key + " = true needs " + options::kMaxConcurrentCheckpoints.key +
+                                    " = 1, got " + std::to_string(max_concurrent) +
+                                    " (in-flight data is persisted for one checkpoint at a time)");
+  }
+  return Status::ok();
+}
+
 namespace {
 
 // The checkpoint storage a legacy state.backend.type names, if it is one.

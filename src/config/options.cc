@@ -114,6 +114,13 @@ const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions{
     "What each sets: docs/state-backends.md.",
     {}, {}};
 
+const ConfigOption<TimerServiceFactory> kRocksDBTimerServiceFactory{
+    "state.backend.rocksdb.timer-service.factory", TimerServiceFactory::kRocksDB,
+    "Where the RocksDB backend keeps timers: ROCKSDB (a column family per timer queue, ordered by key group and "
+    "timestamp, with a cached head per key group) or HEAP (on the heap as with the hashmap backend: faster, "
+    "bounded by memory, and copied synchronously at each checkpoint).",
+    {}, {}};
+
 const ConfigOption<bool> kRocksDBMemoryManaged{
     "state.backend.rocksdb.memory.managed", true,
     "Bound the memory of all RocksDB instances of the process by taskmanager.memory.managed.size: one block "
@@ -182,7 +189,10 @@ const ConfigOption<milliseconds> kCheckpointingInterval{
 
 const ConfigOption<CheckpointingMode> kCheckpointingMode{
     "execution.checkpointing.mode", CheckpointingMode::kExactlyOnce,
-    "Checkpointing guarantee. EXACTLY_ONCE aligns barriers on every input; AT_LEAST_ONCE is not supported yet.",
+    "Checkpointing guarantee. EXACTLY_ONCE aligns barriers: a task with several input channels blocks a channel "
+    "that delivered barrier n until n arrived on all of them. AT_LEAST_ONCE never blocks: the task snapshots "
+    "once n arrived on every open channel, having processed what came after n on the others, so a restore may "
+    "replay those records (duplicates, never losses). Tasks with one input channel behave alike in both modes.",
     {}, {}};
 
 const ConfigOption<milliseconds> kCheckpointingTimeout{
@@ -238,9 +248,29 @@ const ConfigOption<MemorySize> kCheckpointDataInlineThreshold{
 
 const ConfigOption<bool> kCheckpointsAfterTasksFinish{
     "execution.checkpointing.checkpoints-after-tasks-finish", true,
-    "Whether checkpoints continue after some tasks finished; when the bounded sources end, a final "
-    "checkpoint runs so that two-phase-commit sinks commit the last data.",
+    "Whether checkpoints continue after some tasks finished. true: a task whose input ended stays and takes part "
+    "in every checkpoint until a final checkpoint, triggered once all inputs ended, completed, so that "
+    "two-phase-commit sinks commit the last data. false: such a task finishes at once; from then on every "
+    "checkpoint fails (task not ready; not counted as a tolerable failure) and there is no final checkpoint, so "
+    "what a two-phase-commit sink took after the last completed checkpoint is not committed.",
     {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}, {}};
+
+const ConfigOption<bool> kUnalignedCheckpoints{
+    "execution.checkpointing.unaligned.enabled", false,
+    "Unaligned checkpoints: on the first barrier a task snapshots at once and its barrier overtakes the data "
+    "queued in its outputs; the data it overtook (in flight on hash and rebalance exchanges) is persisted with "
+    "the checkpoint and replayed on restore. Checkpoints then take about as long under back-pressure as without. "
+    "Needs execution.checkpointing.mode EXACTLY_ONCE and execution.checkpointing.max-concurrent-checkpoints 1. "
+    "Forward and broadcast edges stay aligned; savepoints are always aligned.",
+    {"execution.checkpointing.unaligned"}, {}};
+
+const ConfigOption<milliseconds> kAlignedCheckpointTimeout{
+    "execution.checkpointing.aligned-checkpoint-timeout", milliseconds(0),
+    "With unaligned checkpoints: 0 starts every checkpoint unaligned; a positive value starts each checkpoint "
+    "aligned and switches it to unaligned once this long has passed since its trigger (barriers still queued "
+    "in output buffers then overtake the data ahead of them, and aligning tasks snapshot at once).",
+    {"execution.checkpointing.alignment-timeout"},
+    {[](const milliseconds& v) { return v.count() >= 0; }, ">= 0ms"}};
 
 const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStorage{
     "execution.checkpointing.storage", std::nullopt,
@@ -350,7 +380,8 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kStateBackendType,         &options::kRocksDBLocalDir,
       &options::kRocksDBCacheEnabled,      &options::kRocksDBCacheMaxSize,
       // RocksDB memory, tuning and native metrics
-      &options::kRocksDBPredefinedOptions, &options::kRocksDBMemoryManaged,
+      &options::kRocksDBPredefinedOptions, &options::kRocksDBTimerServiceFactory,
+      &options::kRocksDBMemoryManaged,
       &options::kRocksDBMemoryFixedPerTm,  &options::kRocksDBMemoryWriteBufferRatio,
       &options::kRocksDBMemoryHighPrioPoolRatio, &options::kManagedMemorySize,
       &options::kRocksDBMetricsBlockCacheCapacity, &options::kRocksDBMetricsBlockCacheUsage,
@@ -364,6 +395,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kCheckpointsDirectory,     &options::kMaxRetainedCheckpoints,
       &options::kCheckpointDataInlineThreshold,
       &options::kCheckpointsAfterTasksFinish,
+      &options::kUnalignedCheckpoints,     &options::kAlignedCheckpointTimeout,
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       // restart strategies

@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "coordinator/checkpoint_stats_json.h"
+
 namespace sluice::coordinator {
 
 using checkpoint::CheckpointMetadata;
@@ -39,6 +41,7 @@ struct CheckpointCoordinator::Action {
   int64_t timestamp_ms = 0;           // kTrigger
   CheckpointMetadata metadata;        // kWriteMetadata, kCompleted
   std::string location;               // kCompleted
+  std::optional<CheckpointStatsEntry> stats;  // kCompleted: persisted next to the _metadata
   CheckpointFailureReason reason = CheckpointFailureReason::kDeclined;  // kAbort
   Status cause;                       // kAbort, kFailJob
 };
@@ -350,6 +353,7 @@ void CheckpointCoordinator::on_metadata_written(CheckpointId id, Result<std::str
     done->type = type;
     done->metadata = std::move(metadata);
     done->location = std::move(location).value();
+    done->stats = stats_.latest_completed();  // the entry report_completed just made
     front.push_back(std::move(done));
     std::vector<PendingView> views;
     for (const auto& [pid, p] : pending_) views.push_back({pid, p.type()});
@@ -512,6 +516,13 @@ void CheckpointCoordinator::run_action(Action& a) {
       break;
     }
     case Action::Kind::kCompleted:
+      if (a.stats && a.stats->id == a.id) {
+        // Best effort, after the _metadata is durable and before retention may delete the folder.
+        const std::string text = to_json(*a.stats).dump(2) + "\n";
+        Status written = storage_->write_side_file(a.location, kCheckpointStatsFileName,
+                                                   std::vector<uint8_t>(text.begin(), text.end()));
+        if (!written.is_ok()) spdlog::warn("Could not persist the statistics of checkpoint {}: {}", a.id.value(), written.to_string());
+      }
       if (on_completed_) on_completed_(a.metadata, a.location);
       discard_shared_files(registry_->checkpoint_ended(a.id, /*completed=*/true));
       if (a.type == SnapshotType::kCheckpoint) target_->notify_checkpoint_complete(a.id);

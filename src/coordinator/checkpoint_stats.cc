@@ -56,6 +56,10 @@ void CheckpointStatsTracker::report_acknowledged(CheckpointId id, int32_t vertex
   e.checkpointed_size_bytes += checkpointed_bytes.value_or(handle_bytes);
   e.persisted_data_bytes += stats.persisted_data_bytes;
   e.unaligned = e.unaligned || stats.unaligned;
+  e.sync_duration_ms = std::max(e.sync_duration_ms, stats.sync_duration_ms);
+  e.async_duration_ms = std::max(e.async_duration_ms, stats.async_duration_ms);
+  e.alignment_duration_ms = std::max(e.alignment_duration_ms, stats.alignment_duration_ms);
+  e.start_delay_ms = std::max(e.start_delay_ms, stats.start_delay_ms);
   ++e.num_acknowledged;
 }
 
@@ -68,13 +72,14 @@ void CheckpointStatsTracker::report_completed(CheckpointId id, int64_t now_monot
   p.entry.end_to_end_duration_ms = now_monotonic_ms - p.trigger_monotonic_ms;
   p.entry.location = std::move(location);
   ++num_completed_;
-  window_duration_ms_.push_back(p.entry.end_to_end_duration_ms);
-  window_size_bytes_.push_back(static_cast<int64_t>(p.entry.state_size_bytes));
-  window_checkpointed_bytes_.push_back(static_cast<int64_t>(p.entry.checkpointed_size_bytes));
-  if (window_duration_ms_.size() > kSummaryWindow) {
-    window_duration_ms_.pop_front();
-    window_size_bytes_.pop_front();
-    window_checkpointed_bytes_.pop_front();
+  const CheckpointStatsEntry& e = p.entry;
+  const int64_t values[kNumFigures] = {e.end_to_end_duration_ms, static_cast<int64_t>(e.state_size_bytes),
+                                       static_cast<int64_t>(e.checkpointed_size_bytes), e.sync_duration_ms,
+                                       e.async_duration_ms, e.alignment_duration_ms, e.start_delay_ms,
+                                       static_cast<int64_t>(e.persisted_data_bytes)};
+  for (int f = 0; f < kNumFigures; ++f) {
+    window_[f].push_back(values[f]);
+    if (window_[f].size() > kSummaryWindow) window_[f].pop_front();
   }
   latest_completed_ = p.entry;
   finish(std::move(p));
@@ -122,10 +127,15 @@ CheckpointStatsSnapshot CheckpointStatsTracker::snapshot(int64_t now_monotonic_m
   s.num_completed = num_completed_;
   s.num_failed = num_failed_;
   s.consecutive_failures = consecutive_failures;
-  s.end_to_end_duration_ms = summarize(std::vector<int64_t>(window_duration_ms_.begin(), window_duration_ms_.end()));
-  s.state_size_bytes = summarize(std::vector<int64_t>(window_size_bytes_.begin(), window_size_bytes_.end()));
-  s.checkpointed_size_bytes =
-      summarize(std::vector<int64_t>(window_checkpointed_bytes_.begin(), window_checkpointed_bytes_.end()));
+  auto summary = [this](Figure f) { return summarize(std::vector<int64_t>(window_[f].begin(), window_[f].end())); };
+  s.end_to_end_duration_ms = summary(kDuration);
+  s.state_size_bytes = summary(kSize);
+  s.checkpointed_size_bytes = summary(kCheckpointed);
+  s.sync_duration_ms = summary(kSync);
+  s.async_duration_ms = summary(kAsync);
+  s.alignment_duration_ms = summary(kAlignment);
+  s.start_delay_ms = summary(kStartDelay);
+  s.persisted_data_bytes = summary(kPersisted);
   s.latest_completed = latest_completed_;
   s.latest_failed = latest_failed_;
   for (const auto& [id, p] : in_progress_) {

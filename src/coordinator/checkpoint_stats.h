@@ -60,6 +60,11 @@ struct CheckpointStatsEntry {
   // Data"); 0 unless some subtask went unaligned.
   uint64_t persisted_data_bytes = 0;
   bool unaligned = false;  // some acknowledged subtask took this checkpoint unaligned
+  // The largest value over the acknowledged subtasks (the slowest subtask decides the checkpoint's duration).
+  int64_t sync_duration_ms = 0;
+  int64_t async_duration_ms = 0;
+  int64_t alignment_duration_ms = 0;
+  int64_t start_delay_ms = 0;
   int32_t num_acknowledged = 0;
   int32_t num_tasks = 0;
   std::vector<SubtaskStatsEntry> subtasks;  // in acknowledgement order
@@ -87,10 +92,16 @@ struct CheckpointStatsSnapshot {
   int64_t num_failed = 0;  // every abort, subsumed ones included (as Flink counts them), except checkpoints
                            // still pending when the job finished normally
   int32_t consecutive_failures = 0;  // the failure manager's current count
-  // Over the latest kSummaryWindow completed checkpoints and savepoints.
+  // Over the latest kSummaryWindow completed checkpoints and savepoints (per-checkpoint values as in
+  // CheckpointStatsEntry: durations are the slowest subtask's, bytes the sum over subtasks).
   StatsSummary end_to_end_duration_ms;
   StatsSummary state_size_bytes;
   StatsSummary checkpointed_size_bytes;
+  StatsSummary sync_duration_ms;
+  StatsSummary async_duration_ms;
+  StatsSummary alignment_duration_ms;
+  StatsSummary start_delay_ms;
+  StatsSummary persisted_data_bytes;
   std::optional<CheckpointStatsEntry> latest_completed;
   std::optional<CheckpointStatsEntry> latest_failed;
   std::vector<CheckpointStatsEntry> in_progress;  // ascending ids
@@ -135,9 +146,9 @@ class CheckpointStatsTracker {
 
   std::map<CheckpointId, InProgress> in_progress_;
   std::deque<CheckpointStatsEntry> history_;  // newest first
-  std::deque<int64_t> window_duration_ms_;    // newest last
-  std::deque<int64_t> window_size_bytes_;
-  std::deque<int64_t> window_checkpointed_bytes_;
+  // The summary window, one deque per figure, newest last.
+  enum Figure { kDuration, kSize, kCheckpointed, kSync, kAsync, kAlignment, kStartDelay, kPersisted, kNumFigures };
+  std::deque<int64_t> window_[kNumFigures];
   std::optional<CheckpointStatsEntry> latest_completed_;
   std::optional<CheckpointStatsEntry> latest_failed_;
   int64_t num_triggered_ = 0;

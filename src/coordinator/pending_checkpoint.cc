@@ -14,6 +14,7 @@ uint64_t state_handle_bytes(const OperatorSubtaskState& state) {
   if (state.keyed_state) bytes += state.keyed_state->stream.size_bytes;
   if (state.incremental_keyed_state) bytes += state.incremental_keyed_state->full_size_bytes();
   if (state.operator_state) bytes += state.operator_state->size_bytes;
+  if (state.channel_state) bytes += state.channel_state->size_bytes;  // unaligned checkpoints' in-flight data
   return bytes;
 }
 
@@ -22,6 +23,7 @@ uint64_t checkpointed_handle_bytes(const OperatorSubtaskState& state) {
   if (state.keyed_state) bytes += state.keyed_state->stream.size_bytes;
   if (state.incremental_keyed_state) bytes += state.incremental_keyed_state->checkpointed_size_bytes();
   if (state.operator_state) bytes += state.operator_state->size_bytes;
+  if (state.channel_state) bytes += state.channel_state->size_bytes;
   return bytes;
 }
 

@@ -13,6 +13,7 @@ namespace sluice::runtime {
 namespace {
 
 const std::atomic<uint32_t> kNothingArmed{0};
+std::atomic<int32_t> g_input_suspended_vertex{-1};
 
 // RecordWriter over one ResultPartition.
 class PartitionRecordWriter final : public RecordWriter {
@@ -53,11 +54,20 @@ struct StreamTask::OperatorSlot {
   std::shared_ptr<std::atomic<int64_t>> state_size_bytes = std::make_shared<std::atomic<int64_t>>(0);
 };
 
+void set_input_suspended_for_testing(int32_t vertex) {
+  g_input_suspended_vertex.store(vertex, std::memory_order_relaxed);
+}
+
+bool input_suspended_for_testing(int32_t vertex) {
+  return g_input_suspended_vertex.load(std::memory_order_relaxed) == vertex;
+}
+
 StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
     : d_(std::move(deployment)),
       listener_(listener),
       notifier_(d_.notifier),
-      mailbox_(notifier_.get()) {
+      mailbox_(notifier_.get()),
+      processing_time_(std::make_unique<QueuedProcessingTimeService>(d_.clock)) {
   armed_failures_ = d_.fault_injector ? d_.fault_injector->armed_points(d_.vertex, d_.subtask_index) : nullptr;
   if (armed_failures_ == nullptr) armed_failures_ = &kNothingArmed;
   const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
@@ -65,6 +75,10 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
 }
 
 StreamTask::~StreamTask() = default;
+
+std::chrono::nanoseconds StreamTask::timer_wait_bound(std::chrono::nanoseconds max) const {
+  return at_end_of_data_ ? max : processing_time_->wait_bound(max);
+}
 
 void StreamTask::cancel() {
   cancelled_.store(true);
@@ -211,10 +225,8 @@ void StreamTask::build_chain() {
     s.job_id = d_.job_id;
     s.record_timestamp = &record_timestamp_;
     s.auto_watermark_interval_ms = d_.auto_watermark_interval_ms;
+    s.processing_time_service = processing_time_.get();
     slot->op->setup(s);
-    if (slot->op->emits_periodic_watermarks() && d_.auto_watermark_interval_ms > 0) {
-      periodic_watermark_ops_.push_back(slot->op.get());
-    }
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
     auto size = slot->state_size_bytes;
     slot->metrics->gauge(metric_names::kStateSizeBytes,
@@ -231,7 +243,27 @@ void StreamTask::open_chain() {
     subtask_checkpointing_ = std::make_unique<SubtaskCheckpointCoordinator>(
         d_.vertex, d_.subtask_index, d_.checkpoint_responder, d_.checkpoint_storage, d_.async_executor, d_.clock);
     if (d_.input_gate) {
-      barrier_handler_ = std::make_unique<AlignedBarrierHandler>(d_.input_gate->num_channels());
+      if (d_.at_least_once) {
+        barrier_tracker_ = std::make_unique<CheckpointBarrierTracker>(d_.input_gate->num_channels());
+      } else if (d_.unaligned.enabled) {
+        // Input channels in the order the cluster wires them: incoming edges in job-graph order, then producer
+        // subtasks (one channel per forward edge).
+        std::vector<bool> aligned;
+        for (const auto& e : d_.job_graph->edges) {
+          if (e.target_vertex != d_.vertex) continue;
+          const int32_t n = e.partitioning == Partitioning::kForward
+                                ? 1
+                                : d_.job_graph->vertices.at(static_cast<size_t>(e.source_vertex)).parallelism;
+          aligned.insert(aligned.end(), static_cast<size_t>(n), !is_all_to_all(e.partitioning));
+        }
+        if (static_cast<int32_t>(aligned.size()) != d_.input_gate->num_channels()) {
+          throw std::runtime_error("task " + name_ + ": " + std::to_string(d_.input_gate->num_channels()) +
+                                   " input channels, but the job graph gives " + std::to_string(aligned.size()));
+        }
+        unaligned_handler_ = std::make_unique<UnalignedBarrierHandler>(std::move(aligned));
+      } else {
+        barrier_handler_ = std::make_unique<AlignedBarrierHandler>(d_.input_gate->num_channels());
+      }
       end_of_data_.assign(static_cast<size_t>(d_.input_gate->num_channels()), false);
     }
   }
@@ -242,6 +274,8 @@ void StreamTask::open_chain() {
     c.op->initialize_state(it != d_.restore.end() ? &it->second : (d_.restored ? &empty : nullptr));
   }
   d_.restore.clear();  // the restored bytes are in the backends now
+  // In-flight data of an unaligned checkpoint: queued output first, ahead of anything open() may emit.
+  restore_output_channel_state();
   // Tail first: downstream operators are ready before upstream ones emit (open may emit, e.g. a source).
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) (*it)->op->open();
   opened_ = true;
@@ -295,7 +329,7 @@ bool StreamTask::process_input() {
   auto next = d_.input_gate->poll_next();
   if (!next) {
     if (d_.input_gate->is_finished()) return false;
-    notifier_->wait(std::chrono::milliseconds(50));
+    notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
     return true;
   }
   if (next->is_buffer()) {
@@ -304,19 +338,29 @@ bool StreamTask::process_input() {
       inject_failure(FailurePoint::kKeyedOperator, keyed_op_, -1);
     }
     Buffer& buf = next->buffer();
+    if (unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
+      // Sent before this channel's barrier, taken after the unaligned snapshot: part of the checkpoint, and
+      // processed as usual (it belongs to the stream after the snapshot).
+      input_state_[static_cast<size_t>(next->channel_index)].push_back(
+          checkpoint::ChannelStateBuffer{buf.num_records, buf.bytes});
+    }
     auto n = deserializer_->deserialize_buffer(buf.bytes.data(), buf.bytes.size());
     if (!n.is_ok()) {
       throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(next->channel_index) + ": " +
                                n.status().to_string());
     }
     d_.input_gate->recycle(std::move(buf));
+    if (barrier_tracker_ && d_.records_after_barrier_hook != nullptr) {
+      CheckpointId pending = barrier_tracker_->pending_barrier_of(next->channel_index);
+      if (pending.value() != 0) (*d_.records_after_barrier_hook)(d_.vertex, d_.subtask_index, next->channel_index, pending, *n);
+    }
     return true;
   }
-  handle_event(next->channel_index, next->event());
+  handle_event(next->channel_index, next->event(), next->overtaken_buffers);
   return !d_.input_gate->is_finished();
 }
 
-void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
+void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_t overtaken_buffers) {
   auto check = [&](const Status& s) {
     if (!s.is_ok()) throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(channel) + ": " + s.to_string());
   };
@@ -324,6 +368,16 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
     case EventType::kCheckpointBarrier: {
       auto b = decode_barrier(event);
       check(b.status());
+      if (unaligned_handler_) {
+        handle_unaligned_barrier(channel, *b, overtaken_buffers);
+        return;
+      }
+      if (barrier_tracker_) {  // AT_LEAST_ONCE: never blocks; the alignment time is first barrier to trigger
+        auto actions = barrier_tracker_->on_barrier(channel, *b, d_.clock->monotonic_ns());
+        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
+        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
+        return;
+      }
       if (!barrier_handler_) return;  // checkpointing off: cannot happen within one job
       bool was_aligning = barrier_handler_->is_aligning() && barrier_handler_->current_checkpoint() == b->id;
       auto actions = barrier_handler_->on_barrier(channel, b->id);
@@ -335,11 +389,19 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event) {
     case EventType::kCancelCheckpointMarker: {
       auto id = decode_cancel_marker(event);
       check(id.status());
+      if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_cancellation_marker(*id));
+      if (barrier_tracker_) apply_barrier_actions(barrier_tracker_->on_cancellation_marker(*id), nullptr);
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_cancellation_marker(*id), nullptr);
       return;
     }
     case EventType::kEndOfPartition:
       apply_valve_output(valve_->on_channel_finished(channel));
+      if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_channel_finished(channel));
+      if (barrier_tracker_) {
+        auto actions = barrier_tracker_->on_channel_finished(channel);
+        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
+        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
+      }
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
       return;
     case EventType::kEndOfData:
@@ -369,17 +431,11 @@ void StreamTask::apply_valve_output(const StatusWatermarkValve::Output& out) {
   if (out.idle.has_value() && *out.idle) head_input_->emit_watermark_status(true);
 }
 
-void StreamTask::emit_periodic_watermarks_if_due() {
-  const int64_t now = d_.clock->now_ms();
-  if (now < next_periodic_watermark_ms_) return;
-  next_periodic_watermark_ms_ = now + d_.auto_watermark_interval_ms;
-  for (auto* op : periodic_watermark_ops_) op->on_periodic_watermark_emit();
-}
-
 void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {
   for (const auto& a : actions) {
     switch (a.kind) {
       case BarrierAction::Kind::kNone:
+      case BarrierAction::Kind::kChannelStateComplete:  // unaligned checkpoints only
         break;
       case BarrierAction::Kind::kBlockChannel:
         d_.input_gate->block_channel(a.channel);
@@ -403,7 +459,20 @@ void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions
   }
 }
 
-void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms) {
+void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms, bool unaligned) {
+  // `unaligned`: the barrier handler took the snapshot unaligned and collects input channel state. The
+  // checkpoint is unaligned here also when its alignment timeout passed meanwhile: its barriers then overtake
+  // the queued output, and its channel state is complete once that is copied.
+  const bool collects_input = unaligned;
+  unaligned = unaligned || d_.unaligned.unaligned_at(barrier, d_.clock->now_ms());
+  if (unaligned) {
+    collecting_ = barrier.id;
+    channel_state_ = checkpoint::SubtaskChannelState{};
+    // What priority barriers overtook before the snapshot opens each channel's input state.
+    input_state_ = std::move(overtaken_stash_);
+    input_state_.resize(d_.input_gate ? static_cast<size_t>(d_.input_gate->num_channels()) : 0);
+  }
+  overtaken_stash_.clear();
   bool ok = subtask_checkpointing_->checkpoint_state(
       barrier, chain_ops_,
       [&] {
@@ -412,21 +481,23 @@ void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t al
         if (sink_op_ != nullptr && failure_armed(FailurePoint::kSink)) {
           inject_failure(FailurePoint::kSink, sink_op_, barrier.id.value());
         }
-        for (auto& o : d_.outputs) o.partition->broadcast_event(encode_barrier(barrier));
+        emit_barrier(barrier, unaligned);
         if (failure_armed(FailurePoint::kBetweenSyncAndAsyncSnapshot)) {
           inject_failure(FailurePoint::kBetweenSyncAndAsyncSnapshot, nullptr, barrier.id.value());
         }
       },
-      alignment_ms);
+      alignment_ms, unaligned);
   if (!ok) {
     for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(barrier.id));
+    return;
   }
+  if (unaligned && !collects_input) complete_channel_state();
 }
 
 void StreamTask::trigger_checkpoint(const CheckpointBarrier& barrier, std::vector<uint8_t> enumerator_state) {
   if (!subtask_checkpointing_ || source_ == nullptr) return;
   source_->set_enumerator_state(barrier.id, std::move(enumerator_state));
-  perform_checkpoint(barrier, 0);
+  perform_checkpoint(barrier, 0, /*unaligned=*/false);  // unaligned by its timestamp: output state only
 }
 
 void StreamTask::notify_checkpoint_complete(CheckpointId id) {
@@ -458,21 +529,27 @@ void StreamTask::loop() {
   constexpr int kSourceBatch = 256;  // records polled between mailbox checks
   while (true) {
     if (mailbox_.has_mail()) mailbox_.drain();
-    if (!periodic_watermark_ops_.empty() && !at_end_of_data_) emit_periodic_watermarks_if_due();
+    // Processing-time timers (keyed operators' timers, periodic watermark emission) run between records like
+    // mails; not after end of input (operators are ended).
+    if (processing_time_->has_timers() && !at_end_of_data_) processing_time_->fire_due();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
+    if (unaligned_handler_) check_alignment_deadlines();
     if (failure_armed(FailurePoint::kTask)) inject_failure(FailurePoint::kTask, nullptr, -1);
     if (flush_requested_.load(std::memory_order_relaxed)) {
       flush_requested_.store(false, std::memory_order_relaxed);
       flush_outputs();
       publish_state_sizes();
     }
-    if (!outputs_available()) {
-      notifier_->wait(std::chrono::milliseconds(50));
+    if (!outputs_available() || (d_.input_gate && input_suspended_for_testing(d_.vertex))) {
+      // Back-pressured (or input suspended by a test): no data is read, but unaligned barriers are taken, so
+      // the checkpoint does not wait for the output to drain (Flink runs priority events as mails).
+      if (take_priority_events()) continue;
+      notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
       continue;
     }
     if (source_ != nullptr) {
       if (at_end_of_data_) {  // only mails now: checkpoint triggers, notifications, finish
-        notifier_->wait(std::chrono::milliseconds(50));
+        notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
         continue;
       }
       if (failure_armed(FailurePoint::kSource)) inject_failure(FailurePoint::kSource, source_, -1);
@@ -480,15 +557,17 @@ void StreamTask::loop() {
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
         source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
-        if (!checkpointing()) return;
+        if (!checkpointing() || !d_.checkpoints_after_tasks_finish) return;
         reach_end_of_data();
         flush_outputs();
         continue;
       }
       if (st == InputStatus::kNothingAvailable) {
         flush_outputs();  // an idle source must not hold back what it already produced
-        notifier_->wait(source_->idle_wait_hint());
+        notifier_->wait(timer_wait_bound(source_->idle_wait_hint()));
       }
+    } else if (recovered_next_ < recovered_input_.size()) {
+      process_recovered_input();  // restored input channel state goes before new input
     } else if (!process_input()) {
       return;
     }

@@ -10,6 +10,20 @@
 // partition (or the source reader says end of input): the task calls end_input() on the chain head-first,
 // closes the operators, and sends end of partition downstream.
 //
+// Unaligned checkpoints (d_.unaligned; checkpointing/unaligned_checkpoint_config.h): barriers of an unaligned
+// checkpoint overtake the data queued in the task's outputs on all-to-all edges (hash, rebalance) - the
+// overtaken output buffers are copied into the checkpoint's output channel state - and the task takes its
+// snapshot on the first barrier instead of aligning (UnalignedBarrierHandler), persisting as input channel
+// state the data that arrives on each channel before that channel's barrier (and what a priority barrier
+// overtook), while processing it as usual. A task with a mix of inputs: forward and broadcast inputs stay
+// aligned - the snapshot waits for their barriers (blocking them as they come), never persists their data,
+// and barriers on forward and broadcast outputs are sent in order behind the data. With an alignment timeout
+// the checkpoint starts aligned; once the timeout has passed since its trigger, an aligning task snapshots at
+// once, and barriers still queued in its input channels are promoted to overtake the data ahead of them
+// (InputGate::promote_due_events; that data becomes this task's input channel state). Restore: output channel
+// state is sent before the operators open (before any new output), input channel state is processed before the
+// first buffer of the input gate.
+//
 // Failure: any exception (OperatorFailure names operator and subtask) ends the task as failed through
 // TaskListener::on_task_failed; cancel() ends it as cancelled. Operators are closed in both cases.
 // Failures armed in the job's FaultInjector are thrown here, on the task thread, at their named points.
@@ -17,8 +31,12 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +44,11 @@
 #include "graph/job_graph.h"
 #include "runtime/checkpointing/aligned_barrier_handler.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
+#include "runtime/checkpointing/checkpoint_barrier_tracker.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+#include "runtime/checkpointing/unaligned_barrier_handler.h"
+#include "runtime/checkpointing/unaligned_checkpoint_config.h"
 #include "runtime/fault_injection.h"
 #include "runtime/mailbox.h"
 #include "runtime/network/input_gate.h"
@@ -36,6 +57,7 @@
 #include "runtime/watermark_valve.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
+#include "sluice/operators/processing_time_service.h"
 #include "sluice/source/source_operator.h"
 #include "sluice/state/state_backend.h"
 
@@ -51,6 +73,9 @@ class TaskListener {
   virtual void on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) = 0;
   virtual void on_task_cancelled(int32_t vertex, int32_t subtask) = 0;
 };
+
+using RecordsAfterBarrierHook =
+    std::function<void(int32_t vertex, int32_t subtask, int32_t channel, CheckpointId pending, int64_t records)>;
 
 struct TaskOutput {
   const graph::JobEdge* edge = nullptr;
@@ -80,13 +105,33 @@ struct TaskDeployment {
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
+  // execution.checkpointing.mode AT_LEAST_ONCE: barriers are tracked (CheckpointBarrierTracker), never
+  // aligned; false: EXACTLY_ONCE (AlignedBarrierHandler).
+  bool at_least_once = false;
+  // execution.checkpointing.checkpoints-after-tasks-finish: true, a task whose input ended waits for the final
+  // checkpoint (taking part in every checkpoint until then); false, it finishes at once.
+  bool checkpoints_after_tasks_finish = true;
+  // Test hook (AT_LEAST_ONCE only; null: off): called on the task thread after a buffer was processed that
+  // arrived on `channel` after that channel's barrier of the pending checkpoint `pending` - before `pending`
+  // is taken. `records`: the records the buffer held.
+  const RecordsAfterBarrierHook* records_after_barrier_hook = nullptr;
   std::shared_ptr<checkpoint::CheckpointStorage> checkpoint_storage;
   AsyncSnapshotExecutor* async_executor = nullptr;
   // Restored state by operator id; `restored` is true when the job restarts from a checkpoint (operators
   // without an entry then start empty but see is_restored()).
   bool restored = false;
   std::map<std::string, OperatorRestoreState> restore;
+  // execution.checkpointing.unaligned.* (off by default).
+  UnalignedCheckpointConfig unaligned;
+  // The in-flight data of the unaligned checkpoint restored from (cluster/state_assignment.h); none: nothing.
+  std::optional<checkpoint::SubtaskChannelState> restored_channel_state;
 };
+
+// Test hook (tests/integration/unaligned_checkpoint_it.cc): the tasks of job vertex `vertex` (-1: none) read no
+// data from their input gates; their mailboxes keep running and they still take priority events (unaligned
+// barriers). Process-wide; any thread.
+void set_input_suspended_for_testing(int32_t vertex);
+bool input_suspended_for_testing(int32_t vertex);
 
 class StreamTask {
  public:
@@ -121,12 +166,22 @@ class StreamTask {
   void loop();
   bool outputs_available() const;
   bool process_input();  // false when the input has ended
-  void handle_event(int32_t channel, const RuntimeEvent& event);
+  void handle_event(int32_t channel, const RuntimeEvent& event, int32_t overtaken_buffers);
   void apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier);
-  void perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms);
+  void perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms, bool unaligned = false);
+  void emit_barrier(const CheckpointBarrier& barrier, bool unaligned);
+  void handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers);
+  void apply_unaligned_actions(const std::vector<BarrierAction>& actions);
+  void complete_channel_state();
+  bool take_priority_events();  // true if it took any
+  void check_alignment_deadlines();
+  void restore_output_channel_state();
+  bool process_recovered_input();  // true if it processed a recovered buffer
   void reach_end_of_data();
   bool checkpointing() const { return d_.checkpoint_responder != nullptr; }
   void flush_outputs();
+  // How long the loop may sleep: `max`, or less when a processing-time timer comes due earlier.
+  std::chrono::nanoseconds timer_wait_bound(std::chrono::nanoseconds max) const;
   void publish_state_sizes();
   void fail(const Status& cause);
   // Fault injection: one relaxed load of this task's armed-points mask; the rare slow path claims and throws.
@@ -135,13 +190,15 @@ class StreamTask {
   }
   void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
   void apply_valve_output(const StatusWatermarkValve::Output& out);
-  void emit_periodic_watermarks_if_due();
 
   TaskDeployment d_;
   TaskListener* listener_;
   std::string name_;
   std::shared_ptr<TaskNotifier> notifier_;
   Mailbox mailbox_;
+  // Processing-time timers of the chain's operators (keyed timers, periodic watermark emission): due ones run
+  // in the loop between records, and the loop sleeps no longer than until the next one is due.
+  std::unique_ptr<QueuedProcessingTimeService> processing_time_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> flush_requested_{false};
 
@@ -159,7 +216,8 @@ class StreamTask {
 
   // Checkpointing state (task thread).
   std::unique_ptr<SubtaskCheckpointCoordinator> subtask_checkpointing_;
-  std::unique_ptr<AlignedBarrierHandler> barrier_handler_;
+  std::unique_ptr<AlignedBarrierHandler> barrier_handler_;      // EXACTLY_ONCE with an input gate
+  std::unique_ptr<CheckpointBarrierTracker> barrier_tracker_;  // AT_LEAST_ONCE with an input gate
   std::vector<ChainOperator> chain_ops_;
   CheckpointBarrier pending_barrier_;
   int64_t alignment_start_ns_ = 0;
@@ -168,19 +226,29 @@ class StreamTask {
   bool at_end_of_data_ = false;  // input ended; waiting for the final checkpoint
   bool finish_requested_ = false;
 
+  // Unaligned checkpoints (task thread).
+  std::unique_ptr<UnalignedBarrierHandler> unaligned_handler_;  // instead of barrier_handler_ when enabled
+  CheckpointId collecting_{0};  // the unaligned checkpoint whose channel state is being collected; 0: none
+  checkpoint::SubtaskChannelState channel_state_;             // its output channel state
+  std::vector<std::vector<checkpoint::ChannelStateBuffer>> input_state_;  // its input channel state, by channel
+  // What priority barriers of the checkpoint being aligned overtook, by channel, until its snapshot.
+  std::vector<std::vector<checkpoint::ChannelStateBuffer>> overtaken_stash_;
+  CheckpointId stash_checkpoint_{0};  // the checkpoint overtaken_stash_ belongs to
+  int64_t alignment_timeout_at_ms_ = INT64_MAX;  // wall clock: the checkpoint being aligned turns unaligned
+  std::vector<checkpoint::ChannelStateBuffer> recovered_input_;  // restored input channel state, in order
+  size_t recovered_next_ = 0;
+
   // Fault injection (task thread): the mask (never null) and the operators the points are attributed to.
   const std::atomic<uint32_t>* armed_failures_ = nullptr;
   StreamOperator* keyed_op_ = nullptr;  // the chain's first keyed operator
   StreamOperator* sink_op_ = nullptr;   // the chain's first sink
 
-  // Event time (task thread): the chain's shared record timestamp, the input channels' watermark valve, the
-  // head operator's input (where combined watermarks go), and the operators emitting periodic watermarks with
-  // the next processing time they are due (a minimal local callback until the processing-time service).
+  // Event time (task thread): the chain's shared record timestamp, the input channels' watermark valve and
+  // the head operator's input (where combined watermarks go). Periodic watermarks are processing-time
+  // callbacks of the emitting operators (processing_time_).
   RecordTimestamp record_timestamp_;
   std::unique_ptr<StatusWatermarkValve> valve_;
   OutputBase* head_input_ = nullptr;
-  std::vector<StreamOperator*> periodic_watermark_ops_;
-  int64_t next_periodic_watermark_ms_ = 0;
 };
 
 }  // namespace sluice::runtime

@@ -48,4 +48,24 @@ std::string_view rocksdb_predefined_options_name(RocksDBPredefinedOptions p) {
   return "UNKNOWN";
 }
 
+std::string_view rocksdb_timer_service_factory_name(RocksDBTimerServiceFactory f) {
+  switch (f) {
+    case RocksDBTimerServiceFactory::kRocksDB:
+      return "ROCKSDB";
+    case RocksDBTimerServiceFactory::kHeap:
+      return "HEAP";
+  }
+  return "UNKNOWN";
+}
+
+Result<RocksDBTimerServiceFactory> parse_rocksdb_timer_service_factory(std::string_view text) {
+  std::string upper(text);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (upper == "ROCKSDB") return RocksDBTimerServiceFactory::kRocksDB;
+  if (upper == "HEAP") return RocksDBTimerServiceFactory::kHeap;
+  return Status::invalid_argument("state.backend.rocksdb.timer-service.factory: expected 'ROCKSDB' or 'HEAP', got '" +
+                                  std::string(text) + "'");
+}
+
 }  // namespace sluice

@@ -14,12 +14,14 @@ std::string_view state_kind_name(StateKind kind) {
       return "ReducingState";
     case StateKind::kAggregating:
       return "AggregatingState";
+    case StateKind::kPriorityQueue:
+      return "PriorityQueueState";
   }
   return "UnknownState";
 }
 
 bool is_valid_state_kind(uint8_t raw) {
-  return raw >= static_cast<uint8_t>(StateKind::kValue) && raw <= static_cast<uint8_t>(StateKind::kAggregating);
+  return raw >= static_cast<uint8_t>(StateKind::kValue) && raw <= static_cast<uint8_t>(StateKind::kPriorityQueue);
 }
 
 }  // namespace sluice

@@ -154,15 +154,20 @@ inline nexmark::NexmarkSourceOptions source_options(const MainJob& job) {
   return o;
 }
 
-// per_auction::build with a throttle and a notification recorder chained behind the source.
-inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) {
-  auto updates = env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
+// The bids of the job's Nexmark source ("only-bids", "to-bid"), for a job to continue.
+inline auto add_bids(StreamExecutionEnvironment& env, const MainJob& job) {
+  return env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
       .filter([](const nexmark::Event& e) { return e.is_bid(); })
       .name("only-bids")
       .uid("only-bids")
       .map([](nexmark::Event&& e) { return e.bid(); })
       .name("to-bid")
-      .uid("to-bid")
+      .uid("to-bid");
+}
+
+// per_auction::build with a throttle and a notification recorder chained behind the source.
+inline void build_main_job(StreamExecutionEnvironment& env, const MainJob& job) {
+  auto updates = add_bids(env, job)
       .map(Throttle{})
       .name("throttle")
       .uid("throttle")

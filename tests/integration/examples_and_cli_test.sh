@@ -56,11 +56,46 @@ sleep 0.3
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true
 ls ck2/*/chk-*/_metadata > /dev/null || { echo "no completed checkpoint before the kill"; cat kill.out; exit 1; }
 "$sluice" checkpoint verify ck2 > verify.out || { echo "checkpoint verify failed"; cat verify.out; exit 1; }
+# `checkpoint inspect`: the statistics persisted next to each _metadata (best effort: the kill may have come
+# between a _metadata and its statistics), as a table and as JSON, with values that agree with the metadata.
+"$sluice" checkpoint inspect ck2 > inspect.out || { echo "checkpoint inspect failed"; cat inspect.out; exit 1; }
+grep -q 'alignment' inspect.out || { echo "inspect prints no table"; cat inspect.out; exit 1; }
+"$sluice" checkpoint inspect --json ck2 > inspect.json || { echo "checkpoint inspect --json failed"; exit 1; }
+python3 - inspect.json <<'PY' || { echo "checkpoint inspect --json is wrong"; cat inspect.json; exit 1; }
+import json, sys, time
+doc = json.load(open(sys.argv[1]))
+cks = [c for c in doc["checkpoints"] if not c.get("incomplete")]
+assert cks, "no complete checkpoints"
+assert not doc["problems"], doc["problems"]
+with_stats = [c for c in cks if c.get("stats")]
+assert with_stats, "no checkpoint has statistics"
+assert doc["summary"]["with_statistics"] == len(with_stats)
+now_ms = time.time() * 1000
+for c in with_stats:
+    md, st = c["metadata"], c["stats"]
+    assert st["id"] == md["checkpoint_id"], (st["id"], md["checkpoint_id"])
+    assert c["location"].endswith("chk-%d" % md["checkpoint_id"])
+    assert st["status"] == "completed"
+    assert st["trigger_timestamp_ms"] == md["trigger_timestamp_ms"]
+    assert 0 < now_ms - st["trigger_timestamp_ms"] < 3600 * 1000
+    assert st["state_size_bytes"] == md["state_size_bytes"] > 0, (st["state_size_bytes"], md["state_size_bytes"])
+    assert st["num_acknowledged"] == st["num_tasks"] == len(st["subtasks"]) > 0, st["num_tasks"]
+    assert st["end_to_end_duration_ms"] >= max(s["ack_duration_ms"] for s in st["subtasks"]) >= 0
+    assert st["alignment_duration_ms"] == max(s["alignment_duration_ms"] for s in st["subtasks"])
+    assert st["persisted_data_bytes"] == 0 and not st["unaligned"]
+summ = doc["summary"]["end_to_end_duration_ms"]
+durations = sorted(c["stats"]["end_to_end_duration_ms"] for c in with_stats)
+assert summ["min"] == durations[0] and summ["max"] == durations[-1] and summ["count"] == len(durations)
+PY
+one=$(ls -d ck2/*/chk-* | head -1)
+"$sluice" checkpoint inspect "$one" > inspect1.out || { echo "checkpoint inspect of one folder failed"; exit 1; }
+set +e; "$sluice" checkpoint inspect incomplete-nothing > /dev/null 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] || { echo "inspect of a missing path exited $code, expected 2"; exit 1; }
 cp -r ck2 ck2-corrupt
 # Corrupt a file of a completed checkpoint (one with _metadata: verify skips unfinished folders): a state
 # file if the checkpoint has one, else its _metadata (all state inlined).
 metadata=$(ls ck2-corrupt/*/chk-*/_metadata | head -1)
-state_file=$(find "$(dirname "$metadata")" -type f ! -name _metadata | head -1)
+state_file=$(find "$(dirname "$metadata")" -type f ! -name _metadata ! -name _checkpoint_stats.json | head -1)
 [ -n "$state_file" ] || state_file=$metadata
 printf '\xff' | dd of="$state_file" bs=1 seek=10 conv=notrunc status=none
 if "$sluice" checkpoint verify ck2-corrupt > verify2.out; then echo "corruption of $state_file not detected"; cat verify2.out; exit 1; fi
@@ -90,3 +125,21 @@ set +e; "$sluice" checkpoint verify > /dev/null 2>&1; code=$?; set -e
 grep -q '"verified": true' restore.json || { echo "restored run did not verify"; cat restore.json; exit 1; }
 grep -q '^restored checkpoint [1-9][0-9]* from ' restore.out || { echo "the restore is not reported"; cat restore.out; exit 1; }
 grep -q '"checkpoints_failed": 0' restore.json || { echo "a clean run reported a failed checkpoint"; cat restore.json; exit 1; }
+
+# AT_LEAST_ONCE: failures may duplicate records, never lose one; --verify passes on no losses and reports the
+# duplicates as a figure.
+"$sluice" demo --events 1000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck3 --inject-failures 2 \
+  --seed 5 --output demo-alo --verify --summary-json alo.json -D execution.checkpointing.mode=AT_LEAST_ONCE > alo.out \
+  || { echo "at-least-once demo failed"; cat alo.out alo.json; exit 1; }
+python3 - alo.json <<'PY' || { echo "at-least-once summary is wrong"; cat alo.json; exit 1; }
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["checkpointing_mode"] == "AT_LEAST_ONCE", s["checkpointing_mode"]
+assert s["verified"] is True and s["missing"] == 0, (s["verified"], s["missing"])
+assert isinstance(s["duplicates"], int) and s["duplicates"] >= 0
+assert s["restarts"] == 2
+cs = s["checkpoint_stats"]
+assert cs["num_completed"] == s["checkpoints_completed"] > 0
+assert cs["summary"]["end_to_end_duration_ms"]["count"] > 0
+assert cs["latest_completed"]["num_acknowledged"] == cs["latest_completed"]["num_tasks"] > 0
+PY

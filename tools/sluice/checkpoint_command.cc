@@ -5,6 +5,7 @@
 #include <string>
 
 #include "checkpoint/checkpoint_verify.h"
+#include "checkpoint_inspect.h"
 
 namespace sluice::cli {
 
@@ -23,6 +24,27 @@ void add_checkpoint_command(CLI::App& app, int* exit_code) {
     }
     std::printf("%s", report->to_string().c_str());
     *exit_code = report->ok() ? 0 : 1;
+  });
+
+  auto inspect_path = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  CLI::App* inspect = cmd->add_subcommand("inspect", "Show what retained checkpoints hold and what they cost "
+                                                     "(durations, sizes, in-flight data, per subtask)");
+  inspect->add_option("PATH", *inspect_path, "chk-<n> folder, job folder or checkpoint directory")->required();
+  inspect->add_flag("--json", *as_json, "Print one JSON document instead of a table");
+  inspect->callback([inspect_path, as_json, exit_code] {
+    auto r = inspect_checkpoints(*inspect_path);
+    if (!r.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
+      *exit_code = 2;
+      return;
+    }
+    if (*as_json) {
+      std::printf("%s\n", r->document.dump(2).c_str());
+    } else {
+      std::printf("%s", r->table.c_str());
+    }
+    *exit_code = r->exit_code;
   });
 }
 

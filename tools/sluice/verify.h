@@ -22,6 +22,12 @@ struct VerifyReport {
   int64_t malformed = 0;       // lines that do not parse as auction,count,sum,max
   std::vector<std::string> first_mismatches;  // up to 10, human-readable
   int64_t mismatches() const { return missing + duplicates + wrong_finals + malformed; }
+  // The exactly-once check: nothing missing, nothing twice, every final right.
+  bool exactly_once() const { return mismatches() == 0; }
+  // The at-least-once check (execution.checkpointing.mode AT_LEAST_ONCE): no losses. Duplicates are allowed,
+  // and so are wrong finals: a record replayed after a restore is counted again by the restored state, so an
+  // auction's last updates go beyond the oracle's count and its sum and max at that count may differ.
+  bool at_least_once() const { return missing == 0 && malformed == 0; }
 };
 
 // Reads every part file under `output_dir` and compares with `oracle`.

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sluice/api/runtime_context.h"
+#include "sluice/api/timer_service.h"
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
 #include "sluice/state/operator_state_store.h"
@@ -132,13 +133,31 @@ class ProcessFunction : public RichFunction {
 template <class K>
 class KeyedProcessContext : public ProcessContext {
  public:
-  KeyedProcessContext(const SideOutputs* side, const KeyedStateBackend<K>* backend)
-      : ProcessContext(side), backend_(backend) {}
-  // The key of the element being processed.
+  KeyedProcessContext(const SideOutputs* side, const KeyedStateBackend<K>* backend, TimerService* timers = nullptr)
+      : ProcessContext(side), backend_(backend), timers_(timers) {}
+  // The key of the element being processed (in on_timer: the timer's key).
   const K& current_key() const { return backend_->current_key(); }
+  // Timers of the current key (api/timer_service.h). Throws std::logic_error outside a keyed process operator.
+  TimerService& timer_service() const {
+    if (timers_ == nullptr) throw std::logic_error("timer_service(): no timer service (not in a keyed process operator)");
+    return *timers_;
+  }
 
  private:
   const KeyedStateBackend<K>* backend_;
+  TimerService* timers_;
+};
+
+// The context of KeyedProcessFunction::on_timer: also which time domain fired the timer.
+template <class K>
+class KeyedOnTimerContext : public KeyedProcessContext<K> {
+ public:
+  using KeyedProcessContext<K>::KeyedProcessContext;
+  TimeDomain time_domain() const { return domain_; }
+  void set_time_domain(TimeDomain d) { domain_ = d; }
+
+ private:
+  TimeDomain domain_ = TimeDomain::kProcessingTime;
 };
 
 // A process function on a keyed stream: per-key state through the get_*_state helpers, usable in open().
@@ -149,6 +168,10 @@ class KeyedProcessFunction : public RichFunction {
   using input_type = IN;
   using output_type = OUT;
   virtual void process_element(const IN& value, KeyedProcessContext<K>& ctx, Collector<OUT>& out) = 0;
+  // A timer registered through ctx.timer_service() fired (Flink's onTimer): `timestamp_ms` is the timer's time,
+  // ctx.current_key() its key, ctx.time_domain() its domain. Runs on the task thread between records, like
+  // process_element; it may use state, emit, and register or delete timers. Default: nothing.
+  virtual void on_timer(int64_t /*timestamp_ms*/, KeyedOnTimerContext<K>& /*ctx*/, Collector<OUT>& /*out*/) {}
 
  protected:
   template <class T>

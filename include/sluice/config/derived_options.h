@@ -25,6 +25,11 @@ StateBackendType state_backend_kind_of(const Configuration& config);
 // how Sluice's JobManager storage uses the directory is the checkpoint storage's documented choice.)
 Result<CheckpointStorageType> checkpoint_storage_type(const Configuration& config);
 
+// Checks execution.checkpointing.unaligned.enabled against the options it needs (Flink's rules): when it is
+// true, execution.checkpointing.mode must be EXACTLY_ONCE and execution.checkpointing.max-concurrent-checkpoints
+// 1. kInvalidArgument naming both options and the offending value otherwise; ok when unaligned is off.
+Status validate_unaligned_checkpoints(const Configuration& config);
+
 // restart-strategy.type, or when unset: EXPONENTIAL_DELAY if `checkpointing_enabled`, else NONE (Flink's
 // RestartBackoffTimeStrategyFactoryLoader rule).
 RestartStrategyType restart_strategy_type(const Configuration& config, bool checkpointing_enabled);

@@ -40,6 +40,18 @@ struct EnumOptionNames<StateBackendType> {
   }};
 };
 
+// state.backend.rocksdb.timer-service.factory: where the RocksDB backend keeps timers (Flink's
+// PriorityQueueStateType).
+enum class TimerServiceFactory { kRocksDB, kHeap };
+
+template <>
+struct EnumOptionNames<TimerServiceFactory> {
+  static constexpr std::array<std::pair<TimerServiceFactory, std::string_view>, 2> kValues{{
+      {TimerServiceFactory::kRocksDB, "ROCKSDB"},
+      {TimerServiceFactory::kHeap, "HEAP"},
+  }};
+};
+
 // state.backend.rocksdb.predefined-options: Flink's PredefinedOptions profiles plus Sluice's
 // FLASH_SSD_OPTIMIZED_HIGH_MEM (what each sets: docs/state-backends.md).
 enum class PredefinedOptions {
@@ -61,14 +73,18 @@ struct EnumOptionNames<PredefinedOptions> {
   }};
 };
 
-// execution.checkpointing.mode. Only EXACTLY_ONCE (aligned barriers) for now; AT_LEAST_ONCE arrives with the
-// checkpoint-modes issue and is rejected until then as a value that is not accepted.
-enum class CheckpointingMode { kExactlyOnce };
+// execution.checkpointing.mode. EXACTLY_ONCE: a task with several input channels aligns barriers (blocks a
+// channel that delivered barrier n until n arrived on all). AT_LEAST_ONCE: it only tracks them (snapshots when
+// n arrived on every open channel, never blocks): records after barrier n on one channel are processed before
+// checkpoint n is taken, so a restore may replay them - duplicates, never losses. A job whose tasks all have
+// one input channel (forward edges only) is exactly-once in both modes.
+enum class CheckpointingMode { kExactlyOnce, kAtLeastOnce };
 
 template <>
 struct EnumOptionNames<CheckpointingMode> {
-  static constexpr std::array<std::pair<CheckpointingMode, std::string_view>, 1> kValues{{
+  static constexpr std::array<std::pair<CheckpointingMode, std::string_view>, 2> kValues{{
       {CheckpointingMode::kExactlyOnce, "EXACTLY_ONCE"},
+      {CheckpointingMode::kAtLeastOnce, "AT_LEAST_ONCE"},
   }};
 };
 
@@ -170,6 +186,9 @@ extern const ConfigOption<bool> kRocksDBCacheEnabled;
 extern const ConfigOption<MemorySize> kRocksDBCacheMaxSize;
 // state.backend.rocksdb.predefined-options (Enum, DEFAULT): a profile of RocksDB settings (PredefinedOptions).
 extern const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions;
+// state.backend.rocksdb.timer-service.factory (Enum, ROCKSDB): timers in a RocksDB column family, or on the heap
+// (HEAP: faster, bounded by memory, snapshotted synchronously).
+extern const ConfigOption<TimerServiceFactory> kRocksDBTimerServiceFactory;
 // state.backend.rocksdb.memory.managed (Boolean, true): bound all RocksDB instances of the process together by
 // taskmanager.memory.managed.size (one shared block cache + write-buffer manager).
 extern const ConfigOption<bool> kRocksDBMemoryManaged;
@@ -199,7 +218,7 @@ extern const ConfigOption<bool> kRocksDBMetricsNumRunningCompactions;
 // triggers. Flink has no default (unset = disabled); Sluice represents "unset" as 0, so unset and 0 are the
 // same. 10ms is Flink's minimum interval.
 extern const ConfigOption<std::chrono::milliseconds> kCheckpointingInterval;
-// execution.checkpointing.mode (Enum, EXACTLY_ONCE; only EXACTLY_ONCE accepted for now).
+// execution.checkpointing.mode (Enum, EXACTLY_ONCE; or AT_LEAST_ONCE; see CheckpointingMode).
 extern const ConfigOption<CheckpointingMode> kCheckpointingMode;
 // execution.checkpointing.timeout (Duration, 10min, >= 10ms): a checkpoint not complete after this long is
 // aborted (and counts against tolerable-failed-checkpoints).
@@ -225,9 +244,23 @@ extern const ConfigOption<int32_t> kMaxRetainedCheckpoints;
 // stored inline in _metadata instead of in their own file.
 extern const ConfigOption<MemorySize> kCheckpointDataInlineThreshold;
 // execution.checkpointing.checkpoints-after-tasks-finish (Boolean, true; alias
-// execution.checkpointing.checkpoints-after-tasks-finish.enabled): checkpoint after bounded sources end, so
-// two-phase-commit sinks commit their last data.
+// execution.checkpointing.checkpoints-after-tasks-finish.enabled). true: a task whose input ended stays and
+// takes part in every checkpoint (never waited on: its snapshot has nothing left to wait for) until the final
+// checkpoint, triggered once every task's input ended, completed - so checkpoints keep completing while some
+// sources ended and others run, and two-phase-commit sinks commit their last data. false (Flink before
+// FLIP-147): such a task finishes at once; every later checkpoint fails (reason "task not ready", not counted
+// against tolerable-failed-checkpoints) and there is no final checkpoint, so what a two-phase-commit sink took
+// after the last completed checkpoint is never committed.
 extern const ConfigOption<bool> kCheckpointsAfterTasksFinish;
+// execution.checkpointing.unaligned.enabled (Boolean, false; alias execution.checkpointing.unaligned): barriers
+// overtake in-flight data on all-to-all exchanges, which is persisted with the checkpoint. Needs EXACTLY_ONCE
+// and max-concurrent-checkpoints 1 (validate_unaligned_checkpoints in derived_options.h).
+extern const ConfigOption<bool> kUnalignedCheckpoints;
+// execution.checkpointing.aligned-checkpoint-timeout (Duration, 0; alias
+// execution.checkpointing.alignment-timeout): with unaligned checkpoints, 0 starts every checkpoint unaligned;
+// a positive value starts it aligned and switches its barriers to unaligned once this long has passed since
+// its trigger.
+extern const ConfigOption<std::chrono::milliseconds> kAlignedCheckpointTimeout;
 // execution.checkpointing.storage (Enum, unset = derived; alias state.checkpoint-storage): JOBMANAGER or
 // FILESYSTEM. Unset: FILESYSTEM if execution.checkpointing.dir is set, else JOBMANAGER (see
 // checkpoint_storage_type() in derived_options.h).

@@ -4,10 +4,19 @@
 #pragma once
 
 #include <type_traits>
+#include <limits>
 #include <utility>
+#include <memory>
+#include <vector>
+#include <string>
+#include <optional>
+#include <map>
+#include <functional>
 
 #include "sluice/api/functions.h"
 #include "sluice/metrics/metric_group.h"
+#include "sluice/operators/internal_timer_service.h"
+#include "sluice/operators/processing_time_service.h"
 #include "sluice/operators/stream_operator.h"
 #include "sluice/state/keyed_state_backend.h"
 #include "sluice/state/keyed_state_snapshot.h"
@@ -172,6 +181,49 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   }
   KeyedStateBackend<K>& keyed_backend() { return *backend_; }
 
+  // ---- timers (Flink's InternalTimeServiceManager) ----
+  // The timer service `name` with namespace N, created on first use; firing goes to `target`. Call after
+  // initialize_state (open() or later): its queues are keyed state. Several per operator, by name.
+  template <class N>
+  InternalTimerService<K, N>& get_internal_timer_service(const std::string& name, Triggerable<K, N>* target) {
+    auto it = timer_services_.find(name);
+    if (it != timer_services_.end()) return *static_cast<InternalTimerService<K, N>*>(it->second.get());
+    auto service =
+        std::make_shared<InternalTimerService<K, N>>(name, backend_.get(), &this->processing_time_service(), target);
+    InternalTimerService<K, N>* raw = service.get();
+    timer_services_.emplace(name, std::move(service));
+    watermark_advancers_.push_back([raw](int64_t wm) { raw->advance_watermark(wm); });
+    end_of_input_firers_.push_back([raw] { raw->fire_due_processing_time_timers(); });
+    return *raw;
+  }
+  // Fires the event-time timers of every timer service up to watermark_ms (the operator's watermark moved to
+  // watermark_ms). User exceptions escape as OperatorFailure.
+  void advance_watermark(int64_t watermark_ms) {
+    call_user(this->info(), [&] {
+      for (const auto& advance : watermark_advancers_) advance(watermark_ms);
+    });
+  }
+  // The combined input watermark advanced (the task's valve): the event-time timers up to it fire first, then
+  // it is recorded and goes downstream, so what the timers emit precedes it (Flink's order:
+  // AbstractStreamOperator#processWatermark). TimerService::current_watermark() is watermark_ms from the first
+  // timer on.
+  void process_watermark(int64_t watermark_ms) override {
+    advance_watermark(watermark_ms);
+    OneInputStreamOperator<IN, OUT>::process_watermark(watermark_ms);
+  }
+
+  // End of a bounded input: due processing-time timers fire, and event time advances to the end of time
+  // (INT64_MAX: every event-time timer fires, as Flink's MAX_WATERMARK at the end of a bounded source). In a
+  // running job the sources' final kMaxWatermark has usually fired them through process_watermark already;
+  // this also fires those registered since (e.g. by the processing-time timers just fired) and serves operators
+  // run without a task.
+  void end_input() override {
+    call_user(this->info(), [&] {
+      for (const auto& fire_due : end_of_input_firers_) fire_due();
+    });
+    advance_watermark(std::numeric_limits<int64_t>::max());
+  }
+
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<IN, OUT>::initialize_state(restored);
     if (restored == nullptr) return;
@@ -210,17 +262,27 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   void set_key_of(const IN& record) { backend_->set_current_key(key_selector_(record)); }
   KS key_selector_;
   std::unique_ptr<KeyedStateBackend<K>> backend_;
+  std::map<std::string, std::shared_ptr<void>> timer_services_;      // InternalTimerService<K, N> by name
+  std::vector<std::function<void(int64_t)>> watermark_advancers_;
+  std::vector<std::function<void()>> end_of_input_firers_;
 };
 
-// Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it).
+// Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it), with its timers (timer service "user-timers",
+// as Flink's KeyedProcessOperator).
 template <class K, class IN, class OUT, class KS, class F>
-class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS> {
+class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, private Triggerable<K, VoidNamespace> {
  public:
   KeyedProcessOperator(KS ks, F fn) : KeyedOperatorBase<K, IN, OUT, KS>(std::move(ks)), fn_(std::move(fn)) {}
   void open() override {
     collector_.set_output(this->output_);
+    timers_ = &this->template get_internal_timer_service<VoidNamespace>("user-timers", this);
+    timer_service_.emplace(timers_);
+    ctx_ = KeyedProcessContext<K>(&this->side_outputs_, this->backend_.get(), &*timer_service_);
+    on_timer_ctx_ = KeyedOnTimerContext<K>(&this->side_outputs_, this->backend_.get(), &*timer_service_);
     ctx_.set_record_timestamp(&this->record_timestamp());
+    on_timer_ctx_.set_record_timestamp(&this->record_timestamp());
     call_user(this->info(), [&] { fn_.open(this->runtime_context()); });
+    timers_->start();  // restored processing-time timers
   }
   void close() override { fn_.close(); }
   void initialize_state(const OperatorRestoreState* restored) override {
@@ -245,11 +307,35 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS> {
       fn_.process_element(record, ctx_, collector_);
     });
   }
+  // The function's timers (tests).
+  InternalTimerService<K, VoidNamespace>& user_timers() { return *timers_; }
 
  private:
+  void on_event_time(const InternalTimer<K, VoidNamespace>& timer) override { fire(timer, TimeDomain::kEventTime); }
+  void on_processing_time(const InternalTimer<K, VoidNamespace>& timer) override {
+    fire(timer, TimeDomain::kProcessingTime);
+  }
+  // What on_timer emits carries the timer's time for event time and no timestamp for processing time (as
+  // Flink's KeyedProcessOperator); the record's timestamp is back afterwards (timers fire between records).
+  void fire(const InternalTimer<K, VoidNamespace>& timer, TimeDomain domain) {
+    on_timer_ctx_.set_time_domain(domain);
+    RecordTimestamp& ts = this->record_timestamp();
+    const RecordTimestamp saved = ts;
+    if (domain == TimeDomain::kEventTime) {
+      ts.set(timer.timestamp_ms);
+    } else {
+      ts.clear();
+    }
+    call_user(this->info(), [&] { fn_.on_timer(timer.timestamp_ms, on_timer_ctx_, collector_); });
+    ts = saved;
+  }
+
   F fn_;
   Collector<OUT> collector_{nullptr};
+  InternalTimerService<K, VoidNamespace>* timers_ = nullptr;
+  std::optional<SimpleTimerService<K>> timer_service_;
   KeyedProcessContext<K> ctx_{&this->side_outputs_, nullptr};
+  KeyedOnTimerContext<K> on_timer_ctx_{&this->side_outputs_, nullptr};
 
  public:
   void setup(const OperatorSetup& s) override {

@@ -22,6 +22,7 @@
 #include "sluice/api/runtime_context.h"
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
+#include "sluice/operators/processing_time_service.h"
 #include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/operator_state_store.h"
@@ -40,6 +41,10 @@ struct OperatorSetup {
   std::string state_backend_type = "HASHMAP";  // state.backend.type
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.* (ROCKSDB only)
   SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
+  // The task's processing-time service (operators/processing_time_service.h): timers and periodic watermarks
+  // fire as part of the task loop. Null (operator tests): the operator makes its own on `clock`, fired by hand
+  // (StreamOperator::own_processing_time_service()).
+  ProcessingTimeService* processing_time_service = nullptr;
   bool checkpointing = false;  // execution.checkpointing.interval > 0
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
@@ -118,6 +123,11 @@ class StreamOperator {
   virtual void setup(const OperatorSetup& setup) {
     setup_ = setup;
     if (setup.record_timestamp != nullptr) record_timestamp_ = setup.record_timestamp;
+    processing_time_ = setup.processing_time_service;
+    if (processing_time_ == nullptr) {
+      own_processing_time_ = std::make_unique<QueuedProcessingTimeService>(setup.clock);
+      processing_time_ = own_processing_time_.get();
+    }
     ctx_.emplace(setup.info, setup.metrics, setup.clock);
   }
   virtual void open() {}
@@ -160,8 +170,9 @@ class StreamOperator {
   // ---- event time ----
   // A watermark reached this operator (from its input or, for a source, its own generators); task thread.
   // Watermarks reaching an operator never decrease (the task's valve ensures it). The default records it as the
-  // current watermark and forwards it to every output; operators with event-time timers fire the due ones
-  // first (in timestamp order, each with its time as the current record timestamp), then forward.
+  // current watermark and forwards it to every output; keyed operators fire their due event-time timers first
+  // (in timestamp order, each with its time as the current record timestamp), then forward
+  // (KeyedOperatorBase::process_watermark).
   virtual void process_watermark(int64_t watermark_ms) {
     current_watermark_ms_ = watermark_ms;
     forward_watermark(watermark_ms);
@@ -172,11 +183,10 @@ class StreamOperator {
     side_outputs_.emit_watermark_status(idle);
   }
   int64_t current_watermark_ms() const { return current_watermark_ms_; }
-  // Periodic watermark emission (pipeline.auto-watermark-interval): operators with periodic generators return
-  // true, and the task calls on_periodic_watermark_emit() every interval on the task thread. (Minimal and
-  // local to the task; to be folded into the processing-time service.)
-  virtual bool emits_periodic_watermarks() const { return false; }
-  virtual void on_periodic_watermark_emit() {}
+  // Processing time and callbacks at processing times, on the task thread (after setup()): the task's service,
+  // or without a task the operator's own (tests fire it with own_processing_time_service()->fire_due()).
+  ProcessingTimeService& processing_time_service() { return *processing_time_; }
+  QueuedProcessingTimeService* own_processing_time_service() { return own_processing_time_.get(); }
   // The record timestamp shared by the chain (see RecordTimestamp in output.h).
   RecordTimestamp& record_timestamp() { return *record_timestamp_; }
 
@@ -190,6 +200,15 @@ class StreamOperator {
   int64_t current_watermark_ms_ = kMinWatermark;
   RecordTimestamp own_record_timestamp_;
   RecordTimestamp* record_timestamp_ = &own_record_timestamp_;
+  // Periodic watermark emission (pipeline.auto-watermark-interval > 0): `emit` every interval on the
+  // processing-time service, as Flink's watermark-emitting operators do. Call from open().
+  void schedule_periodic_watermarks(std::function<void()> emit) {
+    if (setup_.auto_watermark_interval_ms > 0) {
+      processing_time_->schedule_with_fixed_delay(setup_.auto_watermark_interval_ms, std::move(emit));
+    }
+  }
+  ProcessingTimeService* processing_time_ = nullptr;
+  std::unique_ptr<QueuedProcessingTimeService> own_processing_time_;
   OperatorSetup setup_;
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;

@@ -44,6 +44,7 @@ class TimestampsAndWatermarksOperator final : public OneInputStreamOperator<T, T
                                                         std::move(c));
     watermarks_->restore(state_->get());
     split_ = &watermarks_->default_split();
+    this->schedule_periodic_watermarks([this] { call_user(this->info(), [&] { watermarks_->on_periodic_emit(); }); });
   }
   void collect(T&& record) override {
     RecordTimestamp& rt = this->record_timestamp();
@@ -54,10 +55,6 @@ class TimestampsAndWatermarksOperator final : public OneInputStreamOperator<T, T
     if (watermark_ms == kMaxWatermark) StreamOperator::process_watermark(watermark_ms);
   }
   void process_watermark_status(bool) override {}  // this operator decides its own status
-  bool emits_periodic_watermarks() const override { return true; }
-  void on_periodic_watermark_emit() override {
-    call_user(this->info(), [&] { watermarks_->on_periodic_emit(); });
-  }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     state_->update(watermarks_->snapshot());
     return OneInputStreamOperator<T, T>::snapshot_state(id, ts);

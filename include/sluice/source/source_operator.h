@@ -246,10 +246,6 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
   void close() override {
     if (reader_) reader_->close();
   }
-  bool emits_periodic_watermarks() const override { return strategy_.has_value(); }
-  void on_periodic_watermark_emit() override {
-    if (watermarks_) call_user(info(), [&] { watermarks_->on_periodic_emit(); });
-  }
   // Null without a WatermarkStrategy (tests inspect per-split state through it).
   const SourceWatermarks<T>* watermarks() const { return watermarks_.get(); }
 
@@ -275,6 +271,7 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
     watermarks_ = std::make_unique<SourceWatermarks<T>>(*strategy_, WatermarkGeneratorContext{setup_.clock}, std::move(c));
     watermarks_->restore(watermark_state_->get());
     output_->watermarks_ = watermarks_.get();
+    schedule_periodic_watermarks([this] { call_user(info(), [&] { watermarks_->on_periodic_emit(); }); });
   }
 
   static constexpr const char* kReaderStateName = "SourceReaderState";

@@ -54,6 +54,7 @@
 #include "sluice/state/state.h"
 #include "sluice/state/state_backend.h"
 #include "sluice/state/state_descriptor.h"
+#include "sluice/state/timer_queue.h"
 
 namespace sluice {
 
@@ -61,15 +62,6 @@ template <class K>
 class HeapKeyedStateBackend;
 template <class K>
 class RocksDBKeyedStateBackend;
-
-// The current key as the backend caches it for state accesses.
-template <class K>
-struct CurrentKeyContext {
-  K key{};
-  uint64_t key_hash = 0;          // hash_key(key)
-  int32_t key_group = -1;         // key_group_for_hash(key_hash, max_parallelism)
-  int32_t key_group_index = -1;   // key_group - range.start(); -1 until the first set_current_key
-};
 
 namespace detail {
 [[noreturn]] void throw_key_group_out_of_range(int32_t key_group, const KeyGroupRange& range,
@@ -166,6 +158,34 @@ class KeyedStateBackend {
     states_.emplace(d.name(), Registered{std::move(meta), std::type_index(typeid(S)), d.ttl_config().is_enabled(),
                                          ErasedState(created.release(), [](void* p) { delete static_cast<S*>(p); })});
     return *raw;
+  }
+
+  // The timer queue (timer_queue.h) named `name` with namespace type N: timers stored per key group in this
+  // backend (heap: HeapTimerQueue; RocksDB: a column family, or the heap with timer-service.factory HEAP) and
+  // checkpointed with the keyed state. The same name returns the same queue. Throws std::invalid_argument for an
+  // empty name, a name a state or a queue of another namespace type has, or restored timers of another
+  // namespace type (naming the queue). The queue's add/remove take the current-key context: timer services
+  // (operators/internal_timer_service.h) pass current_key_context().
+  template <class N>
+  InternalTimerQueue<K, N>& get_timer_queue(const std::string& name) {
+    using Q = InternalTimerQueue<K, N>;
+    if (name.empty()) detail::throw_empty_state_name();
+    StateMetaInfo meta = timer_queue_meta_info<N>(name);
+    auto it = states_.find(name);
+    if (it != states_.end()) {
+      if (it->second.type != std::type_index(typeid(Q))) detail::throw_state_conflict(it->second.meta, meta);
+      return *static_cast<Q*>(it->second.state.get());
+    }
+    Q* created = create_timer_queue<N>(meta);  // owned by the concrete backend
+    states_.emplace(name, Registered{std::move(meta), std::type_index(typeid(Q)), false,
+                                     ErasedState(created, [](void*) {})});
+    return *created;
+  }
+  // The current key with its cached hash and key group (timer queues take it). Throws std::logic_error if no
+  // key was set.
+  const CurrentKeyContext<K>& current_key_context() const {
+    if (!has_current_key()) [[unlikely]] detail::throw_no_current_key();
+    return current_;
   }
 
   // Metrics hooks: entries over all states and key groups (a list or map per (key, namespace) is one entry),
@@ -274,6 +294,17 @@ class KeyedStateBackend {
         return static_cast<RocksDBKeyedStateBackend<K>&>(*this).template create_rocksdb_state<N>(d, meta);
     }
     throw std::logic_error("state '" + d.name() + "': unknown state backend kind");
+  }
+
+  template <class N>
+  InternalTimerQueue<K, N>* create_timer_queue(const StateMetaInfo& meta) {
+    switch (kind()) {
+      case StateBackendKind::kHashMap:
+        return static_cast<HeapKeyedStateBackend<K>&>(*this).template create_heap_timer_queue<N>(meta);
+      case StateBackendKind::kRocksDB:
+        return static_cast<RocksDBKeyedStateBackend<K>&>(*this).template create_rocksdb_timer_queue<N>(meta);
+    }
+    throw std::logic_error("timer queue '" + meta.name + "': unknown state backend kind");
   }
 
   KeyGroupRange range_;

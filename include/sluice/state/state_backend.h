@@ -45,6 +45,21 @@ enum class RocksDBPredefinedOptions : uint8_t {
 // The `state.backend.rocksdb.predefined-options` value of a profile ("SPINNING_DISK_OPTIMIZED", ...).
 std::string_view rocksdb_predefined_options_name(RocksDBPredefinedOptions p);
 
+// state.backend.rocksdb.timer-service.factory: where the RocksDB backend keeps timers (Flink's
+// EmbeddedRocksDBStateBackend.PriorityQueueStateType). ROCKSDB (the default, as Flink): a column family per timer
+// queue, ordered by [key group][timestamp][key][namespace], with a cached head per key group
+// (rocksdb/rocksdb_timer_queue.h). HEAP: on the heap as in HashMapStateBackend (heap/heap_timer_queue.h): faster,
+// bounded by memory, and snapshotted synchronously (copied at the barrier; written into the column family
+// before an incremental snapshot).
+enum class RocksDBTimerServiceFactory : uint8_t {
+  kRocksDB,
+  kHeap,
+};
+// "ROCKSDB" or "HEAP".
+std::string_view rocksdb_timer_service_factory_name(RocksDBTimerServiceFactory f);
+// Case-insensitive "ROCKSDB" or "HEAP"; kInvalidArgument naming the value and the accepted ones otherwise.
+Result<RocksDBTimerServiceFactory> parse_rocksdb_timer_service_factory(std::string_view text);
+
 // Managed memory (`state.backend.rocksdb.memory.*`): one block cache and one write-buffer manager shared by
 // every RocksDB instance of the process with the same budget (Flink shares them per slot; until cluster mode a
 // process is one slot). The budget is `fixed_per_tm_bytes` if > 0, else `managed_size_bytes` if `managed`,
@@ -113,6 +128,8 @@ struct RocksDBStateBackendOptions {
   // front of RocksDB (rocksdb/rocksdb_store.h), at most this many bytes (keys + values + ~128 bytes per
   // entry). 0: off (the default, as Flink has no such cache).
   int64_t write_back_cache_max_size_bytes = 0;
+  // state.backend.rocksdb.timer-service.factory.
+  RocksDBTimerServiceFactory timer_service_factory = RocksDBTimerServiceFactory::kRocksDB;
   // state.backend.rocksdb.predefined-options.
   RocksDBPredefinedOptions predefined_options = RocksDBPredefinedOptions::kDefault;
   // state.backend.rocksdb.memory.* and taskmanager.memory.managed.size.

@@ -30,6 +30,8 @@ enum class StateKind : uint8_t {
   kMap = 3,
   kReducing = 4,
   kAggregating = 5,
+  // Timers (timer_queue.h): entries (key, namespace, timestamp), several per (key, namespace).
+  kPriorityQueue = 6,
 };
 
 // "ValueState", "ListState", ...; "UnknownState" for values outside the enum.

@@ -174,9 +174,9 @@ TEST(CheckpointingOptions, RangesAndAcceptedValues) {
        "execution.checkpointing.num-retained: 0 is out of range (expected >= 1)"},
       {"execution.checkpointing.data-inline-threshold", "2mb",
        "execution.checkpointing.data-inline-threshold: 2mb is out of range (expected <= 1mb)"},
-      {"execution.checkpointing.mode", "AT_LEAST_ONCE",
-       "execution.checkpointing.mode: 'AT_LEAST_ONCE' is not an accepted value (expected one of EXACTLY_ONCE, "
-       "case-insensitive)"},
+      {"execution.checkpointing.mode", "AT_MOST_ONCE",
+       "execution.checkpointing.mode: 'AT_MOST_ONCE' is not an accepted value (expected one of EXACTLY_ONCE, "
+       "AT_LEAST_ONCE, case-insensitive)"},
       {"execution.checkpointing.externalized-checkpoint-retention", "keep",
        "execution.checkpointing.externalized-checkpoint-retention: 'keep' is not an accepted value (expected one "
        "of NO_EXTERNALIZED_CHECKPOINTS, DELETE_ON_CANCELLATION, RETAIN_ON_CANCELLATION, case-insensitive)"},
@@ -346,6 +346,47 @@ TEST(CheckpointingOptions, IncrementalAndClaimModeWithFlinkNamesAndAliases) {
   Status bad = c.set_string("execution.state-recovery.claim-mode", "LEGACY");
   EXPECT_FALSE(bad.is_ok());
   EXPECT_NE(bad.message().find("claim-mode"), std::string::npos) << bad.to_string();
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(UnalignedCheckpointOptions, DefaultsAndFlinkAliases) {
+  Configuration c;
+  EXPECT_FALSE(c.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(c.get(options::kAlignedCheckpointTimeout), std::chrono::milliseconds(0));
+  EXPECT_TRUE(validate_unaligned_checkpoints(c).is_ok());
+
+  Configuration flink = from_yaml("execution.checkpointing.unaligned: true\n"
+                                  "execution.checkpointing.alignment-timeout: 30 s\n");
+  EXPECT_TRUE(flink.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(flink.get(options::kAlignedCheckpointTimeout), std::chrono::seconds(30));
+
+  Configuration current = from_yaml("execution.checkpointing.unaligned.enabled: true\n"
+                                    "execution.checkpointing.aligned-checkpoint-timeout: 100ms\n");
+  EXPECT_TRUE(current.get(options::kUnalignedCheckpoints));
+  EXPECT_EQ(current.get(options::kAlignedCheckpointTimeout), std::chrono::milliseconds(100));
+  EXPECT_TRUE(validate_unaligned_checkpoints(current).is_ok());
+  Configuration negative;
+  EXPECT_FALSE(negative.set_string("execution.checkpointing.aligned-checkpoint-timeout", "-1ms").is_ok());
+}
+
+TEST(UnalignedCheckpointOptions, NeedOneCheckpointAtATime) {
+  Configuration c;
+  ASSERT_TRUE(c.set_string("execution.checkpointing.unaligned.enabled", "true").is_ok());
+  ASSERT_TRUE(c.set_string("execution.checkpointing.max-concurrent-checkpoints", "2").is_ok());
+  Status s = validate_unaligned_checkpoints(c);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("execution.checkpointing.unaligned.enabled"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("execution.checkpointing.max-concurrent-checkpoints = 1, got 2"), std::string::npos)
+      << s.message();
+  // The same concurrency is fine with aligned checkpoints.
+  ASSERT_TRUE(c.set_string("execution.checkpointing.unaligned.enabled", "false").is_ok());
+  EXPECT_TRUE(validate_unaligned_checkpoints(c).is_ok());
 }
 
 }  // namespace

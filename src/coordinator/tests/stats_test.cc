@@ -156,5 +156,43 @@ TEST(CheckpointStatsTracker, PersistedInFlightDataAndUnalignedAggregateOverSubta
   EXPECT_EQ(s.latest_completed->subtasks[2].stats.persisted_data_bytes, 300u);
 }
 
+TEST(CheckpointStatsTracker, PerCheckpointDurationsAreTheSlowestSubtasksAndAreSummarized) {
+  CheckpointStatsTracker t;
+  for (int64_t id = 1; id <= 4; ++id) {
+    t.report_triggered(CheckpointId(id), SnapshotType::kCheckpoint, 5000, 100 * id, 2);
+    SubtaskCheckpointStats a;
+    a.sync_duration_ms = 2 * id;
+    a.async_duration_ms = 30;
+    a.alignment_duration_ms = 10 * id;
+    a.start_delay_ms = 1;
+    SubtaskCheckpointStats b;
+    b.sync_duration_ms = 1;
+    b.async_duration_ms = 40 + id;
+    b.alignment_duration_ms = 0;
+    b.start_delay_ms = 7;
+    b.persisted_data_bytes = static_cast<uint64_t>(100 * id);
+    t.report_acknowledged(CheckpointId(id), 0, 0, 100 * id + 5, a, 10);
+    t.report_acknowledged(CheckpointId(id), 1, 0, 100 * id + 9, b, 10);
+    t.report_completed(CheckpointId(id), 100 * id + 20, "mem://" + std::to_string(id));
+  }
+  CheckpointStatsSnapshot s = t.snapshot(1000, 0);
+  ASSERT_TRUE(s.latest_completed.has_value());
+  EXPECT_EQ(s.latest_completed->sync_duration_ms, 8);
+  EXPECT_EQ(s.latest_completed->async_duration_ms, 44);
+  EXPECT_EQ(s.latest_completed->alignment_duration_ms, 40);
+  EXPECT_EQ(s.latest_completed->start_delay_ms, 7);
+  EXPECT_EQ(s.alignment_duration_ms.count, 4);
+  EXPECT_EQ(s.alignment_duration_ms.min, 10);
+  EXPECT_EQ(s.alignment_duration_ms.max, 40);
+  EXPECT_DOUBLE_EQ(s.alignment_duration_ms.avg, 25.0);
+  EXPECT_EQ(s.alignment_duration_ms.p50, 20);
+  EXPECT_EQ(s.alignment_duration_ms.p99, 40);
+  EXPECT_EQ(s.sync_duration_ms.max, 8);
+  EXPECT_EQ(s.async_duration_ms.min, 41);
+  EXPECT_EQ(s.start_delay_ms.p50, 7);
+  EXPECT_EQ(s.persisted_data_bytes.max, 400);
+  EXPECT_EQ(s.persisted_data_bytes.min, 100);
+}
+
 }  // namespace
 }  // namespace sluice::coordinator

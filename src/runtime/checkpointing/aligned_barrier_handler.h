@@ -27,10 +27,14 @@ struct BarrierAction {
     kBlockChannel,     // block `channel` (it delivered the barrier being aligned)
     kTriggerCheckpoint,  // all barriers of `checkpoint` arrived: snapshot, forward the barrier, unblock all
     kAbortCheckpoint,  // alignment of `checkpoint` ends without a snapshot: unblock all, forward a cancel marker
+    // Unaligned checkpoints (UnalignedBarrierHandler): every barrier of `checkpoint` arrived after an unaligned
+    // snapshot and every buffer it overtook was persisted: the input channel state is complete.
+    kChannelStateComplete,
   };
   Kind kind = Kind::kNone;
   int32_t channel = -1;
   CheckpointId checkpoint{0};
+  bool unaligned = false;  // kTriggerCheckpoint: snapshot unaligned (input channel state follows)
 };
 
 class AlignedBarrierHandler {

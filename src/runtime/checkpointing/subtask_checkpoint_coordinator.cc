@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace sluice::runtime {
 
@@ -34,10 +35,84 @@ Result<checkpoint::IncrementalKeyedStateHandle> upload_incremental_snapshot(
   return h;
 }
 
+// The two halves of an unaligned checkpoint's acknowledgement: the operators' state (written by the async part
+// submitted at the snapshot) and the channel state (written once the task collected it). Whichever finishes
+// second acknowledges; a failure of either declines once; an abort makes both silent.
+struct SubtaskCheckpointCoordinator::PendingAck {
+  std::mutex mu;
+  int parts_left = 2;
+  bool done = false;  // declined, aborted or acknowledged
+  std::map<std::string, checkpoint::OperatorSubtaskState> states;
+  SubtaskSnapshotStats stats;
+  std::optional<checkpoint::StreamStateHandle> channel_handle;
+  uint64_t persisted_bytes = 0;
+  std::string head_operator_id;
+  int32_t subtask = 0;
+
+  // Called with mu held when parts_left reached 0.
+  void acknowledge_locked(CheckpointResponder* responder, int32_t vertex, CheckpointId id) {
+    done = true;
+    stats.unaligned = true;
+    stats.persisted_data_bytes = static_cast<int64_t>(persisted_bytes);
+    if (channel_handle) {
+      stats.state_size_bytes += static_cast<int64_t>(channel_handle->size_bytes);
+      stats.checkpointed_size_bytes += static_cast<int64_t>(channel_handle->size_bytes);
+      auto& st = states[head_operator_id];
+      st.subtask_index = subtask;
+      st.channel_state = std::move(*channel_handle);
+    }
+    responder->acknowledge(vertex, subtask, id, std::move(states), stats);
+  }
+};
+
+void SubtaskCheckpointCoordinator::complete_channel_state(CheckpointId id, checkpoint::SubtaskChannelState state) {
+  auto it = waiting_.find(id.value());
+  if (it == waiting_.end()) return;
+  std::shared_ptr<PendingAck> pending = std::move(it->second);
+  waiting_.erase(it);
+  auto shared_state = std::make_shared<checkpoint::SubtaskChannelState>(std::move(state));
+  executor_->submit([pending, shared_state, storage = storage_, responder = responder_, vertex = vertex_, id] {
+    std::optional<checkpoint::StreamStateHandle> handle;
+    const uint64_t bytes = shared_state->data_bytes();
+    if (!shared_state->empty()) {
+      const std::string owner = "operator '" + pending->head_operator_id + "' subtask index " +
+                                std::to_string(pending->subtask) + " channel state";
+      auto factory = storage->stream_factory(id);
+      Result<checkpoint::StreamStateHandle> h =
+          factory.is_ok() ? (*factory)->write_state(owner, pending->head_operator_id + "-channel",
+                                                    checkpoint::encode_channel_state(*shared_state))
+                          : Result<checkpoint::StreamStateHandle>(factory.status());
+      if (!h.is_ok()) {
+        std::lock_guard lock(pending->mu);
+        if (pending->done) return;
+        pending->done = true;
+        responder->decline(vertex, pending->subtask, id, h.status().with_context(owner));
+        return;
+      }
+      handle = std::move(h).value();
+    }
+    std::lock_guard lock(pending->mu);
+    if (pending->done) return;
+    pending->channel_handle = std::move(handle);
+    pending->persisted_bytes = bytes;
+    if (--pending->parts_left == 0) pending->acknowledge_locked(responder, vertex, id);
+  });
+}
+
+void SubtaskCheckpointCoordinator::abort_channel_state(CheckpointId id) {
+  auto it = waiting_.find(id.value());
+  if (it == waiting_.end()) return;
+  {
+    std::lock_guard lock(it->second->mu);
+    it->second->done = true;
+  }
+  waiting_.erase(it);
+}
+
 bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& barrier,
                                                     const std::vector<ChainOperator>& chain,
                                                     const std::function<void()>& emit_barrier,
-                                                    int64_t alignment_duration_ms) {
+                                                    int64_t alignment_duration_ms, bool unaligned) {
   const int64_t sync_start = clock_->monotonic_ns();
   // Trigger to the first barrier (Flink's checkpointStartDelay): what is left of trigger-to-snapshot once the
   // alignment is taken out. The barrier's timestamp is the coordinator's wall clock at the trigger.
@@ -53,16 +128,38 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
   }
   emit_barrier();
   const int64_t sync_ms = (clock_->monotonic_ns() - sync_start) / 1'000'000;
+  std::shared_ptr<PendingAck> pending;
+  if (unaligned) {
+    // Older waiting checkpoints can no longer complete here (one unaligned checkpoint at a time).
+    for (auto& [old_id, old] : waiting_) {
+      std::lock_guard lock(old->mu);
+      old->done = true;
+    }
+    waiting_.clear();
+    pending = std::make_shared<PendingAck>();
+    pending->head_operator_id = chain.empty() ? std::string() : chain.front().operator_id;
+    pending->subtask = subtask_;
+    waiting_[barrier.id.value()] = pending;
+  }
 
   // The storage is opened in the asynchronous part: creating chk-<n>/ durably costs a directory fsync, which
   // must not stall the task thread (nor the barrier downstream).
   executor_->submit([pieces, storage = storage_, responder = responder_, vertex = vertex_,
                      subtask = subtask_, id = barrier.id, clock = clock_, sync_ms, alignment_duration_ms,
-                     start_delay_ms, keyed_size = keyed_size_bytes_] {
+                     start_delay_ms, keyed_size = keyed_size_bytes_, pending] {
+    // An unaligned checkpoint declines at most once, and not at all once aborted.
+    auto decline = [&](const Status& reason) {
+      if (pending) {
+        std::lock_guard lock(pending->mu);
+        if (pending->done) return;
+        pending->done = true;
+      }
+      responder->decline(vertex, subtask, id, reason);
+    };
     const int64_t async_start = clock->monotonic_ns();
     auto opened = storage->stream_factory(id);
     if (!opened.is_ok()) {
-      responder->decline(vertex, subtask, id, opened.status().with_context("checkpoint storage"));
+      decline(opened.status().with_context("checkpoint storage"));
       return;
     }
     const std::shared_ptr<checkpoint::CheckpointStreamFactory> factory = std::move(opened).value();
@@ -76,7 +173,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
         auto h = upload_incremental_snapshot(*p.snap.incremental_keyed, *factory, owner, p.id, subtask);
         p.snap.incremental_keyed->release();  // the local checkpoint folder
         if (!h.is_ok()) {
-          responder->decline(vertex, subtask, id, h.status().with_context(owner + " incremental keyed state"));
+          decline(h.status().with_context(owner + " incremental keyed state"));
           return;
         }
         stats.state_size_bytes += static_cast<int64_t>(h->full_size_bytes());
@@ -98,7 +195,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
           else kh.stream = std::move(h).value();
         }
         if (!s.is_ok()) {
-          responder->decline(vertex, subtask, id, s.with_context(owner + " keyed state"));
+          decline(s.with_context(owner + " keyed state"));
           return;
         }
         stats.state_size_bytes += static_cast<int64_t>(kh.stream.size_bytes);
@@ -108,7 +205,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
       if (!p.snap.operator_state.empty()) {
         auto h = factory->write_state(owner, p.id + "-op", p.snap.operator_state);
         if (!h.is_ok()) {
-          responder->decline(vertex, subtask, id, h.status().with_context(owner + " operator state"));
+          decline(h.status().with_context(owner + " operator state"));
           return;
         }
         stats.state_size_bytes += static_cast<int64_t>(h->size_bytes);
@@ -119,6 +216,14 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
     }
     pieces->clear();  // releases copy-on-write versions before acknowledging
     stats.async_duration_ms = (clock->monotonic_ns() - async_start) / 1'000'000;
+    if (pending) {
+      std::lock_guard lock(pending->mu);
+      if (pending->done) return;
+      pending->states = std::move(states);
+      pending->stats = stats;
+      if (--pending->parts_left == 0) pending->acknowledge_locked(responder, vertex, id);
+      return;
+    }
     responder->acknowledge(vertex, subtask, id, std::move(states), stats);
   });
   return true;

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <mutex>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_metadata.h"
+#include "checkpoint/channel_state.h"
 #include "checkpoint/checkpoint_storage.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
@@ -73,8 +76,20 @@ class SubtaskCheckpointCoordinator {
   // (the checkpoint was declined; the caller sends a cancellation marker instead of the barrier). An exception
   // from a user function's snapshot propagates (it fails the task, as in Flink); so does one from
   // emit_barrier() (fault injection), and then no asynchronous part is submitted.
+  //
+  // `unaligned`: the asynchronous part writes the operators' state at once but acknowledges only once
+  // complete_channel_state(id, ...) handed over the checkpoint's channel state, which it writes as one more
+  // handle on the chain's head operator (its size is the stats' persisted_data_bytes). abort_channel_state(id)
+  // instead makes it acknowledge nothing (the task declines the checkpoint).
   bool checkpoint_state(const CheckpointBarrier& barrier, const std::vector<ChainOperator>& chain,
-                        const std::function<void()>& emit_barrier, int64_t alignment_duration_ms);
+                        const std::function<void()>& emit_barrier, int64_t alignment_duration_ms,
+                        bool unaligned = false);
+
+  // Task thread. No-ops for a checkpoint that is not waiting for its channel state.
+  void complete_channel_state(CheckpointId id, checkpoint::SubtaskChannelState state);
+  void abort_channel_state(CheckpointId id);
+  // Checkpoints whose acknowledgement waits for complete_channel_state.
+  size_t num_waiting_for_channel_state() const { return waiting_.size(); }
 
  private:
   int32_t vertex_;
@@ -83,6 +98,8 @@ class SubtaskCheckpointCoordinator {
   std::shared_ptr<checkpoint::CheckpointStorage> storage_;
   AsyncSnapshotExecutor* executor_;
   const Clock* clock_;
+  struct PendingAck;  // joins the operators' part and the channel-state part of an unaligned checkpoint
+  std::map<int64_t, std::shared_ptr<PendingAck>> waiting_;  // task thread
   // Bytes of keyed state the last asynchronous part wrote (the chain has at most one keyed operator).
   std::shared_ptr<std::atomic<uint64_t>> keyed_size_bytes_ = std::make_shared<std::atomic<uint64_t>>(0);
 };

@@ -6,8 +6,9 @@
 // NetworkConfig::buffer_size_bytes travels alone in an oversized buffer (allocated for it, freed after use).
 //
 // Events travel in-band, in order with data, as event buffers: byte 0 is the EventType, the rest is the
-// event's opaque payload, defined by the event's owner (checkpointing: barriers, cancellation markers,
-// EndOfData; event time: watermarks and watermark status, runtime/watermark_event.h).
+// event's opaque payload, defined by the event's owner (checkpointing: barriers and cancellation markers,
+// runtime/checkpointing/checkpoint_barrier.h, and EndOfData; event time: watermarks and watermark status,
+// runtime/watermark_event.h).
 // Thread-safety: values.
 #pragma once
 
@@ -27,6 +28,14 @@ struct Buffer {
   // Index of the input channel that delivered this buffer; set by InputGate::poll_next so that
   // InputGate::recycle can return the memory (and the credit) to the right channel. -1 elsewhere.
   int32_t channel_index = -1;
+  // A priority event: how many data buffers were queued ahead of it on the receiver side when it overtook
+  // them (Channel::enqueue_priority_event / promote_due_events). The consumer persists them as input channel
+  // state of an unaligned checkpoint. 0 elsewhere.
+  int32_t overtaken_buffers = 0;
+  // An event that may turn into a priority event (a barrier of an aligned checkpoint with an alignment
+  // timeout): the wall-clock time, in ms, from which InputGate::promote_due_events moves it ahead of the data
+  // queued before it. 0: never.
+  int64_t promote_at_ms = 0;
 
   bool is_event() const { return kind == Kind::kEvent; }
 };
@@ -59,6 +68,9 @@ Result<RuntimeEvent> decode_event(const Buffer& buffer);
 struct BufferOrEvent {
   int32_t channel_index = -1;
   std::variant<Buffer, RuntimeEvent> value;
+  // For a priority event: the data buffers of this channel that it overtook, which poll_next returns next
+  // from this channel (Buffer::overtaken_buffers).
+  int32_t overtaken_buffers = 0;
 
   bool is_buffer() const { return value.index() == 0; }
   bool is_event() const { return value.index() == 1; }

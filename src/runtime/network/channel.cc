@@ -1,5 +1,7 @@
 #include "runtime/network/channel.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "runtime/network/input_gate.h"
@@ -73,15 +75,70 @@ void Channel::enqueue_buffer(Buffer&& buffer) {
     update_availability_locked();
     return;
   }
+  const int64_t promote_at_ms = buffer.promote_at_ms;
   sender_queue_.push_back(std::move(buffer));
   if (data) ++sender_queued_data_;
+  if (promote_at_ms != 0 && gate_ != nullptr) gate_->note_promotion_deadline(promote_at_ms);
   move_to_receiver_locked();
   update_availability_locked();
 }
 
-void Channel::enqueue_priority_event(Buffer&& event) {
+void Channel::enqueue_priority_event(Buffer&& event, std::vector<Buffer>* overtaken_sender_data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (dropping_locked()) return;
+  int32_t overtaken = 0;
+  for (size_t i = static_cast<size_t>(receiver_priority_); i < receiver_queue_.size(); ++i) {
+    if (!receiver_queue_[i].is_event()) ++overtaken;
+  }
+  if (overtaken_sender_data != nullptr) {
+    for (size_t i = 0; i < sender_queue_.size(); ++i) {
+      const Buffer& b = sender_queue_[i];
+      if (b.is_event()) continue;
+      Buffer copy;
+      copy.bytes = b.bytes;  // the unaligned checkpoint's copy; the original still goes to the consumer
+      copy.num_records = b.num_records;
+      overtaken_sender_data->push_back(std::move(copy));
+    }
+  }
+  event.overtaken_buffers = overtaken;
+  event.promote_at_ms = 0;
+  insert_priority_locked(std::move(event));
+}
+
+int64_t Channel::promote_due_events(int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t next = INT64_MAX;
+  if (dropping_locked()) return next;
+  // Receiver queue first (it is ahead of the sender queue); data buffers ahead of the event are counted.
+  // A due event moves to the priority head of the receiver queue: scanning the receiver queue, that insertion
+  // lands ahead of position i, so the element now at i has already been seen.
+  int32_t data_ahead = 0;
+  auto promote_in = [&](RingQueue<Buffer>& queue, size_t from, bool inserts_ahead_of_scan) {
+    for (size_t i = from; i < queue.size();) {
+      Buffer& b = queue[i];
+      if (!b.is_event()) {
+        ++data_ahead;
+      } else if (b.promote_at_ms != 0) {
+        if (b.promote_at_ms > now_ms) {
+          next = std::min(next, b.promote_at_ms);
+        } else {
+          Buffer event = queue.erase_at(i);
+          event.overtaken_buffers = data_ahead;
+          event.promote_at_ms = 0;
+          insert_priority_locked(std::move(event));
+          if (inserts_ahead_of_scan) ++i;
+          continue;
+        }
+      }
+      ++i;
+    }
+  };
+  promote_in(receiver_queue_, static_cast<size_t>(receiver_priority_), /*inserts_ahead_of_scan=*/true);
+  promote_in(sender_queue_, 0, /*inserts_ahead_of_scan=*/false);
+  return next;
+}
+
+void Channel::insert_priority_locked(Buffer&& event) {
   receiver_queue_.insert_near_front(static_cast<size_t>(receiver_priority_), std::move(event));
   ++receiver_priority_;
   if (gate_ != nullptr) gate_->on_channel_available(gate_index_, /*priority=*/true);
@@ -134,6 +191,29 @@ bool Channel::poll(Buffer* out, bool* more, bool* priority_next) {
   *more = !receiver_queue_.empty();
   *priority_next = receiver_priority_ > 0;
   return true;
+}
+
+bool Channel::poll_priority(Buffer* out, bool* more, bool* priority_next) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (receiver_priority_ == 0) return false;
+  }
+  return poll(out, more, priority_next);  // only the consumer thread polls: the head is still that event
+}
+
+void Channel::copy_queued_data(int32_t count, std::vector<Buffer>* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const RingQueue<Buffer>* q : {&receiver_queue_, &sender_queue_}) {
+    for (size_t i = 0; i < q->size() && count > 0; ++i) {
+      const Buffer& b = (*q)[i];
+      if (b.is_event()) continue;
+      Buffer copy;
+      copy.bytes = b.bytes;
+      copy.num_records = b.num_records;
+      out->push_back(std::move(copy));
+      --count;
+    }
+  }
 }
 
 void Channel::recycle(std::vector<uint8_t>&& bytes) {

@@ -64,8 +64,18 @@ class Channel {
   // "the buffer being filled"); an event buffer may come at any time and never blocks.
   void enqueue_buffer(Buffer&& buffer);
 
-  // Puts an event buffer at the head of the receiver queue, behind earlier priority events only.
-  void enqueue_priority_event(Buffer&& event);
+  // Puts an event buffer at the head of the receiver queue, behind earlier priority events only (an unaligned
+  // checkpoint barrier). Its overtaken_buffers is set to the data buffers it overtook in the receiver queue:
+  // the consumer persists those as input channel state. Copies of the data buffers it overtook in the sender
+  // queue are appended to *overtaken_sender_data when given: the producer persists those as output channel
+  // state. Everything overtaken is still delivered, in order, after the event.
+  void enqueue_priority_event(Buffer&& event, std::vector<Buffer>* overtaken_sender_data = nullptr);
+
+  // Moves every queued event whose promote_at_ms is due (<= now_ms) to the head of the receiver queue, behind
+  // earlier priority events (an aligned barrier whose alignment timed out). Unlike enqueue_priority_event,
+  // its overtaken_buffers counts the data buffers ahead of it on both sides: the producer's snapshot is already
+  // taken, so the consumer persists them all. Returns the earliest promote_at_ms still waiting, or INT64_MAX.
+  int64_t promote_due_events(int64_t now_ms);
 
   // Gives back memory from acquire_buffer that will carry nothing (the partition finished or was cancelled).
   void return_unused(std::vector<uint8_t>&& bytes);
@@ -81,6 +91,13 @@ class Channel {
   // Takes the head of the receiver queue. *more: the queue still holds something; *priority_next: the new
   // head is a priority event. False if the queue is empty.
   bool poll(Buffer* out, bool* more, bool* priority_next);
+
+  // Like poll, but only when the head of the receiver queue is a priority event.
+  bool poll_priority(Buffer* out, bool* more, bool* priority_next);
+
+  // Copies of the first `count` data buffers still queued (receiver queue, then sender queue), appended to
+  // *out: what a priority event just polled overtook (its overtaken_buffers). They stay queued.
+  void copy_queued_data(int32_t count, std::vector<Buffer>* out) const;
 
   // Returns a polled data buffer's memory, releasing its credit: queued sender buffers move over and the
   // producer is notified.
@@ -106,6 +123,7 @@ class Channel {
   void update_availability_locked();
   void wake_sender_locked();
   void keep_memory_locked(std::vector<uint8_t>&& bytes);
+  void insert_priority_locked(Buffer&& event);
 
   const NetworkConfig config_;
   mutable std::mutex mu_;

@@ -44,17 +44,71 @@ std::optional<BufferOrEvent> InputGate::poll_next() {
       buffers_in_.store(buffers_in_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return BufferOrEvent{index, std::move(buffer)};
     }
-    Result<RuntimeEvent> event = decode_event(buffer);
-    if (!event.is_ok()) {
-      // Event buffers are encoded by this process and never leave it: a bad one is a bug, not bad input.
-      std::fprintf(stderr, "InputGate: channel %d: %s\n", index, event.status().to_string().c_str());
-      std::abort();
+    return decode_polled_event(index, std::move(buffer));
+  }
+}
+
+BufferOrEvent InputGate::decode_polled_event(int32_t index, Buffer&& buffer) {
+  Result<RuntimeEvent> event = decode_event(buffer);
+  if (!event.is_ok()) {
+    // Event buffers are encoded by this process and never leave it: a bad one is a bug, not bad input.
+    std::fprintf(stderr, "InputGate: channel %d: %s\n", index, event.status().to_string().c_str());
+    std::abort();
+  }
+  if (event->type == EventType::kEndOfPartition && !finished_[static_cast<size_t>(index)]) {
+    finished_[static_cast<size_t>(index)] = 1;
+    ++num_finished_;
+  }
+  BufferOrEvent out{index, std::move(event).value()};
+  out.overtaken_buffers = buffer.overtaken_buffers;
+  return out;
+}
+
+std::optional<BufferOrEvent> InputGate::poll_priority_event() {
+  int32_t index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ready_.empty()) return std::nullopt;
+    index = ready_.front();
+    if (blocked_[static_cast<size_t>(index)]) return std::nullopt;
+  }
+  Buffer buffer;
+  bool more = false;
+  bool priority_next = false;
+  if (!channels_[static_cast<size_t>(index)]->poll_priority(&buffer, &more, &priority_next)) return std::nullopt;
+  {
+    // Out of line (wherever it is now), then back in line if it still has something.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_ready_[static_cast<size_t>(index)]) {
+      for (size_t pos = 0; pos < ready_.size(); ++pos) {
+        if (ready_[pos] != index) continue;
+        for (size_t k = pos; k > 0; --k) std::swap(ready_[k], ready_[k - 1]);
+        ready_.pop_front();
+        break;
+      }
+      in_ready_[static_cast<size_t>(index)] = 0;
     }
-    if (event->type == EventType::kEndOfPartition && !finished_[static_cast<size_t>(index)]) {
-      finished_[static_cast<size_t>(index)] = 1;
-      ++num_finished_;
-    }
-    return BufferOrEvent{index, std::move(event).value()};
+  }
+  // Not requeue(more): data that arrived while the channel was still marked in line did not put it in line.
+  (void)more;
+  (void)priority_next;
+  channels_[static_cast<size_t>(index)]->announce_if_available();
+  return decode_polled_event(index, std::move(buffer));
+}
+
+void InputGate::promote_due_events(int64_t now_ms) {
+  // Reset first: a deadline noted while we scan stays noted (and a channel's own scan sees what was queued).
+  next_promotion_ms_.store(INT64_MAX, std::memory_order_release);
+  for (auto& channel : channels_) {
+    const int64_t next = channel->promote_due_events(now_ms);
+    if (next != INT64_MAX) note_promotion_deadline(next);
+  }
+}
+
+void InputGate::note_promotion_deadline(int64_t at_ms) {
+  int64_t current = next_promotion_ms_.load(std::memory_order_relaxed);
+  while (at_ms < current &&
+         !next_promotion_ms_.compare_exchange_weak(current, at_ms, std::memory_order_acq_rel)) {
   }
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -44,8 +45,28 @@ class InputGate {
   // index (buffer().channel_index) and must be recycled; an event is decoded.
   std::optional<BufferOrEvent> poll_next();
 
+  // The next priority event, if the channel first in line has one at its head (channels with priority events
+  // are put first in line); nothing otherwise. Lets a task take unaligned barriers while it reads no data
+  // (back-pressured output). Never blocks.
+  std::optional<BufferOrEvent> poll_priority_event();
+
+  // Copies of the `count` data buffers a priority event just polled from `channel_index` overtook
+  // (BufferOrEvent::overtaken_buffers): the unaligned checkpoint's input channel state of that channel. They
+  // are still delivered as usual.
+  void copy_overtaken(int32_t channel_index, int32_t count, std::vector<Buffer>* out) const {
+    channels_[static_cast<size_t>(channel_index)]->copy_queued_data(count, out);
+  }
+
   // Returns a data buffer from poll_next: its memory goes back to its channel and its credit is released.
   void recycle(Buffer&& buffer);
+
+  // Turns queued events whose promote_at_ms has passed into priority events on every channel
+  // (Channel::promote_due_events; an aligned barrier whose alignment timed out overtakes the data ahead of it).
+  // Consumer thread. Call it when now_ms >= next_promotion_ms().
+  void promote_due_events(int64_t now_ms);
+  // The earliest promote_at_ms of an event queued on some channel, or INT64_MAX (one atomic load; may be
+  // early, never late).
+  int64_t next_promotion_ms() const { return next_promotion_ms_.load(std::memory_order_acquire); }
 
   void block_channel(int32_t channel_index);
   void unblock_channel(int32_t channel_index);
@@ -72,6 +93,9 @@ class InputGate {
   // Puts a channel that still has data back in line (consumer thread, after polling it).
   void requeue(int32_t channel_index, bool priority);
   void enqueue_locked(int32_t channel_index, bool priority);
+  BufferOrEvent decode_polled_event(int32_t index, Buffer&& buffer);
+  // Called by a channel (its mutex held) when an event that may be promoted at `at_ms` was queued.
+  void note_promotion_deadline(int64_t at_ms);
 
   const std::vector<std::shared_ptr<Channel>> channels_;
   TaskNotifier* const notifier_;
@@ -83,6 +107,7 @@ class InputGate {
 
   std::vector<uint8_t> finished_;  // consumer thread only
   int32_t num_finished_ = 0;
+  std::atomic<int64_t> next_promotion_ms_{INT64_MAX};
   std::atomic<int64_t> bytes_in_{0};
   std::atomic<int64_t> buffers_in_{0};
 };

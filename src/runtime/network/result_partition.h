@@ -69,8 +69,20 @@ class ResultPartition {
 
   // Puts `event` at the head of `subpartition`'s queue, overtaking all data queued there, and on the
   // receiver side ahead of buffers not yet polled (for unaligned checkpoint barriers). The partial buffer is
-  // flushed first, so every record emitted before the event is among what it overtakes. Never blocks.
-  void enqueue_priority_event(int32_t subpartition, const RuntimeEvent& event);
+  // flushed first, so every record emitted before the event is among what it overtakes. Copies of the data it
+  // overtook on the sender side go to *overtaken_output when given (Channel::enqueue_priority_event). Never
+  // blocks.
+  void enqueue_priority_event(int32_t subpartition, const RuntimeEvent& event,
+                              std::vector<Buffer>* overtaken_output = nullptr);
+
+  // Flushes, then enqueues `event` in order on `subpartition`. With promote_at_ms > 0 the consumer may turn it
+  // into a priority event from that wall-clock time on (InputGate::promote_due_events: an aligned checkpoint
+  // barrier with an alignment timeout). Never blocks.
+  void enqueue_event(int32_t subpartition, const RuntimeEvent& event, int64_t promote_at_ms = 0);
+
+  // Restore: sends one data buffer persisted as output channel state (`num_records` whole records, framed as
+  // emit_record framed them) on `subpartition`, after flushing the partial buffer. May block like emit_record.
+  void emit_recovered_buffer(int32_t subpartition, const uint8_t* bytes, size_t n, int32_t num_records);
 
   // Enqueues a partial buffer (no-op if empty). flush_all() is what the buffer timeout calls. Never blocks.
   void flush(int32_t subpartition);

@@ -56,6 +56,13 @@ class RingQueue {
     for (size_t i = 0; i < pos; ++i) std::swap((*this)[i], (*this)[i + 1]);
   }
 
+  // Removes and returns the element at index `pos`; O(pos) (rare: promoting a queued event).
+  T erase_at(size_t pos) {
+    assert(pos < size_);
+    for (size_t i = pos; i > 0; --i) std::swap((*this)[i], (*this)[i - 1]);
+    return pop_front();
+  }
+
   T pop_front() {
     assert(size_ > 0);
     T value = std::move(slots_[head_]);

@@ -202,10 +202,93 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
   return *cf;
 }
 
-int64_t RocksDBBackendCore::num_entries() const { return store_->estimate_num_keys() + pending_.num_entries(); }
+void RocksDBBackendCore::register_heap_state(StateTableBase* table, std::shared_ptr<const RocksDBStateCodec> codec) {
+  const StateMetaInfo& meta = table->meta();
+  auto fill = [&](KeyGroup kg, const StateSnapshotView& view) {
+    const int32_t index = range_.index_of(kg);
+    Status st = table->stage_key_group(kg, index, view, max_parallelism_);
+    if (!st.is_ok()) {
+      table->discard_staged();
+      throw std::invalid_argument(st.to_string());
+    }
+    table->commit_staged(index);
+  };
+  if (auto it = restored_cf_meta_.find(meta.name); it != restored_cf_meta_.end()) {
+    // Restored incrementally: read the column family into the table, then empty it.
+    Status st = check_state_compatible(it->second, meta);
+    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
+    if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
+    RocksDBCodecScratch scratch;
+    std::vector<uint8_t> entries;
+    for (KeyGroup kg : range_) {
+      entries.clear();
+      auto iter = store_->new_iterator(*cf, rocksdb_layout::key_group_prefix(kg.value()),
+                                       rocksdb_layout::key_group_prefix(kg.value() + 1));
+      Result<uint64_t> n = codec->append_snapshot_entries(*iter, entries, scratch);
+      if (!n.is_ok()) throw std::invalid_argument(n.status().to_string());
+      if (*n > 0) fill(kg, StateSnapshotView{meta, *n, entries.data(), entries.size()});
+    }
+    RocksDBStore::WriteBatch batch(*store_);
+    batch.delete_range(*cf, rocksdb_layout::key_group_prefix(0), rocksdb_layout::key_group_prefix(max_parallelism_));
+    st = store_->try_write(batch);
+    if (!st.is_ok()) throw RocksDBError(st.to_string());
+    restored_cf_meta_.erase(it);
+  } else if (const RestoredStateStore::State* restored = pending_.find(meta.name)) {
+    Status st = check_state_compatible(restored->meta, meta);
+    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    for (const auto& [kg, e] : restored->key_groups) {
+      fill(KeyGroup(kg), StateSnapshotView{restored->meta, e.count, e.bytes->data(), e.bytes->size()});
+    }
+    pending_.erase(meta.name);
+  }
+  heap_states_.emplace(meta.name, HeapState{table, std::move(codec)});
+}
+
+RestoredStateStore RocksDBBackendCore::pending_with_heap_states(const KeyGroup* only) const {
+  RestoredStateStore p = pending_;
+  std::vector<uint8_t> entries;
+  for (const auto& [name, h] : heap_states_) {
+    for (KeyGroup kg : range_) {
+      if (only != nullptr && kg != *only) continue;
+      entries.clear();
+      const uint64_t n = h.table->write_key_group(range_.index_of(kg), entries);
+      if (n > 0) p.put_key_group(kg, StateSnapshotView{h.table->meta(), n, entries.data(), entries.size()});
+    }
+  }
+  return p;
+}
+
+Status RocksDBBackendCore::write_heap_states_to_column_families() {
+  RocksDBCodecScratch scratch;
+  std::vector<uint8_t> entries;
+  for (const auto& [name, h] : heap_states_) {
+    SLUICE_ASSIGN_OR_RETURN(int32_t cf, store_->column_family(column_family_of(name)));
+    RocksDBStore::WriteBatch batch(*store_);
+    batch.delete_range(cf, rocksdb_layout::key_group_prefix(0), rocksdb_layout::key_group_prefix(max_parallelism_));
+    for (KeyGroup kg : range_) {
+      entries.clear();
+      const uint64_t n = h.table->write_key_group(range_.index_of(kg), entries);
+      if (n == 0) continue;
+      SLUICE_RETURN_IF_ERROR(h.codec->add_restored_entries(StateSnapshotView{h.table->meta(), n, entries.data(),
+                                                                             entries.size()},
+                                                           kg, max_parallelism_, cf, batch, scratch));
+    }
+    SLUICE_RETURN_IF_ERROR(store_->try_write(batch));
+  }
+  return Status::ok();
+}
+
+int64_t RocksDBBackendCore::num_entries() const {
+  int64_t n = store_->estimate_num_keys() + pending_.num_entries();
+  for (const auto& [name, h] : heap_states_) n += static_cast<int64_t>(h.table->size());
+  return n;
+}
 
 int64_t RocksDBBackendCore::state_size_bytes_estimate() const {
-  return store_->estimate_size_bytes() + pending_.size_bytes();
+  int64_t n = store_->estimate_size_bytes() + pending_.size_bytes();
+  for (const auto& [name, h] : heap_states_) n += h.table->size_bytes_estimate();
+  return n;
 }
 
 Status RocksDBBackendCore::full_snapshot_precondition() const {
@@ -227,8 +310,10 @@ Status RocksDBBackendCore::snapshot_key_group(KeyGroup kg, std::vector<uint8_t>*
   for (const auto& [name, s] : states_) refs.push_back(StateRef{&s.meta, s.cf, s.codec.get()});
   std::vector<std::vector<uint8_t>> buffers;
   RocksDBCodecScratch scratch;
+  const RestoredStateStore pending = heap_states_.empty() ? RestoredStateStore() : pending_with_heap_states(&kg);
   return write_rocksdb_key_group(
-      out, max_parallelism_, kg, key_serializer_, refs, pending_.views_of_key_group(kg),
+      out, max_parallelism_, kg, key_serializer_, refs,
+      heap_states_.empty() ? pending_.views_of_key_group(kg) : pending.views_of_key_group(kg),
       [&](int32_t cf, std::string_view lo, std::string_view up) { return store_->new_iterator(cf, lo, up); },
       /*write_if_empty=*/true, buffers, scratch);
 }
@@ -238,7 +323,9 @@ std::unique_ptr<KeyedStateSnapshot> RocksDBBackendCore::snapshot() {
   states.reserve(states_.size());
   for (const auto& [name, s] : states_) states.push_back(s);
   return std::make_unique<RocksDBKeyedStateSnapshot>(range_, max_parallelism_, key_serializer_, store_->snapshot(),
-                                                     std::move(states), pending_, full_snapshot_precondition());
+                                                     std::move(states),
+                                                     heap_states_.empty() ? pending_ : pending_with_heap_states(nullptr),
+                                                     full_snapshot_precondition());
 }
 
 Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
@@ -268,22 +355,37 @@ Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
     if (store_->has_key_in(s.cf, lower, upper)) batch.delete_range(s.cf, lower, upper);
   }
   RocksDBCodecScratch scratch;
+  const int32_t index = range_.index_of(view.key_group);
   for (const StateSnapshotView& s : view.states) {
     auto it = states_.find(s.meta.name);
+    auto heap = heap_states_.find(s.meta.name);
     Status st;
-    if (it != states_.end()) {
+    if (heap != heap_states_.end()) {
+      st = check_state_compatible(s.meta, heap->second.table->meta());
+      if (st.is_ok()) st = heap->second.table->stage_key_group(view.key_group, index, s, max_parallelism_);
+    } else if (it != states_.end()) {
       st = check_state_compatible(s.meta, it->second.meta);
       if (st.is_ok()) st = it->second.codec->add_restored_entries(s, view.key_group, max_parallelism_, it->second.cf,
                                                                    batch, scratch);
     } else {
       st = pending_.check_consistent(s.meta);
     }
-    if (!st.is_ok()) return st.with_context(what);
+    if (!st.is_ok()) {
+      for (auto& [name, h] : heap_states_) h.table->discard_staged();
+      return st.with_context(what);
+    }
   }
-  SLUICE_RETURN_IF_ERROR(store_->try_write(batch).with_context(what));
+  Status written = store_->try_write(batch).with_context(what);
+  if (!written.is_ok()) {
+    for (auto& [name, h] : heap_states_) h.table->discard_staged();
+    return written;
+  }
+  for (auto& [name, h] : heap_states_) h.table->commit_staged(index);
   pending_.clear_key_group(view.key_group);
   for (const StateSnapshotView& s : view.states) {
-    if (states_.find(s.meta.name) == states_.end()) pending_.put_key_group(view.key_group, s);
+    if (states_.find(s.meta.name) == states_.end() && heap_states_.find(s.meta.name) == heap_states_.end()) {
+      pending_.put_key_group(view.key_group, s);
+    }
   }
   return Status::ok();
 }

@@ -181,6 +181,7 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
         "a state restored from a full snapshot is not registered by the program; an incremental snapshot holds "
         "only what is in RocksDB (register every restored state, or take full snapshots)");
   }
+  SLUICE_RETURN_IF_ERROR(write_heap_states_to_column_families());
   const std::string dir = store_->path() + "-chk-" + std::to_string(id.value());
   std::error_code ec;
   fs::remove_all(dir, ec);  // a leftover of an earlier attempt with the same id
@@ -192,6 +193,7 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
   IncrementalStateMeta meta{max_parallelism_, key_serializer_, {}};
   for (const auto& [name, s] : states_) meta.states.push_back(s.meta);
   for (const auto& [name, m] : restored_cf_meta_) meta.states.push_back(m);
+  for (const auto& [name, h] : heap_states_) meta.states.push_back(h.table->meta());
   std::sort(meta.states.begin(), meta.states.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   snap->state_meta = encode_incremental_state_meta(meta);
   std::lock_guard<std::mutex> lock(tracker_->mu);
@@ -211,7 +213,7 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
 }
 
 Status RocksDBBackendCore::restore_incremental(const std::vector<IncrementalRestoreHandle>& handles) {
-  if (!states_.empty() || !restored_cf_meta_.empty() || !pending_.empty()) {
+  if (!states_.empty() || !restored_cf_meta_.empty() || !pending_.empty() || !heap_states_.empty()) {
     return Status::failed_precondition("restoring incremental RocksDB state: the backend already has state "
                                        "(restore runs once, before states are registered)");
   }

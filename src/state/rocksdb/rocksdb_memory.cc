@@ -89,7 +89,7 @@ Result<std::shared_ptr<const SharedResources>> shared_resources_for(const RocksD
   co.high_pri_pool_ratio = memory.high_prio_pool_ratio;
   res->cache = rocksdb::NewLRUCache(co);
   res->write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(
-      static_cast<size_t>(res->split.write_buffer_manager_bytes), res->cache, /*allow_stall=*/true);
+      static_cast<size_t>(res->split.write_buffer_manager_bytes), res->cache, /*allow_stall=*/false);
   std::shared_ptr<const SharedResources> out = res;
   r.entries[key] = out;
   // Drop entries whose resources are gone, so the map does not grow with every budget ever seen.

@@ -14,12 +14,11 @@
 // fail; RocksDB evicts unpinned blocks to get back under capacity), so pinned blocks (iterators, pinned L0
 // index/filter) can overshoot a little: the documented slack in docs/state-backends.md.
 //
-// Deviation from Flink: the write-buffer manager stalls writes (allow_stall) while memtables hold its full
-// size, until flushes free memory. Without it (Flink's FRocksDB has no stall) memtables outgrow the budget
-// whenever writes outpace flushes: with a 16 MiB budget and two instances written flat out they reached
-// 22.6 MiB (rocksdb_memory_it). The cost: a writer waits for flushes instead of using more memory, and a task
-// thread that keeps an iterator open (pinning the memtables it reads) while it writes more than the manager's
-// size could wait for memory only it can release (MapState for_each that writes megabytes of state).
+// As Flink: the write-buffer manager never stalls writes (allow_stall false), so memtables can outgrow the
+// budget while writes outpace flushes (22.6 MiB against a 16 MiB budget with two instances written flat out).
+// Stalling was tried and removed: the manager is shared by every instance of the process, a stalled writer
+// waits for memory that only other instances' flushes free, and an idle instance never flushes - the writer
+// then waits forever (seen as a hang of state_ttl_tests with many instances open in one process).
 //
 // The cache is an LRU cache with high_prio_pool_ratio reserved for index and filter blocks (inserted with high
 // priority: cache_index_and_filter_blocks_with_high_priority), so data blocks cannot flush them out.

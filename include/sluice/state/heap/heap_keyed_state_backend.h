@@ -19,6 +19,7 @@
 
 #include "sluice/state/heap/heap_keyed_state_snapshot.h"
 #include "sluice/state/heap/heap_states.h"
+#include "sluice/state/heap/heap_timer_queue.h"
 #include "sluice/state/heap/heap_ttl_states.h"
 #include "sluice/state/heap/restored_state_store.h"
 #include "sluice/state/heap/state_table.h"
@@ -238,6 +239,29 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     pending_.erase(meta.name);
     tables_.emplace(meta.name, std::move(table));
     return state;
+  }
+
+  // Called by KeyedStateBackend::get_timer_queue for a name registered for the first time: a table like a
+  // state's (snapshots, restores and rescaling come with it), filled from restored timers if any.
+  template <class N>
+  InternalTimerQueue<K, N>* create_heap_timer_queue(const StateMetaInfo& meta) {
+    auto queue = std::make_unique<HeapTimerQueue<K, N>>(meta, this->key_group_range(), this->max_parallelism());
+    if (const RestoredStateStore::State* restored = pending_.find(meta.name)) {
+      Status st = check_state_compatible(restored->meta, meta);
+      for (auto it = restored->key_groups.begin(); st.is_ok() && it != restored->key_groups.end(); ++it) {
+        const KeyGroup kg(it->first);
+        const int32_t index = this->key_group_range().index_of(kg);
+        const std::vector<uint8_t>& bytes = *it->second.bytes;
+        StateSnapshotView view{restored->meta, it->second.count, bytes.data(), bytes.size()};
+        st = queue->stage_key_group(kg, index, view, this->max_parallelism());
+        if (st.is_ok()) queue->commit_staged(index);
+      }
+      if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    }
+    HeapTimerQueue<K, N>* raw = queue.get();
+    pending_.erase(meta.name);
+    tables_.emplace(meta.name, std::move(queue));
+    return raw;
   }
 
   // States with TTL (the table holds TTL values).

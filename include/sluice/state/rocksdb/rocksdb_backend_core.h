@@ -34,6 +34,7 @@
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
 #include "sluice/state/heap/restored_state_store.h"
+#include "sluice/state/heap/state_table.h"
 #include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
@@ -66,6 +67,7 @@ class RocksDBBackendCore {
   RocksDBBackendCore& operator=(const RocksDBBackendCore&) = delete;
 
   RocksDBStore& store() { return *store_; }
+  RocksDBTimerServiceFactory timer_service_factory() const { return options_.timer_service_factory; }
   const RocksDBStore& store() const { return *store_; }
 
   // Registers a new state: creates its column family and moves its restored entries, if any, into it.
@@ -75,6 +77,16 @@ class RocksDBBackendCore {
   // on the column family.
   int32_t register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec,
                          const TtlCompactionFilterConfig* ttl = nullptr);
+
+  // Registers a state the RocksDB backend keeps on the heap: the timers with
+  // `state.backend.rocksdb.timer-service.factory: HEAP`. `table` is owned by the caller and must outlive the
+  // core; `codec` converts its entries to and from the RocksDB layout. The table is filled from restored entries
+  // (a full snapshot's, or an incrementally restored column family's, which is then emptied). Full snapshots
+  // write the table's entries with the RocksDB states (copied at the synchronous part); incremental snapshots
+  // first write them into the table's column family "state:<name>" in the synchronous part, so the native
+  // checkpoint carries them (the timers' snapshot is synchronous, as the seed notes). Throws
+  // std::invalid_argument naming the state if restored entries do not fit; RocksDBError if RocksDB fails.
+  void register_heap_state(StateTableBase* table, std::shared_ptr<const RocksDBStateCodec> codec);
 
   int64_t num_entries() const;
   int64_t state_size_bytes_estimate() const;
@@ -105,6 +117,10 @@ class RocksDBBackendCore {
                      std::unique_ptr<RocksDBStore> store, RocksDBStateBackendOptions options);
   // Non-ok when some state cannot be written in the canonical format (restored incrementally, not registered).
   Status full_snapshot_precondition() const;
+  // pending_ plus the entries of the heap-held states (of key group `only`, or of all key groups).
+  RestoredStateStore pending_with_heap_states(const KeyGroup* only) const;
+  // Writes every heap-held state into its column family (incremental snapshots). kIOError if RocksDB fails.
+  Status write_heap_states_to_column_families();
 
   KeyGroupRange range_;
   int32_t max_parallelism_;
@@ -112,6 +128,11 @@ class RocksDBBackendCore {
   std::unique_ptr<RocksDBStore> store_;
   std::map<std::string, RegisteredState, std::less<>> states_;  // by name: snapshot order
   RestoredStateStore pending_;
+  struct HeapState {
+    StateTableBase* table = nullptr;
+    std::shared_ptr<const RocksDBStateCodec> codec;
+  };
+  std::map<std::string, HeapState, std::less<>> heap_states_;  // by name
   std::set<int32_t> published_;  // column families whose native metrics are published
   RocksDBStateBackendOptions options_;
   std::string backend_id_;

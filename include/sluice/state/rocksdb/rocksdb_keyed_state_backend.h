@@ -31,6 +31,7 @@
 #include "sluice/state/rocksdb/rocksdb_state_codec.h"
 #include "sluice/state/rocksdb/rocksdb_states.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/state/rocksdb/rocksdb_timer_queue.h"
 #include "sluice/state/rocksdb/rocksdb_ttl_states.h"
 
 namespace sluice {
@@ -55,7 +56,11 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   Status snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const override {
     return core_->snapshot_key_group(kg, out);
   }
-  Status restore_key_group(const uint8_t* data, size_t size) override { return core_->restore_key_group(data, size); }
+  Status restore_key_group(const uint8_t* data, size_t size) override {
+    Status st = core_->restore_key_group(data, size);
+    for (const auto& invalidate : timer_invalidators_) invalidate();  // timer column families changed
+    return st;
+  }
   Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) override {
     return core_->snapshot_incremental(id);
   }
@@ -98,6 +103,24 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
     auto codec = std::make_shared<TypedRocksDBStateCodec<K, N, D>>(meta.name);
     const int32_t cf = core_->register_state(meta, std::move(codec));
     return make_state<N>(d, cf);
+  }
+
+  // Called by KeyedStateBackend::get_timer_queue for a name registered for the first time: a timer column
+  // family (rocksdb_timer_queue.h), or a heap queue held by the core with timer-service.factory HEAP.
+  template <class N>
+  InternalTimerQueue<K, N>* create_rocksdb_timer_queue(const StateMetaInfo& meta) {
+    auto codec = std::make_shared<TimerRocksDBStateCodec<K, N>>(meta.name);
+    if (core_->timer_service_factory() == RocksDBTimerServiceFactory::kHeap) {
+      auto queue = std::make_shared<HeapTimerQueue<K, N>>(meta, this->key_group_range(), this->max_parallelism());
+      core_->register_heap_state(queue.get(), std::move(codec));
+      timer_queues_.push_back(queue);
+      return queue.get();
+    }
+    const int32_t cf = core_->register_state(meta, std::move(codec));
+    auto queue = std::make_shared<RocksDBTimerQueue<K, N>>(meta.name, &core_->store(), cf, this->key_group_range());
+    timer_invalidators_.push_back([q = queue.get()] { q->invalidate(); });
+    timer_queues_.push_back(queue);
+    return queue.get();
   }
 
   // States with TTL: the codec of the TTL-wrapped descriptor, the compaction filter, the TTL state classes.
@@ -219,6 +242,9 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   }
 
   std::unique_ptr<RocksDBBackendCore> core_;
+  // Owned timer queues; declared after core_, so destroyed before it (they use its store).
+  std::vector<std::shared_ptr<void>> timer_queues_;
+  std::vector<std::function<void()>> timer_invalidators_;
 };
 
 }  // namespace sluice

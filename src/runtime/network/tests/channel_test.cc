@@ -352,3 +352,73 @@ TEST(Channel, SteadyStateAllocatesNothing) {
 
 }  // namespace
 }  // namespace sluice::runtime
+
+namespace sluice::runtime {
+namespace {
+
+using testing::parse_records;
+
+// Unaligned checkpoints: a priority event reports the data it overtook on the receiver side (the consumer's
+// input channel state) and copies what it overtook on the sender side (the producer's output channel state);
+// all of it is still delivered after the event, in order.
+TEST(ChannelPriority, PriorityEventSplitsWhatItOvertookBetweenReceiverAndSender) {
+  TaskNotifier producer_n, consumer_n;
+  ResultPartition partition(1, small_config(64, 2, 10), &producer_n);
+  InputGate gate({partition.channel(0)}, &consumer_n);
+  for (uint32_t s = 0; s < 10; ++s) emit(partition, 0, 0, s, 20);  // 2 per buffer: 2 at the receiver, 2 queued, 1 filling
+  EXPECT_FALSE(gate.poll_priority_event().has_value());  // only data is queued
+  std::vector<Buffer> sender_side;
+  partition.enqueue_priority_event(0, RuntimeEvent{EventType::kCheckpointBarrier, {7}}, &sender_side);
+  ASSERT_EQ(sender_side.size(), 3u);  // the partial buffer was flushed first
+  std::vector<uint32_t> copied;
+  for (const Buffer& b : sender_side)
+    for (const auto& r : parse_records(b)) copied.push_back(r.seq);
+  EXPECT_EQ(copied, (std::vector<uint32_t>{4, 5, 6, 7, 8, 9}));
+
+  auto first = gate.poll_priority_event();  // what a task that reads no data still takes
+  ASSERT_TRUE(first && first->is_event());
+  EXPECT_EQ(first->event().type, EventType::kCheckpointBarrier);
+  EXPECT_EQ(first->overtaken_buffers, 2);
+  EXPECT_FALSE(gate.poll_priority_event().has_value());
+  // The consumer's copy of what the event overtook on its side: the next two data buffers of the channel.
+  std::vector<Buffer> receiver_side;
+  gate.copy_overtaken(0, first->overtaken_buffers, &receiver_side);
+  std::vector<uint32_t> receiver_copied;
+  for (const Buffer& b : receiver_side)
+    for (const auto& r : parse_records(b)) receiver_copied.push_back(r.seq);
+  EXPECT_EQ(receiver_copied, (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(drain(gate).items, records(0, 0, 10));
+}
+
+// The alignment timeout: an event queued in order with promote_at_ms moves ahead of all the data before it
+// (on both sides) once the consumer promotes due events, and reports all of it as overtaken.
+TEST(ChannelPriority, DueEventIsPromotedOverTheDataAheadOfIt) {
+  TaskNotifier producer_n, consumer_n;
+  ResultPartition partition(1, small_config(64, 2, 10), &producer_n);
+  InputGate gate({partition.channel(0)}, &consumer_n);
+  EXPECT_EQ(gate.next_promotion_ms(), INT64_MAX);
+  for (uint32_t s = 0; s < 10; ++s) emit(partition, 0, 0, s, 20);
+  partition.enqueue_event(0, RuntimeEvent{EventType::kCheckpointBarrier, {3}}, /*promote_at_ms=*/1000);
+  emit(partition, 0, 0, 10, 20);  // after the event
+  partition.flush_all();
+  EXPECT_EQ(gate.next_promotion_ms(), 1000);
+
+  gate.promote_due_events(999);  // not due: nothing moves
+  EXPECT_EQ(gate.next_promotion_ms(), 1000);
+  {
+    auto head = gate.poll_next();
+    ASSERT_TRUE(head && head->is_buffer());
+    EXPECT_EQ(parse_records(head->buffer()).front().seq, 0u);
+    gate.recycle(std::move(head->buffer()));
+  }
+  gate.promote_due_events(1000);
+  EXPECT_EQ(gate.next_promotion_ms(), INT64_MAX);
+  auto event = gate.poll_next();
+  ASSERT_TRUE(event && event->is_event());
+  EXPECT_EQ(event->event().payload, (std::vector<uint8_t>{3}));
+  EXPECT_EQ(event->overtaken_buffers, 4);  // records 2..9 in 4 buffers, on both sides of the channel
+  EXPECT_EQ(drain(gate).items, records(0, 2, 11));
+}
+
+}  // namespace
+}  // namespace sluice::runtime
