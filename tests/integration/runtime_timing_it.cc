@@ -57,10 +57,15 @@ TEST(ProcessingTime, RateLimitedSourceFollowsTheInjectedClock) {
   env.from_generator(1000, [](int64_t i) { return i; }, /*records_per_second=*/10).sink_to(CountingSink());
   auto client = env.execute_async("paced");
   ASSERT_TRUE(client.is_ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_LE(g_arrived.load(), 1);  // time stands still: at most the first record
-  clock->advance_ms(1000);         // 1 s of processing time: 10 more records allowed
+  // Pacing starts at the first record: wait for it, so the clock moves after the start (never before it).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (g_arrived.load() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(g_arrived.load(), 1);  // time stands still: only the first record
+  clock->advance_ms(1000);         // 1 s of processing time: 10 more records allowed
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (g_arrived.load() < 11 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

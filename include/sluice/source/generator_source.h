@@ -4,8 +4,9 @@
 // The index space is cut into one contiguous split per parallel subtask when the job starts; a split's
 // position is the next index to emit, which a checkpoint stores and a restore seeks back to. The generator
 // must be a pure function of the index (so a replay produces the same records). Each split's records go
-// through its own split output (per-split watermarks when the source has a WatermarkStrategy). Rate limit: records per
-// second for the whole source, shared evenly by the subtasks, paced by the task's clock; 0 = unlimited.
+// through its own split output (per-split watermarks when the source has a WatermarkStrategy). Rate limit:
+// records per second for the whole source, shared evenly by the subtasks, paced by the task's clock from the
+// subtask's first record (record n is allowed at first + n / rate); 0 = unlimited.
 // Thread-safety: the generator is copied into every reader; it must not share mutable state.
 #pragma once
 
