@@ -148,11 +148,7 @@ std::unique_ptr<JobClient> start_job(Store store, const std::string& base, int64
                                      int64_t pause_every) {
   Configuration config;
   configure(config, store);
-  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
-  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  failover_test::configure_failover(config, base + "/ck");
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   env.from_source(EvSource(splits, per_split, pause_every), punctuated_strategy(), "events")

@@ -25,6 +25,16 @@
 
 namespace sluice::failover_test {
 
+// Checkpoints every 30 ms into `checkpoint_dir` and restarts (up to 100 times, 10 ms apart): the failover ITs'
+// settings.
+inline void configure_failover(Configuration& config, const std::string& checkpoint_dir) {
+  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", checkpoint_dir).is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+}
+
 // Records emitted so far by the operator whose metric scope starts with `scope_prefix` ("<job>.<operator>.").
 inline int64_t records_out(const MetricRegistry& metrics, const std::string& scope_prefix) {
   double total = 0;

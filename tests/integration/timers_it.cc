@@ -222,11 +222,7 @@ TEST_P(TimerFailoverIT, TimerOutputIsExactlyOnceUnderSeededFailures) {
   std::filesystem::remove_all(base);
   Configuration config;
   configure(config, GetParam());
-  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
-  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  failover_test::configure_failover(config, base + "/ck");
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   // Slow enough for the failures to land while records flow (about 1.5 s at 40 K/s).
