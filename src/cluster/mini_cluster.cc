@@ -433,6 +433,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.incremental_checkpoints = cfg_.incremental_checkpoints;
       d.job_id = job_id_.to_hex();
       d.fault_injector = injector_.get();
+      d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       if (cfg_.checkpointing) {
         d.checkpoint_responder = this;
         d.at_least_once = cfg_.at_least_once;
