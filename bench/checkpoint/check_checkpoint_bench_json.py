@@ -56,8 +56,12 @@ def main():
     for c in d.get("slowest", []):
         # The parts of one checkpoint fit inside it (ms rounding aside).
         need(c["last_ack_ms"] + c["finalize_ms"] == c["end_to_end_ms"], "slowest: ack + finalize != end to end")
-        need(c["start_delay_ms"] + c["alignment_ms"] <= c["end_to_end_ms"] + 2,
-             "slowest: start delay + alignment exceed the checkpoint's duration")
+        # Start delay and alignment of the same subtask (the largest delay and the largest alignment may come
+        # from two subtasks, and their sum need not fit).
+        need(c["delay_and_alignment_ms"] <= c["end_to_end_ms"] + 2,
+             "slowest: a subtask's start delay + alignment exceed the checkpoint's duration")
+        need(max(c["start_delay_ms"], c["alignment_ms"]) <= c["delay_and_alignment_ms"],
+             "slowest: delay_and_alignment_ms is below the largest start delay or alignment")
 
     # (c)
     rec = doc.get("recovery", {})

@@ -83,6 +83,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
+  SLUICE_RETURN_IF_ERROR(validate_mode_dependent_options(config));
   if (!mc->checkpointing) {
     if (!restore_path.empty()) {
       return Status::invalid_argument("execution.state-recovery.path is set but checkpointing is off: set "
@@ -196,6 +197,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   mc.network.max_buffers_per_channel = config_.get(options::kNetworkMaxBuffersPerChannel);
   mc.buffer_timeout = config_.get(options::kBufferTimeoutInterval);
   mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
+  mc.auto_watermark_interval_ms = config_.get(options::kAutoWatermarkInterval).count();
   mc.state_backend_type = OptionType<StateBackendType>::format(state_backend_kind_of(config_));
   SLUICE_ASSIGN_OR_RETURN(mc.rocksdb, rocksdb_options_of(config_));
   if (state_backend_kind_of(config_) == StateBackendType::kRocksDB) SLUICE_RETURN_IF_ERROR(mc.rocksdb.memory.validate());

@@ -121,6 +121,8 @@ struct CheckpointMetadata {
   static constexpr uint32_t kFormatVersion = 3;
   static constexpr uint32_t kFirstIncrementalFormatVersion = 2;
   static constexpr uint32_t kFirstChannelStateFormatVersion = 3;
+  // The version the metadata was read with (decode_metadata); writing uses required_format_version(). Not part
+  // of equality: the same content reads back equal whatever version it was written with.
   uint32_t format_version = kFormatVersion;
   CheckpointId checkpoint_id{0};
   JobId job_id;                 // the run that took it
@@ -128,7 +130,16 @@ struct CheckpointMetadata {
   SnapshotType type = SnapshotType::kCheckpoint;
   std::vector<OperatorState> operators;
   std::map<std::string, std::string> properties;  // job-level facts a restore checks (e.g. "demo.seed")
-  bool operator==(const CheckpointMetadata&) const = default;
+  bool operator==(const CheckpointMetadata& o) const {
+    return checkpoint_id == o.checkpoint_id && job_id == o.job_id && trigger_timestamp_ms == o.trigger_timestamp_ms &&
+           type == o.type && operators == o.operators && properties == o.properties;
+  }
+
+  // The lowest version that holds this metadata, which encode_metadata writes: 3 with channel state, else 2, so
+  // aligned checkpoints stay readable by readers of version 2 (builds before unaligned checkpoints).
+  uint32_t required_format_version() const {
+    return has_channel_state() ? kFirstChannelStateFormatVersion : kFirstIncrementalFormatVersion;
+  }
 
   // Full size of the state this checkpoint refers to (sum of every handle's size, shared files included;
   // Flink's "Full Checkpoint Data Size").

@@ -343,7 +343,7 @@ Result<std::vector<uint8_t>> encode_metadata(const CheckpointMetadata& metadata)
   std::vector<uint8_t> out;
   out.reserve(kMetadataHeaderBytes + payload + kMetadataTrailerBytes);
   out.insert(out.end(), std::begin(kMetadataMagic), std::end(kMetadataMagic));
-  put_u32(out, CheckpointMetadata::kFormatVersion);
+  put_u32(out, metadata.required_format_version());
   put_u64(out, payload);
   out.resize(kMetadataHeaderBytes + payload);
   if (!msg.SerializeToArray(out.data() + kMetadataHeaderBytes, static_cast<int>(payload))) {

@@ -1,7 +1,8 @@
 // The `_metadata` file format: a protobuf payload (proto/checkpoint_metadata.proto) in a small frame.
 //
 //   "SLCK"        4 bytes magic
-//   u32 LE        format version (CheckpointMetadata::kFormatVersion when written)
+//   u32 LE        format version (CheckpointMetadata::required_format_version() when written: 2, or 3 with
+//                 channel state; every version up to kFormatVersion is read)
 //   u64 LE        payload length in bytes
 //   payload       the protobuf message
 //   u64 LE        XXH3-64 of every preceding byte (magic through payload)

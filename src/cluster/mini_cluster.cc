@@ -112,6 +112,9 @@ class LocalJob final : public CheckpointingJobClient,
         for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
       }
       SLUICE_RETURN_IF_ERROR(check_channel_state_parallelism(cfg_.restore->metadata, job_operators));
+      std::vector<std::string> heads;
+      for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
+      SLUICE_RETURN_IF_ERROR(check_channel_state_heads(cfg_.restore->metadata, heads));
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       const bool claim = cfg_.restore->claim;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
@@ -430,6 +433,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.incremental_checkpoints = cfg_.incremental_checkpoints;
       d.job_id = job_id_.to_hex();
       d.fault_injector = injector_.get();
+      d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       if (cfg_.checkpointing) {
         d.checkpoint_responder = this;
         d.at_least_once = cfg_.at_least_once;
@@ -447,9 +451,13 @@ class LocalJob final : public CheckpointingJobClient,
                                                                 ev.key_group_range, jg_.max_parallelism,
                                                                 restore_point_->owned ? SharedFileReuse::kReuse
                                                                                       : SharedFileReuse::kNoReuse));
+        ChannelTopology topology;
+        topology.input_channels = d.input_gate ? d.input_gate->num_channels() : 0;
+        for (const auto& o : d.outputs) topology.output_subpartitions.push_back(o.partition->num_subpartitions());
         SLUICE_ASSIGN_OR_RETURN(d.restored_channel_state,
                                 assign_channel_state(restore_point_->metadata, restore_point_->location, *cfg_.storage,
-                                                     graph::operator_id(sg_->node(v.head_node)), ev.subtask_index));
+                                                     graph::operator_id(sg_->node(v.head_node)), ev.subtask_index,
+                                                     topology));
         d.restored = true;
       }
       TaskSlot slot;

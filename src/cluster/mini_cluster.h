@@ -47,6 +47,7 @@ struct MiniClusterConfig {
   // execution.buffer-timeout.interval: partial buffers are flushed at least this often.
   std::chrono::milliseconds buffer_timeout{100};
   bool buffer_timeout_enabled = true;
+  int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval
   std::string state_backend_type = "HASHMAP";  // state.backend.type, as parse_state_backend_type reads it
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.*
   // execution.checkpointing.incremental (RocksDB keyed state; needs storage->supports_incremental(), else off).

@@ -132,8 +132,24 @@ Status check_channel_state_parallelism(const CheckpointMetadata& md, const std::
         " holds in-flight data (channel state of an unaligned checkpoint), which restores only at the same "
         "parallelism, but operator '" + os->operator_name + "' (" + op.operator_id + ") changes from parallelism " +
         std::to_string(os->parallelism) + " to " + std::to_string(op.parallelism) +
-        "; rescaling in-flight data is not supported yet (restore at the old parallelism, or rescale from a "
-        "savepoint, which is always aligned)");
+        "; rescaling in-flight data is not supported yet (it belongs to the savepoints-and-rescaling work); "
+        "restore at the old parallelism");
+  }
+  return Status::ok();
+}
+
+Status check_channel_state_heads(const CheckpointMetadata& md, const std::vector<std::string>& head_operator_ids) {
+  std::set<std::string> heads(head_operator_ids.begin(), head_operator_ids.end());
+  for (const auto& op : md.operators) {
+    if (heads.count(op.operator_id)) continue;
+    for (const auto& st : op.subtasks) {
+      if (!st.channel_state) continue;
+      return Status::invalid_argument(
+          "checkpoint " + std::to_string(md.checkpoint_id.value()) + " holds in-flight data (channel state) of "
+          "operator '" + op.operator_name + "' (" + op.operator_id + ") subtask " + std::to_string(st.subtask_index) +
+          ", which is not the head of an operator chain in this job (the chaining changed); restoring would drop "
+          "those records (restore with the chaining the checkpoint was taken with)");
+    }
   }
   return Status::ok();
 }
@@ -142,7 +158,8 @@ Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(cons
                                                                             const std::string& location,
                                                                             checkpoint::CheckpointStorage& storage,
                                                                             const std::string& head_operator_id,
-                                                                            int32_t subtask) {
+                                                                            int32_t subtask,
+                                                                            const ChannelTopology& topology) {
   const OperatorState* os = find_operator(md, head_operator_id);
   if (os == nullptr) return std::optional<checkpoint::SubtaskChannelState>();
   for (const auto& st : os->subtasks) {
@@ -154,6 +171,27 @@ Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(cons
     if (!bytes.is_ok()) return bytes.status().with_context("restoring the channel state of " + what);
     SLUICE_ASSIGN_OR_RETURN(checkpoint::SubtaskChannelState state,
                             checkpoint::decode_channel_state(*bytes, "restoring the channel state of " + what));
+    auto refuse = [&](const std::string& which, const std::string& has) {
+      return Status::invalid_argument("restoring the channel state of " + what + ": it holds in-flight data for " +
+                                      which + ", but in this job the task has " + has +
+                                      " (the job's topology changed); restoring would drop those records");
+    };
+    const auto outputs = static_cast<int32_t>(topology.output_subpartitions.size());
+    for (const auto& in : state.inputs) {
+      if (in.channel >= topology.input_channels) {
+        return refuse("input channel " + std::to_string(in.channel), std::to_string(topology.input_channels) + " input channels");
+      }
+    }
+    for (const auto& out : state.outputs) {
+      if (out.output >= outputs) {
+        return refuse("output " + std::to_string(out.output), std::to_string(outputs) + " outputs");
+      }
+      const int32_t subpartitions = topology.output_subpartitions[static_cast<size_t>(out.output)];
+      if (out.subpartition >= subpartitions) {
+        return refuse("output " + std::to_string(out.output) + " subpartition " + std::to_string(out.subpartition),
+                      std::to_string(subpartitions) + " subpartitions on output " + std::to_string(out.output));
+      }
+    }
     return std::optional<checkpoint::SubtaskChannelState>(std::move(state));
   }
   return std::optional<checkpoint::SubtaskChannelState>();

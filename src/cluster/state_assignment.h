@@ -47,14 +47,29 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
 Status check_channel_state_parallelism(const checkpoint::CheckpointMetadata& metadata,
                                        const std::vector<OperatorToRestore>& job_operators);
 
+// Channel state belongs to the task, stored on its chain's head operator. kInvalidArgument naming the operator
+// when the checkpoint holds channel state for an operator that is not a chain head in this job (its chaining
+// changed): the in-flight data would have no task to go to.
+Status check_channel_state_heads(const checkpoint::CheckpointMetadata& metadata,
+                                 const std::vector<std::string>& head_operator_ids);
+
+// The channels of one subtask in the restoring job: what its channel state may refer to.
+struct ChannelTopology {
+  int32_t input_channels = 0;                 // of its input gate (0 for a source)
+  std::vector<int32_t> output_subpartitions;  // per output (one per outgoing JobEdge, job-graph order)
+};
+
 // The channel state of subtask `subtask` of the chain whose head operator is `head_operator_id`, read and
 // decoded; nullopt when it has none. A missing or corrupt file fails (kNotFound / kCorruption naming the
-// checkpoint and the operator).
+// checkpoint and the operator); state for an input channel, output or subpartition that `topology` does not
+// have fails with kInvalidArgument naming the operator and the index (the job's topology changed; restoring
+// would drop in-flight records).
 Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(const checkpoint::CheckpointMetadata& metadata,
                                                                             const std::string& location,
                                                                             checkpoint::CheckpointStorage& storage,
                                                                             const std::string& head_operator_id,
-                                                                            int32_t subtask);
+                                                                            int32_t subtask,
+                                                                            const ChannelTopology& topology);
 
 // The split enumerator state a source operator stored in its subtask 0 operator state (the state named
 // kSourceEnumeratorStateName), or nullopt if the checkpoint has none for it.

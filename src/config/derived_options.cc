@@ -26,6 +26,26 @@ Status validate_unaligned_checkpoints(const Configuration& config) {
   return Status::ok();
 }
 
+Status validate_mode_dependent_options(const Configuration& config) {
+  const bool unaligned = config.get(options::kUnalignedCheckpoints);
+  if (!checkpointing_enabled(config)) {
+    const std::string off = " has no effect while checkpointing is off (" + options::kCheckpointingInterval.key +
+                            " is 0): set a checkpoint interval, or leave the option out";
+    if (unaligned) return Status::invalid_argument(options::kUnalignedCheckpoints.key + " = true" + off);
+    if (config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce) {
+      return Status::invalid_argument(options::kCheckpointingMode.key + " = AT_LEAST_ONCE" + off);
+    }
+  }
+  if (!unaligned && config.contains(options::kAlignedCheckpointTimeout.key)) {
+    return Status::invalid_argument(
+        options::kAlignedCheckpointTimeout.key + " is set (" +
+        OptionType<std::chrono::milliseconds>::format(config.get(options::kAlignedCheckpointTimeout)) +
+        ") but has no effect: it applies to unaligned checkpoints only (set " + options::kUnalignedCheckpoints.key +
+        ": true, or leave the timeout out)");
+  }
+  return Status::ok();
+}
+
 namespace {
 
 // The checkpoint storage a legacy state.backend.type names, if it is one.

@@ -45,6 +45,12 @@ const ConfigOption<milliseconds> kBufferTimeoutInterval{
     "every record (lowest latency). Ignored when execution.buffer-timeout.enabled is false.",
     {"execution.buffer-timeout"}, {}};
 
+const ConfigOption<milliseconds> kAutoWatermarkInterval{
+    "pipeline.auto-watermark-interval", milliseconds(200),
+    "How often periodic watermark generators emit a watermark (processing time); 0 disables periodic "
+    "emission (punctuated generators still emit on events).",
+    {}, {[](const milliseconds& v) { return v.count() >= 0; }, ">= 0"}};
+
 const ConfigOption<bool> kBufferTimeoutEnabled{
     "execution.buffer-timeout.enabled", true,
     "Whether output buffers are flushed on the buffer timeout; false flushes only full buffers "
@@ -369,6 +375,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kDefaultParallelism,       &options::kMaxParallelism,
       &options::kPipelineName,             &options::kBufferTimeoutInterval,
       &options::kBufferTimeoutEnabled,     &options::kMemorySegmentSize,
+      &options::kAutoWatermarkInterval,
       &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
       &options::kStateBackendType,         &options::kRocksDBLocalDir,
       &options::kRocksDBCacheEnabled,      &options::kRocksDBCacheMaxSize,

@@ -159,12 +159,30 @@ Result<JobGraph> build_job_graph(const StreamGraph& g, const JobGraphOptions& op
     jg.vertex_of_node[static_cast<size_t>(node_id)] = vx.id;
     jg.vertices.push_back(std::move(vx));
   }
+  // Timestamps exist downstream of any node that assigns them (a fixpoint over the edges; graphs are small).
+  std::vector<bool> has_ts(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) has_ts[i] = g.nodes[i].assigns_timestamps;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& e : g.edges) {
+      if (has_ts[static_cast<size_t>(e.source_id)] && !has_ts[static_cast<size_t>(e.target_id)]) {
+        has_ts[static_cast<size_t>(e.target_id)] = true;
+        changed = true;
+      }
+    }
+  }
+  // All input edges of a node share one framing (one deserializer per task): with timestamps when any of them
+  // comes from a node with timestamps.
+  std::vector<bool> ts_in(g.nodes.size(), false);
+  for (const auto& e : g.edges) {
+    if (has_ts[static_cast<size_t>(e.source_id)]) ts_in[static_cast<size_t>(e.target_id)] = true;
+  }
   for (size_t ei = 0; ei < g.edges.size(); ++ei) {
     if (chain[ei]) continue;
     const auto& e = g.edges[ei];
     jg.edges.push_back(JobEdge{jg.vertex_of_node[static_cast<size_t>(e.source_id)],
                                jg.vertex_of_node[static_cast<size_t>(e.target_id)], static_cast<int32_t>(ei),
-                               resolved[ei]});
+                               resolved[ei], ts_in[static_cast<size_t>(e.target_id)]});
   }
   return jg;
 }

@@ -40,6 +40,9 @@ struct JobEdge {
   int32_t target_vertex = -1;
   int32_t stream_edge = -1;           // index into StreamGraph::edges (source node, tag, type, selector)
   Partitioning partitioning = Partitioning::kForward;  // resolved: never kDefault
+  // Records on this edge carry event-time timestamps: a node upstream of it (or its source node) assigns them
+  // (StreamNode::assigns_timestamps). Static, so edges without timestamps pay nothing on the wire.
+  bool carries_timestamps = false;
 };
 
 struct JobGraph {

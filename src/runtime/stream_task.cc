@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "runtime/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/counter.h"
 
@@ -21,6 +22,8 @@ class PartitionRecordWriter final : public RecordWriter {
   int32_t num_channels() const override { return channels_; }
   void emit(int32_t channel, const uint8_t* bytes, size_t size) override { p_->emit_record(channel, bytes, size); }
   void broadcast_emit(const uint8_t* bytes, size_t size) override { p_->broadcast_record(bytes, size); }
+  void broadcast_watermark(int64_t watermark_ms) override { p_->broadcast_event(encode_watermark(watermark_ms)); }
+  void broadcast_watermark_status(bool idle) override { p_->broadcast_event(encode_watermark_status(idle)); }
 
  private:
   ResultPartition* p_;
@@ -131,7 +134,8 @@ void StreamTask::build_chain() {
     auto selector = o.edge->partitioning == Partitioning::kHash ? se.make_selector()
                                                                  : se.type.make_standard_selector(o.edge->partitioning);
     selector->setup(channels, d_.job_graph->max_parallelism, d_.subtask_index);
-    owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector)));
+    owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector),
+                                                        o.edge->carries_timestamps ? &record_timestamp_ : nullptr));
     outs[{se.source_id, se.side_output_tag}].push_back(owned_outputs_.back().get());
     glue_of[{se.source_id, se.side_output_tag}] = &se.type;
   }
@@ -192,7 +196,10 @@ void StreamTask::build_chain() {
   } else {
     auto in_edges = d_.job_graph->inputs_of(d_.vertex);
     const StreamEdge& se = sg.edges.at(static_cast<size_t>(in_edges.front()->stream_edge));
-    deserializer_ = se.type.make_deserializer(input_of.at(head.node_id));
+    head_input_ = input_of.at(head.node_id);
+    deserializer_ = se.type.make_deserializer(head_input_, in_edges.front()->carries_timestamps ? &record_timestamp_
+                                                                                                 : nullptr);
+    valve_ = std::make_unique<StatusWatermarkValve>(d_.input_gate->num_channels());
     auto bytes_in = bytes_in_published_;
     head.metrics->gauge(metric_names::kNumBytesIn, [bytes_in] { return static_cast<double>(bytes_in->load(std::memory_order_relaxed)); });
   }
@@ -216,6 +223,8 @@ void StreamTask::build_chain() {
     s.checkpointing = checkpointing();
     s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
+    s.record_timestamp = &record_timestamp_;
+    s.auto_watermark_interval_ms = d_.auto_watermark_interval_ms;
     s.processing_time_service = processing_time_.get();
     slot->op->setup(s);
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
@@ -329,7 +338,7 @@ bool StreamTask::process_input() {
       inject_failure(FailurePoint::kKeyedOperator, keyed_op_, -1);
     }
     Buffer& buf = next->buffer();
-    if (unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
+    if (collecting_.value() != 0 && unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
       // Sent before this channel's barrier, taken after the unaligned snapshot: part of the checkpoint, and
       // processed as usual (it belongs to the stream after the snapshot).
       input_state_[static_cast<size_t>(next->channel_index)].push_back(
@@ -386,6 +395,7 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
       return;
     }
     case EventType::kEndOfPartition:
+      apply_valve_output(valve_->on_channel_finished(channel));
       if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_channel_finished(channel));
       if (barrier_tracker_) {
         auto actions = barrier_tracker_->on_channel_finished(channel);
@@ -400,9 +410,25 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
         if (++end_of_data_count_ == static_cast<int32_t>(end_of_data_.size())) reach_end_of_data();
       }
       return;
-    case EventType::kWatermark:
-      return;  // event time arrives with a later issue
+    case EventType::kWatermark: {
+      auto wm = decode_watermark(event);
+      check(wm.status());
+      apply_valve_output(valve_->on_watermark(channel, *wm));
+      return;
+    }
+    case EventType::kWatermarkStatus: {
+      auto idle = decode_watermark_status(event);
+      check(idle.status());
+      apply_valve_output(valve_->on_watermark_status(channel, *idle));
+      return;
+    }
   }
+}
+
+void StreamTask::apply_valve_output(const StatusWatermarkValve::Output& out) {
+  if (out.idle.has_value() && !*out.idle) head_input_->emit_watermark_status(false);
+  if (out.watermark.has_value()) head_input_->emit_watermark(*out.watermark);
+  if (out.idle.has_value() && *out.idle) head_input_->emit_watermark_status(true);
 }
 
 void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {
@@ -462,6 +488,9 @@ void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t al
       },
       alignment_ms, unaligned);
   if (!ok) {
+    // Declined in the synchronous part: nothing of this checkpoint is collected any more, so no later buffer is
+    // kept as its channel state.
+    if (collecting_ == barrier.id) drop_channel_state();
     for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(barrier.id));
     return;
   }
@@ -503,7 +532,8 @@ void StreamTask::loop() {
   constexpr int kSourceBatch = 256;  // records polled between mailbox checks
   while (true) {
     if (mailbox_.has_mail()) mailbox_.drain();
-    // Processing-time timers run between records like mails; not after end of input (operators are ended).
+    // Processing-time timers (keyed operators' timers, periodic watermark emission) run between records like
+    // mails; not after end of input (operators are ended).
     if (processing_time_->has_timers() && !at_end_of_data_) processing_time_->fire_due();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
     if (unaligned_handler_) check_alignment_deadlines();
@@ -529,6 +559,7 @@ void StreamTask::loop() {
       InputStatus st = InputStatus::kMoreAvailable;
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
+        source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
         if (!checkpointing() || !d_.checkpoints_after_tasks_finish) return;
         reach_end_of_data();
         flush_outputs();

@@ -54,6 +54,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/network/task_notifier.h"
+#include "runtime/watermark_valve.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/processing_time_service.h"
@@ -100,6 +101,7 @@ struct TaskDeployment {
   std::string job_id;  // the run's JobId (hex)
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
+  int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval (0: no periodic emission)
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
@@ -171,6 +173,8 @@ class StreamTask {
   void handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers);
   void apply_unaligned_actions(const std::vector<BarrierAction>& actions);
   void complete_channel_state();
+  // The checkpoint being collected was aborted or declined: forget its channel state (collecting_ becomes 0).
+  void drop_channel_state();
   bool take_priority_events();  // true if it took any
   void check_alignment_deadlines();
   void restore_output_channel_state();
@@ -187,14 +191,15 @@ class StreamTask {
     return (armed_failures_->load(std::memory_order_relaxed) & failure_point_bit(p)) != 0;
   }
   void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
+  void apply_valve_output(const StatusWatermarkValve::Output& out);
 
   TaskDeployment d_;
   TaskListener* listener_;
   std::string name_;
   std::shared_ptr<TaskNotifier> notifier_;
   Mailbox mailbox_;
-  // Processing-time timers of the chain's operators: due ones run in the loop between records, and the loop
-  // sleeps no longer than until the next one is due.
+  // Processing-time timers of the chain's operators (keyed timers, periodic watermark emission): due ones run
+  // in the loop between records, and the loop sleeps no longer than until the next one is due.
   std::unique_ptr<QueuedProcessingTimeService> processing_time_;
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> flush_requested_{false};
@@ -239,6 +244,13 @@ class StreamTask {
   const std::atomic<uint32_t>* armed_failures_ = nullptr;
   StreamOperator* keyed_op_ = nullptr;  // the chain's first keyed operator
   StreamOperator* sink_op_ = nullptr;   // the chain's first sink
+
+  // Event time (task thread): the chain's shared record timestamp, the input channels' watermark valve and
+  // the head operator's input (where combined watermarks go). Periodic watermarks are processing-time
+  // callbacks of the emitting operators (processing_time_).
+  RecordTimestamp record_timestamp_;
+  std::unique_ptr<StatusWatermarkValve> valve_;
+  OutputBase* head_input_ = nullptr;
 };
 
 }  // namespace sluice::runtime

@@ -91,12 +91,7 @@ void StreamTask::apply_unaligned_actions(const std::vector<BarrierAction>& actio
         break;
       case BarrierAction::Kind::kAbortCheckpoint:
         alignment_timeout_at_ms_ = INT64_MAX;
-        if (collecting_ == a.checkpoint) {
-          subtask_checkpointing_->abort_channel_state(a.checkpoint);
-          collecting_ = CheckpointId(0);
-          channel_state_ = checkpoint::SubtaskChannelState{};
-          input_state_.clear();
-        }
+        if (collecting_ == a.checkpoint) drop_channel_state();
         // Only the stash of the aborted checkpoint (or an older one) goes: a newer barrier that aborted it has
         // already stashed what it overtook, and the trigger that follows in this same action list needs it.
         if (stash_checkpoint_ <= a.checkpoint) overtaken_stash_.clear();
@@ -121,6 +116,13 @@ bool StreamTask::take_priority_events() {
     handle_event(event->channel_index, event->event(), event->overtaken_buffers);
   }
   return any;
+}
+
+void StreamTask::drop_channel_state() {
+  subtask_checkpointing_->abort_channel_state(collecting_);
+  collecting_ = CheckpointId(0);
+  channel_state_ = checkpoint::SubtaskChannelState{};
+  input_state_.clear();
 }
 
 void StreamTask::complete_channel_state() {

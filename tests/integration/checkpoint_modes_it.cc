@@ -162,7 +162,8 @@ TEST(AtLeastOnce, RecordsAfterABarrierAreProcessedBeforeTheCheckpointAndReplayed
   ASSERT_EQ(log->ids().count(restored), 1u) << "restored checkpoint " << restored;
   auto src = it::source_options(job);
   auto oracle = nexmark::compute_per_auction_oracle(src.generator, src.generator.max_events);
-  auto report = cli::verify_per_auction_output(job.output_dir, oracle);
+  const auto prices = cli::compute_auction_bid_prices(src.generator, src.generator.max_events);
+  auto report = cli::verify_per_auction_output(job.output_dir, oracle, &prices);  // bid by bid
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   EXPECT_EQ(report->missing, 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
   EXPECT_EQ(report->malformed, 0);

@@ -118,6 +118,9 @@ grep -q "is a checkpoint directory" dir.out || { echo "--restore DIR not explain
 mkdir -p incomplete/0123456789abcdef0123456789abcdef/chk-3
 if "$sluice" checkpoint verify incomplete > inc.out 2>&1; then echo "verify of incomplete checkpoints exited 0"; cat inc.out; exit 1; fi
 grep -q "no complete checkpoint (chk-<n> with _metadata) found under" inc.out || { echo "unclear verify error"; cat inc.out; exit 1; }
+set +e; "$sluice" checkpoint inspect incomplete > inc.out 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] || { echo "inspect of incomplete checkpoints exited $code, expected 2"; cat inc.out; exit 1; }
+grep -q "no complete checkpoint (chk-<n> with _metadata) under" inc.out || { echo "unclear inspect error"; cat inc.out; exit 1; }
 set +e; "$sluice" checkpoint verify > /dev/null 2>&1; code=$?; set -e
 [ "$code" -eq 2 ] || { echo "verify without PATH exited $code, expected 2"; exit 1; }
 "$sluice" demo --events 10000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck2 --output demo-kill \
@@ -143,3 +146,15 @@ assert cs["num_completed"] == s["checkpoints_completed"] > 0
 assert cs["summary"]["end_to_end_duration_ms"]["count"] > 0
 assert cs["latest_completed"]["num_acknowledged"] == cs["latest_completed"]["num_tasks"] > 0
 PY
+grep -q '^checkpointing mode: AT_LEAST_ONCE, barriers tracked, never aligned; persisted in-flight data per checkpoint: avg 0 bytes' alo.out \
+  || { echo "the text output lacks the checkpointing mode"; cat alo.out; exit 1; }
+# Options of a mode that is off are refused before the job runs, never ignored.
+for opt in execution.checkpointing.mode=AT_LEAST_ONCE execution.checkpointing.unaligned.enabled=true; do
+  set +e; "$sluice" demo --events 1000 --checkpoint-interval 0 --output demo-off -D "$opt" > off.out 2>&1; code=$?; set -e
+  [ "$code" -eq 2 ] || { echo "-D $opt without checkpointing exited $code, expected 2"; cat off.out; exit 1; }
+  grep -q "has no effect while checkpointing is off" off.out || { echo "-D $opt: unclear error"; cat off.out; exit 1; }
+done
+set +e; "$sluice" demo --events 1000 --checkpoint-dir ck-off --output demo-off \
+  -D execution.checkpointing.aligned-checkpoint-timeout=100ms > off.out 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] || { echo "an alignment timeout without unaligned checkpoints exited $code, expected 2"; cat off.out; exit 1; }
+grep -q "applies to unaligned checkpoints only" off.out || { echo "unclear alignment-timeout error"; cat off.out; exit 1; }

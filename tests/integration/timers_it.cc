@@ -4,17 +4,17 @@
 //   still, timers fire once the clock passes them, one per (key, timestamp), in timestamp order per key;
 // - exactly-once output that comes only from timers, under seeded failures at random points (failover style):
 //   every record registers a timer (processing time in the past: fires at the task's next loop iteration; or
-//   event time: fires at the end of input), kept with its payload in state; the committed output must hold every
-//   record exactly once, as the failure-free run does. Timers cross checkpoints and restores on the way.
+//   event time: fires with the sources' final watermark at the end of input), kept with its payload in state;
+//   the committed output must hold every record exactly once, as the failure-free run does. Timers cross
+//   checkpoints and restores on the way. (Event-time timers fired by watermarks during the run:
+//   event_time_timers_it.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -22,14 +22,13 @@
 #include <vector>
 
 #include "cluster/mini_cluster.h"
+#include "seeded_failover.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
-#include "sluice/metrics/metric_names.h"
 #include "sluice/sluice.h"
 
 namespace sluice {
 namespace {
 
-using runtime::FailurePoint;
 
 enum class Store { kHeap, kRocksDB, kRocksDBHeapTimers, kRocksDBIncremental };
 std::string store_name(Store s) {
@@ -211,26 +210,6 @@ std::string expected_line(int64_t v) {
          "," + std::to_string(v * 7);
 }
 
-int64_t source_records(const MetricRegistry& metrics) {
-  double total = 0;
-  for (const auto& m : metrics.snapshot()) {
-    if (m.name == metric_names::kNumRecordsOut && m.scope.rfind("timers-failover.numbers.", 0) == 0) total += m.value;
-  }
-  return static_cast<int64_t>(total);
-}
-
-// Committed lines of the output directory (in-progress files start with '.').
-std::multiset<std::string> committed_lines(const std::string& dir) {
-  std::multiset<std::string> lines;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.path().filename().string().rfind('.', 0) == 0) continue;
-    std::ifstream in(e.path());
-    std::string line;
-    while (std::getline(in, line)) lines.insert(line);
-  }
-  return lines;
-}
-
 class TimerFailoverIT : public ::testing::TestWithParam<Store> {};
 
 TEST_P(TimerFailoverIT, TimerOutputIsExactlyOnceUnderSeededFailures) {
@@ -243,11 +222,7 @@ TEST_P(TimerFailoverIT, TimerOutputIsExactlyOnceUnderSeededFailures) {
   std::filesystem::remove_all(base);
   Configuration config;
   configure(config, GetParam());
-  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
-  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "100").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  failover_test::configure_failover(config, base + "/ck");
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   // Slow enough for the failures to land while records flow (about 1.5 s at 40 K/s).
@@ -267,47 +242,19 @@ TEST_P(TimerFailoverIT, TimerOutputIsExactlyOnceUnderSeededFailures) {
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   ASSERT_NE(cp, nullptr);
 
-  std::mt19937_64 rng(seed);
-  std::vector<FailurePoint> classes(std::begin(runtime::kFailureClasses), std::end(runtime::kFailureClasses));
-  std::shuffle(classes.begin(), classes.end(), rng);
-  std::vector<int64_t> thresholds;
-  for (int32_t i = 0; i < kFailures; ++i) {
-    thresholds.push_back(static_cast<int64_t>((0.1 + 0.7 * static_cast<double>(rng() % 1000) / 1000.0) * kRecords));
-  }
-  std::sort(thresholds.begin(), thresholds.end());
-  auto running = [&] { return !is_globally_terminal((*client)->status()); };
-  for (int32_t i = 0; i < kFailures && running(); ++i) {
-    while (running() && source_records((*client)->metrics()) < thresholds[static_cast<size_t>(i)]) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-    }
-    const FailurePoint point = classes[static_cast<size_t>(i)];
-    const int32_t vertex = point == FailurePoint::kBetweenSyncAndAsyncSnapshot ? static_cast<int32_t>(rng() % 2) : -1;
-    const int32_t subtask = point == FailurePoint::kSource ? -1 : static_cast<int32_t>(rng() % 2);
-    Status armed = cp->arm_failure(point, vertex, subtask, "timer failure " + std::to_string(i + 1));
-    EXPECT_TRUE(armed.is_ok()) << armed.to_string();
-    while (running() && static_cast<int32_t>(cp->injected_failures().size()) <= i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    while (running() && cp->restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  const auto source_records = [&] {
+    return failover_test::records_out((*client)->metrics(), "timers-failover.numbers.");
+  };
+  failover_test::inject_seeded_failures(**client, *cp, seed, kFailures, kRecords, source_records, "timer");
   auto result = (*client)->wait();
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
-  for (const auto& f : cp->injected_failures()) {
-    std::printf("  failure [%s] vertex %d subtask %d attempt %d\n", runtime::failure_point_name(f.point), f.vertex,
-                f.subtask, f.attempt);
-  }
+  failover_test::print_injected_failures(*cp);
   EXPECT_EQ(static_cast<int32_t>(cp->injected_failures().size()), kFailures);
 
   // The failure-free run's output: every record once, from its timer.
   std::multiset<std::string> expected;
   for (int64_t v = 0; v < kRecords; ++v) expected.insert(expected_line(v));
-  const std::multiset<std::string> got = committed_lines(base + "/out");
-  EXPECT_EQ(got.size(), expected.size());
-  std::vector<std::string> missing, extra;
-  std::set_difference(expected.begin(), expected.end(), got.begin(), got.end(), std::back_inserter(missing));
-  std::set_difference(got.begin(), got.end(), expected.begin(), expected.end(), std::back_inserter(extra));
-  EXPECT_TRUE(missing.empty()) << missing.size() << " missing, first " << missing.front();
-  EXPECT_TRUE(extra.empty()) << extra.size() << " duplicated or wrong, first " << extra.front();
+  failover_test::expect_committed(base + "/out", expected);
   std::filesystem::remove_all(base);
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -39,6 +40,24 @@ TEST(QueuedProcessingTimeService, FiresDueCallbacksInTimeOrderByHand) {
   EXPECT_FALSE(s.has_timers());
 }
 
+// Periodic watermark emission's schedule: each run `delay` after the end of the previous one, one run per
+// round however far the clock jumped (no burst of catch-up runs).
+TEST(QueuedProcessingTimeService, FixedDelayTaskRunsADelayAfterThePreviousRun) {
+  ManualClock clock(1000);
+  QueuedProcessingTimeService s(&clock);
+  int runs = 0;
+  s.schedule_with_fixed_delay(200, [&] { ++runs; });
+  EXPECT_EQ(s.fire_due(), 0);
+  EXPECT_EQ(s.next_timer_ms(), std::optional<int64_t>(1200));
+  clock.set_ms(1250);
+  EXPECT_EQ(s.fire_due(), 1);
+  EXPECT_EQ(s.next_timer_ms(), std::optional<int64_t>(1450));
+  clock.set_ms(5000);
+  EXPECT_EQ(s.fire_due(), 1);
+  EXPECT_EQ(s.next_timer_ms(), std::optional<int64_t>(5200));
+  EXPECT_EQ(runs, 2);
+}
+
 enum class Store { kHeap, kRocksDB, kRocksDBHeapTimers };
 std::string store_name(Store s) {
   return s == Store::kHeap ? "HashMap" : s == Store::kRocksDB ? "RocksDB" : "RocksDBHeapTimers";
@@ -47,11 +66,21 @@ std::string store_name(Store s) {
 // (key, timer timestamp, domain, count of the key's records) per firing.
 using Fired = std::tuple<int64_t, int64_t, TimeDomain, int64_t>;
 
+// Records what reaches it; with `timestamp` set, also the order of records (with their record timestamp) and
+// watermarks.
 template <class T>
 class VectorOutput final : public Output<T> {
  public:
-  void collect(T&& r) override { records.push_back(std::move(r)); }
+  void collect(T&& r) override {
+    records.push_back(std::move(r));
+    if (timestamp != nullptr) {
+      log.push_back(timestamp->has_timestamp ? "record@" + std::to_string(timestamp->timestamp_ms) : "record@none");
+    }
+  }
+  void emit_watermark(int64_t watermark_ms) override { log.push_back("watermark " + std::to_string(watermark_ms)); }
   std::vector<T> records;
+  const RecordTimestamp* timestamp = nullptr;
+  std::vector<std::string> log;
 };
 
 // Counts records per key; a record v registers an event-time timer at v and a processing-time timer at
@@ -166,6 +195,40 @@ TEST_P(KeyedProcessTimersTest, EventAndProcessingTimeTimersFireInOrderWithTheirK
                                                {3, 1'000'020, TimeDomain::kProcessingTime, 0},
                                                {1, 1'000'030, TimeDomain::kProcessingTime, 0}}));
   EXPECT_EQ(h.op.user_timers().num_processing_time_timers(), 1);  // key 3 at 1'000'040
+}
+
+// The runtime's path: a watermark reaching the operator (process_watermark) fires the event-time timers up to
+// it, each output stamped with its timer's time, and only then goes downstream; a timer registered at or below
+// the watermark waits for the next one (Flink's behaviour).
+TEST_P(KeyedProcessTimersTest, ProcessWatermarkFiresTimersThenForwardsTheWatermark) {
+  ManualClock clock(1'000'000);
+  Harness h(GetParam(), &clock, 0, 1);
+  h.out.timestamp = &h.op.record_timestamp();
+  h.send(1, 30);
+  h.send(2, 10);
+  h.send(3, 50);
+  h.op.process_watermark(30);
+  EXPECT_EQ(h.out.log, (std::vector<std::string>{"record@10", "record@30", "watermark 30"}));
+  EXPECT_EQ(h.op.user_timers().current_watermark(), 30);
+  EXPECT_EQ(h.op.current_watermark_ms(), 30);
+  EXPECT_FALSE(h.op.record_timestamp().has_timestamp) << "the record's own (absent) timestamp is back";
+
+  h.out.log.clear();
+  h.send(4, 20);  // at or below the watermark: nothing fires until the next watermark
+  h.send(5, 30);
+  EXPECT_TRUE(h.out.log.empty());
+  h.op.process_watermark(31);
+  EXPECT_EQ(h.out.log, (std::vector<std::string>{"record@20", "record@30", "watermark 31"}));
+  EXPECT_EQ(std::get<0>(h.out.records[2]), 4);
+  EXPECT_EQ(std::get<0>(h.out.records[3]), 5);
+
+  h.out.log.clear();
+  clock.set_ms(1'000'010);
+  h.pts.fire_due();  // processing-time timers' output carries no timestamp
+  EXPECT_EQ(h.out.log, (std::vector<std::string>{"record@none"}));
+  h.out.log.clear();
+  h.op.end_input();  // the end of event time: the rest fires, nothing is forwarded by end_input itself
+  EXPECT_EQ(h.out.log, (std::vector<std::string>{"record@50"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, KeyedProcessTimersTest,

@@ -1,8 +1,6 @@
 #include "checkpoint_inspect.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -64,14 +62,70 @@ std::string bytes_text(uint64_t b) {
   return std::to_string(b) + " B";
 }
 
-std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string line(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return std::string(buf) + "\n";
+std::string ms_text(int64_t ms) { return std::to_string(ms) + "ms"; }
+
+// A text table whose columns are as wide as their widest cell. The columns in `left` are left-aligned, the
+// others right-aligned. A row with fewer cells than the header ends in a note: its last cell
+// runs on and sets no width.
+class TextTable {
+ public:
+  TextTable(std::vector<std::string> header, std::vector<size_t> left) : left_(std::move(left)) {
+    rows_.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const {
+    const size_t n = rows_.front().size();
+    std::vector<size_t> width(n, 0);
+    for (const auto& row : rows_) {
+      const size_t sized = row.size() < n ? row.size() - 1 : row.size();
+      for (size_t c = 0; c < sized && c < n; ++c) width[c] = std::max(width[c], row[c].size());
+    }
+    std::string out;
+    for (const auto& row : rows_) {
+      std::string text;
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (c > 0) text += ' ';
+        const bool note = row.size() < n && c + 1 == row.size();
+        const size_t pad = note || c >= n ? 0 : width[c] - std::min(width[c], row[c].size());
+        const bool left = std::find(left_.begin(), left_.end(), c) != left_.end();
+        if (!left) text.append(pad, ' ');
+        text += row[c];
+        if (left && c + 1 < row.size()) text.append(pad, ' ');
+      }
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      out += text + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<size_t> left_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// The statistics persisted next to a checkpoint's _metadata: nullopt when there are none (best effort, a
+// checkpoint without them is as valid); an error naming the file when they exist but cannot be used.
+Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(checkpoint::FileSystem& local,
+                                                                   const fs::path& stats_path,
+                                                                   CheckpointId metadata_id) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(stats_path, ec);
+  if (st.type() == fs::file_type::not_found) return std::optional<coordinator::CheckpointStatsEntry>();
+  const std::string name = stats_path.string();
+  if (st.type() != fs::file_type::regular) {
+    return Status::corruption(name + ": checkpoint statistics are not a regular file");
+  }
+  auto bytes = local.read_file(name);
+  if (!bytes.is_ok()) return bytes.status().with_context(name);
+  auto j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::corruption(name + ": checkpoint statistics are not JSON");
+  auto e = coordinator::checkpoint_stats_entry_from_json(j);
+  if (!e.is_ok()) return e.status().with_context(name);
+  if (e->id != metadata_id) {
+    return Status::corruption(name + ": the statistics are of checkpoint " + std::to_string(e->id.value()) +
+                              ", the _metadata next to them of checkpoint " + std::to_string(metadata_id.value()));
+  }
+  return std::optional<coordinator::CheckpointStatsEntry>(std::move(e).value());
 }
 
 }  // namespace
@@ -94,8 +148,10 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
   std::vector<int64_t> values[kN];
   std::vector<coordinator::CheckpointStatsEntry> details;  // for the per-subtask table of a single checkpoint
 
-  r.table += line("%-34s %6s %-10s %9s %7s %7s %9s %7s %10s %10s %10s %4s", "job / checkpoint", "id", "status",
-                  "duration", "sync", "async", "alignment", "delay", "full", "checkpointed", "persisted", "unal");
+  TextTable table({"job / checkpoint", "id", "status", "duration", "sync", "async", "alignment", "delay", "full",
+                   "checkpointed", "persisted", "unal"},
+                  {0, 2});
+  size_t incomplete = 0;
   for (const std::string& folder : folders) {
     nlohmann::json one = {{"location", folder}};
     auto loc = checkpoint::locate_checkpoint(*local, folder);
@@ -105,7 +161,8 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
     if (!md.is_ok() && md.status().code() == StatusCode::kNotFound) {
       // No _metadata: a checkpoint in progress or aborted when its job stopped (as verify, not a problem).
       one["incomplete"] = true;
-      r.table += line("%-34s %6s %-10s %s", name.c_str(), "-", "incomplete", "(no _metadata)");
+      ++incomplete;
+      table.add({name, "-", "incomplete", "(no _metadata)"});
       checkpoints.push_back(std::move(one));
       continue;
     }
@@ -113,7 +170,7 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
       one["error"] = md.status().to_string();
       problems.push_back(folder + ": " + md.status().to_string());
       r.exit_code = 1;
-      r.table += line("%-34s %6s %-10s %s", name.c_str(), "-", "unreadable", md.status().to_string().c_str());
+      table.add({name, "-", "unreadable", md.status().to_string()});
       checkpoints.push_back(std::move(one));
       continue;
     }
@@ -126,20 +183,15 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
                        {"checkpointed_size_bytes", md->checkpointed_size_bytes()},
                        {"incremental", md->has_incremental_state()}};
     std::optional<coordinator::CheckpointStatsEntry> stats;
-    const fs::path stats_path = fs::path(folder) / coordinator::kCheckpointStatsFileName;
-    if (fs::exists(stats_path, ec)) {
-      auto bytes = local->read_file(stats_path.string());
-      if (bytes.is_ok()) {
-        auto j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, /*allow_exceptions=*/false);
-        auto e = j.is_discarded() ? Result<coordinator::CheckpointStatsEntry>(Status::corruption("not JSON"))
-                                  : coordinator::checkpoint_stats_entry_from_json(j);
-        if (e.is_ok()) {
-          stats = std::move(e).value();
-        } else {
-          problems.push_back(stats_path.string() + ": " + e.status().to_string());
-        }
-      }
+    auto read = read_stats(*local, fs::path(folder) / coordinator::kCheckpointStatsFileName, md->checkpoint_id);
+    if (read.is_ok()) {
+      stats = std::move(read).value();
+    } else {  // unusable statistics: the checkpoint is listed without them, exit 1
+      one["stats_error"] = read.status().to_string();
+      problems.push_back(read.status().to_string());
+      r.exit_code = 1;
     }
+    const std::string id = std::to_string(md->checkpoint_id.value());
     if (stats) {
       one["stats"] = coordinator::to_json(*stats);
       const int64_t v[kN] = {stats->end_to_end_duration_ms, stats->sync_duration_ms, stats->async_duration_ms,
@@ -148,23 +200,25 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
                              static_cast<int64_t>(stats->checkpointed_size_bytes),
                              static_cast<int64_t>(stats->persisted_data_bytes)};
       for (int i = 0; i < kN; ++i) values[i].push_back(v[i]);
-      r.table += line("%-34s %6" PRId64 " %-10s %7" PRId64 "ms %5" PRId64 "ms %5" PRId64 "ms %7" PRId64 "ms %5" PRId64
-                      "ms %10s %10s %10s %4s",
-                      name.c_str(), md->checkpoint_id.value(), "completed", stats->end_to_end_duration_ms,
-                      stats->sync_duration_ms, stats->async_duration_ms, stats->alignment_duration_ms,
-                      stats->start_delay_ms, bytes_text(md->state_size_bytes()).c_str(),
-                      bytes_text(md->checkpointed_size_bytes()).c_str(), bytes_text(stats->persisted_data_bytes).c_str(),
-                      stats->unaligned ? "yes" : "no");
+      table.add({name, id, "completed", ms_text(stats->end_to_end_duration_ms), ms_text(stats->sync_duration_ms),
+                 ms_text(stats->async_duration_ms), ms_text(stats->alignment_duration_ms),
+                 ms_text(stats->start_delay_ms), bytes_text(md->state_size_bytes()),
+                 bytes_text(md->checkpointed_size_bytes()), bytes_text(stats->persisted_data_bytes),
+                 stats->unaligned ? "yes" : "no"});
       details.push_back(*stats);
     } else {
       one["stats"] = nullptr;
-      r.table += line("%-34s %6" PRId64 " %-10s %9s %7s %7s %9s %7s %10s %10s %10s %4s", name.c_str(),
-                      md->checkpoint_id.value(), "completed", "-", "-", "-", "-", "-",
-                      bytes_text(md->state_size_bytes()).c_str(), bytes_text(md->checkpointed_size_bytes()).c_str(),
-                      "-", "-");
+      table.add({name, id, "completed", "-", "-", "-", "-", "-", bytes_text(md->state_size_bytes()),
+                 bytes_text(md->checkpointed_size_bytes()), "-", "-"});
     }
     checkpoints.push_back(std::move(one));
   }
+  if (incomplete == folders.size()) {
+    return Status::not_found("checkpoint inspect: no complete checkpoint (chk-<n> with _metadata) under '" + path +
+                             "': " + std::to_string(incomplete) + " incomplete checkpoint folder(s) only (in progress "
+                             "or aborted when their job stopped)");
+  }
+  r.table = table.render();
   nlohmann::json summary = nlohmann::json::object();
   summary["checkpoints"] = checkpoints.size();
   summary["with_statistics"] = values[0].size();
@@ -173,24 +227,34 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
 
   if (folders.size() > 1 && !values[0].empty()) {
     r.table += "\nsummary over " + std::to_string(values[0].size()) + " checkpoints with statistics:\n";
-    r.table += line("%-26s %10s %10s %10s %10s %10s", "", "min", "avg", "p50", "p99", "max");
+    TextTable sums({"", "min", "avg", "p50", "p99", "max"}, {0});
     for (int i = 0; i < kN; ++i) {
       auto s = coordinator::summarize(values[i]);
-      r.table += line("%-26s %10" PRId64 " %10.1f %10" PRId64 " %10" PRId64 " %10" PRId64, kNames[i], s.min, s.avg,
-                      s.p50, s.p99, s.max);
+      char avg[32];
+      std::snprintf(avg, sizeof avg, "%.1f", s.avg);
+      sums.add({kNames[i], std::to_string(s.min), avg, std::to_string(s.p50), std::to_string(s.p99),
+                std::to_string(s.max)});
     }
+    r.table += sums.render();
   }
   if (folders.size() == 1 && details.size() == 1) {
     r.table += "\nsubtasks of checkpoint " + std::to_string(details[0].id.value()) + ":\n";
-    r.table += line("%6s %7s %9s %7s %7s %9s %7s %10s %10s %10s %4s", "vertex", "subtask", "ack", "sync", "async",
-                    "alignment", "delay", "full", "checkpointed", "persisted", "unal");
-    for (const auto& s : details[0].subtasks) {
-      r.table += line("%6d %7d %7" PRId64 "ms %5" PRId64 "ms %5" PRId64 "ms %7" PRId64 "ms %5" PRId64 "ms %10s %10s %10s %4s",
-                      s.vertex, s.subtask, s.ack_duration_ms, s.stats.sync_duration_ms, s.stats.async_duration_ms,
-                      s.stats.alignment_duration_ms, s.stats.start_delay_ms,
-                      bytes_text(s.stats.state_size_bytes).c_str(), bytes_text(s.stats.checkpointed_size_bytes).c_str(),
-                      bytes_text(s.stats.persisted_data_bytes).c_str(), s.stats.unaligned ? "yes" : "no");
+    // In vertex and subtask-index order (the statistics keep acknowledgement order).
+    auto subtasks = details[0].subtasks;
+    std::sort(subtasks.begin(), subtasks.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.vertex, a.subtask) < std::pair(b.vertex, b.subtask);
+    });
+    TextTable per({"vertex", "subtask", "ack", "sync", "async", "alignment", "delay", "full", "checkpointed",
+                   "persisted", "unal"},
+                  {});
+    for (const auto& s : subtasks) {
+      per.add({std::to_string(s.vertex), std::to_string(s.subtask), ms_text(s.ack_duration_ms),
+               ms_text(s.stats.sync_duration_ms), ms_text(s.stats.async_duration_ms),
+               ms_text(s.stats.alignment_duration_ms), ms_text(s.stats.start_delay_ms),
+               bytes_text(s.stats.state_size_bytes), bytes_text(s.stats.checkpointed_size_bytes),
+               bytes_text(s.stats.persisted_data_bytes), s.stats.unaligned ? "yes" : "no"});
     }
+    r.table += per.render();
   }
   for (const auto& p : problems) r.table += "problem: " + p.get<std::string>() + "\n";
   return r;

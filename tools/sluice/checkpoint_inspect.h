@@ -6,7 +6,10 @@
 // in-flight bytes, unaligned or not, and the same per subtask. Then summaries (min, avg, p50, p99, max) over
 // the checkpoints that have statistics. A readable table, or with --json one JSON document.
 // A chk-<n> folder without _metadata (in progress or aborted when its job stopped) is listed as incomplete.
-// Exit 0; 1 when a checkpoint's _metadata is damaged; 2 when PATH holds no checkpoint folder.
+// Columns are as wide as their widest value; subtasks are listed by vertex and subtask index.
+// Exit 0; 1 when a checkpoint's _metadata is damaged, or its statistics file is unreadable, not a regular file,
+// not valid statistics or of another checkpoint id (named in `problems`; the checkpoint is listed without
+// statistics); 2 when PATH holds no complete checkpoint (no chk-<n> folder, or only incomplete ones).
 #pragma once
 
 #include <string>
@@ -23,7 +26,7 @@ struct InspectResult {
   int exit_code = 0;
 };
 
-// kNotFound when PATH holds no checkpoint.
+// kNotFound when PATH holds no complete checkpoint (naming PATH, and the incomplete folders if any).
 Result<InspectResult> inspect_checkpoints(const std::string& path);
 
 }  // namespace sluice::cli

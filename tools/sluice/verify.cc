@@ -1,9 +1,14 @@
 #include "verify.h"
 
+#include <algorithm>
 #include <charconv>
+#include <climits>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+
+#include "sluice/connectors/nexmark/generator.h"
 
 namespace sluice::cli {
 namespace {
@@ -12,7 +17,38 @@ struct Seen {
   std::vector<uint32_t> times;  // times[c] = how often count c appeared (index 0 unused)
   int64_t sum_at_max = 0, max_at_max = 0;
   int64_t beyond = 0;
+  // With bid prices: the sum of the first update of each count, counts 1..n by index (kUnseen: none), beyond n
+  // in the map (few: the replays of an at-least-once run).
+  std::vector<int64_t> sum_at;
+  std::map<int64_t, int64_t> sum_beyond;
 };
+
+constexpr int64_t kUnseen = INT64_MIN;
+
+// Bids of `expected` (prices) that the updates' price steps (sum_c - sum_(c-1)) do not account for; 0 when the
+// counts have a gap (the steps are unknown there; the count check reports it).
+int64_t missing_bids(const Seen& s, std::vector<int64_t> expected) {
+  std::vector<int64_t> steps;
+  int64_t previous_count = 0, previous_sum = 0;
+  auto step = [&](int64_t count, int64_t sum) {
+    if (sum == kUnseen || count != previous_count + 1) return false;
+    steps.push_back(sum - previous_sum);
+    previous_count = count;
+    previous_sum = sum;
+    return true;
+  };
+  for (size_t c = 1; c < s.sum_at.size(); ++c) {
+    if (!step(static_cast<int64_t>(c), s.sum_at[c])) return 0;
+  }
+  for (const auto& [count, sum] : s.sum_beyond) {
+    if (!step(count, sum)) break;  // a gap beyond n: what follows it is not a step of this auction's lineage
+  }
+  std::sort(steps.begin(), steps.end());
+  std::sort(expected.begin(), expected.end());
+  std::vector<int64_t> lost;
+  std::set_difference(expected.begin(), expected.end(), steps.begin(), steps.end(), std::back_inserter(lost));
+  return static_cast<int64_t>(lost.size());
+}
 
 bool parse_line(const std::string& line, int64_t v[4]) {
   const char* p = line.data();
@@ -35,8 +71,21 @@ void note(VerifyReport& r, std::string s) {
 
 }  // namespace
 
+AuctionBidPrices compute_auction_bid_prices(const nexmark::GeneratorConfig& config, int64_t num_events) {
+  const nexmark::Generator generator(config);
+  AuctionBidPrices out;
+  nexmark::Event event;
+  for (int64_t n = 0; n < num_events; ++n) {
+    if (generator.event_kind(n) != nexmark::EventKind::kBid) continue;
+    generator.fill(n, event);
+    out[event.bid().auction].push_back(event.bid().price);
+  }
+  return out;
+}
+
 Result<VerifyReport> verify_per_auction_output(
-    const std::string& output_dir, const std::unordered_map<int64_t, nexmark::AuctionAggregate>& oracle) {
+    const std::string& output_dir, const std::unordered_map<int64_t, nexmark::AuctionAggregate>& oracle,
+    const AuctionBidPrices* bid_prices) {
   namespace fs = std::filesystem;
   VerifyReport r;
   r.auctions = static_cast<int64_t>(oracle.size());
@@ -60,6 +109,15 @@ Result<VerifyReport> verify_per_auction_output(
       auto o = oracle.find(v[0]);
       int64_t n = o == oracle.end() ? 0 : o->second.count;
       Seen& s = seen[v[0]];
+      if (bid_prices != nullptr) {
+        if (v[1] > n) {
+          s.sum_beyond.emplace(v[1], v[2]);
+        } else {
+          if (s.sum_at.empty()) s.sum_at.assign(static_cast<size_t>(n) + 1, kUnseen);
+          int64_t& first = s.sum_at[static_cast<size_t>(v[1])];
+          if (first == kUnseen) first = v[2];
+        }
+      }
       if (v[1] > n) {
         ++s.beyond;
         continue;
@@ -80,15 +138,27 @@ Result<VerifyReport> verify_per_auction_output(
       continue;
     }
     const Seen& s = it->second;
+    int64_t gaps = 0;
     for (int64_t c = 1; c <= agg.count; ++c) {
       uint32_t t = s.times[static_cast<size_t>(c)];
       if (t == 0) {
         ++r.missing;
+        ++gaps;
         note(r, "auction " + std::to_string(auction) + ": count " + std::to_string(c) + " missing");
       } else if (t > 1) {
         r.duplicates += t - 1;
         note(r, "auction " + std::to_string(auction) + ": count " + std::to_string(c) + " appears " +
                     std::to_string(t) + " times");
+      }
+    }
+    if (bid_prices != nullptr && gaps == 0) {
+      auto prices = bid_prices->find(auction);
+      const int64_t lost = missing_bids(s, prices == bid_prices->end() ? std::vector<int64_t>() : prices->second);
+      if (lost > 0) {
+        r.missing += lost;
+        note(r, "auction " + std::to_string(auction) + ": " + std::to_string(lost) +
+                    " bids that no update added (by price; the counts reach " + std::to_string(agg.count) +
+                    " through duplicates)");
       }
     }
     if (s.times[static_cast<size_t>(agg.count)] > 0 && (s.sum_at_max != agg.sum || s.max_at_max != agg.max)) {

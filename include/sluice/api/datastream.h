@@ -23,7 +23,9 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/operators/builtin_operators.h"
+#include "sluice/api/watermark_strategy.h"
 #include "sluice/operators/network_io.h"
+#include "sluice/operators/timestamps_and_watermarks_operator.h"
 #include "sluice/sink/sink.h"
 #include "sluice/sink/two_phase_commit_sink.h"
 
@@ -39,11 +41,12 @@ TypeGlue make_type_glue() {
     for (auto* o : outs) typed.push_back(static_cast<Output<T>*>(o));
     return std::make_unique<BroadcastingOutput<T>>(std::move(typed));
   };
-  g.make_writer_output = [](RecordWriter* w, std::unique_ptr<ChannelSelectorBase> sel) -> std::unique_ptr<OutputBase> {
-    return std::make_unique<RecordWriterOutput<T>>(w, std::move(sel));
+  g.make_writer_output = [](RecordWriter* w, std::unique_ptr<ChannelSelectorBase> sel,
+                            const RecordTimestamp* ts) -> std::unique_ptr<OutputBase> {
+    return std::make_unique<RecordWriterOutput<T>>(w, std::move(sel), ts);
   };
-  g.make_deserializer = [](OutputBase* target) -> std::unique_ptr<RecordDeserializerBase> {
-    return std::make_unique<RecordDeserializer<T>>(static_cast<Output<T>*>(target));
+  g.make_deserializer = [](OutputBase* target, RecordTimestamp* ts) -> std::unique_ptr<RecordDeserializerBase> {
+    return std::make_unique<RecordDeserializer<T>>(static_cast<Output<T>*>(target), ts);
   };
   g.make_discarding_output = []() -> std::unique_ptr<OutputBase> { return std::make_unique<DiscardingOutput<T>>(); };
   g.make_counting_output = [](OutputBase* next, Counter* counter) -> std::unique_ptr<OutputBase> {
@@ -119,6 +122,23 @@ class DataStream {
     using OUT = typename F::output_type;
     static_assert(std::is_base_of_v<ProcessFunction<T, OUT>, F>, "process() takes a ProcessFunction<T, OUT>");
     return one_input<OUT>("Process", [fn]() { return std::make_unique<ProcessOperator<T, OUT, F>>(fn); });
+  }
+
+  // Event time: timestamps from the strategy's assigner and watermarks from its generator, one per subtask
+  // (api/watermark_strategy.h). Prefer a WatermarkStrategy on the source (from_source): per-split watermarks.
+  DataStream<T> assign_timestamps_and_watermarks(WatermarkStrategy<T> strategy) const {
+    auto s = one_input<T>("Timestamps/Watermarks", [strategy]() {
+      return std::make_unique<TimestampsAndWatermarksOperator<T>>(strategy);
+    });
+    graph_->node(s.inputs().front().node_id).assigns_timestamps = true;
+    return s;
+  }
+
+  // A custom operator (Flink's transform): `make_op` returns a std::unique_ptr to a
+  // OneInputStreamOperator<T, OUT>, created once per subtask.
+  template <class OUT, class Factory>
+  DataStream<OUT> transform(std::string name, Factory make_op) const {
+    return one_input<OUT>(std::move(name), std::move(make_op));
   }
 
   // Partitions by key: records with equal keys go to the same subtask (via the key's key group).
@@ -293,6 +313,12 @@ class KeyedStream {
   // with a trigger, allowed lateness, a late-data side output and a window function.
   template <class Assigner>
   auto window(Assigner assigner) const;
+
+  // A custom operator on the keyed stream (its node gets the subtask's key-group range).
+  template <class OUT, class Factory>
+  DataStream<OUT> transform(std::string name, Factory make_op) const {
+    return input_.template one_input<OUT>(std::move(name), std::move(make_op), true);
+  }
 
   // Rolling reduce: emits the running result per key after each record. R: (const T&, const T&) -> T.
   template <class R>

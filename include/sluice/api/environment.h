@@ -63,6 +63,18 @@ class StreamExecutionEnvironment {
   // ---- sources ---------------------------------------------------------------------------------
   template <class S>
   DataStream<typename S::element_type> from_source(S source, std::string name) {
+    return from_source_impl(std::move(source), std::nullopt, std::move(name));
+  }
+  // With event time: each split of the source gets its own watermark generator from `strategy`, combined per
+  // subtask (source/source_watermarks.h); records get their timestamps from the strategy's assigner.
+  template <class S>
+  DataStream<typename S::element_type> from_source(S source, WatermarkStrategy<typename S::element_type> strategy,
+                                                   std::string name) {
+    return from_source_impl(std::move(source), std::move(strategy), std::move(name));
+  }
+  template <class S>
+  DataStream<typename S::element_type> from_source_impl(
+      S source, std::optional<WatermarkStrategy<typename S::element_type>> strategy, std::string name) {
     using T = typename S::element_type;
     using SplitT = typename S::split_type;
     std::shared_ptr<const Source<T, SplitT>> src = std::make_shared<S>(std::move(source));
@@ -70,8 +82,9 @@ class StreamExecutionEnvironment {
     n.id = static_cast<int32_t>(graph_->nodes.size());
     n.kind = StreamNode::Kind::kSource;
     n.name = std::move(name);
-    n.create_operator = [src]() -> std::unique_ptr<StreamOperator> {
-      return std::make_unique<SourceOperator<T, SplitT>>(src);
+    n.assigns_timestamps = strategy.has_value();
+    n.create_operator = [src, strategy]() -> std::unique_ptr<StreamOperator> {
+      return std::make_unique<SourceOperator<T, SplitT>>(src, strategy);
     };
     n.create_source_coordinator = [src]() -> std::unique_ptr<SourceCoordinatorBase> {
       return std::make_unique<SourceCoordinator<T, SplitT>>(src);

@@ -8,6 +8,7 @@
 // function object (functions are copied when the job is deployed), so a function needs no locks.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -107,9 +108,18 @@ class ProcessContext {
   void output(const OutputTag<X>& tag, X value) const {
     side_->emit(tag.id(), std::move(value));
   }
+  // The event-time timestamp of the element being processed (ms), or nullopt when it has none (no timestamp
+  // assigner upstream). A record emitted through the collector keeps this timestamp.
+  std::optional<int64_t> timestamp() const {
+    if (timestamp_ == nullptr || !timestamp_->has_timestamp) return std::nullopt;
+    return timestamp_->timestamp_ms;
+  }
+  // Set by the operator (the task's shared record timestamp).
+  void set_record_timestamp(const RecordTimestamp* ts) { timestamp_ = ts; }
 
  private:
   const SideOutputs* side_;
+  const RecordTimestamp* timestamp_ = nullptr;
 };
 
 template <class IN, class OUT>

@@ -30,10 +30,13 @@ struct TypeGlue {
   std::type_index type = std::type_index(typeid(void));
   // Fan-out to several consumers of the same record: copies for all but the last.
   std::function<std::unique_ptr<OutputBase>(std::vector<OutputBase*>)> make_broadcasting_output;
-  // Serializing output into a network RecordWriter, routed by `selector` (a ChannelSelector<T>).
-  std::function<std::unique_ptr<OutputBase>(RecordWriter*, std::unique_ptr<ChannelSelectorBase>)> make_writer_output;
-  // Turns received buffers into records pushed into `target` (an Output<T>).
-  std::function<std::unique_ptr<RecordDeserializerBase>(OutputBase*)> make_deserializer;
+  // Serializing output into a network RecordWriter, routed by `selector` (a ChannelSelector<T>); `timestamp`
+  // non-null when the edge carries timestamps (network_io.h).
+  std::function<std::unique_ptr<OutputBase>(RecordWriter*, std::unique_ptr<ChannelSelectorBase>,
+                                            const RecordTimestamp* timestamp)>
+      make_writer_output;
+  // Turns received buffers into records pushed into `target` (an Output<T>); `timestamp` as above.
+  std::function<std::unique_ptr<RecordDeserializerBase>(OutputBase*, RecordTimestamp* timestamp)> make_deserializer;
   std::function<std::unique_ptr<OutputBase>()> make_discarding_output;
   // Counts records into `counter` (a metrics Counter), then forwards to `next` (an Output<T>).
   std::function<std::unique_ptr<OutputBase>(OutputBase* next, Counter* counter)> make_counting_output;
@@ -60,6 +63,9 @@ struct StreamNode {
   int32_t parallelism = -1;  // -1 = the environment's default
   bool keyed = false;        // needs a key-group range and a keyed state backend
   bool is_sink = false;      // added by sink_to
+  // Gives records event-time timestamps (assign_timestamps_and_watermarks, a source with a WatermarkStrategy):
+  // the network edges downstream of it carry timestamps (graph::JobEdge::carries_timestamps).
+  bool assigns_timestamps = false;
   std::function<std::unique_ptr<StreamOperator>()> create_operator;
   std::function<std::unique_ptr<SourceCoordinatorBase>()> create_source_coordinator;  // sources only
   // The operator's input as an Output<IN> (chaining target / deserializer target). Not for sources.

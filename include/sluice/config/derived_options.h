@@ -30,6 +30,12 @@ Result<CheckpointStorageType> checkpoint_storage_type(const Configuration& confi
 // 1. kInvalidArgument naming both options and the offending value otherwise; ok when unaligned is off.
 Status validate_unaligned_checkpoints(const Configuration& config);
 
+// Options that only act in a mode that is off are never ignored silently (Flink ignores them; Sluice is loud):
+// execution.checkpointing.unaligned.enabled = true or execution.checkpointing.mode = AT_LEAST_ONCE while
+// checkpointing is off (execution.checkpointing.interval 0), and execution.checkpointing.aligned-checkpoint-timeout
+// set (any value) while unaligned checkpoints are off. kInvalidArgument naming the option and what it needs.
+Status validate_mode_dependent_options(const Configuration& config);
+
 // restart-strategy.type, or when unset: EXPONENTIAL_DELAY if `checkpointing_enabled`, else NONE (Flink's
 // RestartBackoffTimeStrategyFactoryLoader rule).
 RestartStrategyType restart_strategy_type(const Configuration& config, bool checkpointing_enabled);

@@ -162,6 +162,9 @@ extern const ConfigOption<std::string> kPipelineName;
 extern const ConfigOption<std::chrono::milliseconds> kBufferTimeoutInterval;
 // execution.buffer-timeout.enabled (Boolean, true): false flushes only full buffers (max throughput).
 extern const ConfigOption<bool> kBufferTimeoutEnabled;
+// pipeline.auto-watermark-interval (Duration, 200ms, >= 0): how often periodic watermark generators emit
+// (WatermarkGenerator::on_periodic_emit); 0 disables periodic emission (punctuated generators still emit).
+extern const ConfigOption<std::chrono::milliseconds> kAutoWatermarkInterval;
 // taskmanager.memory.segment-size (MemorySize, 32kb, a power of two in [4kb, 16mb]): size of one network
 // buffer.
 extern const ConfigOption<MemorySize> kMemorySegmentSize;

@@ -16,6 +16,11 @@ inline constexpr std::string_view kNumBytesOut = "numBytesOut";      // Counter:
 inline constexpr std::string_view kBackPressuredTimeNs = "backPressuredTimeNs";
 // Gauge: bytes of keyed + operator state held by the subtask's state backend.
 inline constexpr std::string_view kStateSizeBytes = "stateSizeBytes";
+// Counter: records at or below their split's (or subtask's) current watermark where timestamps are assigned
+// (api/watermark_strategy.h); they flow on or go to the strategy's late side output, never silently dropped.
+inline constexpr std::string_view kNumLateRecords = "numLateRecords";
+// Counter: records stamped further ahead of their split's watermark than the strategy's max skew.
+inline constexpr std::string_view kNumSkewedRecords = "numSkewedRecords";
 }  // namespace metric_names
 
 // Keys of the variables a key/value group records (Flink's <job_name>, <operator_name>, <subtask_index>).

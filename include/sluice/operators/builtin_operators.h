@@ -130,6 +130,10 @@ template <class IN, class OUT, class F>
 class ProcessOperator final : public CollectingUdfOperator<IN, OUT, F> {
  public:
   using CollectingUdfOperator<IN, OUT, F>::CollectingUdfOperator;
+  void open() override {
+    ctx_.set_record_timestamp(&this->record_timestamp());
+    CollectingUdfOperator<IN, OUT, F>::open();
+  }
   void collect(IN&& record) override {
     call_user(this->info(), [&] { this->fn_.process_element(record, ctx_, this->collector_); });
   }
@@ -174,11 +178,6 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
     backend_ = create_keyed_state_backend<K>(s.state_backend_type, s.key_group_range, s.info.max_parallelism,
                                              rocksdb);
     this->runtime_context().set_keyed_state_backend(backend_.get());
-    processing_time_ = s.processing_time_service;
-    if (processing_time_ == nullptr) {
-      own_processing_time_ = std::make_unique<QueuedProcessingTimeService>(s.clock);
-      processing_time_ = own_processing_time_.get();
-    }
   }
   KeyedStateBackend<K>& keyed_backend() { return *backend_; }
 
@@ -189,7 +188,8 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   InternalTimerService<K, N>& get_internal_timer_service(const std::string& name, Triggerable<K, N>* target) {
     auto it = timer_services_.find(name);
     if (it != timer_services_.end()) return *static_cast<InternalTimerService<K, N>*>(it->second.get());
-    auto service = std::make_shared<InternalTimerService<K, N>>(name, backend_.get(), processing_time_, target);
+    auto service =
+        std::make_shared<InternalTimerService<K, N>>(name, backend_.get(), &this->processing_time_service(), target);
     InternalTimerService<K, N>* raw = service.get();
     timer_services_.emplace(name, std::move(service));
     watermark_advancers_.push_back([raw](int64_t wm) { raw->advance_watermark(wm); });
@@ -197,17 +197,26 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
     return *raw;
   }
   // Fires the event-time timers of every timer service up to watermark_ms (the operator's watermark moved to
-  // watermark_ms; the runtime's process_watermark calls this once watermarks flow). User exceptions escape as
-  // OperatorFailure.
+  // watermark_ms). User exceptions escape as OperatorFailure.
   void advance_watermark(int64_t watermark_ms) {
     call_user(this->info(), [&] {
       for (const auto& advance : watermark_advancers_) advance(watermark_ms);
     });
   }
-  ProcessingTimeService& processing_time_service() { return *processing_time_; }
+  // The combined input watermark advanced (the task's valve): the event-time timers up to it fire first, then
+  // it is recorded and goes downstream, so what the timers emit precedes it (Flink's order:
+  // AbstractStreamOperator#processWatermark). TimerService::current_watermark() is watermark_ms from the first
+  // timer on.
+  void process_watermark(int64_t watermark_ms) override {
+    advance_watermark(watermark_ms);
+    OneInputStreamOperator<IN, OUT>::process_watermark(watermark_ms);
+  }
 
   // End of a bounded input: due processing-time timers fire, and event time advances to the end of time
-  // (INT64_MAX: every event-time timer fires, as Flink's MAX_WATERMARK at the end of a bounded source).
+  // (INT64_MAX: every event-time timer fires, as Flink's MAX_WATERMARK at the end of a bounded source). In a
+  // running job the sources' final kMaxWatermark has usually fired them through process_watermark already;
+  // this also fires those registered since (e.g. by the processing-time timers just fired) and serves operators
+  // run without a task.
   void end_input() override {
     call_user(this->info(), [&] {
       for (const auto& fire_due : end_of_input_firers_) fire_due();
@@ -253,8 +262,6 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   void set_key_of(const IN& record) { backend_->set_current_key(key_selector_(record)); }
   KS key_selector_;
   std::unique_ptr<KeyedStateBackend<K>> backend_;
-  ProcessingTimeService* processing_time_ = nullptr;
-  std::unique_ptr<QueuedProcessingTimeService> own_processing_time_;  // without a task (operator tests)
   std::map<std::string, std::shared_ptr<void>> timer_services_;      // InternalTimerService<K, N> by name
   std::vector<std::function<void(int64_t)>> watermark_advancers_;
   std::vector<std::function<void()>> end_of_input_firers_;
@@ -272,6 +279,8 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pri
     timer_service_.emplace(timers_);
     ctx_ = KeyedProcessContext<K>(&this->side_outputs_, this->backend_.get(), &*timer_service_);
     on_timer_ctx_ = KeyedOnTimerContext<K>(&this->side_outputs_, this->backend_.get(), &*timer_service_);
+    ctx_.set_record_timestamp(&this->record_timestamp());
+    on_timer_ctx_.set_record_timestamp(&this->record_timestamp());
     call_user(this->info(), [&] { fn_.open(this->runtime_context()); });
     timers_->start();  // restored processing-time timers
   }
@@ -306,9 +315,19 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pri
   void on_processing_time(const InternalTimer<K, VoidNamespace>& timer) override {
     fire(timer, TimeDomain::kProcessingTime);
   }
+  // What on_timer emits carries the timer's time for event time and no timestamp for processing time (as
+  // Flink's KeyedProcessOperator); the record's timestamp is back afterwards (timers fire between records).
   void fire(const InternalTimer<K, VoidNamespace>& timer, TimeDomain domain) {
     on_timer_ctx_.set_time_domain(domain);
+    RecordTimestamp& ts = this->record_timestamp();
+    const RecordTimestamp saved = ts;
+    if (domain == TimeDomain::kEventTime) {
+      ts.set(timer.timestamp_ms);
+    } else {
+      ts.clear();
+    }
     call_user(this->info(), [&] { fn_.on_timer(timer.timestamp_ms, on_timer_ctx_, collector_); });
+    ts = saved;
   }
 
   F fn_;

@@ -10,7 +10,10 @@
 // is set to the timer's key and the timer is removed; the target (Triggerable) may register or delete timers,
 // including ones that are due at once (they fire in the same round). A processing-time timer registered for a
 // time already passed fires at the task's next loop iteration; an event-time timer at or below the current
-// watermark fires at the next advance_watermark.
+// watermark fires at the next advance_watermark (as in Flink, whose registerEventTimeTimer only queues the
+// timer and whose advanceWatermark fires everything at or below the new watermark: in a running job the next
+// watermark that reaches the operator, the task's valve passing only increasing ones). The keyed operator's
+// process_watermark calls advance_watermark (KeyedOperatorBase).
 //
 // One callback is outstanding at the ProcessingTimeService per service: for the earliest processing-time timer
 // (rescheduled when an earlier one is registered, and by start() after a restore).
@@ -84,11 +87,11 @@ class InternalTimerService {
     if (auto head = processing_->peek_timestamp()) schedule(*head);
   }
 
-  // Fires the event-time timers with timestamp <= watermark_ms (in timestamp order). A watermark that is not
-  // higher than the current one is ignored (watermarks never go back; after a restore a replayed lower one is
-  // harmless). The later process_watermark of the operator calls this.
+  // Fires the event-time timers with timestamp <= watermark_ms (in timestamp order). A watermark lower than the
+  // current one is ignored (watermarks never go back; after a restore a replayed lower one is harmless); an
+  // equal one fires the timers registered at or below it since (only the end of input repeats a watermark).
   void advance_watermark(int64_t watermark_ms) {
-    if (watermark_ms <= watermark_) return;
+    if (watermark_ms < watermark_) return;
     watermark_ = watermark_ms;
     while (auto timer = event_->poll_until(watermark_ms)) {
       backend_->set_current_key(timer->key);

@@ -19,9 +19,35 @@
 
 namespace sluice {
 
+// Watermark bounds (Flink's Long.MIN_VALUE / Long.MAX_VALUE watermarks): no event time has passed yet, and
+// the end of event time (a bounded input ended; every event-time timer fires).
+inline constexpr int64_t kMinWatermark = INT64_MIN;
+inline constexpr int64_t kMaxWatermark = INT64_MAX;
+
+// The event-time timestamp of the record being processed, one per task, shared by the chained operators (as
+// Flink reuses the input StreamRecord): Output<T>::collect stays a plain record call. Written by whoever gives
+// a record its time - a timestamp assigner (assign_timestamps_and_watermarks, a source's WatermarkStrategy),
+// the network deserializer (read from the wire), a timer firing (the timer's time), a window (its max
+// timestamp) - and read by the network output (written to the wire), process functions and window assigners.
+// Task thread only.
+struct RecordTimestamp {
+  bool has_timestamp = false;
+  int64_t timestamp_ms = 0;
+  void set(int64_t ts_ms) {
+    has_timestamp = true;
+    timestamp_ms = ts_ms;
+  }
+  void clear() { has_timestamp = false; }
+};
+
+// Every output carries, besides records, the event-time progress in band: watermarks (no record with a
+// timestamp <= watermark_ms follows, except late ones) and the watermark status (an idle stream holds no
+// watermark back). The defaults drop them (outputs nobody reads).
 class OutputBase {
  public:
   virtual ~OutputBase() = default;
+  virtual void emit_watermark(int64_t /*watermark_ms*/) {}
+  virtual void emit_watermark_status(bool /*idle*/) {}
 };
 
 template <class T>
@@ -50,6 +76,13 @@ class SideOutputs {
     static_cast<Output<std::decay_t<X>>*>(it->second.out)->collect(std::forward<X>(value));
   }
   bool empty() const { return routes_.empty(); }
+  // Side outputs carry the operator's watermarks too (their consumers' event time must advance).
+  void emit_watermark(int64_t watermark_ms) const {
+    for (const auto& [tag, route] : routes_) route.out->emit_watermark(watermark_ms);
+  }
+  void emit_watermark_status(bool idle) const {
+    for (const auto& [tag, route] : routes_) route.out->emit_watermark_status(idle);
+  }
 
  private:
   struct Route {
@@ -70,6 +103,12 @@ class BroadcastingOutput final : public Output<T> {
       outs_[i]->collect(std::move(copy));
     }
     if (!outs_.empty()) outs_.back()->collect(std::move(record));
+  }
+  void emit_watermark(int64_t watermark_ms) override {
+    for (auto* o : outs_) o->emit_watermark(watermark_ms);
+  }
+  void emit_watermark_status(bool idle) override {
+    for (auto* o : outs_) o->emit_watermark_status(idle);
   }
 
  private:
@@ -92,6 +131,8 @@ class CountingOutput final : public Output<T> {
     counter_->inc();
     next_->collect(std::move(record));
   }
+  void emit_watermark(int64_t watermark_ms) override { next_->emit_watermark(watermark_ms); }
+  void emit_watermark_status(bool idle) override { next_->emit_watermark_status(idle); }
 
  private:
   Output<T>* next_;

@@ -4,9 +4,11 @@
 //
 // QueuedProcessingTimeService is the implementation: a min-heap of callbacks by time. Its owner runs the due
 // ones: the task's mailbox loop between records (StreamTask: the loop also sleeps no longer than until the next
-// due time, so nothing polls), or a test by hand after moving a ManualClock (fire_due()). A callback for a time
-// already passed runs at the next opportunity. Callbacks run in time order, registration order on ties; an
-// exception from a callback propagates out of fire_due (a user function failed: the task fails over).
+// due time, so nothing polls), or a test by hand after moving a ManualClock (fire_due()). One service per
+// task serves every processing-time callback of its chain: keyed operators' timers and periodic watermarks.
+// A callback for a time already passed runs at the next opportunity. Callbacks run in time order, registration
+// order on ties; an exception from a callback propagates out of fire_due (a user function failed: the task
+// fails over).
 //
 // Units: milliseconds since the epoch (the clock's now_ms). Thread-safety: task thread only.
 #pragma once
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <utility>
@@ -31,6 +34,21 @@ class ProcessingTimeService {
   virtual int64_t current_processing_time_ms() const = 0;
   // Runs callback(timestamp_ms) on the task thread once current_processing_time_ms() >= timestamp_ms.
   virtual void register_timer(int64_t timestamp_ms, std::function<void(int64_t timestamp_ms)> callback) = 0;
+
+  // Runs `task` every `delay_ms` (> 0) of processing time, each run `delay_ms` after the end of the previous
+  // one, the first at now + delay_ms (Flink's scheduleWithFixedDelay; periodic watermark emission uses it). A
+  // plain timer re-registered by each run, so it stops with the service (end of the task).
+  void schedule_with_fixed_delay(int64_t delay_ms, std::function<void()> task) {
+    register_fixed_delay(delay_ms, std::make_shared<std::function<void()>>(std::move(task)));
+  }
+
+ private:
+  void register_fixed_delay(int64_t delay_ms, std::shared_ptr<std::function<void()>> task) {
+    register_timer(current_processing_time_ms() + delay_ms, [this, delay_ms, task](int64_t) {
+      (*task)();
+      register_fixed_delay(delay_ms, task);
+    });
+  }
 };
 
 class QueuedProcessingTimeService final : public ProcessingTimeService {

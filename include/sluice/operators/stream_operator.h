@@ -22,6 +22,7 @@
 #include "sluice/api/runtime_context.h"
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
+#include "sluice/operators/processing_time_service.h"
 #include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/operator_state_store.h"
@@ -30,7 +31,6 @@
 namespace sluice {
 
 class SourceCoordinatorGateway;  // source/source_operator.h
-class ProcessingTimeService;     // operators/processing_time_service.h
 
 // Everything the runtime hands an operator before open().
 struct OperatorSetup {
@@ -41,13 +41,19 @@ struct OperatorSetup {
   std::string state_backend_type = "HASHMAP";  // state.backend.type
   RocksDBStateBackendOptions rocksdb;          // state.backend.rocksdb.* (ROCKSDB only)
   SourceCoordinatorGateway* source_gateway = nullptr;  // source operators only
-  // The task's processing-time service (operators/processing_time_service.h): timers fire as part of the task
-  // loop. Null (operator tests): keyed operators make their own on `clock`, fired by hand.
+  // The task's processing-time service (operators/processing_time_service.h): timers and periodic watermarks
+  // fire as part of the task loop. Null (operator tests): the operator makes its own on `clock`, fired by hand
+  // (StreamOperator::own_processing_time_service()).
   ProcessingTimeService* processing_time_service = nullptr;
   bool checkpointing = false;  // execution.checkpointing.interval > 0
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
   std::string job_id;          // this run's JobId, 32 hex digits
+  // The task's current record timestamp (output.h), shared by the chain. Null (operator tests): the operator
+  // keeps its own.
+  RecordTimestamp* record_timestamp = nullptr;
+  // pipeline.auto-watermark-interval: how often operators with periodic watermark generators emit (0: never).
+  int64_t auto_watermark_interval_ms = 200;
 };
 
 // A failure inside an operator: which operator, which subtask, and the cause's text.
@@ -116,6 +122,12 @@ class StreamOperator {
 
   virtual void setup(const OperatorSetup& setup) {
     setup_ = setup;
+    if (setup.record_timestamp != nullptr) record_timestamp_ = setup.record_timestamp;
+    processing_time_ = setup.processing_time_service;
+    if (processing_time_ == nullptr) {
+      own_processing_time_ = std::make_unique<QueuedProcessingTimeService>(setup.clock);
+      processing_time_ = own_processing_time_.get();
+    }
     ctx_.emplace(setup.info, setup.metrics, setup.clock);
   }
   virtual void open() {}
@@ -155,7 +167,48 @@ class StreamOperator {
   // Routing for side outputs (process functions); filled by the runtime from the graph.
   SideOutputs& side_outputs() { return side_outputs_; }
 
+  // ---- event time ----
+  // A watermark reached this operator (from its input or, for a source, its own generators); task thread.
+  // Watermarks reaching an operator never decrease (the task's valve ensures it). The default records it as the
+  // current watermark and forwards it to every output; keyed operators fire their due event-time timers first
+  // (in timestamp order, each with its time as the current record timestamp), then forward
+  // (KeyedOperatorBase::process_watermark).
+  virtual void process_watermark(int64_t watermark_ms) {
+    current_watermark_ms_ = watermark_ms;
+    forward_watermark(watermark_ms);
+  }
+  // The input became idle (true) or active again (false). Default: forwarded.
+  virtual void process_watermark_status(bool idle) {
+    if (watermark_output_ != nullptr) watermark_output_->emit_watermark_status(idle);
+    side_outputs_.emit_watermark_status(idle);
+  }
+  int64_t current_watermark_ms() const { return current_watermark_ms_; }
+  // Processing time and callbacks at processing times, on the task thread (after setup()): the task's service,
+  // or without a task the operator's own (tests fire it with own_processing_time_service()->fire_due()).
+  ProcessingTimeService& processing_time_service() { return *processing_time_; }
+  QueuedProcessingTimeService* own_processing_time_service() { return own_processing_time_.get(); }
+  // The record timestamp shared by the chain (see RecordTimestamp in output.h).
+  RecordTimestamp& record_timestamp() { return *record_timestamp_; }
+
  protected:
+  void forward_watermark(int64_t watermark_ms) {
+    if (watermark_output_ != nullptr) watermark_output_->emit_watermark(watermark_ms);
+    side_outputs_.emit_watermark(watermark_ms);
+  }
+  // Where process_watermark forwards to (the main output); set with the output.
+  OutputBase* watermark_output_ = nullptr;
+  int64_t current_watermark_ms_ = kMinWatermark;
+  RecordTimestamp own_record_timestamp_;
+  RecordTimestamp* record_timestamp_ = &own_record_timestamp_;
+  // Periodic watermark emission (pipeline.auto-watermark-interval > 0): `emit` every interval on the
+  // processing-time service, as Flink's watermark-emitting operators do. Call from open().
+  void schedule_periodic_watermarks(std::function<void()> emit) {
+    if (setup_.auto_watermark_interval_ms > 0) {
+      processing_time_->schedule_with_fixed_delay(setup_.auto_watermark_interval_ms, std::move(emit));
+    }
+  }
+  ProcessingTimeService* processing_time_ = nullptr;
+  std::unique_ptr<QueuedProcessingTimeService> own_processing_time_;
   OperatorSetup setup_;
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;
@@ -170,8 +223,15 @@ class OneInputStreamOperator : public StreamOperator, public Output<IN> {
  public:
   using input_type = IN;
   using output_type = OUT;
-  void set_output(Output<OUT>* out) { output_ = out; }
+  void set_output(Output<OUT>* out) {
+    output_ = out;
+    watermark_output_ = out;
+  }
   Output<OUT>* output() const { return output_; }
+  // The input side of event time: a watermark or status from upstream (the previous operator of the chain or
+  // the task's valve) reaches process_watermark / process_watermark_status.
+  void emit_watermark(int64_t watermark_ms) override { this->process_watermark(watermark_ms); }
+  void emit_watermark_status(bool idle) override { this->process_watermark_status(idle); }
 
  protected:
   Output<OUT>* output_ = nullptr;

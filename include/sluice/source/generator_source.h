@@ -3,9 +3,10 @@
 //
 // The index space is cut into one contiguous split per parallel subtask when the job starts; a split's
 // position is the next index to emit, which a checkpoint stores and a restore seeks back to. The generator
-// must be a pure function of the index (so a replay produces the same records). Rate limit: records per
-// second for the whole source, shared evenly by the subtasks, paced by the task's clock from the subtask's first
-// record (record n is allowed at first + n / rate); 0 = unlimited.
+// must be a pure function of the index (so a replay produces the same records). Each split's records go
+// through its own split output (per-split watermarks when the source has a WatermarkStrategy). Rate limit:
+// records per second for the whole source, shared evenly by the subtasks, paced by the task's clock from the
+// subtask's first record (record n is allowed at first + n / rate); 0 = unlimited.
 // Thread-safety: the generator is copied into every reader; it must not share mutable state.
 #pragma once
 
@@ -106,9 +107,13 @@ class GeneratorSource final : public Source<T, IndexRangeSplit> {
       }
       if (rate_ > 0 && !permit()) return InputStatus::kNothingAvailable;
       IndexRangeSplit& s = splits_.front();
-      out.collect(gen_(s.next));
+      // Per-split output (per-split watermarks with a WatermarkStrategy; the plain output without one).
+      if (split_out_ == nullptr) split_out_ = &out.create_output_for_split(s.split_id());
+      split_out_->collect(gen_(s.next));
       ++emitted_;
       if (++s.next >= s.end) {
+        out.release_output_for_split(s.split_id());
+        split_out_ = nullptr;
         splits_.pop_front();
         ctx_.send_split_request();
       }
@@ -137,6 +142,7 @@ class GeneratorSource final : public Source<T, IndexRangeSplit> {
     F gen_;
     double rate_;
     std::deque<IndexRangeSplit> splits_;
+    SourceOutput<T>* split_out_ = nullptr;  // the front split's output
     bool no_more_ = false;
     int64_t emitted_ = 0;
     int64_t start_ns_ = -1;

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
+#include "sluice/source/source_watermarks.h"
 
 namespace sluice {
 
@@ -32,18 +34,66 @@ class Clock;
 enum class Boundedness { kBounded, kContinuousUnbounded };
 enum class InputStatus { kMoreAvailable, kNothingAvailable, kEndOfInput };
 
+template <class T>
+class ReaderOutput;
+
 // Where a reader emits records. collect(T&&) passes the record down the chain by move; a reader that refills
 // one scratch record per call may pass std::move(scratch) and refill it next time (a moved-from record is
-// valid; operators that do not keep the record leave its capacity for reuse).
+// valid; operators that do not keep the record leave its capacity for reuse). collect(record, timestamp_ms)
+// attaches the source's own event time (e.g. a Kafka record timestamp), which the WatermarkStrategy's
+// timestamp assigner receives; without a strategy, timestamps are ignored.
 template <class T>
-class ReaderOutput {
+class SourceOutput {
  public:
-  explicit ReaderOutput(Output<T>* out) : out_(out) {}
-  void collect(T&& record) { out_->collect(std::move(record)); }
-  void collect(const T& record) { out_->collect(T(record)); }
+  explicit SourceOutput(Output<T>* out) : out_(out) {}
+  void collect(T&& record) { collect(std::move(record), kNoRecordTimestamp); }
+  void collect(const T& record) { collect(T(record)); }
+  void collect(T&& record, int64_t timestamp_ms) {
+    if (watermarks_ == nullptr) {
+      out_->collect(std::move(record));
+      return;
+    }
+    if (split_ == nullptr) split_ = &watermarks_->default_split();
+    watermarks_->collect(*split_, std::move(record), timestamp_ms);
+  }
+
+ protected:
+  template <class, class>
+  friend class SourceOperator;
+  template <class>
+  friend class ReaderOutput;
+  Output<T>* out_;
+  SourceWatermarks<T>* watermarks_ = nullptr;             // null: the source has no WatermarkStrategy
+  typename SourceWatermarks<T>::Split* split_ = nullptr;  // null: the default split, resolved at first use
+};
+
+// The reader's output. A reader that reads several splits should emit each split's records through
+// create_output_for_split(id), so that each split gets its own watermark generator (per-split watermarks,
+// combined per subtask) and its own checkpointed event-time state; release_output_for_split(id) when the split
+// is finished (it then holds the subtask's watermark back no longer). Records collected here directly belong
+// to one default split. Without a WatermarkStrategy, split outputs are this output (no cost).
+template <class T>
+class ReaderOutput : public SourceOutput<T> {
+ public:
+  explicit ReaderOutput(Output<T>* out) : SourceOutput<T>(out) {}
+  SourceOutput<T>& create_output_for_split(const std::string& split_id) {
+    if (this->watermarks_ == nullptr) return *this;
+    auto& out = split_outputs_[split_id];
+    if (!out) {
+      out = std::make_unique<SourceOutput<T>>(this->out_);
+      out->watermarks_ = this->watermarks_;
+      out->split_ = &this->watermarks_->split(split_id);
+    }
+    return *out;
+  }
+  void release_output_for_split(const std::string& split_id) {
+    if (this->watermarks_ == nullptr) return;
+    split_outputs_.erase(split_id);
+    this->watermarks_->release(split_id);
+  }
 
  private:
-  Output<T>* out_;
+  std::map<std::string, std::unique_ptr<SourceOutput<T>>> split_outputs_;
 };
 
 class SourceReaderContext {

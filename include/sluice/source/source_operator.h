@@ -6,12 +6,16 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sluice/api/watermark_strategy.h"
 #include "sluice/core/serializer.h"
+#include "sluice/metrics/metric_group.h"
+#include "sluice/metrics/metric_names.h"
 #include "sluice/operators/stream_operator.h"
 #include "sluice/source/source.h"
 
@@ -177,26 +181,44 @@ class SourceOperatorBase : public StreamOperator {
 template <class T, class SplitT>
 class SourceOperator final : public SourceOperatorBase, private SourceReaderContext {
  public:
-  explicit SourceOperator(std::shared_ptr<const Source<T, SplitT>> source) : source_(std::move(source)) {}
-  void set_output(Output<T>* out) { output_.emplace(out); }
+  // `strategy`: event time (per-split watermarks, source_watermarks.h); none: records carry no timestamps.
+  explicit SourceOperator(std::shared_ptr<const Source<T, SplitT>> source,
+                          std::optional<WatermarkStrategy<T>> strategy = std::nullopt)
+      : source_(std::move(source)), strategy_(std::move(strategy)) {}
+  void set_output(Output<T>* out) {
+    output_.emplace(out);
+    watermark_output_ = out;
+  }
 
   void initialize_state(const OperatorRestoreState* restored) override {
     StreamOperator::initialize_state(restored);
     splits_state_ = &operator_state_.get_list_state(ListStateDescriptor<SplitT>(kReaderStateName));
     enumerator_state_store_ =
         &operator_state_.get_union_list_state(ListStateDescriptor<std::vector<uint8_t>>(kSourceEnumeratorStateName));
+    if (strategy_) {  // sources without event time keep their checkpoint format unchanged
+      watermark_state_ =
+          &operator_state_.get_union_list_state(ListStateDescriptor<SplitWatermarkState>(kWatermarkStateName));
+    }
   }
   void open() override {
     if (setup_.source_gateway == nullptr) throw std::logic_error("source operator without a coordinator");
+    if (strategy_) start_watermarks();
     reader_ = call_user(info(), [&] { return source_->create_reader(*this); });
     // Splits restored from a checkpoint go back to the reader before it starts (Flink's SourceOperator).
     std::vector<SplitT> restored = splits_state_->get();
+    if (watermarks_ && !restored.empty()) {
+      std::vector<std::string> ids;
+      for (const auto& split : restored) ids.push_back(split.split_id());
+      watermarks_->add_splits(ids);
+    }
     if (!restored.empty()) call_user(info(), [&] { reader_->add_splits(std::move(restored)); });
     call_user(info(), [&] { reader_->start(); });
     setup_.source_gateway->register_reader();
   }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     splits_state_->update(call_user(info(), [&] { return reader_->snapshot_state(); }));
+    // Each split's event time, taken at the same point as its position (union state: it follows the split).
+    if (watermarks_) watermark_state_->update(watermarks_->snapshot());
     // Only subtask 0 keeps the enumerator's state (union state would otherwise multiply copies).
     if (info().subtask_index == 0 && enumerator_checkpoint_ == id) {
       enumerator_state_store_->update({enumerator_state_});
@@ -224,6 +246,8 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
   void close() override {
     if (reader_) reader_->close();
   }
+  // Null without a WatermarkStrategy (tests inspect per-split state through it).
+  const SourceWatermarks<T>* watermarks() const { return watermarks_.get(); }
 
  private:
   int32_t subtask_index() const override { return setup_.info.subtask_index; }
@@ -232,12 +256,34 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
   MetricGroup& metric_group() override { return *setup_.metrics; }
   const Clock& clock() const override { return *setup_.clock; }
 
+  void start_watermarks() {
+    typename SourceWatermarks<T>::Config c;
+    c.output = output_->out_;
+    c.record_timestamp = &record_timestamp();
+    if (setup_.metrics != nullptr) {
+      c.late_records = &setup_.metrics->counter(metric_names::kNumLateRecords);
+      c.skewed_records = &setup_.metrics->counter(metric_names::kNumSkewedRecords);
+    }
+    c.side_outputs = &side_outputs_;
+    c.on_watermark = [this](int64_t wm) { process_watermark(wm); };
+    c.on_idle = [this](bool idle) { process_watermark_status(idle); };
+    c.default_split_id = "#subtask-" + std::to_string(info().subtask_index);
+    watermarks_ = std::make_unique<SourceWatermarks<T>>(*strategy_, WatermarkGeneratorContext{setup_.clock}, std::move(c));
+    watermarks_->restore(watermark_state_->get());
+    output_->watermarks_ = watermarks_.get();
+    schedule_periodic_watermarks([this] { call_user(info(), [&] { watermarks_->on_periodic_emit(); }); });
+  }
+
   static constexpr const char* kReaderStateName = "SourceReaderState";
+  static constexpr const char* kWatermarkStateName = "SourceWatermarkState";
   std::shared_ptr<const Source<T, SplitT>> source_;
   std::unique_ptr<SourceReader<T, SplitT>> reader_;
   std::optional<ReaderOutput<T>> output_;
   ListState<SplitT>* splits_state_ = nullptr;
   ListState<std::vector<uint8_t>>* enumerator_state_store_ = nullptr;
+  std::optional<WatermarkStrategy<T>> strategy_;
+  std::unique_ptr<SourceWatermarks<T>> watermarks_;
+  ListState<SplitWatermarkState>* watermark_state_ = nullptr;
 };
 
 }  // namespace sluice

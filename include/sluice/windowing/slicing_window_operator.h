@@ -18,7 +18,7 @@
 // a window already cleaned up that gets a new element fires with its panes' earlier elements as well, where the
 // per-window path would start it afresh.
 //
-// Record timestamps: the same seam as WindowOperator (current_record_timestamp_ms). Thread-safety: task thread.
+// Record timestamps and result timestamps: as WindowOperator. Thread-safety: task thread.
 #pragma once
 
 #include <cstdint>
@@ -184,8 +184,11 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
   int64_t num_late_records_dropped() const { return late_dropped_->count(); }
 
  private:
-  // SEAM(watermarks): as WindowOperator::current_record_timestamp_ms.
-  int64_t current_record_timestamp_ms() const { return kNoRecordTimestamp; }
+  // The event timestamp of the record being collected (kNoRecordTimestamp: none).
+  int64_t current_record_timestamp_ms() {
+    const RecordTimestamp& ts = this->record_timestamp();
+    return ts.has_timestamp ? ts.timestamp_ms : kNoRecordTimestamp;
+  }
 
   void on_event_time(const InternalTimer<K, TimeWindow>& timer) override {
     const TimeWindow& ns = timer.ns;
@@ -208,7 +211,11 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
     }
     if (!result) return;
     process_ctx_->set_window(&window);
+    RecordTimestamp& ts = this->record_timestamp();
+    const RecordTimestamp saved = ts;
+    ts.set(window.max_timestamp());  // results carry the window's end (as Flink's)
     panes_.emit(std::move(*result), *process_ctx_, collector_);
+    ts = saved;
   }
 
   int64_t cleanup_time(const TimeWindow& window) const {

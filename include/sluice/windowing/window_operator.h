@@ -18,10 +18,10 @@
 // is counted in the metric numLateRecordsDropped. Nothing is dropped uncounted. Within the allowed lateness the
 // event-time trigger fires a window again for each element that arrives after it fired.
 //
-// Record timestamps (SEAM until watermarks are merged): current_record_timestamp_ms() below is the one place the
-// operator learns an element's event timestamp when records arrive through collect(); today it returns
-// kNoRecordTimestamp, and event-time assigners fail the task on such a record. Operator tests call
-// process_element(record, timestamp_ms) directly.
+// Record timestamps: an element arriving through collect() has the task's current record timestamp (set by a
+// timestamp assigner upstream, a source's WatermarkStrategy, or read from the wire); an element without one fails
+// the task on an event-time window. Window results carry the window's max_timestamp() as their timestamp (Flink's
+// WindowOperator does the same). Operator tests call process_element(record, timestamp_ms) directly.
 //
 // Errors: user exceptions and a record without timestamp on an event-time window escape as OperatorFailure.
 // Thread-safety: the task thread.
@@ -38,6 +38,7 @@
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/builtin_operators.h"
+#include "sluice/operators/network_io.h"
 #include "sluice/windowing/merging_window_set.h"
 #include "sluice/windowing/time_window.h"
 #include "sluice/windowing/trigger.h"
@@ -45,8 +46,6 @@
 
 namespace sluice {
 
-// The "no timestamp" marker (Flink's Long.MIN_VALUE record timestamp).
-inline constexpr int64_t kNoRecordTimestamp = std::numeric_limits<int64_t>::min();
 inline constexpr const char* kNumLateRecordsDroppedMetric = "numLateRecordsDropped";
 
 struct WindowOperatorConfig {
@@ -144,9 +143,11 @@ class WindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>,
   int64_t num_late_records_dropped() const { return late_dropped_->count(); }
 
  private:
-  // SEAM(watermarks): the event timestamp of the record being collected. Swap for the record's timestamp when
-  // records carry one.
-  int64_t current_record_timestamp_ms() const { return kNoRecordTimestamp; }
+  // The event timestamp of the record being collected (kNoRecordTimestamp: none).
+  int64_t current_record_timestamp_ms() {
+    const RecordTimestamp& ts = this->record_timestamp();
+    return ts.has_timestamp ? ts.timestamp_ms : kNoRecordTimestamp;
+  }
 
   bool add_to_merging_windows(const IN& record, int64_t element_time) {
     merging_set_.load(*merging_state_);
@@ -190,7 +191,11 @@ class WindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>,
   void act(TriggerResult r, const W& window) {
     if (is_fire(r)) {
       process_ctx_->set_window(&window);
+      RecordTimestamp& ts = this->record_timestamp();
+      const RecordTimestamp saved = ts;
+      ts.set(window.max_timestamp());
       contents_.emit(*contents_state_, *process_ctx_, collector_);
+      ts = saved;
     }
     if (is_purge(r)) contents_state_->clear();
   }

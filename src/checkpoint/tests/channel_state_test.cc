@@ -103,5 +103,23 @@ TEST(ChannelState, MetadataCarriesTheHandleFromVersionThree) {
   EXPECT_NE(refused.status().message().find("channel state"), std::string::npos) << refused.status().message();
 }
 
+// Only metadata with channel state needs version 3: an aligned checkpoint is written as version 2, so a build
+// from before unaligned checkpoints (reading up to version 2) still reads it. Both round-trip.
+TEST(ChannelState, MetadataWithoutChannelStateIsWrittenAsVersionTwo) {
+  auto round_trip = [](const CheckpointMetadata& m, uint32_t version) {
+    EXPECT_EQ(m.required_format_version(), version);
+    auto bytes = encode_metadata(m);
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    EXPECT_EQ((*bytes)[4], version);
+    auto back = decode_metadata(*bytes, "v" + std::to_string(version));
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    EXPECT_EQ(back->format_version, version);
+    EXPECT_EQ(*back, m);
+  };
+  round_trip(testing::sample_metadata(), 2);
+  const std::vector<uint8_t> state = encode_channel_state(sample_state());
+  round_trip(with_channel_state(testing::file_handle("chk-7/src-channel-abc", state.size(), 5)), 3);
+}
+
 }  // namespace
 }  // namespace sluice::checkpoint

@@ -64,7 +64,7 @@ TEST(IncrementalHandle, RoundTripsWithSizes) {
   EXPECT_EQ(m.referenced_files().size(), 5u);
   auto bytes = encode_metadata(m);
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-  EXPECT_EQ((*bytes)[4], CheckpointMetadata::kFormatVersion);
+  EXPECT_EQ((*bytes)[4], CheckpointMetadata::kFirstIncrementalFormatVersion);
   auto back = decode_metadata(*bytes, "m");
   ASSERT_TRUE(back.is_ok()) << back.status().to_string();
   EXPECT_EQ(*back, m);

@@ -391,3 +391,44 @@ TEST(UnalignedCheckpointOptions, NeedOneCheckpointAtATime) {
 
 }  // namespace
 }  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// Options of a mode that is off are refused, never ignored: unaligned and AT_LEAST_ONCE without checkpointing,
+// an alignment timeout without unaligned checkpoints.
+TEST(ModeDependentOptions, RefusedWhenTheirModeIsOff) {
+  Configuration none;
+  EXPECT_TRUE(validate_mode_dependent_options(none).is_ok());
+
+  auto refused = [](const Configuration& c, const std::string& needle) {
+    Status s = validate_mode_dependent_options(c);
+    ASSERT_FALSE(s.is_ok()) << needle;
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+  };
+  Configuration unaligned_off = from_yaml("execution.checkpointing.interval: 0\n"
+                                          "execution.checkpointing.unaligned.enabled: true\n");
+  refused(unaligned_off, "execution.checkpointing.unaligned.enabled = true has no effect while checkpointing is off");
+  Configuration alo_off = from_yaml("execution.checkpointing.mode: AT_LEAST_ONCE\n");  // interval unset: off
+  refused(alo_off, "execution.checkpointing.mode = AT_LEAST_ONCE has no effect while checkpointing is off");
+  Configuration timeout_aligned = from_yaml("execution.checkpointing.interval: 1 s\n"
+                                            "execution.checkpointing.aligned-checkpoint-timeout: 100ms\n");
+  refused(timeout_aligned, "execution.checkpointing.aligned-checkpoint-timeout is set (100ms) but has no effect");
+  Configuration timeout_flink_key = from_yaml("execution.checkpointing.interval: 1 s\n"
+                                              "execution.checkpointing.alignment-timeout: 0ms\n");
+  refused(timeout_flink_key, "aligned-checkpoint-timeout is set (0ms)");
+
+  // The same options where they act are fine; EXACTLY_ONCE without checkpointing is the default anyway.
+  Configuration ok = from_yaml("execution.checkpointing.interval: 1 s\n"
+                               "execution.checkpointing.unaligned.enabled: true\n"
+                               "execution.checkpointing.aligned-checkpoint-timeout: 100ms\n");
+  EXPECT_TRUE(validate_mode_dependent_options(ok).is_ok());
+  Configuration alo = from_yaml("execution.checkpointing.interval: 1 s\nexecution.checkpointing.mode: AT_LEAST_ONCE\n");
+  EXPECT_TRUE(validate_mode_dependent_options(alo).is_ok());
+  Configuration exactly_once_off = from_yaml("execution.checkpointing.mode: EXACTLY_ONCE\n");
+  EXPECT_TRUE(validate_mode_dependent_options(exactly_once_off).is_ok());
+}
+
+}  // namespace
+}  // namespace sluice

@@ -19,6 +19,7 @@ TEST(Configuration, DefaultsWhenUnset) {
   EXPECT_EQ(c.get(options::kMaxParallelism), -1);
   EXPECT_EQ(c.get(options::kPipelineName), "");
   EXPECT_EQ(c.get(options::kBufferTimeoutInterval), milliseconds(100));
+  EXPECT_EQ(c.get(options::kAutoWatermarkInterval), milliseconds(200));
   EXPECT_TRUE(c.get(options::kBufferTimeoutEnabled));
   EXPECT_EQ(c.get(options::kMemorySegmentSize), MemorySize::of_kibibytes(32));
   EXPECT_EQ(c.get(options::kNetworkBuffersPerChannel), 2);
@@ -271,7 +272,7 @@ TEST(OptionRegistry, KeysAndAliasesAreUniqueAndDefaultsValid) {
     ASSERT_TRUE(parsed.is_ok()) << option->key << ": " << parsed.status().to_string();
     EXPECT_EQ(parsed->formatted, option->default_value_string());
   }
-  EXPECT_EQ(all_options().size(), 54u);
+  EXPECT_EQ(all_options().size(), 55u);
 }
 
 TEST(OptionRegistry, FindOption) {

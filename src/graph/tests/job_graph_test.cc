@@ -41,6 +41,39 @@ TEST(JobGraph, KeyByRebalanceAndParallelismChangesBreakChains) {
   EXPECT_EQ(jg.edges[2].partitioning, Partitioning::kRebalance);  // default with differing parallelism
 }
 
+TEST(JobGraph, EdgesCarryTimestampsOnlyDownstreamOfAnAssigner) {
+  StreamExecutionEnvironment env;
+  auto plain = env.from_sequence(1, 10).name("plain");
+  auto stamped = env.from_sequence(1, 10)
+                     .name("stamped-src")
+                     .rebalance()
+                     .assign_timestamps_and_watermarks(WatermarkStrategy<int64_t>::for_monotonous_timestamps()
+                                                           .with_timestamp_assigner([](const int64_t& x) { return x; }))
+                     .name("ts");
+  stamped.key_by([](const int64_t& x) { return x % 3; }).reduce([](const int64_t& a, const int64_t& b) { return a + b; })
+      .name("r").sink_to(DiscardingSink<int64_t>());
+  // A union of a stamped and a plain input: both edges into the node share the framing with timestamps.
+  plain.rebalance().union_(stamped.rebalance()).map([](int64_t x) { return x; }).name("u").sink_to(DiscardingSink<int64_t>());
+  JobGraph jg = build(env);
+  auto vertex_named = [&](const std::string& n) {
+    for (const auto& v : jg.vertices)
+      if (v.name.rfind(n, 0) == 0 || v.name.rfind("Source: " + n, 0) == 0) return v.id;
+    return -1;
+  };
+  int checked = 0;
+  for (const auto& e : jg.edges) {
+    const int32_t target = e.target_vertex;
+    if (target == vertex_named("ts")) {
+      EXPECT_FALSE(e.carries_timestamps) << "nothing upstream of the assigner has timestamps";
+      ++checked;
+    } else if (target == vertex_named("r") || target == vertex_named("u")) {
+      EXPECT_TRUE(e.carries_timestamps);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 TEST(JobGraph, UnionInputsAreNotChained) {
   StreamExecutionEnvironment env;
   auto a = env.from_sequence(1, 10);

@@ -17,8 +17,8 @@ Result<RuntimeEvent> decode_event(const Buffer& buffer) {
   if (!buffer.is_event()) return Status::corruption("decode_event: expected an event buffer, got a data buffer");
   if (buffer.bytes.empty()) return Status::corruption("decode_event: expected at least the type byte, got 0 bytes");
   const uint8_t type = buffer.bytes[0];
-  if (type < static_cast<uint8_t>(EventType::kEndOfPartition) || type > static_cast<uint8_t>(EventType::kEndOfData)) {
-    return Status::corruption("decode_event: expected an event type in [1, 5], got " + std::to_string(type));
+  if (type < static_cast<uint8_t>(EventType::kEndOfPartition) || type > static_cast<uint8_t>(EventType::kWatermarkStatus)) {
+    return Status::corruption("decode_event: expected an event type in [1, 6], got " + std::to_string(type));
   }
   RuntimeEvent event;
   event.type = static_cast<EventType>(type);

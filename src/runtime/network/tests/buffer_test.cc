@@ -9,7 +9,8 @@ namespace {
 
 TEST(RuntimeEvent, EncodeDecodeRoundTripsEveryType) {
   for (EventType type : {EventType::kEndOfPartition, EventType::kCheckpointBarrier,
-                         EventType::kCancelCheckpointMarker, EventType::kWatermark, EventType::kEndOfData}) {
+                         EventType::kCancelCheckpointMarker, EventType::kWatermark, EventType::kEndOfData,
+                         EventType::kWatermarkStatus}) {
     RuntimeEvent event{type, {1, 2, 3, static_cast<uint8_t>(type)}};
     Buffer buffer = encode_event(event);
     EXPECT_TRUE(buffer.is_event());
@@ -37,10 +38,10 @@ TEST(RuntimeEvent, DecodeRejectsWhatIsNotAnEvent) {
   unknown.kind = Buffer::Kind::kEvent;
   unknown.bytes = {0};
   EXPECT_EQ(decode_event(unknown).status().code(), StatusCode::kCorruption);
-  unknown.bytes = {6, 1};
+  unknown.bytes = {7, 1};
   Result<RuntimeEvent> r = decode_event(unknown);
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("got 6"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("got 7"), std::string::npos) << r.status().message();
 }
 
 TEST(NetworkConfig, DefaultsAreFlinksAndValidateNamesTheBadField) {
