@@ -3,8 +3,8 @@
 //   key's window fires once when the clock passes its end, with every element of the window;
 // - global windows with count and purging triggers through reduce, aggregate, process and aggregate+process on a
 //   bounded input (no timestamps needed), each checked against the hand-computed result.
-// Event-time windows in running jobs need record timestamps and watermarks (another branch); they are tested at
-// operator level (window_operator_test.cc).
+// - event-time tumbling and sliding (pane-sharing) windows on records stamped by assign_timestamps_and_watermarks:
+//   every window's count and sum hand-computed, and each result carries its window's max timestamp downstream.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -229,6 +229,62 @@ TEST_P(WindowsIT, GlobalWindowsWithCountTriggersThroughEveryWindowFunction) {
     return keyed.window(GlobalWindows::create()).trigger(purging(CountTrigger::of(4))).process(Count{});
   });
   EXPECT_EQ(totals(processed), expected);
+}
+
+// Appends the record's timestamp (or "none") to the line: window results must carry their window's end - 1.
+struct AppendTimestamp final : ProcessFunction<std::string, std::string> {
+  void process_element(const std::string& v, ProcessContext& ctx, Collector<std::string>& out) override {
+    out.collect(v + "@" + (ctx.timestamp() ? std::to_string(*ctx.timestamp()) : std::string("none")));
+  }
+};
+
+TEST_P(WindowsIT, EventTimeWindowsOnStampedRecords) {
+  // Records 0..999 stamped with their value (ms); two source subtasks, each monotonous: none is late.
+  auto run = [&](auto build) {
+    reset();
+    Configuration config;
+    configure(config, GetParam());
+    StreamExecutionEnvironment env(config);
+    env.set_parallelism(2);
+    auto keyed = env.from_sequence(0, 999)
+                     .assign_timestamps_and_watermarks(
+                         WatermarkStrategy<int64_t>::for_monotonous_timestamps().with_timestamp_assigner(
+                             [](const int64_t& i) { return i; }))
+                     .key_by([](const int64_t& i) { return i % 3; });
+    build(keyed).process(AppendTimestamp{}).sink_to(CollectSink());
+    auto result = env.execute("event-time-windows");
+    EXPECT_TRUE(result.is_ok()) << result.status().to_string();
+    return out_set();
+  };
+  // "key,start,count,sum@start+size-1" for every window [start, start + size) that holds elements of the key.
+  auto expected = [](int64_t size, int64_t slide) {
+    std::multiset<std::string> e;
+    for (int64_t start = -size + slide; start < 1000; start += slide) {
+      for (int64_t k = 0; k < 3; ++k) {
+        int64_t count = 0, sum = 0;
+        for (int64_t i = std::max<int64_t>(start, 0); i < std::min<int64_t>(start + size, 1000); ++i) {
+          if (i % 3 == k) {
+            ++count;
+            sum += i;
+          }
+        }
+        if (count > 0) {
+          e.insert(std::to_string(k) + "," + std::to_string(start) + "," + std::to_string(count) + "," +
+                   std::to_string(sum) + "@" + std::to_string(start + size - 1));
+        }
+      }
+    }
+    return e;
+  };
+  EXPECT_EQ(run([](auto k) {
+              return k.window(TumblingEventTimeWindows::of(100)).aggregate(CountAndSum{}, Describe<TimeWindow>{});
+            }),
+            expected(100, 100));
+  // Sliding with aggregate + process: the pane-sharing path.
+  EXPECT_EQ(run([](auto k) {
+              return k.window(SlidingEventTimeWindows::of(100, 50)).aggregate(CountAndSum{}, Describe<TimeWindow>{});
+            }),
+            expected(100, 50));
 }
 
 // reduce / aggregate on sliding event-time windows with the default trigger take the pane-sharing operator; other
