@@ -594,6 +594,8 @@ void StreamTask::run() {
     listener_->on_task_finished(d_.vertex, d_.subtask_index);
   } catch (const OperatorFailure& e) {
     fail(Status::user_function(e.what()));
+  } catch (const StatusError& e) {
+    fail(e.status());
   } catch (const std::exception& e) {
     fail(Status::internal(e.what()));
   }

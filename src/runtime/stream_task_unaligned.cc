@@ -181,7 +181,7 @@ bool StreamTask::process_recovered_input() {
   checkpoint::ChannelStateBuffer& b = recovered_input_[recovered_next_++];
   auto n = deserializer_->deserialize_buffer(b.bytes.data(), b.bytes.size());
   if (!n.is_ok()) {
-    throw std::runtime_error("task " + name_ + ", restored input channel state: " + n.status().to_string());
+    throw StatusError(n.status().with_context("task " + name_ + ", restored input channel state"));
   }
   b.bytes = {};
   if (recovered_next_ == recovered_input_.size()) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <thread>
 
@@ -201,6 +202,38 @@ TEST(DataStream, UserExceptionFailsJobNamingOperatorAndSubtask) {
   EXPECT_NE(m.find("'explode'"), std::string::npos) << m;
   EXPECT_NE(m.find("subtask "), std::string::npos) << m;
   EXPECT_NE(m.find("/2)"), std::string::npos) << m;
+}
+
+// A restore that the program or configuration makes impossible (an operator throws a Status with code
+// InvalidArgument, as the keyed-state restore does for an incremental RocksDB snapshot on the heap backend) fails
+// the job at once, keeping its code through the task boundary: the restart strategy never restarts it.
+std::atomic<int> g_initializations{0};
+class RefusingRestore final : public OneInputStreamOperator<int64_t, int64_t> {
+ public:
+  void initialize_state(const OperatorRestoreState* restored) override {
+    OneInputStreamOperator::initialize_state(restored);
+    g_initializations.fetch_add(1);
+    throw StatusError(Status::invalid_argument("state of 'refuse': expected the RocksDB state backend"));
+  }
+  void collect(int64_t&& v) override { output()->collect(std::move(v)); }
+};
+
+TEST(DataStream, InvalidArgumentFromATaskIsNeverRestarted) {
+  g_initializations = 0;
+  Configuration config;
+  ASSERT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
+  ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "3").is_ok());
+  ASSERT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "1ms").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(1);
+  env.from_sequence(1, 10).transform<int64_t>("refuse", [] { return std::make_unique<RefusingRestore>(); })
+      .sink_to(DiscardingSink<int64_t>());
+  auto r = env.execute("refused");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->status, JobStatus::kFailed);
+  EXPECT_EQ(r->error.code(), StatusCode::kInvalidArgument) << r->error.to_string();
+  EXPECT_NE(r->error.message().find("expected the RocksDB state backend"), std::string::npos) << r->error.to_string();
+  EXPECT_EQ(g_initializations.load(), 1) << "restarted although the failure cannot be fixed by a restart";
 }
 
 TEST(DataStream, KeyedStateOnNonKeyedStreamFails) {

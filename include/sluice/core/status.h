@@ -67,6 +67,18 @@ class [[nodiscard]] Status {
   bool retriable_ = false;
 };
 
+// Throwing a Status where an exception must cross a boundary (operator restore, the task loop): the task
+// catches it and fails with this Status, keeping its code, so the restart strategy still sees, for example, an
+// InvalidArgument (never restarted) rather than a generic Internal failure. Thread-safety: as Status.
+class StatusError : public std::runtime_error {
+ public:
+  explicit StatusError(Status status) : std::runtime_error(status.to_string()), status_(std::move(status)) {}
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
 // Result<T>: a T or the Status that says why there is none. Never holds an ok Status.
 template <class T>
 class [[nodiscard]] Result {

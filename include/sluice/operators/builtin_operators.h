@@ -229,12 +229,12 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
     if (restored == nullptr) return;
     Status inc = backend_->restore_incremental(restored->incremental_handles);
     if (!inc.is_ok()) {
-      throw std::runtime_error(inc.with_context("operator '" + this->info().operator_name + "' keyed state").to_string());
+      throw StatusError(inc.with_context("operator '" + this->info().operator_name + "' keyed state"));
     }
     for (const auto& kg : restored->key_groups) {
       Status st = backend_->restore_key_group(kg.data(), kg.size());
       if (!st.is_ok()) {
-        throw std::runtime_error(st.with_context("operator '" + this->info().operator_name + "' keyed state").to_string());
+        throw StatusError(st.with_context("operator '" + this->info().operator_name + "' keyed state"));
       }
     }
   }

@@ -144,7 +144,7 @@ class StreamOperator {
     if (restored != nullptr) {
       Status s = operator_state_.restore(restored->operator_state,
                                          "operator '" + setup_.info.operator_name + "' operator state");
-      if (!s.is_ok()) throw std::runtime_error(s.to_string());
+      if (!s.is_ok()) throw StatusError(s);
     }
   }
   // The synchronous part of a checkpoint, on the task thread at the barrier.
