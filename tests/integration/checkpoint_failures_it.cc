@@ -183,7 +183,8 @@ TEST(CheckpointFailures, LateWritesOfAnAbortedCheckpointAreRefusedAndLeaveNothin
   for (const auto& e : ofs->log()) {
     if (e.op == "remove" && e.path == chk1) {
       removed = true;
-    } else if (removed && contains(e.path, "/chk-1") && e.op != "remove") {
+    } else if (removed && contains(e.path, "/chk-1") && e.op != "remove" && e.op != "write-failed") {
+      // (write-failed: a source subtask's attempt refused by the injected failure itself; it created nothing.)
       ADD_FAILURE() << "after its discard, checkpoint 1 got " << e.op << " " << e.path;
     }
   }
