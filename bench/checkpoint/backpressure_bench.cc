@@ -8,7 +8,8 @@
 // Modes (--mode NAME, repeatable; default all that this build knows): none (no checkpoints), aligned
 // (EXACTLY_ONCE), at_least_once, unaligned (execution.checkpointing.unaligned.enabled) and
 // aligned_timeout_100ms (unaligned with execution.checkpointing.aligned-checkpoint-timeout 100ms). A mode whose
-// options this build does not have is reported as skipped. -D key=value applies to every run.
+// options the configuration refuses (unknown to this build, or contradicted by a -D) is reported as skipped.
+// -D key=value applies to every run.
 #include <unistd.h>
 
 #include <algorithm>
@@ -155,7 +156,7 @@ Result<RunResult> run_mode(const Options& o, const Mode& mode, double sink_rate,
     SLUICE_RETURN_IF_ERROR(c.set_string("execution.checkpointing.dir", dir + "/" + mode.name));
     for (const auto& [k, v] : mode.settings) {
       Status s = c.set_string(k, v);
-      if (!s.is_ok()) {  // an option of a later issue (unaligned checkpoints) this build does not have
+      if (!s.is_ok()) {  // an option this build does not have
         r.skipped = true;
         r.skip_reason = s.to_string();
         return r;
@@ -188,7 +189,12 @@ Result<RunResult> run_mode(const Options& o, const Mode& mode, double sink_rate,
 
   const int64_t wall0 = monotonic_ns();
   auto client = env.execute_async("backpressure-bench");
-  if (!client.is_ok()) return client.status();
+  if (!client.is_ok()) {
+    if (client.status().code() != StatusCode::kInvalidArgument) return client.status();
+    r.skipped = true;  // the configuration refused this mode's options (e.g. a -D that contradicts it)
+    r.skip_reason = client.status().to_string();
+    return r;
+  }
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   std::atomic<bool> done{false};
   std::mutex mu;
@@ -296,6 +302,12 @@ int run(int argc, char** argv) {
   const std::string dir =
       own_dir ? (fs::temp_directory_path() / ("sluice-backpressure-bench-" + std::to_string(::getpid()))).string() : o.dir;
   fs::create_directories(dir);
+  // Every exit, an error included, removes a folder we made.
+  const std::unique_ptr<const std::string, void (*)(const std::string*)> remove_dir(
+      own_dir ? &dir : nullptr, [](const std::string* d) {
+        std::error_code ec;
+        fs::remove_all(*d, ec);
+      });
 
   nlohmann::json doc;
   doc["benchmark"] = "backpressure_bench";
@@ -313,6 +325,13 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "backpressure_bench: measuring the unthrottled rate\n");
     Mode unthrottled{"unthrottled", {}, false};
     auto r = run_mode(o, unthrottled, 0, dir);
+    if (r.is_ok() && r->skipped) {
+      std::fprintf(stderr,
+                   "error: the unthrottled run (checkpointing off) refused the -D options: %s\n"
+                   "give the sink's rate with --sink-rate R, or drop the options that need checkpointing\n",
+                   r->skip_reason.c_str());
+      return 1;
+    }
     if (!r.is_ok()) {
       std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
       return 1;
@@ -333,7 +352,6 @@ int run(int argc, char** argv) {
     results.push_back(report(m, *r, o.events));
   }
   doc["modes"] = results;
-  if (own_dir) fs::remove_all(dir);
   std::printf("%s\n", doc.dump(2).c_str());
   return 0;
 }

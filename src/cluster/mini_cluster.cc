@@ -103,6 +103,12 @@ class LocalJob final : public CheckpointingJobClient,
                    cfg_.storage->describe());
       cfg_.incremental_checkpoints = false;
     }
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      // Documented Flink behaviour, but it silently drops the tail of a bounded job's output: say so once.
+      spdlog::warn("execution.checkpointing.checkpoints-after-tasks-finish is false: once a task finishes no "
+                   "checkpoint completes, so what sinks wrote after the last completed checkpoint is never "
+                   "committed (exactly-once sinks drop the tail of a bounded input)");
+    }
     shared_registry_ = std::make_shared<coordinator::SharedStateRegistry>();
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {

@@ -105,7 +105,7 @@ void CheckpointStatsTracker::report_abandoned(CheckpointId id, int64_t now_monot
   if (it == in_progress_.end()) return;
   InProgress p = std::move(it->second);
   in_progress_.erase(it);
-  p.entry.status = CheckpointStatus::kFailed;
+  p.entry.status = CheckpointStatus::kAbandoned;
   p.entry.end_to_end_duration_ms = now_monotonic_ms - p.trigger_monotonic_ms;
   p.entry.failure_reason = CheckpointFailureReason::kCoordinatorShutdown;
   p.entry.failure_message = std::move(message);

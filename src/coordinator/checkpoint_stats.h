@@ -41,7 +41,10 @@ struct SubtaskStatsEntry {
   SubtaskCheckpointStats stats;
 };
 
-enum class CheckpointStatus : uint8_t { kInProgress, kCompleted, kFailed };
+// kAbandoned: still pending when the job finished normally; neither completed nor a failure of the job's
+// checkpointing (Flink lists such checkpoints as failed with CHECKPOINT_COORDINATOR_SHUTDOWN; we keep them apart
+// so the history agrees with num_failed).
+enum class CheckpointStatus : uint8_t { kInProgress, kCompleted, kFailed, kAbandoned };
 
 struct CheckpointStatsEntry {
   CheckpointId id{0};
@@ -123,7 +126,7 @@ class CheckpointStatsTracker {
   void report_completed(CheckpointId id, int64_t now_monotonic_ms, std::string location);
   void report_failed(CheckpointId id, int64_t now_monotonic_ms, CheckpointFailureReason reason, std::string message);
   // A checkpoint still pending when the job finished normally (the coordinator shut down with the job): it
-  // goes into the history as failed (reason kCoordinatorShutdown) but does not count in num_failed nor become
+  // goes into the history as abandoned (reason kCoordinatorShutdown) and does not count in num_failed nor become
   // latest_failed (it says nothing about the job's checkpoints), so num_triggered may exceed num_completed +
   // num_failed by these.
   void report_abandoned(CheckpointId id, int64_t now_monotonic_ms, std::string message);

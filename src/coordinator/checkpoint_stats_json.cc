@@ -7,6 +7,7 @@ std::string_view checkpoint_status_name(CheckpointStatus status) {
     case CheckpointStatus::kInProgress: return "in_progress";
     case CheckpointStatus::kCompleted: return "completed";
     case CheckpointStatus::kFailed: return "failed";
+    case CheckpointStatus::kAbandoned: return "abandoned";
   }
   return "unknown";
 }
@@ -89,6 +90,7 @@ Result<CheckpointStatsEntry> checkpoint_stats_entry_from_json(const nlohmann::js
     const std::string status = j.at("status").get<std::string>();
     e.status = status == "completed" ? CheckpointStatus::kCompleted
                : status == "failed"  ? CheckpointStatus::kFailed
+               : status == "abandoned" ? CheckpointStatus::kAbandoned
                                      : CheckpointStatus::kInProgress;
     e.trigger_timestamp_ms = j.at("trigger_timestamp_ms").get<int64_t>();
     e.end_to_end_duration_ms = j.at("end_to_end_duration_ms").get<int64_t>();

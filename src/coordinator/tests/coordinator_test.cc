@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fakes.h"
+#include "coordinator/checkpoint_stats_json.h"
 #include "sluice/metrics/metric_registry.h"
 
 namespace sluice::coordinator {
@@ -487,13 +488,21 @@ TEST(CheckpointCoordinator, ShutdownAfterJobFinishedDoesNotCountPendingAsFailed)
     EXPECT_FALSE(s.latest_failed);
     ASSERT_EQ(s.history.size(), 1u);  // still in the history: ids stay without gaps
     EXPECT_EQ(s.history[0].id, CheckpointId(1));
+    EXPECT_EQ(s.history[0].status, CheckpointStatus::kAbandoned);  // not "failed": num_failed agrees
     EXPECT_EQ(s.history[0].failure_reason, R::kCoordinatorShutdown);
+    // The JSON written to _checkpoint_stats.json says so and reads back.
+    const nlohmann::json j = to_json(s.history[0]);
+    EXPECT_EQ(j.at("status"), "abandoned");
+    auto back = checkpoint_stats_entry_from_json(j);
+    ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+    EXPECT_EQ(back->status, CheckpointStatus::kAbandoned);
   }
   {
     Harness h(config_with());
     trigger(h);
     h.coordinator->shutdown(Status::cancelled("job cancelled"));
     EXPECT_EQ(h.coordinator->stats().num_failed, 1);
+    EXPECT_EQ(h.coordinator->stats().history.at(0).status, CheckpointStatus::kFailed);
   }
 }
 
