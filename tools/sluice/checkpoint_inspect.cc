@@ -133,6 +133,14 @@ Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(checkpoint::
 Result<InspectResult> inspect_checkpoints(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return Status::not_found("checkpoint inspect: '" + path + "' does not exist");
+  // A file is accepted only if it is a _metadata file, as `checkpoint verify` and `--restore` accept it; any other
+  // file of a checkpoint (state, channel state) would otherwise quietly stand for its folder.
+  if (fs::is_regular_file(path, ec) && fs::path(path).filename() != checkpoint::kMetadataFileName) {
+    return Status::invalid_argument("checkpoint inspect: '" + path + "' is a file but not a " +
+                                    std::string(checkpoint::kMetadataFileName) +
+                                    " file (expected a chk-<n> folder, its _metadata, a job folder or a checkpoint "
+                                    "directory)");
+  }
   std::vector<std::string> folders = folders_under(path);
   if (folders.empty()) {
     return Status::not_found("checkpoint inspect: no checkpoint under '" + path +

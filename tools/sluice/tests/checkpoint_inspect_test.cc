@@ -105,6 +105,21 @@ TEST(CheckpointInspect, StatisticsThatAreADirectoryAreAnError) {
       << r->document["problems"][0];
 }
 
+// Found by the fresh-clone review: a channel-state file of chk-12 was inspected as checkpoint 12 with exit 0.
+TEST(CheckpointInspect, AFileOtherThanMetadataIsRefused) {
+  const fs::path job = fresh_dir("notmetadata") / "0123456789abcdef0123456789abcdef";
+  const fs::path chk = write_checkpoint(job, 12);
+  write(chk / "auto-0-bids-channel-00ff", "channel state bytes");
+  auto r = inspect_checkpoints((chk / "auto-0-bids-channel-00ff").string());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("is a file but not a _metadata file"), std::string::npos)
+      << r.status().to_string();
+  auto direct = inspect_checkpoints((chk / "_metadata").string());  // the _metadata itself still works
+  ASSERT_TRUE(direct.is_ok()) << direct.status().to_string();
+  EXPECT_EQ(direct->exit_code, 0);
+}
+
 TEST(CheckpointInspect, OnlyIncompleteCheckpointsIsNoCheckpoint) {
   const fs::path dir = fresh_dir("incomplete");
   fs::create_directories(dir / "0123456789abcdef0123456789abcdef" / "chk-3");
