@@ -57,6 +57,9 @@ void BM_Q1Currency(benchmark::State& state) { run_loop(state, bench::baseline_q1
 void BM_Q2Selection(benchmark::State& state) { run_loop(state, bench::baseline_q2); }
 void BM_CountByAuction(benchmark::State& state) { run_loop(state, bench::baseline_count_by_auction); }
 void BM_Count100kKeys(benchmark::State& state) { run_loop(state, bench::baseline_keyed_count); }
+void BM_Q5HotItems(benchmark::State& state) { run_loop(state, bench::baseline_q5); }
+void BM_Q7HighestBid(benchmark::State& state) { run_loop(state, bench::baseline_q7); }
+void BM_Q8NewUsers(benchmark::State& state) { run_loop(state, bench::baseline_q8); }
 
 #define SLUICE_BASELINE(fn, name) \
   BENCHMARK(fn)->Name(name)->Iterations(1)->Unit(benchmark::kMillisecond)
@@ -69,6 +72,9 @@ SLUICE_BASELINE(BM_Q2Selection, "q2_selection");
 // frees made it 20-40 % slower in our runs (its 100 k nodes then spread over 3x the memory).
 SLUICE_BASELINE(BM_Count100kKeys, "count_100k_keys");
 SLUICE_BASELINE(BM_CountByAuction, "count_by_auction");
+SLUICE_BASELINE(BM_Q5HotItems, "q5_hot_items");
+SLUICE_BASELINE(BM_Q7HighestBid, "q7_highest_bid");
+SLUICE_BASELINE(BM_Q8NewUsers, "q8_new_users");
 
 }  // namespace
 }  // namespace sluice::nexmark

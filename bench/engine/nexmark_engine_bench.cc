@@ -1,7 +1,11 @@
 // nexmark_engine_bench: the engine's Nexmark jobs next to the hand-written baseline loops, in one process,
 // on the same events. Prints one JSON object to stdout (progress goes to stderr). See README.md.
 //
-//   nexmark_engine_bench [--events N] [--parallelism P] [--repeat R] [--only q0|q1|q2|keyed_count] [--verify]
+//   nexmark_engine_bench [--events N] [--parallelism P] [--repeat R] [--only NAME] [--verify]
+//
+// Two sections: "cases" (q0, q1, q2, keyed_count: jobs written for the benchmark, engine_jobs.h) and "queries"
+// (every query of the registry, examples/nexmark/queries.h, at declared rates 10 M/s and 100 K/s; the windowed
+// q5, q7 and q8 next to their loops in baseline_loops.h).
 //
 // Per case and repeat: one engine run (CPU = getrusage(RUSAGE_SELF) user + sys delta around
 // env.execute(), i.e. every thread of the process; wall = steady clock around the same call), then one
@@ -25,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../baseline/baseline_loops.h"
+#include "queries.h"
 #include "engine_jobs.h"
 #include "../common/bench_util.h"
 
@@ -42,6 +47,7 @@ struct Options {
   int32_t parallelism = 1;
   int32_t repeat = 3;
   std::optional<BenchCase> only;
+  std::string only_query;  // a registry query name: only that query (and no case)
   bool verify = false;  // one extra, unmeasured engine run per case whose output is checked against the loop
 };
 
@@ -50,7 +56,7 @@ constexpr const char* kUsage =
     "  --events N       events per run (default 5000000, >= 1)\n"
     "  --parallelism P  parallelism of every engine operator (default 1, 1..64)\n"
     "  --repeat R       runs per case; figures are medians (default 3, 1..100)\n"
-    "  --only NAME      run one case: q0, q1, q2 or keyed_count\n"
+    "  --only NAME      run one case (q0, q1, q2, keyed_count) or one registered query (query:qN, e.g. query:q5)\n"
     "  --verify         also check each engine job's output against its baseline loop (exit 1 on mismatch)\n";
 
 Result<Options> parse_args(int argc, char** argv) {
@@ -73,11 +79,18 @@ Result<Options> parse_args(int argc, char** argv) {
       SLUICE_ASSIGN_OR_RETURN(o.parallelism, parse_int<int32_t>(a, v, 1, 64));
     } else if (a == "--repeat") {
       SLUICE_ASSIGN_OR_RETURN(o.repeat, parse_int<int32_t>(a, v, 1, 100));
+    } else if (v.rfind("query:", 0) == 0) {
+      o.only_query = std::string(v.substr(6));
+      if (nexmark::queries::find_query(o.only_query) == nullptr) {
+        return Status::invalid_argument("--only: unknown query '" + o.only_query + "'; expected one of " +
+                                        nexmark::queries::query_names());
+      }
     } else {
       for (BenchCase c : kAllCases)
         if (case_name(c) == v) o.only = c;
       if (!o.only) {
-        return Status::invalid_argument("--only: expected q0, q1, q2 or keyed_count, got '" + std::string(v) + "'");
+        return Status::invalid_argument("--only: expected q0, q1, q2, keyed_count or query:qN, got '" +
+                                        std::string(v) + "'");
       }
     }
   }
@@ -167,6 +180,110 @@ Run measure(F&& fn) {
   return Run{cpu1 - cpu0, wall1 - wall0, 0};
 }
 
+// ---- the registry's queries ------------------------------------------------------------------------------
+
+struct Rate {
+  const char* label;
+  double per_s;
+};
+constexpr Rate kRates[] = {{"10M", 10'000'000}, {"100K", 100'000}};
+
+// The loop of a registered query, where one exists, and the target ratio (issue 6: q5, q7 >= 0.20, q8 >= 0.30).
+struct QueryLoop {
+  QueryOutput (*loop)(const nexmark::Generator&, int64_t) = nullptr;
+  double target = 0;
+};
+QueryLoop query_loop(const std::string& name) {
+  if (name == "q5") return {baseline_q5, 0.20};
+  if (name == "q7") return {baseline_q7, 0.20};
+  if (name == "q8") return {baseline_q8, 0.30};
+  return {};
+}
+
+nexmark::GeneratorConfig query_generator_config(double rate, int64_t events) {
+  nexmark::GeneratorConfig g = bench_generator_config(events);
+  g.declared_rate_per_s = rate;
+  return g;
+}
+
+// One engine run of a registered query (heap state, no checkpoints, output counted and dropped).
+Result<Run> run_query(const nexmark::queries::Query& q, double rate, const Options& opt, int64_t* rows) {
+  StreamExecutionEnvironment env;
+  env.set_parallelism(opt.parallelism);
+  nexmark::NexmarkSourceOptions source;
+  source.generator = query_generator_config(rate, opt.events);
+  source.num_splits = opt.parallelism;
+  auto handle = q.add(nexmark::queries::nexmark_events(env, source), nexmark::queries::OutputMode::kDiscard);
+  const double cpu0 = process_cpu_seconds();
+  const double wall0 = wall_seconds();
+  auto result = env.execute("nexmark-" + q.name);
+  const double wall1 = wall_seconds();
+  const double cpu1 = process_cpu_seconds();
+  if (!result.is_ok()) return result.status().with_context("executing " + q.name);
+  if (result->status != JobStatus::kFinished) {
+    return Status::internal("job " + q.name + " ended " + job_status_name(result->status) + ": " +
+                            result->error.to_string());
+  }
+  *rows = handle->output_rows();
+  return Run{cpu1 - cpu0, wall1 - wall0, result->cpu_seconds};
+}
+
+// "queries": {name: {rate label: {engine, [baseline, ratio, ratio_wall, target, meets_target], output_rows,
+// [baseline_output_rows, verified]}}}. Returns false when --verify found a difference or a run failed.
+bool run_queries(const Options& opt, Json& out) {
+  bool ok = true;
+  out = Json::object();
+  for (const nexmark::queries::Query& q : nexmark::queries::all_queries()) {
+    if (!opt.only_query.empty() && opt.only_query != q.name) continue;
+    const QueryLoop loop = query_loop(q.name);
+    Json per_rate = Json::object();
+    for (const Rate& rate : kRates) {
+      const nexmark::Generator generator(query_generator_config(rate.per_s, -1));
+      std::vector<Run> engine_runs, baseline_runs;
+      int64_t rows = 0;
+      QueryOutput loop_out;
+      for (int32_t r = 0; r < opt.repeat; ++r) {
+        std::fprintf(stderr, "query %s at %s/s: run %d/%d\n", q.name.c_str(), rate.label, r + 1, opt.repeat);
+        auto e = run_query(q, rate.per_s, opt, &rows);
+        if (!e.is_ok()) {
+          std::fprintf(stderr, "nexmark_engine_bench: %s\n", e.status().to_string().c_str());
+          return false;
+        }
+        engine_runs.push_back(*e);
+        if (loop.loop != nullptr) {
+          baseline_runs.push_back(measure([&] { loop_out = loop.loop(generator, opt.events); }));
+        }
+      }
+      Json rj;
+      rj["engine"] = summarize(engine_runs, opt.events, true);
+      rj["output_rows"] = rows;
+      if (loop.loop != nullptr) {
+        rj["baseline"] = summarize(baseline_runs, opt.events, false);
+        rj["baseline_output_rows"] = loop_out.outputs;
+        const double ratio =
+            rj["engine"]["events_per_cpu_s"].get<double>() / rj["baseline"]["events_per_cpu_s"].get<double>();
+        rj["ratio"] = ratio;
+        rj["ratio_wall"] =
+            rj["engine"]["events_per_wall_s"].get<double>() / rj["baseline"]["events_per_wall_s"].get<double>();
+        rj["target"] = loop.target;
+        rj["meets_target"] = ratio >= loop.target;
+        if (opt.verify) {
+          // The engine's row count must equal the loop's (sluice nexmark --verify compares the rows themselves).
+          rj["verified"] = rows == loop_out.outputs;
+          if (rows != loop_out.outputs) {
+            ok = false;
+            std::fprintf(stderr, "query %s at %s/s: engine emitted %lld rows, the loop %lld\n", q.name.c_str(),
+                         rate.label, static_cast<long long>(rows), static_cast<long long>(loop_out.outputs));
+          }
+        }
+      }
+      per_rate[rate.label] = std::move(rj);
+    }
+    out[q.name] = std::move(per_rate);
+  }
+  return ok;
+}
+
 int run(const Options& opt) {
   const EngineJobConfig cfg{opt.events, opt.parallelism};
   const nexmark::Generator generator(bench_generator_config(-1));  // the baselines' default config
@@ -194,7 +311,7 @@ int run(const Options& opt) {
 
   out["cases"] = Json::object();
   for (BenchCase c : kAllCases) {
-    if (opt.only && *opt.only != c) continue;
+    if ((opt.only && *opt.only != c) || !opt.only_query.empty()) continue;
     const std::string name(case_name(c));
     std::vector<Run> engine_runs, baseline_runs;
     QueryOutput baseline_out;
@@ -238,6 +355,9 @@ int run(const Options& opt) {
     }
     out["cases"][name] = std::move(cj);
   }
+  Json queries = Json::object();
+  if (!opt.only) all_verified = run_queries(opt, queries) && all_verified;
+  out["queries"] = std::move(queries);
   std::cout << out.dump(2) << std::endl;
   return all_verified ? 0 : 1;
 }

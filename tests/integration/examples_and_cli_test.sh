@@ -158,3 +158,17 @@ set +e; "$sluice" demo --events 1000 --checkpoint-dir ck-off --output demo-off \
   -D execution.checkpointing.aligned-checkpoint-timeout=100ms > off.out 2>&1; code=$?; set -e
 [ "$code" -eq 2 ] || { echo "an alignment timeout without unaligned checkpoints exited $code, expected 2"; cat off.out; exit 1; }
 grep -q "applies to unaligned checkpoints only" off.out || { echo "unclear alignment-timeout error"; cat off.out; exit 1; }
+
+# `sluice nexmark`: the query list, a verified windowed query with the demo's summary fields, and bad input.
+"$sluice" nexmark --list > nx-list.out
+for q in q0 q1 q2 q5 q7 q8; do grep -q "^$q " nx-list.out || { echo "nexmark --list lacks $q"; cat nx-list.out; exit 1; }; done
+"$sluice" nexmark --query q5 --events 200000 --rate 10000 --verify --summary-json nx.json > nx.out
+for field in events elapsed_s events_per_s events_per_cpu_s peak_rss_bytes verified output_rows query; do
+  grep -q "\"$field\"" nx.json || { echo "nexmark summary lacks $field"; cat nx.json; exit 1; }
+done
+grep -q '"verified": true' nx.json || { echo "nexmark q5 did not verify"; cat nx.out nx.json; exit 1; }
+grep -q '^summary: 200000 events' nx.out || { echo "nexmark: no summary line"; cat nx.out; exit 1; }
+set +e; "$sluice" nexmark --query q99 > nx-bad.out 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] && grep -q -- "--query: unknown query 'q99'" nx-bad.out || { echo "unknown query: exit $code"; cat nx-bad.out; exit 1; }
+set +e; "$sluice" nexmark --query q5 --events 0 > nx-bad.out 2>&1; code=$?; set -e
+[ "$code" -eq 2 ] && grep -q -- "--events" nx-bad.out || { echo "--events 0: exit $code"; cat nx-bad.out; exit 1; }

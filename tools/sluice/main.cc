@@ -3,6 +3,7 @@
 
 #include "checkpoint_command.h"
 #include "demo.h"
+#include "nexmark_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   sluice::cli::add_demo_command(app, &exit_code);
   sluice::cli::add_checkpoint_command(app, &exit_code);
+  sluice::cli::add_nexmark_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,295 @@
+#include "job_report.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iterator>
+#include <random>
+
+#include "coordinator/checkpoint_stats_json.h"
+#include "sluice/config/derived_options.h"
+#include "sluice/config/options.h"
+#include "sluice/metrics/metric_names.h"
+
+namespace sluice::cli {
+
+CLI::Validator whole_number_at_least_one() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          size_t used = 0;
+          long long n = std::stoll(v, &used);
+          if (used != v.size() || n < 1) return "expected a whole number >= 1, got '" + v + "'";
+        } catch (const std::exception&) {
+          return "expected a whole number >= 1 that fits in 64 bits, got '" + v + "'";
+        }
+        return "";
+      },
+      "INT >= 1");
+}
+
+CLI::Validator declared_rate_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          size_t used = 0;
+          double r = std::stod(v, &used);
+          if (used != v.size() || !(r >= 1 && r <= 1e12)) return "expected events/s in [1, 1e12], got '" + v + "'";
+        } catch (const std::exception&) {
+          return "expected events/s in [1, 1e12], got '" + v + "'";
+        }
+        return "";
+      },
+      "RATE in [1, 1e12]");
+}
+
+int64_t peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+int64_t source_events(const MetricRegistry& metrics, const std::string& source_name) {
+  const std::string infix = "." + source_name + ".";
+  double total = 0;
+  for (const auto& m : metrics.snapshot()) {
+    if (m.name == metric_names::kNumRecordsOut && m.scope.find(infix) != std::string::npos) total += m.value;
+  }
+  return static_cast<int64_t>(total);
+}
+
+nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job) {
+  nlohmann::json ops = nlohmann::json::object();
+  for (const auto& m : metrics.snapshot()) {
+    if (m.scope.rfind(job + ".", 0) != 0) continue;
+    std::string rest = m.scope.substr(job.size() + 1);
+    auto dot = rest.rfind('.');
+    if (dot == std::string::npos) continue;
+    std::string op = rest.substr(0, dot);
+    std::string key;
+    if (m.name == metric_names::kNumRecordsIn) key = "records_in";
+    else if (m.name == metric_names::kNumRecordsOut) key = "records_out";
+    else if (m.name == metric_names::kNumBytesIn) key = "bytes_in";
+    else if (m.name == metric_names::kNumBytesOut) key = "bytes_out";
+    else if (m.name == metric_names::kStateSizeBytes) key = "state_size_bytes";
+    else if (m.name == metric_names::kBackPressuredTimeNs) key = "back_pressured_ms";
+    else continue;
+    double v = key == "back_pressured_ms" ? m.value / 1e6 : m.value;
+    nlohmann::json& o = ops[op];
+    if (!o.is_object()) o = nlohmann::json::object();
+    o[key] = o.value(key, 0.0) + v;
+  }
+  return ops;
+}
+
+ProgressLine::ProgressLine(JobClient& client, std::string source_name) {
+  thread_ = std::thread([this, &client, source = std::move(source_name)] {
+    const auto start = std::chrono::steady_clock::now();
+    while (!done_.load()) {
+      for (int i = 0; i < 10 && !done_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (done_.load()) break;
+      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int64_t ev = source_events(client.metrics(), source);
+      std::printf("  progress: %lld events, %.0f events/s, %.1f s elapsed\n", static_cast<long long>(ev),
+                  static_cast<double>(ev) / elapsed, elapsed);
+      std::fflush(stdout);
+    }
+  });
+}
+
+void ProgressLine::stop() {
+  done_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobClient& cp_client, Options o) {
+  if (o.failures <= 0) return;
+  thread_ = std::thread([this, &client, &cp_client, f = std::move(o)] {
+    // Failure i is armed when the sources have emitted a seeded random share of the stream (replays
+    // included), so every failure lands inside the run however fast the machine is.
+    std::mt19937_64 rng(f.seed * 7919 + 17);
+    std::vector<int64_t> thresholds;
+    for (int32_t i = 0; i < f.failures; ++i) {
+      double u = 0.1 + 0.8 * static_cast<double>(rng() % 1'000'000) / 1e6;
+      thresholds.push_back(static_cast<int64_t>(u * static_cast<double>(f.stream_events)));
+    }
+    std::sort(thresholds.begin(), thresholds.end());
+    // Classes in seeded rounds: each round of five takes every class once, in a seeded order.
+    std::vector<runtime::FailurePoint> classes;
+    while (static_cast<int32_t>(classes.size()) < f.failures) {
+      std::vector<runtime::FailurePoint> round(std::begin(runtime::kFailureClasses), std::end(runtime::kFailureClasses));
+      std::shuffle(round.begin(), round.end(), rng);
+      classes.insert(classes.end(), round.begin(), round.end());
+    }
+    for (int32_t i = 0; i < f.failures && !done_.load(); ++i) {
+      const int64_t threshold = thresholds[static_cast<size_t>(i)] + i;
+      while (!done_.load() && source_events(client.metrics(), f.source_name) < threshold) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+      if (done_.load()) break;
+      runtime::FailurePoint point = classes[static_cast<size_t>(i)];
+      // -1: the vertex the point belongs to. Between the sync and async parts of a snapshot any task can fail:
+      // a seeded one of the first snapshot_vertices (the demo: the source chain, vertex 0, or the keyed operator
+      // and sink, vertex 1), or any. For the source, -1 subtask: one that still produces records.
+      int32_t vertex = -1;
+      if (point == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot && f.snapshot_vertices > 0) {
+        vertex = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.snapshot_vertices));
+      }
+      int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.parallelism));
+      if (point == runtime::FailurePoint::kSource) subtask = -1;
+      auto where = [](int32_t id) { return id < 0 ? std::string("any") : std::to_string(id); };
+      std::printf("  injecting failure %d [%s] into vertex %s, subtask index %s at %lld source events\n", i + 1,
+                  runtime::failure_point_name(point), where(vertex).c_str(), where(subtask).c_str(),
+                  static_cast<long long>(threshold));
+      Status armed = cp_client.arm_failure(point, vertex, subtask,
+                                           "failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
+      if (!armed.is_ok()) {
+        std::fprintf(stderr, "  cannot inject failure %d: %s\n", i + 1, armed.to_string().c_str());
+        break;
+      }
+      at_events_.push_back(threshold);
+      // Let it fire and the job recover before the next one.
+      while (!done_.load() && static_cast<int32_t>(cp_client.injected_failures().size()) <= i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      while (!done_.load() && cp_client.restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+}
+
+void FailureInjector::stop() {
+  done_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+void add_run_summary(nlohmann::json& summary, const RunFigures& r) {
+  const JobExecutionResult& result = *r.result;
+  double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
+  summary["job_id"] = result.job_id.to_hex();
+  summary["status"] = job_status_name(result.status);
+  summary["events"] = r.events;
+  summary["stream_events"] = r.stream_events;
+  summary["source_records_emitted"] = r.emitted;
+  summary["elapsed_s"] = elapsed_s;
+  summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(r.events) / elapsed_s : 0.0;
+  summary["events_per_cpu_s"] = result.cpu_seconds > 0 ? static_cast<double>(r.events) / result.cpu_seconds : 0.0;
+  summary["cpu_s"] = result.cpu_seconds;
+  summary["peak_rss_bytes"] = peak_rss_bytes();
+  summary["parallelism"] = r.parallelism;
+  summary["operators"] = operator_metrics(r.client->metrics(), r.job_name);
+  // RocksDB native metrics (state.backend.rocksdb.metrics.*), when enabled: scope -> {property: value}.
+  nlohmann::json native = nlohmann::json::object();
+  for (const auto& m : r.client->metrics().snapshot()) {
+    if (m.name.rfind("rocksdb.", 0) == 0) native[m.scope][m.name] = m.value;
+  }
+  if (!native.empty()) summary["rocksdb_native_metrics"] = native;
+  if (r.cp_client == nullptr) return;
+  cluster::CheckpointingJobClient* cp_client = r.cp_client;
+  auto stats = cp_client->checkpoint_stats();
+  summary["checkpoints_completed"] = stats.num_completed;
+  summary["checkpoints_failed"] = stats.num_failed;
+  summary["checkpoint_duration_p99_ms"] = stats.end_to_end_duration_ms.p99;
+  summary["checkpoint_duration_avg_ms"] = stats.end_to_end_duration_ms.avg;
+  // Full size of the state the latest checkpoint refers to, and what that checkpoint added (smaller with
+  // incremental checkpoints; Flink's "Checkpointed Data Size").
+  summary["checkpoint_size_bytes"] = stats.latest_completed ? stats.latest_completed->state_size_bytes : 0;
+  summary["checkpointed_size_bytes"] = stats.latest_completed ? stats.latest_completed->checkpointed_size_bytes : 0;
+  // Everything the job handle's statistics hold: counts, summaries, latest, in progress and the history.
+  summary["checkpoint_stats"] = coordinator::to_json(stats);
+  summary["restarts"] = cp_client->restarts();
+  // restored_from[i]: the checkpoint attempt i started from (0: the beginning of the stream); [0] is the
+  // --restore checkpoint, [i > 0] the one recovery i restored. recovery_time_ms: one entry per recovery.
+  nlohmann::json restored = nlohmann::json::array(), recovery = nlohmann::json::array();
+  restored.push_back(r.initial_restore ? r.initial_restore->first : 0);
+  for (auto [from, ms] : cp_client->recoveries()) {
+    restored.push_back(from);
+    recovery.push_back(ms);
+  }
+  summary["restored_from"] = restored;
+  summary["recovery_time_ms"] = recovery;
+  // Armed one at a time, each after the previous fired: fired[i] is the failure armed at at_events[i].
+  nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
+  for (runtime::FailurePoint p : runtime::kFailureClasses) by_class[runtime::failure_point_name(p)] = 0;
+  auto fired = cp_client->injected_failures();
+  const auto& at_events = r.failures_at_events;
+  for (size_t i = 0; i < fired.size(); ++i) {
+    const char* name = runtime::failure_point_name(fired[i].point);
+    nlohmann::json one = {{"class", name}, {"vertex", fired[i].vertex}, {"subtask", fired[i].subtask},
+                          {"at_events", i < at_events.size() ? at_events[i] : -1}};
+    one["checkpoint"] = fired[i].checkpoint_id >= 0 ? nlohmann::json(fired[i].checkpoint_id) : nlohmann::json(nullptr);
+    // The recovery this failure caused is the one that started the next attempt: restored_from[attempt + 1]
+    // (other failures, e.g. too many declined checkpoints, add recoveries of their own).
+    one["attempt"] = fired[i].attempt;
+    injected.push_back(std::move(one));
+    by_class[name] = by_class.value(name, 0) + 1;
+  }
+  summary["failures_injected"] = injected;
+  summary["failures_by_class"] = by_class;
+}
+
+std::string checkpointing_mode_name(const Configuration& config) {
+  if (!checkpointing_enabled(config)) return "none";
+  return config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce ? "AT_LEAST_ONCE" : "EXACTLY_ONCE";
+}
+
+std::string barrier_handling(const Configuration& config) {
+  if (checkpointing_enabled(config) && config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce) {
+    return "barriers tracked, never aligned";
+  }
+  if (config.get(options::kUnalignedCheckpoints)) {
+    const auto timeout = config.get(options::kAlignedCheckpointTimeout);
+    return timeout.count() > 0
+               ? "aligned barriers, unaligned after a " + std::to_string(timeout.count()) + " ms alignment timeout"
+               : "unaligned barriers";
+  }
+  return "aligned barriers";
+}
+
+void print_failures(const nlohmann::json& summary, int32_t inject_failures) {
+  if (inject_failures <= 0 || !summary.contains("failures_injected")) return;
+  std::printf("failures injected: %zu of %d (", summary["failures_injected"].size(), inject_failures);
+  const char* sep = "";
+  for (runtime::FailurePoint p : runtime::kFailureClasses) {
+    std::printf("%s%s %d", sep, runtime::failure_point_name(p), summary["failures_by_class"][runtime::failure_point_name(p)].get<int>());
+    sep = ", ";
+  }
+  std::printf(")\n");
+  const auto& restored = summary["restored_from"];
+  for (size_t i = 0; i < summary["failures_injected"].size(); ++i) {
+    const auto& one = summary["failures_injected"][i];
+    std::printf("  failure %zu [%s] vertex %d, subtask index %d", i + 1, one["class"].get<std::string>().c_str(),
+                one["vertex"].get<int>(), one["subtask"].get<int>());
+    if (!one["checkpoint"].is_null()) std::printf(", checkpoint %lld", one["checkpoint"].get<long long>());
+    const size_t recovery = one["attempt"].get<size_t>() + 1;
+    if (recovery < restored.size()) std::printf(" -> restored from checkpoint %lld", restored[recovery].get<long long>());
+    std::printf("\n");
+  }
+}
+
+void print_checkpoints(const nlohmann::json& summary, const Configuration& config, bool has_checkpointing_client) {
+  if (has_checkpointing_client && summary.contains("checkpoints_completed")) {
+    std::printf("checkpoints: %lld completed, %lld failed; %d restarts; restored from:",
+                summary["checkpoints_completed"].get<long long>(), summary["checkpoints_failed"].get<long long>(),
+                summary["restarts"].get<int>());
+    for (const auto& id : summary["restored_from"]) std::printf(" %lld", id.get<long long>());
+    std::printf(" (per attempt; 0: the beginning of the stream)\n");
+    const auto& persisted = summary["checkpoint_stats"]["summary"]["persisted_data_bytes"];
+    std::printf("checkpointing mode: %s, %s; persisted in-flight data per checkpoint: avg %.0f bytes, "
+                "max %lld bytes\n",
+                summary["checkpointing_mode"].get<std::string>().c_str(), barrier_handling(config).c_str(),
+                persisted["avg"].get<double>(), persisted["max"].get<long long>());
+  } else if (!checkpointing_enabled(config)) {
+    std::printf("checkpointing mode: none (checkpointing is off)\n");
+  }
+}
+
+void print_summary_line(const nlohmann::json& summary, const std::string& what, const char* suffix) {
+  std::printf("summary: %lld %s in %.2f s = %.0f events/s, %.0f events per CPU-second, peak RSS %.1f MiB%s\n",
+              summary["events"].get<long long>(), what.c_str(), summary["elapsed_s"].get<double>(),
+              summary["events_per_s"].get<double>(), summary["events_per_cpu_s"].get<double>(),
+              static_cast<double>(summary["peak_rss_bytes"].get<int64_t>()) / (1 << 20), suffix);
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,108 @@
+// What `sluice demo` and `sluice nexmark` share around a running job: the progress line, seeded failure
+// injection (--inject-failures), and the figures of the JSON summary and the closing lines (events per
+// CPU-second, peak RSS, per-operator metrics, checkpoints, restarts, failures).
+// Thread-safety: ProgressLine and FailureInjector run one thread each, started and stopped by the caller's
+// thread; the functions are called from the caller's thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cluster/mini_cluster.h"
+#include "sluice/config/configuration.h"
+#include "sluice/sluice.h"
+
+namespace sluice::cli {
+
+// Option validators with plain messages (CLI11's numeric ranges print 300-digit bounds): a whole number >= 1,
+// and a declared event rate in [1, 1e12] events/s.
+CLI::Validator whole_number_at_least_one();
+CLI::Validator declared_rate_check();
+
+int64_t peak_rss_bytes();
+
+// Events the source emitted so far: the sum of numRecordsOut over the subtasks of the operator named
+// `source_name` (scopes "<job>.<operator>.<subtask>").
+int64_t source_events(const MetricRegistry& metrics, const std::string& source_name);
+
+// Per-operator figures summed over subtasks: records_in/out, bytes_in/out, state_size_bytes, back_pressured_ms.
+nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job);
+
+// "  progress: N events, R events/s, T s elapsed" every second until stop().
+class ProgressLine {
+ public:
+  ProgressLine(JobClient& client, std::string source_name);
+  ~ProgressLine() { stop(); }
+  void stop();
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// Seeded failure injection: `failures` failures, each of a seeded class (runtime/fault_injection.h; every class
+// once per round of five, in a seeded order), armed when the source has emitted a seeded share (10 % - 90 %) of
+// `stream_events`, one after the other (each after the previous fired and the job restarted). A
+// between-sync-and-async-snapshot failure goes to a seeded vertex < `snapshot_vertices` (0: any vertex).
+class FailureInjector {
+ public:
+  struct Options {
+    int32_t failures = 0;
+    uint64_t seed = 1;
+    int64_t stream_events = 0;
+    int32_t parallelism = 1;
+    int32_t snapshot_vertices = 0;
+    std::string source_name;
+  };
+  FailureInjector(JobClient& client, cluster::CheckpointingJobClient& cp_client, Options options);
+  ~FailureInjector() { stop(); }
+  // Stops arming (the job ended) and joins the thread.
+  void stop();
+  // at_events()[i]: source events at which failure i was armed. Read after stop().
+  const std::vector<int64_t>& at_events() const { return at_events_; }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::vector<int64_t> at_events_;
+  std::thread thread_;
+};
+
+// The summary fields every run reports, from the finished job: job_id, status, events (the caller's count),
+// stream_events, source_records_emitted, elapsed_s, events_per_s, events_per_cpu_s, cpu_s, peak_rss_bytes,
+// parallelism, operators, rocksdb_native_metrics (when enabled); with checkpointing: checkpoints_completed /
+// failed, durations, sizes, checkpoint_stats, restarts, restored_from, recovery_time_ms, failures_injected,
+// failures_by_class.
+struct RunFigures {
+  const JobExecutionResult* result = nullptr;
+  JobClient* client = nullptr;
+  cluster::CheckpointingJobClient* cp_client = nullptr;  // nullptr: no checkpointing
+  std::optional<std::pair<int64_t, std::string>> initial_restore;
+  std::string job_name;
+  int64_t events = 0;
+  int64_t stream_events = 0;
+  int64_t emitted = 0;
+  int32_t parallelism = 0;
+  std::vector<int64_t> failures_at_events;
+};
+void add_run_summary(nlohmann::json& summary, const RunFigures& figures);
+
+// "EXACTLY_ONCE", "AT_LEAST_ONCE" or "none"; and how barriers are handled, for the text output.
+std::string checkpointing_mode_name(const Configuration& config);
+std::string barrier_handling(const Configuration& config);
+
+// "failures injected: k of K (...)" and a line per failure (nothing unless failures were asked for).
+void print_failures(const nlohmann::json& summary, int32_t inject_failures);
+// "checkpoints: ...; restarts; restored from" and the checkpointing-mode line.
+void print_checkpoints(const nlohmann::json& summary, const Configuration& config, bool has_checkpointing_client);
+// "summary: N <what> in T s = R events/s, E events per CPU-second, peak RSS M MiB<suffix>".
+void print_summary_line(const nlohmann::json& summary, const std::string& what, const char* suffix);
+
+}  // namespace sluice::cli

@@ -1,0 +1,217 @@
+#include "nexmark_command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/mini_cluster.h"
+#include "job_report.h"
+#include "queries.h"
+#include "sluice/config/derived_options.h"
+#include "sluice/config/options.h"
+
+namespace sluice::cli {
+namespace {
+
+namespace nq = nexmark::queries;
+
+struct NexmarkFlags {
+  bool list = false;
+  std::string query;
+  // 100 K events/s of event time (the suite's default rate): 4 M events span 40 s, so every tumbling 10 s query
+  // fires 4 windows and q5 about 20 sliding ones.
+  int64_t events = 4'000'000;
+  double rate = 100'000;
+  int32_t parallelism = 0;  // 0: parallelism.default from --config / -D, else 2
+  int32_t splits = 8;
+  uint64_t seed = 1;
+  bool verify = false;
+  std::string summary_json;
+  std::string config_file;
+  std::vector<std::string> dynamic;
+  std::string checkpoint_interval = "0";  // off; --inject-failures without it: 200ms
+  std::string checkpoint_dir = "out/nexmark-checkpoints";
+  std::string state_backend;  // hashmap | rocksdb (state.backend.type)
+  int32_t inject_failures = 0;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 2;
+}
+
+int list_queries() {
+  for (const nq::Query& q : nq::all_queries()) std::printf("%-4s %s\n", q.name.c_str(), q.description.c_str());
+  return 0;
+}
+
+int run_nexmark(const NexmarkFlags& f) {
+  if (f.list) return list_queries();
+  if (f.query.empty()) return fail("--query: give a query name (" + nq::query_names() + "), or --list");
+  const nq::Query* query = nq::find_query(f.query);
+  if (query == nullptr) {
+    return fail("--query: unknown query '" + f.query + "'; expected one of " + nq::query_names());
+  }
+
+  Configuration config;
+  if (!f.config_file.empty()) {
+    auto c = Configuration::from_yaml_file(f.config_file);
+    if (!c.is_ok()) return fail(c.status().to_string());
+    config = std::move(c).value();
+  }
+  for (const auto& kv : f.dynamic) {
+    Status s = config.apply_dynamic_property(kv);
+    if (!s.is_ok()) return fail("-D " + kv + ": " + s.to_string());
+  }
+  if (!f.state_backend.empty()) {
+    if (Status s = config.set_string("state.backend.type", f.state_backend); !s.is_ok()) {
+      return fail("--state-backend: " + s.to_string());
+    }
+  }
+  // Checkpointing off unless asked for; failure injection needs it (default 200 ms then).
+  std::string interval = f.checkpoint_interval == "0" ? "0ms" : f.checkpoint_interval;
+  if (f.inject_failures > 0 && interval == "0ms" && !config.contains("execution.checkpointing.interval")) {
+    interval = "200ms";
+  }
+  auto set_default = [&](const char* key, const std::string& value) -> Status {
+    if (config.contains(key)) return Status::ok();
+    return config.set_string(key, value);
+  };
+  for (auto st : {set_default("execution.checkpointing.interval", interval),
+                  set_default("execution.checkpointing.dir", f.checkpoint_dir),
+                  set_default("restart-strategy.type", "fixed-delay"),
+                  set_default("restart-strategy.fixed-delay.attempts", std::to_string(std::max(1, f.inject_failures * 2 + 3))),
+                  set_default("restart-strategy.fixed-delay.delay", "100ms")}) {
+    if (!st.is_ok()) return fail(st.to_string());
+  }
+  if (f.inject_failures > 0 && !checkpointing_enabled(config)) {
+    return fail("--inject-failures: needs checkpointing (--checkpoint-interval > 0)");
+  }
+
+  std::ofstream summary_out;
+  if (!f.summary_json.empty()) {
+    summary_out.open(f.summary_json);
+    if (!summary_out) {
+      return fail("cannot write the summary to '" + f.summary_json + "': " + std::strerror(errno));
+    }
+  }
+
+  StreamExecutionEnvironment env(config);
+  const int32_t parallelism =
+      f.parallelism > 0 ? f.parallelism : (config.contains("parallelism.default") ? env.parallelism() : 2);
+  env.set_parallelism(parallelism);
+  nexmark::NexmarkSourceOptions source;
+  source.generator.seed = f.seed;
+  source.generator.max_events = f.events;
+  source.generator.declared_rate_per_s = f.rate;
+  source.num_splits = f.splits;
+  if (Status s = source.generator.validate(); !s.is_ok()) return fail(s.to_string());
+  std::unique_ptr<nq::QueryRun> run =
+      query->add(nq::nexmark_events(env, source), f.verify ? nq::OutputMode::kCollect : nq::OutputMode::kDiscard);
+
+  const std::string job_name = "nexmark-" + query->name;
+  std::printf("sluice nexmark %s (%s): %lld events at %.0f events/s of event time (seed %llu, %d splits), "
+              "parallelism %d\n",
+              query->name.c_str(), query->description.c_str(), static_cast<long long>(f.events), f.rate,
+              static_cast<unsigned long long>(f.seed), f.splits, parallelism);
+  auto client = env.execute_async(job_name);
+  if (!client.is_ok()) return fail(client.status().to_string());
+  auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  std::optional<FailureInjector> injector;
+  if (f.inject_failures > 0 && cp_client != nullptr) {
+    injector.emplace(**client, *cp_client,
+                     FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 0, nq::kSourceName});
+  }
+  ProgressLine progress(**client, nq::kSourceName);
+  JobExecutionResult result = (*client)->wait();
+  progress.stop();
+  if (injector) injector->stop();
+  const int64_t emitted = source_events((*client)->metrics(), nq::kSourceName);
+  const bool finished = result.status == JobStatus::kFinished;
+
+  nlohmann::json summary;
+  add_run_summary(summary, RunFigures{&result, client->get(), cp_client, std::nullopt, job_name, finished ? f.events : emitted,
+                                      f.events, emitted, parallelism,
+                                      injector ? injector->at_events() : std::vector<int64_t>{}});
+  summary["seed"] = f.seed;
+  summary["query"] = query->name;
+  summary["declared_rate_per_s"] = f.rate;
+  summary["output_rows"] = run->output_rows();
+  summary["checkpointing_mode"] = checkpointing_mode_name(config);
+  print_failures(summary, f.inject_failures);
+
+  int exit_code = finished ? 0 : 1;
+  if (!finished) std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+  summary["verification"] = !f.verify ? std::string("not requested")
+                            : finished ? std::string("ran")
+                                       : std::string("not run: the job ") + job_status_name(result.status);
+  summary["verified"] = false;
+  if (f.verify) summary["verified_guarantee"] = "exactly-once";
+  if (f.verify && finished) {
+    Status verified = run->verify(source.generator, f.events);
+    summary["verified"] = verified.is_ok();
+    if (!verified.is_ok()) {
+      summary["first_difference"] = verified.message();
+      std::fprintf(stderr, "verify: %s\n", verified.message().c_str());
+      exit_code = 1;
+    }
+  }
+  print_checkpoints(summary, config, cp_client != nullptr);
+  std::printf("output: %lld rows\n", static_cast<long long>(run->output_rows()));
+  const char* verified = !f.verify ? ""
+                         : !finished ? ", verification not run (the job did not finish)"
+                         : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
+  print_summary_line(summary, "events", verified);
+  if (summary_out.is_open()) {
+    summary_out << summary.dump(2) << "\n";
+    summary_out.close();
+    if (!summary_out) return fail("cannot write the summary to '" + f.summary_json + "'");
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_nexmark_command(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<NexmarkFlags>();
+  CLI::App* cmd = app.add_subcommand("nexmark", "Run a Nexmark query on the Nexmark source (--list shows them)");
+  cmd->add_flag("--list", flags->list, "Print the queries and exit");
+  cmd->add_option("--query,-q", flags->query, "The query to run (q0, q1, ...; see --list)");
+  cmd->add_option("--events", flags->events, "Number of Nexmark events to generate")
+      ->capture_default_str()->check(whole_number_at_least_one());
+  cmd->add_option("--rate", flags->rate,
+                  "Declared event rate (events/s of event time; at 100 K/s a 10 s window holds 1 M events)")
+      ->capture_default_str()->check(declared_rate_check());
+  cmd->add_option("--parallelism,-p", flags->parallelism,
+                  "Parallelism of every operator (default: parallelism.default if configured, else 2)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--splits", flags->splits, "Source splits (fixed per job; the stream is the same at any parallelism)")
+      ->capture_default_str()->check(CLI::Range(1, 65536));
+  cmd->add_option("--seed", flags->seed, "Generator seed (also seeds --inject-failures)")->capture_default_str();
+  cmd->add_flag("--verify", flags->verify,
+                "Collect the output exactly once and compare it with the reference checker (docs/nexmark.md); exit 1 "
+                "and print the first differing row on a difference");
+  cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
+  cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
+  cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");
+  cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
+                  "Checkpoint interval (Flink duration syntax; 0: off, or 200ms with --inject-failures)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-dir", flags->checkpoint_dir, "Checkpoint directory")->capture_default_str();
+  cmd->add_option("--state-backend", flags->state_backend, "State backend: hashmap (default) or rocksdb")
+      ->check(CLI::IsMember({"hashmap", "rocksdb"}));
+  cmd->add_option("--inject-failures", flags->inject_failures,
+                  "Inject K failures of seeded classes at seeded shares of the stream (as `sluice demo`); the job "
+                  "recovers from its checkpoints, and --verify checks the output is still exactly the reference")
+      ->check(CLI::Range(0, 1000));
+  cmd->callback([flags, exit_code] { *exit_code = run_nexmark(*flags); });
+}
+
+}  // namespace sluice::cli
