@@ -14,7 +14,7 @@
 namespace sluice::nexmark::queries {
 
 struct Q12Options {
-  int64_t window_size_ms = 10'000;  // processing time; > 0
+  int64_t window_size_ms = 10'000;  // processing time; > 0, else q12() throws std::invalid_argument
 };
 
 DataStream<reference::Q12Row> q12(const DataStream<Event>& events, Q12Options options = {});
