@@ -1,7 +1,7 @@
 // q11: bids reduced to their bidder (the record keeps its timestamp), keyed by bidder, EventTimeSessionWindows
 // of 10 s with an incremental count (one int64 accumulator per session, merged when sessions merge) and a
 // process window function that adds the session's bounds.
-#include "nexmark/q11.h"
+#include "q11.h"
 
 #include <vector>
 

@@ -2,11 +2,11 @@
 // a process window function that adds the window's bounds. The trigger is the processing-time trigger plus an
 // event-time timer at the end of input: the built-in one drops windows not yet due when a bounded input ends (as
 // Flink does), which would leave the tail's bids uncounted.
-#include "nexmark/q12.h"
+#include "q12.h"
 
 #include <vector>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/windowing/windowed_stream.h"
 
 namespace sluice::nexmark::queries {
@@ -58,7 +58,9 @@ class ProcessingTimeOrEndOfInputTrigger {
 
 }  // namespace
 
-DataStream<Q12Row> q12(const DataStream<Event>& events, Q12Options options) {
+DataStream<Q12Row> q12(const DataStream<Event>& events) { return q12(events, Q12Options{}); }
+
+DataStream<Q12Row> q12(const DataStream<Event>& events, const Q12Options& options) {
   DataStream<int64_t> bidders = events.flat_map([](const Event& e, Collector<int64_t>& out) {
     if (e.is_bid()) out.collect(e.bid().bidder);
   });

@@ -17,6 +17,8 @@ struct Q12Options {
   int64_t window_size_ms = 10'000;  // processing time; > 0, else q12() throws std::invalid_argument
 };
 
-DataStream<reference::Q12Row> q12(const DataStream<Event>& events, Q12Options options = {});
+DataStream<reference::Q12Row> q12(const DataStream<Event>& events, const Q12Options& options);
+// With the default options (the registry's signature, DataStream<Row> (*)(const DataStream<Event>&)).
+DataStream<reference::Q12Row> q12(const DataStream<Event>& events);
 
 }  // namespace sluice::nexmark::queries

@@ -1,13 +1,13 @@
 // q17: bids reduced to (auction, day number, price), keyed by (auction, day), with the statistics in one
 // ValueState of integers per key ("q17-stats"); the day's string is formatted only for the final row.
-#include "nexmark/q17.h"
+#include "q17.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/api/functions.h"
 
 namespace sluice::nexmark::queries {

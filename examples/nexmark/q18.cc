@@ -1,10 +1,10 @@
 // q18: bids keyed by (bidder, auction). Per key: "q18-last-key" (time and price of the kept bid, read per bid)
 // and "q18-last" (the whole kept bid, read only on an exact tie of time and price, and for the row).
-#include "nexmark/q18.h"
+#include "q18.h"
 
 #include <utility>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/api/functions.h"
 
 namespace sluice::nexmark::queries {

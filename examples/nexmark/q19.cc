@@ -2,12 +2,12 @@
 // bidder, slot) in rank order: read per bid, no allocation) and "q19-bids" (MapState slot -> the whole bid:
 // written when a bid enters the top 10, overwriting the slot of the bid it pushes out; read on exact ties of
 // price, time and bidder, and for the rows).
-#include "nexmark/q19.h"
+#include "q19.h"
 
 #include <array>
 #include <utility>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/api/functions.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
 

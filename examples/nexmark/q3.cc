@@ -1,7 +1,7 @@
 // q3: people (of OR, ID, CA) and category-10 auctions keyed by person id / seller. Per key: the seller's
 // columns in ValueState once the person arrived, and the ids of auctions that came before their seller in
 // ListState; the join state is never expired (Flink's regular join keeps it too).
-#include "nexmark/q3.h"
+#include "q3.h"
 
 #include <string>
 #include <utility>

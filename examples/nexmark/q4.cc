@@ -4,12 +4,12 @@
 //    their auction). At `expires` the winner's (category, price) goes downstream and the state is cleared; early
 //    bids are dropped once the watermark passes them with the auction still unknown (as in q9).
 // 2. Winning prices keyed by category: "q4-sum-count" in ValueState, emitted at the end-of-input timer.
-#include "nexmark/q4.h"
+#include "q4.h"
 
 #include <utility>
 #include <vector>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/api/functions.h"
 
 namespace sluice::nexmark::queries {

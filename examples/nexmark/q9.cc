@@ -8,12 +8,12 @@
 // own time: once the watermark passes it while the auction is still unknown, that auction (whose date_time may
 // not follow the bid's) can no longer make the bid valid, so it is dropped. Bids after an auction's expiry are
 // dropped the same way, so the state stays bounded by the auctions in flight.
-#include "nexmark/q9.h"
+#include "q9.h"
 
 #include <utility>
 #include <vector>
 
-#include "nexmark/query_common.h"
+#include "query_common.h"
 #include "sluice/api/functions.h"
 
 namespace sluice::nexmark::queries {
