@@ -19,10 +19,14 @@
 
 #include "../../examples/per_auction/per_auction_job.h"
 #include "sluice/metrics/metric_names.h"
+#include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
+#include "signals.h"
 #include "cluster/mini_cluster.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
+#include "sluice/core/data_view.h"
+#include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
 #include "verify.h"
 
@@ -61,6 +65,35 @@ int64_t source_events(const MetricRegistry& metrics) {
     if (m.name == metric_names::kNumRecordsOut && m.scope.find(".bids.") != std::string::npos) total += m.value;
   }
   return static_cast<int64_t>(total);
+}
+
+// Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
+// readers recorded (the source's SourceReaderState; splits the enumerator had not assigned yet start at 0).
+// nullopt if the checkpoint cannot be read.
+std::optional<int64_t> stream_events_before(const std::string& location) {
+  auto fsys = checkpoint::local_file_system();
+  auto loc = checkpoint::locate_checkpoint(*fsys, location);
+  if (!loc.is_ok()) return std::nullopt;
+  auto md = checkpoint::read_checkpoint_metadata(*fsys, *loc);
+  if (!md.is_ok()) return std::nullopt;
+  int64_t total = 0;
+  for (const auto& op : md->operators) {
+    for (const auto& st : op.subtasks) {
+      if (!st.operator_state) continue;
+      auto bytes = checkpoint::read_state_handle(*fsys, loc->base_dir, *st.operator_state);
+      if (!bytes.is_ok()) return std::nullopt;
+      auto states = decode_operator_state(bytes->data(), bytes->size(), location);
+      if (!states.is_ok()) return std::nullopt;
+      for (const SerializedOperatorState& state : *states) {
+        if (state.name != "SourceReaderState") continue;
+        for (const std::string& element : state.elements) {
+          DataInputView in(element);
+          total += TypeSerializer<nexmark::NexmarkSplit>::deserialize(in).offset;
+        }
+      }
+    }
+  }
+  return total;
 }
 
 // Per-operator figures summed over subtasks, from the job's metrics. Scopes are "<job>.<operator>.<subtask>".
@@ -195,11 +228,15 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
+  arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
   auto client = env.execute_async("demo");
   if (!client.is_ok()) {
+    set_job_cancel({});
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
+    if (int sig = received_signal()) return 128 + sig;
     return 2;
   }
+  set_job_cancel([c = client->get()] { c->cancel(); });
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   const std::optional<std::pair<int64_t, std::string>> initial_restore =
       cp_client != nullptr ? cp_client->initial_restore() : std::nullopt;
@@ -276,13 +313,19 @@ int run_demo(const DemoFlags& f) {
     }
   });
   JobExecutionResult result = (*client)->wait();
+  set_job_cancel({});  // the job ended: a signal now exits at once
   done.store(true);
   progress.join();
   if (injector.joinable()) injector.join();
-  // Events of the stream this run processed; sources re-emit events after a recovery, counted apart. A run
-  // restored from a checkpoint processes only the rest of the stream: what its sources emitted.
+  // Distinct events of the stream this run processed: a finished run covers the whole stream, or after --restore
+  // the rest of it after the restored checkpoint's source positions. Sources re-emit events after a recovery:
+  // those replays are in `emitted` and reported apart. A run that did not finish reports what its sources emitted.
   int64_t emitted = source_events((*client)->metrics());
-  int64_t events = result.status == JobStatus::kFinished && !initial_restore ? f.events : emitted;
+  int64_t events = emitted;
+  if (result.status == JobStatus::kFinished) {
+    std::optional<int64_t> before = initial_restore ? stream_events_before(initial_restore->second) : int64_t{0};
+    if (before) events = f.events - *before;
+  }
 
   double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
   nlohmann::json summary;
@@ -291,6 +334,7 @@ int run_demo(const DemoFlags& f) {
   summary["events"] = events;
   summary["stream_events"] = f.events;
   summary["source_records_emitted"] = emitted;
+  summary["source_records_replayed"] = emitted > events ? emitted - events : 0;
   summary["elapsed_s"] = elapsed_s;
   summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(events) / elapsed_s : 0.0;
   summary["events_per_cpu_s"] = result.cpu_seconds > 0 ? static_cast<double>(events) / result.cpu_seconds : 0.0;
@@ -446,8 +490,8 @@ int run_demo(const DemoFlags& f) {
     std::printf("checkpointing mode: none (checkpointing is off)\n");
   }
   const std::string what = initial_restore
-      ? "events emitted by this run (resumed from checkpoint " + std::to_string(initial_restore->first) + " of a " +
-            std::to_string(f.events) + "-event stream)"
+      ? "events (the rest of a " + std::to_string(f.events) + "-event stream after checkpoint " +
+            std::to_string(initial_restore->first) + ")"
       : std::string("events");
   const char* verified = !f.verify ? ""
                          : result.status != JobStatus::kFinished ? ", verification not run (the job did not finish)"
@@ -456,6 +500,11 @@ int run_demo(const DemoFlags& f) {
               static_cast<long long>(events), what.c_str(), elapsed_s, summary["events_per_s"].get<double>(),
               summary["events_per_cpu_s"].get<double>(),
               static_cast<double>(summary["peak_rss_bytes"].get<int64_t>()) / (1 << 20), verified);
+  if (int sig = received_signal()) {
+    std::fprintf(stderr, "sluice demo: cancelled by %s; the job's working directories are removed\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    exit_code = 128 + sig;
+  }
   if (summary_out.is_open()) {
     summary_out << summary.dump(2) << "\n";
     summary_out.close();
@@ -523,7 +572,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--claim-mode", flags->claim_mode,
                   "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
                   "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")
-      ->check(CLI::IsMember({"CLAIM", "NO_CLAIM", "claim", "no_claim"}));
+      ->transform(CLI::IsMember({"CLAIM", "NO_CLAIM"}, CLI::ignore_case));  // any case; the error lists both
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
   cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
   cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
