@@ -396,17 +396,19 @@ Status FileSystemCheckpointStorage::check_restore_files(const std::string& locat
 
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   SLUICE_ASSIGN_OR_RETURN(std::string dir, checkpoint_dir(id));
-  bool remove_now = false;
+  bool writers_in_flight = false;
   {
     std::lock_guard lock(shared_->mu);
     shared_->discarded.insert(id.value());
-    // No writer can enter from now on. With none in flight the folder goes now; otherwise the last writer out
-    // removes it (leave_writer), so the folder never outlives the discard.
-    remove_now = shared_->writers.count(id.value()) == 0;
-    if (remove_now) shared_->created_dirs.erase(id.value());
+    shared_->created_dirs.erase(id.value());
+    writers_in_flight = shared_->writers.count(id.value()) > 0;
   }
-  if (remove_now) {
-    SLUICE_RETURN_IF_ERROR(shared_->fs->remove_all(dir).with_context("discarding checkpoint " + std::to_string(id.value())));
+  // No writer can enter from now on. The folder goes now; a writer still in flight may yet create it or a file in
+  // it (it passed its check before the mark), so the last writer out removes it again (leave_writer), and a
+  // removal that fails meanwhile (a file appeared while the folder was being emptied) is left to that writer.
+  Status removed = shared_->fs->remove_all(dir);
+  if (!removed.is_ok() && !writers_in_flight) {
+    return removed.with_context("discarding checkpoint " + std::to_string(id.value()));
   }
   // The shared files an aborted checkpoint uploaded (never those of a completed one: others may share them). A
   // writer still uploading one removes it itself when it leaves.

@@ -14,9 +14,9 @@
 //
 // discard(n) versus writers of n (stream_factory's mkdir, state files, uploads, `_metadata`): each writer is
 // counted in flight, under the storage's mutex, from its "is n discarded?" check to its end. discard(n) marks n
-// discarded (no writer enters after that) and removes chk-<n>/ at once only if no writer is in flight; else the
-// last writer out removes it, and every writer that finds n discarded on leaving removes its own file (a shared
-// upload included) and returns kCancelled. So no chk-<n>/ or file outlives a discard (tests/discard_race_test.cc).
+// discarded (no writer enters after that) and removes chk-<n>/ at once; a writer still in flight may yet create
+// the folder or a file in it, so the last writer out removes it again, and every writer that finds n discarded
+// on leaving removes its own file (a shared upload included) and returns kCancelled. So no chk-<n>/ or file outlives a discard (tests/discard_race_test.cc).
 //
 // Thread-safety: every method (and every stream factory) may be called from any thread concurrently.
 #pragma once

@@ -132,7 +132,7 @@ TEST(DiscardRace, SharedUploadHeldDuringDiscardLeavesNothingInShared) {
   EXPECT_FALSE(fs::exists(f.job_dir + "/chk-3"));
 }
 
-// Two writers in flight: the folder stays until the last one leaves, and then goes.
+// Two writers in flight during the discard: whatever they leave, nothing remains once the last one is out.
 TEST(DiscardRace, LastOfTwoWritersRemovesTheFolder) {
   Fixture f;
   auto factory = f.storage->stream_factory(CheckpointId(4));
