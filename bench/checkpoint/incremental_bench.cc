@@ -216,8 +216,31 @@ nlohmann::json restore_part(const Flags& f) {
   return j;
 }
 
+void print_usage(const Flags& d) {
+  std::printf(
+      "usage: incremental_bench [--keys N] [--touch-permille P] [--restore-bytes B] [--dir D]\n"
+      "  Incremental RocksDB checkpoints: bytes of an incremental checkpoint after touching P per mille of N keys\n"
+      "  vs a full one, and the restore time of ~B bytes of state vs copying its files. Prints one JSON object.\n"
+      "  --keys N            keys in ValueState<int64_t> (default %lld)\n"
+      "  --touch-permille P  keys changed before the incremental checkpoint, per mille (default %lld)\n"
+      "  --restore-bytes B   state size for the restore part; 0 skips it (default %lld)\n"
+      "  --dir D             working folder (default: $TMPDIR/sluice-incremental-bench-<pid>, removed after)\n",
+      static_cast<long long>(d.keys), static_cast<long long>(d.touch_permille), static_cast<long long>(d.restore_bytes));
+}
+
 int run(int argc, char** argv) {
   Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      print_usage(f);
+      return 0;
+    }
+  }
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "%s: expected a value after it (see --help)\n", argv[argc - 1]);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], val = argv[i + 1];
     if (flag == "--dir") {

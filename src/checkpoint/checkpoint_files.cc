@@ -100,3 +100,50 @@ Status check_state_handle(FileSystem& fs, const std::string& base_dir, const Str
 }
 
 }  // namespace sluice::checkpoint
+
+namespace sluice::checkpoint {
+
+Status check_restore_files(FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
+                           RestoreFileCheck check) {
+  std::string base_dir = path_parent(checkpoint_dir);
+  if (base_dir.empty()) base_dir = ".";
+  auto one = [&](const StreamStateHandle& h, const std::string& whose) -> Status {
+    if (h.is_inline() || check == RestoreFileCheck::kChecksums) {
+      return check_state_handle(fs, base_dir, h).with_context(whose);
+    }
+    const std::string path = join_path(base_dir, h.relative_path);
+    auto size = fs.file_size(path);
+    if (!size.is_ok()) {
+      if (size.status().code() == StatusCode::kNotFound) {
+        return Status::not_found(whose + ": " + path + ": state file referenced by the checkpoint does not exist");
+      }
+      return size.status().with_context(whose);
+    }
+    if (*size != h.size_bytes) {
+      return Status::corruption(whose + ": " + path + ": state file has " + std::to_string(*size) +
+                                " bytes, the checkpoint expects " + std::to_string(h.size_bytes) +
+                                " (truncated or overwritten)");
+    }
+    return Status::ok();
+  };
+  for (const OperatorState& op : metadata.operators) {
+    for (const OperatorSubtaskState& st : op.subtasks) {
+      const std::string whose = "checkpoint " + std::to_string(metadata.checkpoint_id.value()) + " operator '" +
+                                op.operator_id + "' subtask index " + std::to_string(st.subtask_index);
+      if (st.keyed_state) SLUICE_RETURN_IF_ERROR(one(st.keyed_state->stream, whose + " keyed state"));
+      if (st.incremental_keyed_state) {
+        for (const IncrementalFile& f : st.incremental_keyed_state->shared_files) {
+          SLUICE_RETURN_IF_ERROR(one(f.file, whose + " incremental keyed state, shared file " + f.local_name));
+        }
+        for (const IncrementalFile& f : st.incremental_keyed_state->private_files) {
+          SLUICE_RETURN_IF_ERROR(one(f.file, whose + " incremental keyed state, private file " + f.local_name));
+        }
+      }
+      if (st.operator_state) SLUICE_RETURN_IF_ERROR(one(*st.operator_state, whose + " operator state"));
+      if (st.channel_state) SLUICE_RETURN_IF_ERROR(one(*st.channel_state, whose + " channel state"));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace sluice::checkpoint

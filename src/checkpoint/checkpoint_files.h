@@ -36,4 +36,18 @@ Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string
 // Same checks as read_state_handle, streaming the file instead of keeping its bytes (for verify).
 Status check_state_handle(FileSystem& fs, const std::string& base_dir, const StreamStateHandle& handle);
 
+// How much of each file check_restore_files looks at.
+enum class RestoreFileCheck : uint8_t {
+  kSizes,      // present, with the recorded size: one stat per file (before every deployment)
+  kChecksums,  // also the recorded XXH3-64: reads every byte (after a failure that may be damage)
+};
+
+// Checks every file a restore of `metadata` from `checkpoint_dir` (its chk-<n> folder) will read: the state
+// files of every handle, the shared and private files of incremental handles included; inline handles by their
+// checksum. Restoring damaged bytes can never succeed, so a job checks this before it deploys a restore and fails
+// instead of restarting forever. Ok, or the first problem, naming the file, whose state it is and what was
+// expected: kNotFound (missing) or kCorruption (size or checksum differs). kIOError if a file cannot be read.
+Status check_restore_files(FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
+                           RestoreFileCheck check);
+
 }  // namespace sluice::checkpoint

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_metadata.h"
 #include "sluice/core/status.h"
 
@@ -70,6 +71,12 @@ class CheckpointStorage {
   // Reads one state handle's bytes (files relative to the checkpoint's job directory), checking size and
   // checksum; kCorruption naming the file otherwise.
   virtual Result<std::vector<uint8_t>> read_state(const std::string& location, const StreamStateHandle& handle) = 0;
+  // Before a restore of `metadata` from `location` is deployed: are the files it will read there, intact as far
+  // as `check` looks (checkpoint_files.h, check_restore_files)? The default (state held in memory): Ok.
+  virtual Status check_restore_files(const std::string& /*location*/, const CheckpointMetadata& /*metadata*/,
+                                     RestoreFileCheck /*check*/) {
+    return Status::ok();
+  }
   // Deletes a checkpoint's folder and files (completed, aborted or subsumed). Idempotent. The id stays
   // discarded: a subtask still writing it (its asynchronous part outlived an abort) gets kCancelled from
   // stream_factory(id) and from its factory's writes, and leaves no file behind.

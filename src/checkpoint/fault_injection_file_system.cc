@@ -53,7 +53,18 @@ int64_t FaultInjectionFileSystem::count(FileOp op) const {
   return counts_[static_cast<int>(op)];
 }
 
+void FaultInjectionFileSystem::set_hook(Hook hook) {
+  std::lock_guard lock(mu_);
+  hook_ = std::move(hook);
+}
+
 Status FaultInjectionFileSystem::check_fault(FileOp op, const std::string& path, const std::string& other) {
+  Hook hook;
+  {
+    std::lock_guard lock(mu_);
+    hook = hook_;
+  }
+  if (hook) hook(op, path);
   std::lock_guard lock(mu_);
   ++counts_[static_cast<int>(op)];
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
@@ -139,6 +150,10 @@ Result<FileDigest> FaultInjectionFileSystem::digest_file(const std::string& path
 }
 
 Result<PathKind> FaultInjectionFileSystem::stat(const std::string& path) { return base_->stat(normalized(path)); }
+
+Result<uint64_t> FaultInjectionFileSystem::file_size(const std::string& path) {
+  return base_->file_size(normalized(path));
+}
 
 Result<std::vector<DirEntry>> FaultInjectionFileSystem::list_dir(const std::string& dir) {
   return base_->list_dir(normalized(dir));

@@ -10,10 +10,14 @@
 // It also fails chosen operations with kIOError, which is how a test "kills the process" between two steps:
 // fail the step, then call drop_unsynced().
 //
+// A hook, called before every operation (on the caller's thread, no lock held), lets a test hold one thread at an
+// exact step, e.g. a checkpoint writer between its "is this checkpoint discarded?" check and its mkdir.
+//
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,6 +51,10 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status drop_unsynced();
   // Operations of a kind attempted so far (including failed ones).
   int64_t count(FileOp op) const;
+  // Called with the operation and its path before every operation that can fail (not stat, list_dir or
+  // file_size); may block. Empty: no hook. Set it before the threads that use this filesystem start.
+  using Hook = std::function<void(FileOp op, const std::string& path)>;
+  void set_hook(Hook hook);
 
   Status create_dir(const std::string& path) override;
   Status write_file(const std::string& path, const std::vector<uint8_t>& bytes, Durability durability) override;
@@ -55,6 +63,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   Result<std::vector<uint8_t>> read_file(const std::string& path) override;
   Result<FileDigest> digest_file(const std::string& path) override;
   Result<PathKind> stat(const std::string& path) override;
+  Result<uint64_t> file_size(const std::string& path) override;
   Result<std::vector<DirEntry>> list_dir(const std::string& dir) override;
   Status remove_file(const std::string& path) override;
   Status remove_empty_dir(const std::string& path) override;
@@ -81,6 +90,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   std::shared_ptr<FileSystem> base_;
   mutable std::mutex mu_;
   std::vector<Fault> faults_;
+  Hook hook_;
   std::set<std::string> unsynced_data_;
   std::vector<PendingEntry> pending_;
   int64_t counts_[6] = {};

@@ -175,6 +175,13 @@ class PosixFileSystem final : public FileSystem {
     return PathKind::kOther;
   }
 
+  Result<uint64_t> file_size(const std::string& path) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno_status("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode)) return Status::io_error("'" + path + "' is not a regular file");
+    return static_cast<uint64_t>(st.st_size);
+  }
+
   Result<std::vector<DirEntry>> list_dir(const std::string& dir) override {
     std::error_code ec;
     std::filesystem::directory_iterator it(dir, ec);
@@ -229,6 +236,11 @@ Result<FileDigest> FileSystem::copy_local_file(const std::string& local_path, co
   SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, local_file_system()->read_file(local_path));
   SLUICE_RETURN_IF_ERROR(write_file(path, bytes, durability));
   return FileDigest{bytes.size(), XXH3_64bits(bytes.data(), bytes.size())};
+}
+
+Result<uint64_t> FileSystem::file_size(const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(FileDigest d, digest_file(path));
+  return d.size_bytes;
 }
 
 std::shared_ptr<FileSystem> local_file_system() {

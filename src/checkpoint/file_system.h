@@ -53,6 +53,9 @@ class FileSystem {
   virtual Result<std::vector<uint8_t>> read_file(const std::string& path) = 0;
   virtual Result<FileDigest> digest_file(const std::string& path) = 0;
   virtual Result<PathKind> stat(const std::string& path) = 0;
+  // The size of a file without reading it (one stat). kNotFound naming the path if it does not exist. The
+  // default streams the file through digest_file (correct, slow); the POSIX filesystem stats it.
+  virtual Result<uint64_t> file_size(const std::string& path);
   // Entries of a directory (no "." or ".."), sorted by name.
   virtual Result<std::vector<DirEntry>> list_dir(const std::string& dir) = 0;
   // Removes one file; ok if it does not exist.

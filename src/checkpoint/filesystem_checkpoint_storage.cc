@@ -46,9 +46,44 @@ struct FileSystemCheckpointStorage::Shared {
   // checkpoint deletes them: no other checkpoint can refer to them (backends reuse only completed uploads).
   std::map<int64_t, std::vector<std::string>> pending_uploads;
 
+  // Writers (stream_factory's mkdir, state files, uploads, `_metadata`) in flight per checkpoint, counted from
+  // their "is it discarded?" check to their end, under `mu`. discard(n) removes chk-<n>/ only when none is in
+  // flight; otherwise the last writer out removes it. So no writer can create chk-<n>/ or a file in it after the
+  // discard removed it (the race a check-then-write had).
+  std::map<int64_t, int> writers;
+
   bool is_discarded(CheckpointId id) {
     std::lock_guard lock(mu);
     return discarded.count(id.value()) > 0;
+  }
+
+  // Enters a writer of checkpoint `id`; kCancelled (nothing entered) once it is discarded.
+  Status enter_writer(CheckpointId id) {
+    std::lock_guard lock(mu);
+    if (discarded.count(id.value()) > 0) return discarded_status(id);
+    ++writers[id.value()];
+    return Status::ok();
+  }
+
+  // Leaves; `written`: the file this writer created, if any. If the checkpoint was discarded meanwhile, removes
+  // that file, and the whole chk-<n>/ if this was the last writer in flight; then returns kCancelled.
+  Status leave_writer(CheckpointId id, const std::string& written) {
+    bool last = false;
+    std::string dir;
+    {
+      std::lock_guard lock(mu);
+      auto it = writers.find(id.value());
+      if (it != writers.end() && --it->second == 0) {
+        writers.erase(it);
+        last = true;
+      }
+      if (discarded.count(id.value()) == 0) return Status::ok();
+      if (last) created_dirs.erase(id.value());
+      if (last && job) dir = join_path(job_dir, checkpoint_dir_name(id));
+    }
+    if (!written.empty()) (void)fs->remove_file(written);
+    if (!dir.empty()) (void)fs->remove_all(dir);
+    return discarded_status(id);
   }
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -72,12 +107,12 @@ struct FileSystemCheckpointStorage::Shared {
   // Creates chk-<n>/ (once per id). Its name becomes durable in write_metadata, together with the rest: a
   // checkpoint folder matters only once it has a `_metadata`, and a directory fsync here would be one more
   // journal commit on every checkpoint's path.
+  // The caller is an entered writer of `id` (enter_writer).
   Result<std::string> ensure_checkpoint_dir(CheckpointId id) {
     SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir_or_error());
     std::string dir = join_path(jd, checkpoint_dir_name(id));
     {
       std::lock_guard lock(mu);
-      if (discarded.count(id.value()) > 0) return discarded_status(id);
       if (created_dirs.count(id.value()) > 0) return dir;
     }
     SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));
@@ -135,7 +170,28 @@ class FsStreamFactory final : public CheckpointStreamFactory {
       h.inline_bytes = bytes;
       return h;
     }
-    if (shared_->is_discarded(id_)) return discarded_status(id_).with_context(owner);
+    SLUICE_RETURN_IF_ERROR(shared_->enter_writer(id_).with_context(owner));
+    std::string written;
+    auto result = write_file_entered(owner, name_hint, bytes, std::move(h), &written);
+    Status left = shared_->leave_writer(id_, written);
+    if (!left.is_ok()) return left.with_context(owner);
+    return result;
+  }
+
+  Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
+                                              const std::string& local_path) override {
+    return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true);
+  }
+  Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
+                                               const std::string& local_path) override {
+    return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false);
+  }
+
+ private:
+  // write_state's file case, between enter_writer and leave_writer; `written`: the file, once it exists.
+  Result<StreamStateHandle> write_file_entered(const std::string& owner, const std::string& name_hint,
+                                               const std::vector<uint8_t>& bytes, StreamStateHandle h,
+                                               std::string* written) {
     FileSystem& fs = *shared_->fs;
     const std::string folder = checkpoint_dir_name(id_);
     const std::string name = sanitize_name(name_hint);
@@ -155,26 +211,24 @@ class FsStreamFactory final : public CheckpointStreamFactory {
       (void)fs.remove_file(tmp);  // best effort; discard(n) removes the folder anyway
       return st.with_context(owner + ": writing state file '" + path + "' (" + format_bytes(bytes.size()) + ")");
     }
-    if (shared_->is_discarded(id_)) {  // discarded while this file was written: nobody will reference it
-      (void)fs.remove_file(path);
-      return discarded_status(id_).with_context(owner);
-    }
+    *written = path;  // leave_writer removes it if the checkpoint was discarded meanwhile
     return h;
   }
 
-  Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
-                                              const std::string& local_path) override {
-    return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true);
-  }
-  Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
-                                               const std::string& local_path) override {
-    return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false);
-  }
-
- private:
   Result<StreamStateHandle> upload(const std::string& owner, const std::string& folder, const std::string& name_hint,
                                    const std::string& local_path, bool shared) {
-    if (shared_->is_discarded(id_)) return discarded_status(id_).with_context(owner);
+    SLUICE_RETURN_IF_ERROR(shared_->enter_writer(id_).with_context(owner));
+    std::string written;
+    auto result = upload_entered(owner, folder, name_hint, local_path, shared, &written);
+    Status left = shared_->leave_writer(id_, written);
+    if (!left.is_ok()) return left.with_context(owner);
+    return result;
+  }
+
+  // upload between enter_writer and leave_writer; `written`: the file, once it exists.
+  Result<StreamStateHandle> upload_entered(const std::string& owner, const std::string& folder,
+                                           const std::string& name_hint, const std::string& local_path, bool shared,
+                                           std::string* written) {
     FileSystem& fs = *shared_->fs;
     const std::string name = sanitize_name(name_hint);
     StreamStateHandle h;
@@ -208,10 +262,7 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     }
     h.size_bytes = digest->size_bytes;
     h.checksum = digest->checksum;
-    if (shared_->is_discarded(id_)) {
-      (void)fs.remove_file(path);
-      return discarded_status(id_).with_context(owner);
-    }
+    *written = path;  // leave_writer removes it if the checkpoint was discarded meanwhile
     return h;
   }
 
@@ -256,8 +307,12 @@ Status FileSystemCheckpointStorage::initialize(const JobId& job) {
 }
 
 Result<std::shared_ptr<CheckpointStreamFactory>> FileSystemCheckpointStorage::stream_factory(CheckpointId id) {
+  const std::string ctx = "checkpoint " + std::to_string(id.value());
+  SLUICE_RETURN_IF_ERROR(shared_->enter_writer(id).with_context(ctx));
   auto dir = shared_->ensure_checkpoint_dir(id);
-  if (!dir.is_ok()) return dir.status().with_context("checkpoint " + std::to_string(id.value()));
+  Status left = shared_->leave_writer(id, "");
+  if (!dir.is_ok()) return dir.status().with_context(ctx);
+  SLUICE_RETURN_IF_ERROR(left.with_context(ctx));
   SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
   return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<FsStreamFactory>(shared_, id, jd));
 }
@@ -273,6 +328,21 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata(const Checkpoint
     }
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, encode_metadata(metadata));
+  SLUICE_RETURN_IF_ERROR(s.enter_writer(metadata.checkpoint_id).with_context(ctx));
+  auto dir = write_metadata_entered(metadata, bytes, ctx);
+  Status left = s.leave_writer(metadata.checkpoint_id, "");
+  if (!left.is_ok()) return left.with_context(ctx);  // discarded meanwhile: the folder is gone, `_metadata` too
+  if (!dir.is_ok()) return dir;
+  std::lock_guard lock(s.mu);
+  s.completed.insert(metadata.checkpoint_id.value());
+  s.pending_uploads.erase(metadata.checkpoint_id.value());
+  return dir;
+}
+
+Result<std::string> FileSystemCheckpointStorage::write_metadata_entered(const CheckpointMetadata& metadata,
+                                                                        const std::vector<uint8_t>& bytes,
+                                                                        const std::string& ctx) {
+  Shared& s = *shared_;
   auto dir_or = s.ensure_checkpoint_dir(metadata.checkpoint_id);
   if (!dir_or.is_ok()) return dir_or.status().with_context(ctx);
   const std::string dir = std::move(dir_or).value();
@@ -303,9 +373,6 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata(const Checkpoint
     (void)s.fs->remove_file(renamed ? final_path : tmp);
     return st.with_context(ctx);
   }
-  std::lock_guard lock(s.mu);
-  s.completed.insert(metadata.checkpoint_id.value());
-  s.pending_uploads.erase(metadata.checkpoint_id.value());
   return dir;
 }
 
@@ -321,27 +388,33 @@ Result<std::vector<uint8_t>> FileSystemCheckpointStorage::read_state(const std::
   return read_state_handle(*shared_->fs, loc.base_dir, handle);
 }
 
+Status FileSystemCheckpointStorage::check_restore_files(const std::string& location, const CheckpointMetadata& metadata,
+                                                        RestoreFileCheck check) {
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
+  return checkpoint::check_restore_files(*shared_->fs, loc.checkpoint_dir, metadata, check);
+}
+
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   SLUICE_ASSIGN_OR_RETURN(std::string dir, checkpoint_dir(id));
+  bool writers_in_flight = false;
   {
     std::lock_guard lock(shared_->mu);
     shared_->discarded.insert(id.value());
+    shared_->created_dirs.erase(id.value());
+    writers_in_flight = shared_->writers.count(id.value()) > 0;
   }
-  // A writer that passed its discarded check just before may still add a file while the folder is being
-  // removed (the removal then finds it not empty); it checks again after writing and removes its own file,
-  // so a few attempts always end with the folder gone.
-  Status removed;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    removed = shared_->fs->remove_all(dir);
-    if (removed.is_ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2 << attempt));
+  // No writer can enter from now on. The folder goes now; a writer still in flight may yet create it or a file in
+  // it (it passed its check before the mark), so the last writer out removes it again (leave_writer), and a
+  // removal that fails meanwhile (a file appeared while the folder was being emptied) is left to that writer.
+  Status removed = shared_->fs->remove_all(dir);
+  if (!removed.is_ok() && !writers_in_flight) {
+    return removed.with_context("discarding checkpoint " + std::to_string(id.value()));
   }
-  SLUICE_RETURN_IF_ERROR(removed.with_context("discarding checkpoint " + std::to_string(id.value())));
-  // The shared files an aborted checkpoint uploaded (never those of a completed one: others may share them).
+  // The shared files an aborted checkpoint uploaded (never those of a completed one: others may share them). A
+  // writer still uploading one removes it itself when it leaves.
   std::vector<std::string> uploads;
   {
     std::lock_guard lock(shared_->mu);
-    shared_->created_dirs.erase(id.value());
     auto it = shared_->pending_uploads.find(id.value());
     if (it != shared_->pending_uploads.end() && shared_->completed.count(id.value()) == 0) {
       uploads = std::move(it->second);

@@ -12,6 +12,12 @@
 // then rename to `_metadata` and fsync of chk-<n>/. A checkpoint whose write_metadata did not return ok has no
 // `_metadata` and is never restored.
 //
+// discard(n) versus writers of n (stream_factory's mkdir, state files, uploads, `_metadata`): each writer is
+// counted in flight, under the storage's mutex, from its "is n discarded?" check to its end. discard(n) marks n
+// discarded (no writer enters after that) and removes chk-<n>/ at once; a writer still in flight may yet create
+// the folder or a file in it, so the last writer out removes it again, and every writer that finds n discarded
+// on leaving removes its own file (a shared upload included) and returns kCancelled. So no chk-<n>/ or file outlives a discard (tests/discard_race_test.cc).
+//
 // Thread-safety: every method (and every stream factory) may be called from any thread concurrently.
 #pragma once
 
@@ -60,6 +66,8 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   Result<CheckpointMetadata> read_metadata(const std::string& location) override;
   // File handles are read relative to the parent of `location`'s checkpoint folder. Works before initialize().
   Result<std::vector<uint8_t>> read_state(const std::string& location, const StreamStateHandle& handle) override;
+  Status check_restore_files(const std::string& location, const CheckpointMetadata& metadata,
+                             RestoreFileCheck check) override;
   Status discard(CheckpointId id) override;
   Result<bool> remove_job_dir_if_empty() override;
   std::string describe() const override;  // "filesystem:/var/ck (state below 20 KiB inline)"
@@ -85,6 +93,8 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   struct Shared;  // state shared with the stream factories (public only so the .cc's factory can name it)
 
  private:
+  Result<std::string> write_metadata_entered(const CheckpointMetadata& metadata, const std::vector<uint8_t>& bytes,
+                                             const std::string& ctx);
   std::shared_ptr<Shared> shared_;
 };
 

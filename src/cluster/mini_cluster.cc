@@ -121,6 +121,13 @@ class LocalJob final : public CheckpointingJobClient,
       std::vector<std::string> heads;
       for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
       SLUICE_RETURN_IF_ERROR(check_channel_state_heads(cfg_.restore->metadata, heads));
+      // Damaged checkpoint files fail the submission here (a stat per file) instead of failing every restore.
+      if (cfg_.storage) {
+        SLUICE_RETURN_IF_ERROR(cfg_.storage
+                                   ->check_restore_files(cfg_.restore->location, cfg_.restore->metadata,
+                                                         checkpoint::RestoreFileCheck::kSizes)
+                                   .with_context("restoring " + cfg_.restore->location));
+      }
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       const bool claim = cfg_.restore->claim;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
@@ -582,7 +589,7 @@ class LocalJob final : public CheckpointingJobClient,
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
     stop_attempt();
-    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms());
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(), check_restore_point(cause));
     if (!d.restart) {
       error_ = cause.with_context(d.reason);
       finish_job(JobStatus::kFailed, error_);
@@ -630,6 +637,30 @@ class LocalJob final : public CheckpointingJobClient,
     }
     coordinator_->start();
     return true;
+  }
+
+  // The files of the checkpoint the next attempt would restore: sizes after any failure (a stat per file), and
+  // checksums too after a failure that may come from damaged checkpoint bytes (kCorruption, kNotFound, kIOError;
+  // only then, as it reads every byte). Not Ok: a restart would fail the same way (restart/restart_strategy.h).
+  Status check_restore_point(const Status& cause) {
+    std::optional<RestorePoint> next;
+    {
+      std::lock_guard lock(store_mu_);
+      const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
+      if (latest) next = RestorePoint{latest->metadata, latest->location, latest->owned};
+    }
+    if (!next) next = restore_point_;
+    if (!next || !cfg_.storage) return Status::ok();
+    const bool may_be_damage = cause.code() == StatusCode::kCorruption || cause.code() == StatusCode::kNotFound ||
+                               cause.code() == StatusCode::kIOError;
+    Status st = cfg_.storage->check_restore_files(
+        next->location, next->metadata,
+        may_be_damage ? checkpoint::RestoreFileCheck::kChecksums : checkpoint::RestoreFileCheck::kSizes);
+    // Only a file that is missing or differs from the record condemns the checkpoint; an unreadable one may be a
+    // passing I/O problem.
+    if (st.code() != StatusCode::kCorruption && st.code() != StatusCode::kNotFound) return Status::ok();
+    return st.with_context("checkpoint " + std::to_string(next->metadata.checkpoint_id.value()) + " (" +
+                           next->location + ")");
   }
 
   int32_t current_attempt() const {

@@ -6,10 +6,16 @@ bool NoRestartBackoffTimeStrategy::notify_failure(const Status& /*cause*/, int64
 
 bool is_restartable_failure(const Status& cause) { return cause.code() != StatusCode::kInvalidArgument; }
 
-RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms) {
+RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms,
+                               const Status& restore_files) {
   RestartDecision decision;
   if (!is_restartable_failure(cause)) {
     decision.reason = "the failure cannot be fixed by a restart (" + cause.to_string() + ")";
+    return decision;
+  }
+  if (!restore_files.is_ok()) {
+    decision.reason = "the checkpoint a restart would restore is damaged, so no restart can succeed (" +
+                      restore_files.to_string() + ")";
     return decision;
   }
   decision.new_attempt = strategy.notify_failure(cause, now_ms);

@@ -8,7 +8,8 @@
 // Failure classification: a failure whose Status code is kInvalidArgument (a bad configuration value, a bad
 // program: something only a person can fix) is not restartable. It fails the job at once, without
 // consulting or updating the strategy, as Flink's SuppressRestartsException does. Every other code is
-// restartable and goes through the strategy. `Status::retriable()` is not consulted: it says whether the
+// restartable and goes through the strategy, unless the checkpoint the restart would restore is damaged (see
+// decide_restart): restoring the same bad bytes again can never succeed. `Status::retriable()` is not consulted: it says whether the
 // same operation may succeed if repeated, while a restart redeploys the job from its latest checkpoint,
 // which is how Flink treats every failure that does not suppress restarts.
 //
@@ -72,6 +73,14 @@ struct RestartDecision {
 
 // The whole decision for a failure at `now_ms`: a non-restartable cause fails the job without touching the
 // strategy; otherwise the strategy is notified and asked. Precondition: `cause` is not ok.
-RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms);
+//
+// `restore_files`: the caller's check of the files of the checkpoint a restart would restore (e.g.
+// CheckpointStorage::check_restore_files; Ok when there is none or it is held in memory). Not Ok (a checkpoint
+// file missing, truncated or with a wrong checksum): the job fails at once, without touching the strategy, and
+// the reason names that file and what was expected. This is what stops a restore-time kCorruption of
+// checkpoint files from restarting forever, while a kCorruption from any other source (a bad network buffer, a
+// damaged local RocksDB working directory) stays restartable: a restart rebuilds those from the checkpoint.
+RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms,
+                               const Status& restore_files = Status::ok());
 
 }  // namespace sluice

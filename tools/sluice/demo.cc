@@ -19,10 +19,14 @@
 
 #include "../../examples/per_auction/per_auction_job.h"
 #include "sluice/metrics/metric_names.h"
+#include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
+#include "signals.h"
 #include "cluster/mini_cluster.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
+#include "sluice/core/data_view.h"
+#include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
 #include "job_report.h"
 #include "verify.h"
@@ -48,6 +52,35 @@ struct DemoFlags {
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
   std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
 };
+
+// Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
+// readers recorded (the source's SourceReaderState; splits the enumerator had not assigned yet start at 0).
+// nullopt if the checkpoint cannot be read.
+std::optional<int64_t> stream_events_before(const std::string& location) {
+  auto fsys = checkpoint::local_file_system();
+  auto loc = checkpoint::locate_checkpoint(*fsys, location);
+  if (!loc.is_ok()) return std::nullopt;
+  auto md = checkpoint::read_checkpoint_metadata(*fsys, *loc);
+  if (!md.is_ok()) return std::nullopt;
+  int64_t total = 0;
+  for (const auto& op : md->operators) {
+    for (const auto& st : op.subtasks) {
+      if (!st.operator_state) continue;
+      auto bytes = checkpoint::read_state_handle(*fsys, loc->base_dir, *st.operator_state);
+      if (!bytes.is_ok()) return std::nullopt;
+      auto states = decode_operator_state(bytes->data(), bytes->size(), location);
+      if (!states.is_ok()) return std::nullopt;
+      for (const SerializedOperatorState& state : *states) {
+        if (state.name != "SourceReaderState") continue;
+        for (const std::string& element : state.elements) {
+          DataInputView in(element);
+          total += TypeSerializer<nexmark::NexmarkSplit>::deserialize(in).offset;
+        }
+      }
+    }
+  }
+  return total;
+}
 
 // Removes part files left by an earlier run (only those: the directory may hold other things).
 Status clean_output(const std::string& dir) {
@@ -156,11 +189,15 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
+  arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
   auto client = env.execute_async("demo");
   if (!client.is_ok()) {
+    set_job_cancel({});
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
+    if (int sig = received_signal()) return 128 + sig;
     return 2;
   }
+  set_job_cancel([c = client->get()] { c->cancel(); });
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   const std::optional<std::pair<int64_t, std::string>> initial_restore =
       cp_client != nullptr ? cp_client->initial_restore() : std::nullopt;
@@ -176,12 +213,18 @@ int run_demo(const DemoFlags& f) {
   }
   ProgressLine progress(**client, "bids");
   JobExecutionResult result = (*client)->wait();
+  set_job_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
-  // Events of the stream this run processed; sources re-emit events after a recovery, counted apart. A run
-  // restored from a checkpoint processes only the rest of the stream: what its sources emitted.
+  // Distinct events of the stream this run processed: a finished run covers the whole stream, or after --restore
+  // the rest of it after the restored checkpoint's source positions. Sources re-emit events after a recovery:
+  // those replays are in `emitted` and reported apart. A run that did not finish reports what its sources emitted.
   int64_t emitted = source_events((*client)->metrics(), "bids");
-  int64_t events = result.status == JobStatus::kFinished && !initial_restore ? f.events : emitted;
+  int64_t events = emitted;
+  if (result.status == JobStatus::kFinished) {
+    std::optional<int64_t> before = initial_restore ? stream_events_before(initial_restore->second) : int64_t{0};
+    if (before) events = f.events - *before;
+  }
 
   nlohmann::json summary;
   add_run_summary(summary, RunFigures{&result, client->get(), cp_client, initial_restore, "demo", events, f.events, emitted,
@@ -245,13 +288,18 @@ int run_demo(const DemoFlags& f) {
 
   print_checkpoints(summary, config, cp_client != nullptr);
   const std::string what = initial_restore
-      ? "events emitted by this run (resumed from checkpoint " + std::to_string(initial_restore->first) + " of a " +
-            std::to_string(f.events) + "-event stream)"
+      ? "events (the rest of a " + std::to_string(f.events) + "-event stream after checkpoint " +
+            std::to_string(initial_restore->first) + ")"
       : std::string("events");
   const char* verified = !f.verify ? ""
                          : result.status != JobStatus::kFinished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, what, verified);
+  if (int sig = received_signal()) {
+    std::fprintf(stderr, "sluice demo: cancelled by %s; the job's working directories are removed\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    exit_code = 128 + sig;
+  }
   if (summary_out.is_open()) {
     summary_out << summary.dump(2) << "\n";
     summary_out.close();
@@ -297,7 +345,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--claim-mode", flags->claim_mode,
                   "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
                   "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")
-      ->check(CLI::IsMember({"CLAIM", "NO_CLAIM", "claim", "no_claim"}));
+      ->transform(CLI::IsMember({"CLAIM", "NO_CLAIM"}, CLI::ignore_case));  // any case; the error lists both
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
   cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
   cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");

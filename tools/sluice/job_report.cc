@@ -172,6 +172,7 @@ void add_run_summary(nlohmann::json& summary, const RunFigures& r) {
   summary["events"] = r.events;
   summary["stream_events"] = r.stream_events;
   summary["source_records_emitted"] = r.emitted;
+  summary["source_records_replayed"] = r.emitted > r.events ? r.emitted - r.events : 0;
   summary["elapsed_s"] = elapsed_s;
   summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(r.events) / elapsed_s : 0.0;
   summary["events_per_cpu_s"] = result.cpu_seconds > 0 ? static_cast<double>(r.events) / result.cpu_seconds : 0.0;

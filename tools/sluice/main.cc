@@ -4,8 +4,10 @@
 #include "checkpoint_command.h"
 #include "demo.h"
 #include "nexmark_command.h"
+#include "signals.h"
 
 int main(int argc, char** argv) {
+  sluice::cli::install_signal_thread();  // before any thread starts: they all inherit the blocked signals
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -14,6 +14,7 @@
 #include "cluster/mini_cluster.h"
 #include "job_report.h"
 #include "queries.h"
+#include "signals.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
 
@@ -121,8 +122,14 @@ int run_nexmark(const NexmarkFlags& f) {
               "parallelism %d\n",
               query->name.c_str(), query->description.c_str(), static_cast<long long>(f.events), f.rate,
               static_cast<unsigned long long>(f.seed), f.splits, parallelism);
+  arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
   auto client = env.execute_async(job_name);
-  if (!client.is_ok()) return fail(client.status().to_string());
+  if (!client.is_ok()) {
+    set_job_cancel({});
+    if (int sig = received_signal()) return 128 + sig;
+    return fail(client.status().to_string());
+  }
+  set_job_cancel([c = client->get()] { c->cancel(); });
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   std::optional<FailureInjector> injector;
   if (f.inject_failures > 0 && cp_client != nullptr) {
@@ -131,6 +138,7 @@ int run_nexmark(const NexmarkFlags& f) {
   }
   ProgressLine progress(**client, nq::kSourceName);
   JobExecutionResult result = (*client)->wait();
+  set_job_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
   const int64_t emitted = source_events((*client)->metrics(), nq::kSourceName);
@@ -169,6 +177,10 @@ int run_nexmark(const NexmarkFlags& f) {
                          : !finished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, "events", verified);
+  if (int sig = received_signal()) {
+    std::fprintf(stderr, "sluice nexmark: cancelled by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    exit_code = 128 + sig;
+  }
   if (summary_out.is_open()) {
     summary_out << summary.dump(2) << "\n";
     summary_out.close();

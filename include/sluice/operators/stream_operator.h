@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "sluice/api/runtime_context.h"
+#include "sluice/core/status.h"
 #include "sluice/core/ids.h"
 #include "sluice/operators/output.h"
 #include "sluice/operators/processing_time_service.h"
@@ -77,13 +78,18 @@ class OperatorFailure : public std::runtime_error {
 };
 
 // Runs fn(); an exception other than an OperatorFailure from further down the chain is attributed to
-// this operator. try/catch costs nothing on the non-throwing path.
+// this operator. A StatusError (e.g. RocksDBError: a full disk under the state backend is kIOError, not a user
+// function failure) keeps its code, with the operator named. try/catch costs nothing on the non-throwing path.
 template <class Fn>
 inline decltype(auto) call_user(const TaskInfo& info, Fn&& fn) {
   try {
     return fn();
   } catch (const OperatorFailure&) {
     throw;
+  } catch (const StatusError& e) {
+    throw StatusError(e.status().with_context("operator '" + info.operator_name + "' (subtask " +
+                                              std::to_string(info.subtask_index + 1) + "/" +
+                                              std::to_string(info.parallelism) + ")"));
   } catch (const std::exception& e) {
     throw OperatorFailure(info, e.what());
   } catch (...) {

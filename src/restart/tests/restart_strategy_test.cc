@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "restart/exponential_delay_restart_strategy.h"
 #include "restart/failure_rate_restart_strategy.h"
 #include "restart/fixed_delay_restart_strategy.h"
 #include "timeline.h"
@@ -120,6 +121,29 @@ TEST(DecideRestart, NonRestartableFailureLeavesTheStrategyUntouched) {
   EXPECT_FALSE(d.restart);
   EXPECT_NE(d.reason.find("fixed-delay(attempts=1"), std::string::npos) << d.reason;
   EXPECT_NE(d.reason.find("disk again"), std::string::npos) << d.reason;
+}
+
+// A restore-time Corruption of checkpoint files: the caller's check of the restore point fails, so the job fails
+// at once (the strategy is not consulted: exponential-delay would otherwise restart forever).
+TEST(DecideRestart, DamagedRestorePointFailsTheJobNamingTheFile) {
+  ExponentialDelayRestartBackoffTimeStrategy exp({}, 1);
+  const Status cause = Status::corruption("restoring checkpoint 3: file '/ck/job/shared/000009-ab.sst' does not match "
+                                          "the checksum the checkpoint recorded (damaged)");
+  const Status damaged = Status::corruption("/ck/job/shared/000009-ab.sst: state file checksum mismatch");
+  RestartDecision d = decide_restart(exp, cause, 0, damaged);
+  EXPECT_FALSE(d.restart);
+  EXPECT_NE(d.reason.find("damaged, so no restart can succeed"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("/ck/job/shared/000009-ab.sst"), std::string::npos) << d.reason;
+  EXPECT_EQ(exp.describe(), ExponentialDelayRestartBackoffTimeStrategy({}, 1).describe()) << "strategy untouched";
+  // The same Corruption with an intact restore point (e.g. a bad network buffer) is restarted as before.
+  d = decide_restart(exp, Status::corruption("channel 2: buffer does not decode"), 10, Status::ok());
+  EXPECT_TRUE(d.restart);
+  EXPECT_TRUE(d.new_attempt);
+  // A missing file is the same case.
+  d = decide_restart(exp, Status::not_found("x"), 20'000,
+                     Status::not_found("/ck/job/chk-3/MANIFEST-000005: does not exist"));
+  EXPECT_FALSE(d.restart);
+  EXPECT_NE(d.reason.find("MANIFEST-000005"), std::string::npos) << d.reason;
 }
 
 TEST(DecideRestart, NoneNeverRestarts) {

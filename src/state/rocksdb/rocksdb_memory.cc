@@ -1,5 +1,6 @@
 #include "rocksdb_memory.h"
 
+#include <charconv>
 #include <map>
 #include <mutex>
 #include <string>
@@ -20,22 +21,32 @@ MemoryBudgetSplit split_budget(int64_t total_bytes, double write_buffer_ratio) {
 
 namespace sluice {
 
+namespace {
+// A ratio as the user typed it: the shortest form that reads back as the same double ("0.7", "1.5"; not
+// std::to_string's "0.700000").
+std::string ratio_text(double v) {
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(v);
+}
+}  // namespace
+
 Status RocksDBMemoryOptions::validate() const {
   const RocksDBMemoryOptions& memory = *this;
   auto in_open_unit = [](double v) { return v > 0.0 && v < 1.0; };
   if (!in_open_unit(memory.write_buffer_ratio)) {
     return Status::invalid_argument("state.backend.rocksdb.memory.write-buffer-ratio: " +
-                                    std::to_string(memory.write_buffer_ratio) + " is out of range (expected in (0, 1))");
+                                    ratio_text(memory.write_buffer_ratio) + " is out of range (expected in (0, 1))");
   }
   if (!in_open_unit(memory.high_prio_pool_ratio)) {
     return Status::invalid_argument("state.backend.rocksdb.memory.high-prio-pool-ratio: " +
-                                    std::to_string(memory.high_prio_pool_ratio) +
+                                    ratio_text(memory.high_prio_pool_ratio) +
                                     " is out of range (expected in (0, 1))");
   }
   if (memory.write_buffer_ratio + memory.high_prio_pool_ratio >= 1.0) {
     return Status::invalid_argument(
-        "state.backend.rocksdb.memory.write-buffer-ratio (" + std::to_string(memory.write_buffer_ratio) +
-        ") + state.backend.rocksdb.memory.high-prio-pool-ratio (" + std::to_string(memory.high_prio_pool_ratio) +
+        "state.backend.rocksdb.memory.write-buffer-ratio (" + ratio_text(memory.write_buffer_ratio) +
+        ") + state.backend.rocksdb.memory.high-prio-pool-ratio (" + ratio_text(memory.high_prio_pool_ratio) +
         ") must be below 1");
   }
   if (memory.fixed_per_tm_bytes < 0 || (memory.managed && memory.fixed_per_tm_bytes == 0 && memory.managed_size_bytes <= 0)) {

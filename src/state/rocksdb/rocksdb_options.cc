@@ -183,4 +183,15 @@ rocksdb::WriteOptions write_options() {
   return w;
 }
 
+Status rocksdb_failure(const rocksdb::Status& s, const std::string& what, const std::string& dir) {
+  const std::string text = what + " failed: " + s.ToString();
+  if (s.IsNoSpace() || s.ToString().find("No space left on device") != std::string::npos) {
+    return Status::io_error(text + " (the disk of the RocksDB working directory '" + dir +
+                            "' is full: free space there or set state.backend.rocksdb.localdir)");
+  }
+  if (s.IsIOError()) return Status::io_error(text + " (RocksDB working directory '" + dir + "')");
+  if (s.IsCorruption()) return Status::corruption(text + " (RocksDB working directory '" + dir + "')");
+  return Status::internal(text + " (RocksDB working directory '" + dir + "')");
+}
+
 }  // namespace sluice::rocksdb_options

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <rocksdb/options.h>
+#include <rocksdb/status.h>
 
 #include <memory>
 
@@ -56,5 +57,10 @@ rocksdb::Options db_options();
 rocksdb::ColumnFamilyOptions column_family_options();
 // Writes skip the write-ahead log (Flink's choice: recovery comes from checkpoints).
 rocksdb::WriteOptions write_options();
+
+// A failed RocksDB call as a sluice Status. `what`: the operation and where ("RocksDB put in column family 'c'");
+// `dir`: the instance's working directory. RocksDB's I/O errors are kIOError naming the directory, and a full
+// disk (ENOSPC, RocksDB's NoSpace) says so; corruption is kCorruption; anything else kInternal.
+Status rocksdb_failure(const rocksdb::Status& s, const std::string& what, const std::string& dir);
 
 }  // namespace sluice::rocksdb_options

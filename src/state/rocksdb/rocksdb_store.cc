@@ -104,8 +104,9 @@ struct RocksDBStore::Impl {
   }
 
   [[noreturn]] void fail(const char* op, int32_t cf, const rocksdb::Status& s) const {
-    throw RocksDBError(std::string("RocksDB ") + op + " in column family '" + cf_names[static_cast<size_t>(cf)] +
-                       "' of " + path + " failed: " + s.ToString());
+    throw RocksDBError(rocksdb_options::rocksdb_failure(
+        s, std::string("RocksDB ") + op + " in column family '" + cf_names[static_cast<size_t>(cf)] + "' of " + path,
+        path));
   }
 };
 
@@ -312,19 +313,19 @@ Status RocksDBStore::try_write(WriteBatch& batch) {
     try {
       impl_->write_back();
     } catch (const RocksDBError& e) {
-      return Status::io_error(e.what());
+      return e.status();
     }
     for (const auto& [cf, key] : batch.impl_->keys) impl_->cache->invalidate(cf, key);
     for (int32_t cf : batch.impl_->ranged_cfs) impl_->cache->invalidate_column_family(cf);
   }
   rocksdb::Status s = impl_->db->Write(impl_->write_options, &batch.impl_->batch);
-  if (!s.ok()) return Status::io_error("RocksDB write of a batch into " + impl_->path + " failed: " + s.ToString());
+  if (!s.ok()) return rocksdb_options::rocksdb_failure(s, "RocksDB write of a batch into " + impl_->path, impl_->path);
   return Status::ok();
 }
 
 void RocksDBStore::write(WriteBatch& batch) {
   Status s = try_write(batch);
-  if (!s.is_ok()) throw RocksDBError(s.message());
+  if (!s.is_ok()) throw RocksDBError(s);
 }
 
 std::unique_ptr<RocksDBStore::Iterator> RocksDBStore::new_iterator(int32_t cf, std::string_view lower,
@@ -389,7 +390,7 @@ Status RocksDBStore::compact_all(int32_t cf) {
   try {
     impl_->write_back();  // what the cache holds is part of the state being compacted
   } catch (const RocksDBError& e) {
-    return Status::io_error(e.what());
+    return e.status();
   }
   rocksdb::ColumnFamilyHandle* h = impl_->cfs[static_cast<size_t>(cf)];
   rocksdb::FlushOptions flush;
@@ -518,7 +519,7 @@ Result<std::vector<LocalSnapshotFile>> RocksDBStore::create_native_checkpoint(co
   try {
     impl_->write_back();  // the checkpoint is the state at this call, cached changes included
   } catch (const RocksDBError& e) {
-    return Status::io_error(e.what());
+    return e.status();
   }
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(impl_->db, &raw);

@@ -17,8 +17,10 @@
 // RocksDB's estimates (estimate_num_keys, estimate_size_bytes) do not count changes still only in the cache.
 //
 // Errors: open() and the batch/restore paths return Status. The per-record operations (get, put, merge,
-// remove, write) throw RocksDBError, a std::runtime_error naming the operation, the column family and the
-// directory: they run inside user functions, which report failures by exception (the task fails over).
+// remove, write) throw RocksDBError, a StatusError naming the operation, the column family and the
+// directory: they run inside user functions, which report failures by exception (the task fails over). RocksDB's
+// I/O errors - a full local disk (ENOSPC) among them - are kIOError naming the working directory, not a
+// failure of the user function.
 //
 // Thread-safety: the store is used by its task thread. Snapshots (snapshot()) may be read on any other thread
 // while the task thread writes; the store's destructor waits for a read in progress and makes later reads fail
@@ -46,9 +48,14 @@ class ColumnFamilyHandle;
 
 namespace sluice {
 
-class RocksDBError : public std::runtime_error {
+class RocksDBError : public StatusError {
  public:
-  using std::runtime_error::runtime_error;
+  // A failure of RocksDB itself, mapped by rocksdb_failure() (e.g. kIOError for a full disk), so the task keeps
+  // its code through the operator and task boundaries (StatusError).
+  explicit RocksDBError(Status status) : StatusError(std::move(status)) {}
+  // A state-level failure (a value too large, bytes that do not decode): kUserFunction, as any failure inside a
+  // user function.
+  explicit RocksDBError(const std::string& message) : StatusError(Status::user_function(message)) {}
 };
 
 inline std::string_view as_bytes_view(const std::vector<uint8_t>& v) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rocksdb_memory.h"
+#include "rocksdb_options.h"
 #include "sluice/state/rocksdb/rocksdb_options_factory.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
 
@@ -81,6 +82,13 @@ TEST(RocksDBMemory, BadSettingsNameTheKey) {
   Status st = m.validate();
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("must be below 1"), std::string::npos) << st.to_string();
+  // Ratios as typed, not with six decimals.
+  EXPECT_NE(st.message().find("(0.6) + state.backend.rocksdb.memory.high-prio-pool-ratio (0.4)"), std::string::npos)
+      << st.to_string();
+  m = {};
+  m.write_buffer_ratio = 1.25;
+  EXPECT_EQ(m.validate().message(),
+            "state.backend.rocksdb.memory.write-buffer-ratio: 1.25 is out of range (expected in (0, 1))");
   m = {};
   m.managed_size_bytes = 0;
   EXPECT_NE(m.validate().message().find("taskmanager.memory.managed.size"), std::string::npos);
@@ -91,6 +99,30 @@ TEST(RocksDBMemory, BadSettingsNameTheKey) {
   ASSERT_FALSE(store.is_ok());
   EXPECT_EQ(store.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(std::filesystem::is_empty(o.local_dir));  // no working directory left behind
+}
+
+// A full local disk while RocksDB writes is an I/O error naming the working directory (review of issue 4), not a
+// failure of the user function: RocksDBError is a StatusError that keeps the code through the task boundary.
+TEST(RocksDBFailures, FullDiskIsAnIoErrorNamingTheDirectory) {
+  const std::string dir = "/data/rocks/sluice-rocksdb-job_1_op_x_0-0123456789abcdef";
+  Status st = rocksdb_options::rocksdb_failure(
+      rocksdb::Status::NoSpace("While appending to file: " + dir + "/000012.sst", "No space left on device"),
+      "RocksDB put in column family 'count' of " + dir, dir);
+  EXPECT_EQ(st.code(), StatusCode::kIOError) << st.to_string();
+  EXPECT_NE(st.message().find("working directory '" + dir + "' is full"), std::string::npos) << st.to_string();
+  // Some RocksDB versions report ENOSPC as a plain IOError with the errno text.
+  st = rocksdb_options::rocksdb_failure(rocksdb::Status::IOError(dir + "/000012.sst", "No space left on device"),
+                                        "RocksDB flush", dir);
+  EXPECT_EQ(st.code(), StatusCode::kIOError);
+  EXPECT_NE(st.message().find("is full"), std::string::npos) << st.to_string();
+  st = rocksdb_options::rocksdb_failure(rocksdb::Status::Corruption("block checksum mismatch"), "RocksDB get", dir);
+  EXPECT_EQ(st.code(), StatusCode::kCorruption);
+  EXPECT_NE(st.message().find(dir), std::string::npos);
+  try {
+    throw RocksDBError(rocksdb_options::rocksdb_failure(rocksdb::Status::NoSpace(), "RocksDB put", dir));
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kIOError);
+  }
 }
 
 TEST(RocksDBMemory, ManagedInstancesShareOneCacheAndWriteBufferManager) {

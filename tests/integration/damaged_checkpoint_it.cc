@@ -1,0 +1,193 @@
+// A damaged incremental RocksDB checkpoint fails the job loudly instead of restarting forever (review of issue 4).
+// A real incremental checkpoint of the main job is taken (retained on cancellation); copies of its job folder get
+// one SST in shared/ damaged - truncated, bytes flipped in place (same size), or deleted - and a new run restores
+// each under the exponential-delay restart strategy (which alone would restart without end). The run must end
+// FAILED, or be refused at submission, within the wait, with a message that names the damaged file.
+// - truncated / missing: the submission-time check (a stat per file: sizes recorded in `_metadata`) refuses it;
+// - flipped: the sizes match, the restore's checksum check fails in the task, and the failover's check of the
+//   restore point (checksums, after a kCorruption) fails the job instead of restarting (restart_strategy.h).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "checkpoint/checkpoint_files.h"
+#include "checkpoint_it_util.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+Configuration rocksdb_incremental(const std::string& ck, const std::string& rocks) {
+  Configuration config;
+  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "30ms").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.dir", ck).is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.incremental", "true").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
+                  .is_ok());
+  EXPECT_TRUE(config.set_string("state.backend.type", "rocksdb").is_ok());
+  EXPECT_TRUE(config.set_string("state.backend.rocksdb.localdir", rocks).is_ok());
+  return config;
+}
+
+// The newest retained checkpoint folder of a cancelled incremental run, or "" on failure.
+std::string take_incremental_checkpoint(const std::string& ck, const std::string& rocks, it::MainJob& job) {
+  Configuration config = rocksdb_incremental(ck, rocks);
+  EXPECT_TRUE(config.set_string("restart-strategy.type", "none").is_ok());
+  it::g_throttle_us = 1000;  // still running after a few checkpoints, even on a loaded machine
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  auto submitted = env.execute_async("to be damaged");
+  EXPECT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  if (!submitted.is_ok()) return "";
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+  EXPECT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 3; }));
+  client->cancel();
+  JobExecutionResult result = client->wait();
+  it::g_throttle_us = 0;
+  EXPECT_EQ(result.status, JobStatus::kCanceled) << result.error.to_string();
+  const std::string job_dir = ck + "/" + client->job_id().to_hex();
+  std::vector<int64_t> retained = it::completed_checkpoints_in(job_dir);
+  EXPECT_FALSE(retained.empty());
+  return retained.empty() ? "" : job_dir + "/chk-" + std::to_string(retained.back());
+}
+
+// The absolute path of the largest SST in shared/ that `chk` refers to.
+std::string largest_shared_sst(const std::string& chk) {
+  auto fsys = checkpoint::local_file_system();
+  auto loc = checkpoint::locate_checkpoint(*fsys, chk);
+  EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
+  if (!loc.is_ok()) return "";
+  auto md = checkpoint::read_checkpoint_metadata(*fsys, *loc);
+  EXPECT_TRUE(md.is_ok()) << md.status().to_string();
+  if (!md.is_ok()) return "";
+  std::string best;
+  uint64_t best_size = 0;
+  for (const auto& op : md->operators) {
+    for (const auto& st : op.subtasks) {
+      if (!st.incremental_keyed_state) continue;
+      for (const auto& f : st.incremental_keyed_state->shared_files) {
+        if (f.file.size_bytes > best_size) {
+          best_size = f.file.size_bytes;
+          best = checkpoint::join_path(loc->base_dir, f.file.relative_path);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(best.empty()) << "no shared SST in " << chk;
+  return fs::weakly_canonical(best).string();
+}
+
+enum class Damage { kTruncate, kFlip, kRemove };
+
+void damage(const std::string& file, Damage how) {
+  switch (how) {
+    case Damage::kTruncate: fs::resize_file(file, fs::file_size(file) / 2); break;
+    case Damage::kRemove: fs::remove(file); break;
+    case Damage::kFlip: {
+      std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
+      const auto size = static_cast<std::streamoff>(fs::file_size(file));
+      for (std::streamoff at : {size / 3, size / 2}) {
+        io.seekg(at);
+        char c = 0;
+        io.get(c);
+        io.seekp(at);
+        io.put(static_cast<char>(~c));
+      }
+      break;
+    }
+  }
+}
+
+// Restores `chk` under exponential-delay (short backoffs, unlimited attempts). Returns the error the job ended
+// with, or the submission's error; fails the test if the job is still running after the wait.
+Status restore_damaged(const std::string& chk, const std::string& ck, const std::string& rocks, it::MainJob& job,
+                       bool* refused_at_submission) {
+  Configuration config = rocksdb_incremental(ck, rocks);
+  EXPECT_TRUE(config.set_string("execution.state-recovery.path", chk).is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.type", "exponential-delay").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.exponential-delay.initial-backoff", "10ms").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.exponential-delay.max-backoff", "50ms").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  auto submitted = env.execute_async("restore damaged");
+  *refused_at_submission = !submitted.is_ok();
+  if (!submitted.is_ok()) return submitted.status();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  const bool ended = it::wait_for([&] { return is_globally_terminal(client->status()); }, 180s);
+  EXPECT_TRUE(ended) << "the job restores the damaged checkpoint again and again (restart loop)";
+  if (!ended) client->cancel();
+  JobExecutionResult result = client->wait();
+  EXPECT_EQ(result.status, JobStatus::kFailed);
+  EXPECT_EQ(it::checkpointing(*client).restarts(), 0) << "a restart restores the same damaged bytes";
+  return result.error;
+}
+
+class DamagedCheckpoint : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    base_ = new std::string(it::fresh_dir("damaged-ck"));
+    job_ = new it::MainJob;
+    job_->events = 40'000;
+    job_->output_dir = *base_ + "/out";
+    chk_ = new std::string(take_incremental_checkpoint(*base_ + "/ck", *base_ + "/rocks", *job_));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*base_);
+    delete base_;
+    delete job_;
+    delete chk_;
+  }
+
+  // A copy of the checkpoint's job folder with one SST damaged; returns the error of restoring it.
+  void run_case(const std::string& name, Damage how, bool expect_refused_at_submission) {
+    ASSERT_FALSE(chk_->empty());
+    const std::string copy = *base_ + "/" + name;
+    fs::remove_all(copy);
+    fs::create_directories(copy);
+    const std::string job_dir = fs::path(*chk_).parent_path().string();
+    const std::string copied_job = copy + "/" + fs::path(job_dir).filename().string();
+    fs::copy(job_dir, copied_job, fs::copy_options::recursive);
+    const std::string chk = copied_job + "/" + fs::path(*chk_).filename().string();
+    const std::string sst = largest_shared_sst(chk);
+    ASSERT_FALSE(sst.empty());
+    damage(sst, how);
+    bool refused = false;
+    Status error = restore_damaged(chk, copy + "/ck-new", copy + "/rocks", *job_, &refused);
+    EXPECT_FALSE(error.is_ok());
+    EXPECT_EQ(refused, expect_refused_at_submission) << error.to_string();
+    EXPECT_NE(error.to_string().find(fs::path(sst).filename().string()), std::string::npos)
+        << "the error must name the damaged file " << sst << ": " << error.to_string();
+    EXPECT_TRUE(error.code() == StatusCode::kCorruption || error.code() == StatusCode::kNotFound)
+        << error.to_string();
+    if (how != Damage::kRemove) {
+      EXPECT_NE(error.to_string().find(how == Damage::kTruncate ? "bytes, the checkpoint expects" : "checksum"),
+                std::string::npos)
+          << "the error says what was expected: " << error.to_string();
+    }
+    EXPECT_EQ(it::entries_of(copy + "/rocks"), std::vector<std::string>{}) << "no working directory left";
+  }
+
+  static std::string* base_;
+  static it::MainJob* job_;
+  static std::string* chk_;
+};
+
+std::string* DamagedCheckpoint::base_ = nullptr;
+it::MainJob* DamagedCheckpoint::job_ = nullptr;
+std::string* DamagedCheckpoint::chk_ = nullptr;
+
+TEST_F(DamagedCheckpoint, TruncatedSstIsRefusedAtSubmission) { run_case("truncated", Damage::kTruncate, true); }
+
+TEST_F(DamagedCheckpoint, MissingSstIsRefusedAtSubmission) { run_case("missing", Damage::kRemove, true); }
+
+TEST_F(DamagedCheckpoint, FlippedBytesInSstFailTheJobInsteadOfRestartingForever) {
+  run_case("flipped", Damage::kFlip, false);
+}
+
+}  // namespace
+}  // namespace sluice
