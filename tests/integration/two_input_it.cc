@@ -59,7 +59,12 @@ struct Line {
   SLUICE_FIELDS(Line, text)
 };
 
-std::atomic<int64_t> g_processed{0};  // records processed by the two-input operator, all attempts
+std::atomic<int64_t> g_processed{0};  // records processed by the co-process function, all attempts
+std::atomic<int64_t> g_output{0};     // records out of the two-input operator, all attempts
+std::atomic<bool> g_slow{false};      // slow the two-input task down (its inputs back up)
+void maybe_slow(int64_t n) {
+  if (g_slow.load(std::memory_order_relaxed) && n % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
 
 // ---- keyed co-process: per-window counts of both inputs ----
 struct Acc {
@@ -78,7 +83,7 @@ struct TwoWindowSums final : KeyedCoProcessFunction<int64_t, Ev, Tick, Line> {
     windows = &get_map_state(MapStateDescriptor<int64_t, Acc>("windows"));
   }
   void add(int64_t ts, KeyedProcessContext<int64_t>& ctx, int input, int64_t w) {
-    g_processed.fetch_add(1);
+    maybe_slow(g_processed.fetch_add(1));
     if (ctx.timestamp() != std::optional<int64_t>(ts)) throw std::logic_error("record timestamp lost on the wire");
     if (ts <= ctx.timer_service().current_watermark()) throw std::logic_error("an on-time record behind the watermark");
     const int64_t end = window_end(ts);
@@ -135,11 +140,11 @@ std::multiset<std::string> expected_windows(int64_t per_split) {
 // ---- interval join ----
 struct JoinLine final : ProcessJoinFunction<Ev, Tick, Line> {
   void process_element(const Ev& a, const Tick& b, ProcessJoinContext& ctx, Collector<Line>& out) override {
+    maybe_slow(a.index + b.index);
     out.collect(Line{std::to_string(a.split) + "," + std::to_string(a.index) + "," + std::to_string(b.split) + "," +
                      std::to_string(b.index) + "," + std::to_string(ctx.timestamp())});
   }
 };
-// Counts the join's inputs (the operator calls no user code per input record).
 std::multiset<std::string> expected_pairs(int64_t per_split) {
   std::vector<Ev> left, right;
   for (int input = 1; input <= 2; ++input) {
@@ -170,7 +175,9 @@ std::string job_name(Job j) { return j == Job::kCoProcess ? "CoProcess" : "Inter
 std::unique_ptr<JobClient> start_job(Job job, Mode mode, const std::string& base, int64_t per_split,
                                      int64_t pause_every) {
   Configuration config;
-  if (mode == Mode::kRocksDB) EXPECT_TRUE(config.set_string("state.backend.type", "rocksdb").is_ok());
+  if (mode == Mode::kRocksDB) {
+    EXPECT_TRUE(config.set_string("state.backend.type", "rocksdb").is_ok());
+  }
   failover_test::configure_failover(config, base + "/ck");
   if (mode == Mode::kUnalignedHeap) {
     EXPECT_TRUE(config.set_string("execution.checkpointing.unaligned.enabled", "true").is_ok());
@@ -195,10 +202,9 @@ std::unique_ptr<JobClient> start_job(Job job, Mode mode, const std::string& base
                                    .process(TwoWindowSums{})
                              : left.interval_join(right).between(kLower, kUpper).process(JoinLine{});
   out.uid("two-input").name("two-input");
-  const bool slow = mode == Mode::kUnalignedHeap;
-  out.map([slow](Line&& l) {
-       if (job_is_join_probe(l)) g_processed.fetch_add(1);
-       if (slow && l.text.size() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  g_slow = mode == Mode::kUnalignedHeap;
+  out.map([](Line&& l) {
+       g_output.fetch_add(1);
        return std::move(l);
      })
       .uid("after")
@@ -209,6 +215,83 @@ std::unique_ptr<JobClient> start_job(Job job, Mode mode, const std::string& base
   EXPECT_TRUE(client.is_ok()) << client.status().to_string();
   return client.is_ok() ? std::move(client).value() : nullptr;
 }
+
+std::multiset<std::string> expected_of(Job job, int64_t per_split) {
+  return job == Job::kCoProcess ? expected_windows(per_split) : expected_pairs(per_split);
+}
+
+std::string base_dir(const std::string& what, Job job, Mode mode) {
+  return ::testing::TempDir() + "two-input-" + what + "-" + std::to_string(::getpid()) + "-" + job_name(job) + "-" +
+         mode_name(mode);
+}
+
+using Param = std::tuple<Job, Mode>;
+std::string param_name(const ::testing::TestParamInfo<Param>& p) {
+  return job_name(std::get<0>(p.param)) + "_" + mode_name(std::get<1>(p.param));
+}
+
+class TwoInputIT : public ::testing::TestWithParam<Param> {};
+
+TEST_P(TwoInputIT, OutputEqualsTheOracle) {
+  const auto [job, mode] = GetParam();
+  constexpr int64_t kPerSplit = 800;
+  const std::string base = base_dir("run", job, mode);
+  std::filesystem::remove_all(base);
+  auto client = start_job(job, mode, base, kPerSplit, /*pause_every=*/0);
+  ASSERT_NE(client, nullptr);
+  auto result = client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  const auto expected = expected_of(job, kPerSplit);
+  ASSERT_GT(expected.size(), 150u);
+  failover_test::expect_committed(base + "/out", expected);
+  std::filesystem::remove_all(base);
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, TwoInputIT,
+                         ::testing::Combine(::testing::Values(Job::kCoProcess, Job::kIntervalJoin),
+                                            ::testing::Values(Mode::kHeap, Mode::kRocksDB)),
+                         param_name);
+
+class TwoInputFailoverIT : public ::testing::TestWithParam<Param> {};
+
+TEST_P(TwoInputFailoverIT, ExactlyOnceAndEqualToTheFailureFreeRunUnderSeededFailures) {
+  const auto [job, mode] = GetParam();
+  constexpr int64_t kPerSplit = 1500;
+  constexpr int32_t kFailures = 3;
+  const uint64_t seed = 31 + 3 * static_cast<uint64_t>(job) + static_cast<uint64_t>(mode);
+  std::printf("two-input failover: %s on %s, seed %llu\n", job_name(job).c_str(), mode_name(mode).c_str(),
+              static_cast<unsigned long long>(seed));
+  const std::string base = base_dir("failover", job, mode);
+  std::filesystem::remove_all(base);
+  g_processed = 0;
+  g_output = 0;
+  const auto expected = expected_of(job, kPerSplit);
+  // Paced (a 1 ms pause every 2 records of a subtask) so that failures land while records flow.
+  auto client = start_job(job, mode, base, kPerSplit, /*pause_every=*/2);
+  ASSERT_NE(client, nullptr);
+  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client.get());
+  ASSERT_NE(cp, nullptr);
+  // Progress over all attempts: records into the co-process function, or pairs out of the join.
+  const int64_t on_time = kPerSplit * (kLeftSplits + kRightSplits) -
+                          static_cast<int64_t>(late_oracle(kLeftSplits, kPerSplit).size() +
+                                               late_oracle(kRightSplits, kPerSplit).size());
+  const bool co_process = job == Job::kCoProcess;
+  failover_test::inject_seeded_failures(
+      *client, *cp, seed, kFailures, co_process ? on_time : static_cast<int64_t>(expected.size()),
+      [co_process] { return co_process ? g_processed.load() : g_output.load(); }, "two-input");
+  auto result = client->wait();
+  g_slow = false;
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  failover_test::print_injected_failures(*cp);
+  EXPECT_EQ(static_cast<int32_t>(cp->injected_failures().size()), kFailures);
+  failover_test::expect_committed(base + "/out", expected);
+  std::filesystem::remove_all(base);
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, TwoInputFailoverIT,
+                         ::testing::Combine(::testing::Values(Job::kCoProcess, Job::kIntervalJoin),
+                                            ::testing::Values(Mode::kHeap, Mode::kRocksDB, Mode::kUnalignedHeap)),
+                         param_name);
 
 }  // namespace
 }  // namespace sluice
