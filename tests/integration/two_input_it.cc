@@ -252,6 +252,45 @@ INSTANTIATE_TEST_SUITE_P(Jobs, TwoInputIT,
                                             ::testing::Values(Mode::kHeap, Mode::kRocksDB)),
                          param_name);
 
+// Inputs of different partitioning and parallelism: a broadcast control stream from one subtask (every subtask of
+// the operator sees all of it) and a rebalanced data stream from three, into a co-map at parallelism 2; and a
+// non-keyed co-process with forward inputs. Every record arrives once per subtask that should see it.
+TEST(TwoInputPartitioningIT, BroadcastRebalanceAndForwardInputsOfDifferentParallelism) {
+  StreamExecutionEnvironment env;
+  env.set_parallelism(2);
+  auto out = std::make_shared<CollectedRecords<std::string>>();
+  auto data = env.from_sequence(1, 5000).set_parallelism(3);
+  auto control = env.from_sequence(1, 20).set_parallelism(1).map([](int64_t x) { return "c" + std::to_string(x); });
+  control.set_parallelism(1);
+  data.rebalance()
+      .connect(control.broadcast())
+      .map([](int64_t&& x) { return "d" + std::to_string(x); }, [](std::string&& c) { return c; })
+      .sink_to(CollectSink<std::string>(out));
+  auto forward_out = std::make_shared<CollectedRecords<std::string>>();
+  env.from_sequence(1, 300)
+      .connect(env.from_sequence(1, 200).map([](int64_t x) { return std::to_string(x); }))
+      .flat_map<std::string>([](const int64_t& x, Collector<std::string>& c) { c.collect("l" + std::to_string(x)); },
+                             [](const std::string& x, Collector<std::string>& c) { c.collect("r" + x); })
+      .sink_to(CollectSink<std::string>(forward_out));
+  auto client = env.execute_async("two-input-partitioning");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  auto result = (*client)->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+
+  std::multiset<std::string> expected, expected_forward;
+  for (int64_t x = 1; x <= 5000; ++x) expected.insert("d" + std::to_string(x));
+  for (int64_t x = 1; x <= 20; ++x) {
+    expected.insert("c" + std::to_string(x));
+    expected.insert("c" + std::to_string(x));  // once per operator subtask
+  }
+  for (int64_t x = 1; x <= 300; ++x) expected_forward.insert("l" + std::to_string(x));
+  for (int64_t x = 1; x <= 200; ++x) expected_forward.insert("r" + std::to_string(x));
+  const auto got = out->snapshot();
+  EXPECT_EQ(std::multiset<std::string>(got.begin(), got.end()), expected);
+  const auto got_forward = forward_out->snapshot();
+  EXPECT_EQ(std::multiset<std::string>(got_forward.begin(), got_forward.end()), expected_forward);
+}
+
 class TwoInputFailoverIT : public ::testing::TestWithParam<Param> {};
 
 TEST_P(TwoInputFailoverIT, ExactlyOnceAndEqualToTheFailureFreeRunUnderSeededFailures) {
