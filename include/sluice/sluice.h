@@ -1,6 +1,7 @@
 // The umbrella header: everything a Sluice program needs.
 #pragma once
 
+#include "sluice/api/connected_streams.h"
 #include "sluice/api/datastream.h"
 #include "sluice/api/environment.h"
 #include "sluice/api/functions.h"

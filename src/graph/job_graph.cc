@@ -107,12 +107,28 @@ Result<JobGraph> build_job_graph(const StreamGraph& g, const JobGraphOptions& op
     if (node.kind != StreamNode::Kind::kSource && in_edges[i].empty()) {
       return Status::invalid_argument("operator " + node_label(node) + " has no input");
     }
+    // Edges into the same input (type number) carry one record type; a two-input node has both inputs.
+    const bool two_input = node.kind == StreamNode::Kind::kTwoInput;
+    bool has_input[3] = {false, false, false};
     for (int32_t ei : in_edges[i]) {
-      if (g.edges[static_cast<size_t>(ei)].type.type != g.edges[static_cast<size_t>(in_edges[i][0])].type.type) {
-        return Status::invalid_argument("operator " + node_label(node) + " has inputs of different types (" +
-                                        g.edges[static_cast<size_t>(ei)].type.type_name + " and " +
-                                        g.edges[static_cast<size_t>(in_edges[i][0])].type.type_name + ")");
+      const StreamEdge& e = g.edges[static_cast<size_t>(ei)];
+      if (two_input ? (e.type_number != 1 && e.type_number != 2) : e.type_number != 0) {
+        return Status::invalid_argument("operator " + node_label(node) + ": an input edge with type number " +
+                                        std::to_string(e.type_number) + ", expected " +
+                                        (two_input ? "1 or 2 (a two-input operator)" : "0 (a one-input operator)"));
       }
+      has_input[e.type_number] = true;
+      for (int32_t other : in_edges[i]) {
+        const StreamEdge& o = g.edges[static_cast<size_t>(other)];
+        if (o.type_number == e.type_number && o.type.type != e.type.type) {
+          return Status::invalid_argument("operator " + node_label(node) + " has inputs of different types (" +
+                                          e.type.type_name + " and " + o.type.type_name + ")");
+        }
+      }
+    }
+    if (two_input && (!has_input[1] || !has_input[2])) {
+      return Status::invalid_argument("two-input operator " + node_label(node) + " lacks its input " +
+                                      (has_input[1] ? "2" : "1"));
     }
   }
 
@@ -171,18 +187,19 @@ Result<JobGraph> build_job_graph(const StreamGraph& g, const JobGraphOptions& op
       }
     }
   }
-  // All input edges of a node share one framing (one deserializer per task): with timestamps when any of them
-  // comes from a node with timestamps.
-  std::vector<bool> ts_in(g.nodes.size(), false);
+  // All input edges of one input of a node share one framing (one deserializer per input of a task): with
+  // timestamps when any of them comes from a node with timestamps. Index: node * 3 + type number.
+  std::vector<bool> ts_in(g.nodes.size() * 3, false);
+  auto ts_slot = [](const StreamEdge& e) { return static_cast<size_t>(e.target_id) * 3 + static_cast<size_t>(e.type_number); };
   for (const auto& e : g.edges) {
-    if (has_ts[static_cast<size_t>(e.source_id)]) ts_in[static_cast<size_t>(e.target_id)] = true;
+    if (has_ts[static_cast<size_t>(e.source_id)]) ts_in[ts_slot(e)] = true;
   }
   for (size_t ei = 0; ei < g.edges.size(); ++ei) {
     if (chain[ei]) continue;
     const auto& e = g.edges[ei];
     jg.edges.push_back(JobEdge{jg.vertex_of_node[static_cast<size_t>(e.source_id)],
                                jg.vertex_of_node[static_cast<size_t>(e.target_id)], static_cast<int32_t>(ei),
-                               resolved[ei], ts_in[static_cast<size_t>(e.target_id)]});
+                               resolved[ei], ts_in[ts_slot(e)], e.type_number});
   }
   return jg;
 }

@@ -1,7 +1,7 @@
 // JobGraph: the StreamGraph after operator chaining (Flink's JobGraph), and the ExecutionGraph of subtasks.
 //
 // Chaining rule (Flink's): an edge u -> v is chained when its partitioning resolves to forward, both have
-// the same parallelism, and v has no other input. A vertex is then a tree of chained nodes rooted at its
+// the same parallelism, and v has no other input (so a two-input node always heads its vertex). A vertex is then a tree of chained nodes rooted at its
 // head; every other edge becomes a network JobEdge from the vertex that contains u to the vertex headed by v.
 // Partitioning kDefault resolves to forward for equal parallelism, else rebalance; an explicit forward
 // between different parallelisms is an error. Max parallelism (the number of key groups) is job-wide:
@@ -43,6 +43,8 @@ struct JobEdge {
   // Records on this edge carry event-time timestamps: a node upstream of it (or its source node) assigns them
   // (StreamNode::assigns_timestamps). Static, so edges without timestamps pay nothing on the wire.
   bool carries_timestamps = false;
+  // Which input of the target vertex's head the edge feeds: 0 (one-input head), 1 or 2 (two-input head).
+  int32_t type_number = 0;
 };
 
 struct JobGraph {

@@ -106,17 +106,26 @@ void StreamTask::build_chain() {
     slots_.push_back(std::move(slot));
   }
 
-  // Input side of each non-source node, wrapped to count records in (numRecordsIn).
+  // Input side of each non-source node, wrapped to count records in (numRecordsIn). A two-input node (always a
+  // chain head) has its second input in input2_of.
   std::unordered_map<int32_t, OutputBase*> input_of;
+  std::unordered_map<int32_t, OutputBase*> input2_of;
   for (auto& slot : slots_) {
     const StreamNode& node = sg.node(slot->node_id);
     slot->metrics = &d_.job_metrics->add_operator_group(node.name).add_subtask_group(SubtaskIndex(d_.subtask_index));
     if (node.kind == StreamNode::Kind::kSource) continue;
-    const TypeGlue* in_type = nullptr;
+    const TypeGlue* in_type[3] = {nullptr, nullptr, nullptr};
     for (const auto& se : sg.edges)
-      if (se.target_id == slot->node_id) in_type = &se.type;
-    owned_outputs_.push_back(in_type->make_counting_output(node.input_of(*slot->op),
-                                                           &slot->metrics->counter(metric_names::kNumRecordsIn)));
+      if (se.target_id == slot->node_id) in_type[se.type_number] = &se.type;
+    Counter* records_in = &slot->metrics->counter(metric_names::kNumRecordsIn);
+    if (node.kind == StreamNode::Kind::kTwoInput) {
+      owned_outputs_.push_back(in_type[1]->make_counting_output(node.input_of(*slot->op), records_in));
+      input_of[slot->node_id] = owned_outputs_.back().get();
+      owned_outputs_.push_back(in_type[2]->make_counting_output(node.input2_of(*slot->op), records_in));
+      input2_of[slot->node_id] = owned_outputs_.back().get();
+      continue;
+    }
+    owned_outputs_.push_back(in_type[0]->make_counting_output(node.input_of(*slot->op), records_in));
     input_of[slot->node_id] = owned_outputs_.back().get();
   }
 
@@ -194,12 +203,8 @@ void StreamTask::build_chain() {
     event_sink_ = std::make_unique<EventSink>(this);
     gateway_ = std::make_unique<SourceCoordinatorGateway>(d_.source_coordinator, d_.subtask_index, event_sink_.get());
   } else {
-    auto in_edges = d_.job_graph->inputs_of(d_.vertex);
-    const StreamEdge& se = sg.edges.at(static_cast<size_t>(in_edges.front()->stream_edge));
-    head_input_ = input_of.at(head.node_id);
-    deserializer_ = se.type.make_deserializer(head_input_, in_edges.front()->carries_timestamps ? &record_timestamp_
-                                                                                                 : nullptr);
-    valve_ = std::make_unique<StatusWatermarkValve>(d_.input_gate->num_channels());
+    build_inputs(input_of.at(head.node_id),
+                 sg.node(head.node_id).kind == StreamNode::Kind::kTwoInput ? input2_of.at(head.node_id) : nullptr);
     auto bytes_in = bytes_in_published_;
     head.metrics->gauge(metric_names::kNumBytesIn, [bytes_in] { return static_cast<double>(bytes_in->load(std::memory_order_relaxed)); });
   }
@@ -231,6 +236,60 @@ void StreamTask::build_chain() {
     auto size = slot->state_size_bytes;
     slot->metrics->gauge(metric_names::kStateSizeBytes,
                          [size] { return static_cast<double>(size->load(std::memory_order_relaxed)); });
+  }
+}
+
+// The task's inputs (one, or two for a two-input head) and which input each gate channel feeds. Gate channels are
+// in the order the cluster wires them: incoming job edges in job-graph order, then producer subtasks (one channel
+// per forward edge); an edge's type number says which input of the head it feeds.
+void StreamTask::build_inputs(OutputBase* head_input1, OutputBase* head_input2) {
+  const StreamGraph& sg = *d_.stream_graph;
+  const size_t num_inputs = head_input2 != nullptr ? 2 : 1;
+  inputs_.resize(num_inputs);
+  inputs_[0].head = head_input1;
+  if (num_inputs == 2) {
+    inputs_[1].head = head_input2;
+    two_input_head_ = dynamic_cast<TwoInputOperatorBase*>(slots_.front()->op.get());
+    if (two_input_head_ == nullptr) throw std::logic_error("task " + name_ + ": a two-input head that is no TwoInputOperatorBase");
+  }
+  for (const graph::JobEdge* e : d_.job_graph->inputs_of(d_.vertex)) {
+    const size_t input = e->type_number == 2 ? 1 : 0;
+    if (input >= num_inputs) throw std::logic_error("task " + name_ + ": an edge into input 2 of a one-input head");
+    const int32_t n = e->partitioning == Partitioning::kForward
+                          ? 1
+                          : d_.job_graph->vertices.at(static_cast<size_t>(e->source_vertex)).parallelism;
+    TaskInput& in = inputs_[input];
+    if (!in.deserializer) {
+      const StreamEdge& se = sg.edges.at(static_cast<size_t>(e->stream_edge));
+      in.deserializer = se.type.make_deserializer(in.head, e->carries_timestamps ? &record_timestamp_ : nullptr);
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      channel_input_.push_back(static_cast<uint8_t>(input));
+      channel_local_.push_back(in.num_channels++);
+    }
+  }
+  if (static_cast<int32_t>(channel_input_.size()) != d_.input_gate->num_channels()) {
+    throw std::runtime_error("task " + name_ + ": " + std::to_string(d_.input_gate->num_channels()) +
+                             " input channels, but the job graph gives " + std::to_string(channel_input_.size()));
+  }
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (inputs_[i].num_channels == 0) {
+      throw std::logic_error("task " + name_ + ": input " + std::to_string(i + 1) + " has no channel");
+    }
+    inputs_[i].valve = std::make_unique<StatusWatermarkValve>(inputs_[i].num_channels);
+  }
+  channel_ended_.assign(channel_input_.size(), false);
+}
+
+// A channel delivered end of data or end of partition (whichever first): once every channel of an input did,
+// a two-input head learns that this input ended (end_input_of), before the chain ends.
+void StreamTask::on_channel_ended(int32_t channel) {
+  if (channel_ended_[static_cast<size_t>(channel)]) return;
+  channel_ended_[static_cast<size_t>(channel)] = true;
+  const size_t input = channel_input_[static_cast<size_t>(channel)];
+  TaskInput& in = inputs_[input];
+  if (++in.ended_channels == in.num_channels && two_input_head_ != nullptr) {
+    two_input_head_->end_input_of(static_cast<int32_t>(input) + 1);
   }
 }
 
@@ -344,7 +403,8 @@ bool StreamTask::process_input() {
       input_state_[static_cast<size_t>(next->channel_index)].push_back(
           checkpoint::ChannelStateBuffer{buf.num_records, buf.bytes});
     }
-    auto n = deserializer_->deserialize_buffer(buf.bytes.data(), buf.bytes.size());
+    auto n = inputs_[channel_input_[static_cast<size_t>(next->channel_index)]].deserializer->deserialize_buffer(
+        buf.bytes.data(), buf.bytes.size());
     if (!n.is_ok()) {
       throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(next->channel_index) + ": " +
                                n.status().to_string());
@@ -395,7 +455,8 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
       return;
     }
     case EventType::kEndOfPartition:
-      apply_valve_output(valve_->on_channel_finished(channel));
+      apply_valve_output(channel, input_valve(channel).on_channel_finished(local_channel(channel)));
+      on_channel_ended(channel);
       if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_channel_finished(channel));
       if (barrier_tracker_) {
         auto actions = barrier_tracker_->on_channel_finished(channel);
@@ -405,6 +466,7 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
       if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
       return;
     case EventType::kEndOfData:
+      on_channel_ended(channel);
       if (!end_of_data_.empty() && !end_of_data_[static_cast<size_t>(channel)]) {
         end_of_data_[static_cast<size_t>(channel)] = true;
         if (++end_of_data_count_ == static_cast<int32_t>(end_of_data_.size())) reach_end_of_data();
@@ -413,22 +475,24 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
     case EventType::kWatermark: {
       auto wm = decode_watermark(event);
       check(wm.status());
-      apply_valve_output(valve_->on_watermark(channel, *wm));
+      apply_valve_output(channel, input_valve(channel).on_watermark(local_channel(channel), *wm));
       return;
     }
     case EventType::kWatermarkStatus: {
       auto idle = decode_watermark_status(event);
       check(idle.status());
-      apply_valve_output(valve_->on_watermark_status(channel, *idle));
+      apply_valve_output(channel, input_valve(channel).on_watermark_status(local_channel(channel), *idle));
       return;
     }
   }
 }
 
-void StreamTask::apply_valve_output(const StatusWatermarkValve::Output& out) {
-  if (out.idle.has_value() && !*out.idle) head_input_->emit_watermark_status(false);
-  if (out.watermark.has_value()) head_input_->emit_watermark(*out.watermark);
-  if (out.idle.has_value() && *out.idle) head_input_->emit_watermark_status(true);
+// To the head's input of `channel` (a two-input head combines its inputs' watermarks itself).
+void StreamTask::apply_valve_output(int32_t channel, const StatusWatermarkValve::Output& out) {
+  OutputBase* head = inputs_[channel_input_[static_cast<size_t>(channel)]].head;
+  if (out.idle.has_value() && !*out.idle) head->emit_watermark_status(false);
+  if (out.watermark.has_value()) head->emit_watermark(*out.watermark);
+  if (out.idle.has_value() && *out.idle) head->emit_watermark_status(true);
 }
 
 void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {

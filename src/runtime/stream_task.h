@@ -58,6 +58,7 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/processing_time_service.h"
+#include "sluice/operators/two_input_stream_operator.h"
 #include "sluice/source/source_operator.h"
 #include "sluice/state/state_backend.h"
 
@@ -191,7 +192,13 @@ class StreamTask {
     return (armed_failures_->load(std::memory_order_relaxed) & failure_point_bit(p)) != 0;
   }
   void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
-  void apply_valve_output(const StatusWatermarkValve::Output& out);
+  void build_inputs(OutputBase* head_input1, OutputBase* head_input2);
+  void on_channel_ended(int32_t channel);
+  void apply_valve_output(int32_t channel, const StatusWatermarkValve::Output& out);
+  StatusWatermarkValve& input_valve(int32_t channel) {
+    return *inputs_[channel_input_[static_cast<size_t>(channel)]].valve;
+  }
+  int32_t local_channel(int32_t channel) const { return channel_local_[static_cast<size_t>(channel)]; }
 
   TaskDeployment d_;
   TaskListener* listener_;
@@ -207,7 +214,6 @@ class StreamTask {
   std::vector<std::unique_ptr<OperatorSlot>> slots_;  // chain order, head first
   std::vector<std::unique_ptr<OutputBase>> owned_outputs_;
   std::vector<std::unique_ptr<RecordWriter>> writers_;
-  std::unique_ptr<RecordDeserializerBase> deserializer_;
   SourceOperatorBase* source_ = nullptr;
   std::unique_ptr<EventSink> event_sink_;
   std::unique_ptr<SourceCoordinatorGateway> gateway_;
@@ -237,7 +243,9 @@ class StreamTask {
   std::vector<std::vector<checkpoint::ChannelStateBuffer>> overtaken_stash_;
   CheckpointId stash_checkpoint_{0};  // the checkpoint overtaken_stash_ belongs to
   int64_t alignment_timeout_at_ms_ = INT64_MAX;  // wall clock: the checkpoint being aligned turns unaligned
-  std::vector<checkpoint::ChannelStateBuffer> recovered_input_;  // restored input channel state, in order
+  // Restored input channel state, in order, and each buffer's input channel (which input's deserializer reads it).
+  std::vector<checkpoint::ChannelStateBuffer> recovered_input_;
+  std::vector<int32_t> recovered_channel_;
   size_t recovered_next_ = 0;
 
   // Fault injection (task thread): the mask (never null) and the operators the points are attributed to.
@@ -245,12 +253,25 @@ class StreamTask {
   StreamOperator* keyed_op_ = nullptr;  // the chain's first keyed operator
   StreamOperator* sink_op_ = nullptr;   // the chain's first sink
 
-  // Event time (task thread): the chain's shared record timestamp, the input channels' watermark valve and
-  // the head operator's input (where combined watermarks go). Periodic watermarks are processing-time
+  // Event time (task thread): the chain's shared record timestamp. Periodic watermarks are processing-time
   // callbacks of the emitting operators (processing_time_).
   RecordTimestamp record_timestamp_;
-  std::unique_ptr<StatusWatermarkValve> valve_;
-  OutputBase* head_input_ = nullptr;
+
+  // The task's inputs (task thread): one, or two for a two-input head (Flink's StreamTwoInputProcessor). Each has
+  // its deserializer, the head's input it feeds (where its valve's watermarks go too) and a watermark valve over
+  // its channels; gate channel c belongs to input channel_input_[c] as its channel channel_local_[c].
+  struct TaskInput {
+    std::unique_ptr<RecordDeserializerBase> deserializer;
+    std::unique_ptr<StatusWatermarkValve> valve;
+    OutputBase* head = nullptr;
+    int32_t num_channels = 0;
+    int32_t ended_channels = 0;
+  };
+  std::vector<TaskInput> inputs_;
+  std::vector<uint8_t> channel_input_;
+  std::vector<int32_t> channel_local_;
+  std::vector<bool> channel_ended_;
+  TwoInputOperatorBase* two_input_head_ = nullptr;
 };
 
 }  // namespace sluice::runtime

@@ -166,26 +166,33 @@ void StreamTask::restore_output_channel_state() {
     for (const auto& b : out.buffers) p.emit_recovered_buffer(out.subpartition, b.bytes.data(), b.bytes.size(), b.num_records);
   }
   for (auto& in : st.inputs) {
-    if (!d_.input_gate || in.channel >= d_.input_gate->num_channels()) {
+    if (!d_.input_gate || in.channel < 0 || in.channel >= d_.input_gate->num_channels()) {
       throw std::runtime_error("task " + name_ + ": the restored channel state holds data for input channel " +
                                std::to_string(in.channel) + ", which this task does not have (the job's topology "
                                "or parallelism changed)");
     }
-    for (auto& b : in.buffers) recovered_input_.push_back(std::move(b));
+    for (auto& b : in.buffers) {
+      recovered_input_.push_back(std::move(b));
+      recovered_channel_.push_back(in.channel);
+    }
   }
   d_.restored_channel_state.reset();
 }
 
 bool StreamTask::process_recovered_input() {
   if (recovered_next_ >= recovered_input_.size()) return false;
+  const int32_t channel = recovered_channel_[recovered_next_];
   checkpoint::ChannelStateBuffer& b = recovered_input_[recovered_next_++];
-  auto n = deserializer_->deserialize_buffer(b.bytes.data(), b.bytes.size());
+  // The input the channel feeds: a two-input task's channel state goes back to the input it was taken from.
+  auto n = inputs_[channel_input_[static_cast<size_t>(channel)]].deserializer->deserialize_buffer(b.bytes.data(),
+                                                                                               b.bytes.size());
   if (!n.is_ok()) {
     throw StatusError(n.status().with_context("task " + name_ + ", restored input channel state"));
   }
   b.bytes = {};
   if (recovered_next_ == recovered_input_.size()) {
     recovered_input_ = {};
+    recovered_channel_ = {};
     recovered_next_ = 0;
   }
   return true;

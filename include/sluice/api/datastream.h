@@ -88,6 +88,8 @@ struct StreamInput {
 
 template <class T>
 class DataStreamSink;
+template <class IN1, class IN2>
+class ConnectedStreams;  // api/connected_streams.h
 
 template <class T>
 class DataStream {
@@ -160,6 +162,11 @@ class DataStream {
     return result;
   }
 
+  // Connects two streams of possibly different types for a two-input operator (co_map, co_flat_map, co-process,
+  // or keyed by key_by(ks1, ks2)): api/connected_streams.h, which defines it.
+  template <class U>
+  ConnectedStreams<T, U> connect(const DataStream<U>& other) const;
+
   // The records emitted to `tag` by this stream's process function.
   template <class X>
   DataStream<X> get_side_output(const OutputTag<X>& tag) const {
@@ -225,13 +232,18 @@ class DataStream {
     for (const auto& in : inputs_) add_edge(in, id);
     return DataStream<OUT>(graph_, {detail::StreamInput{id, "", Partitioning::kDefault, nullptr}});
   }
+  // Feeds this stream into input `type_number` (1 or 2) of the two-input node `target` (connected_streams.h).
+  void add_edges_to(int32_t target, int32_t type_number) const {
+    for (const auto& in : inputs_) add_edge(in, target, type_number);
+  }
 
  private:
   template <class U>
   friend class DataStream;
 
-  void add_edge(const detail::StreamInput& in, int32_t target) const {
+  void add_edge(const detail::StreamInput& in, int32_t target, int32_t type_number = 0) const {
     StreamEdge e;
+    e.type_number = type_number;
     e.source_id = in.node_id;
     e.target_id = target;
     e.partitioning = in.partitioning;
@@ -308,6 +320,15 @@ class KeyedStream {
         "KeyedProcess", [ks, fn]() { return std::make_unique<KeyedProcessOperator<K, T, OUT, KS, F>>(ks, fn); },
         true);
   }
+
+  // An interval join with another keyed stream of the same key type (api/connected_streams.h, which defines it):
+  // interval_join(other).between(lower_ms, upper_ms).process(ProcessJoinFunction<T, T2, OUT>).
+  template <class T2, class KS2>
+  auto interval_join(const KeyedStream<K, T2, KS2>& other) const;
+
+  // The partitioned input and the key selector (connected_streams.h).
+  const DataStream<T>& keyed_input() const { return input_; }
+  const KS& key_selector() const { return ks_; }
 
   // Windows of each key (windowing/windowed_stream.h, which defines it): tumbling, sliding, session or global,
   // with a trigger, allowed lateness, a late-data side output and a window function.

@@ -160,19 +160,10 @@ class KeyedOnTimerContext : public KeyedProcessContext<K> {
   TimeDomain domain_ = TimeDomain::kProcessingTime;
 };
 
-// A process function on a keyed stream: per-key state through the get_*_state helpers, usable in open().
-template <class K, class IN, class OUT>
-class KeyedProcessFunction : public RichFunction {
- public:
-  using key_type = K;
-  using input_type = IN;
-  using output_type = OUT;
-  virtual void process_element(const IN& value, KeyedProcessContext<K>& ctx, Collector<OUT>& out) = 0;
-  // A timer registered through ctx.timer_service() fired (Flink's onTimer): `timestamp_ms` is the timer's time,
-  // ctx.current_key() its key, ctx.time_domain() its domain. Runs on the task thread between records, like
-  // process_element; it may use state, emit, and register or delete timers. Default: nothing.
-  virtual void on_timer(int64_t /*timestamp_ms*/, KeyedOnTimerContext<K>& /*ctx*/, Collector<OUT>& /*out*/) {}
-
+// A rich function of a keyed operator (KeyedProcessFunction, KeyedCoProcessFunction): per-key state of the
+// current key through the get_*_state helpers, usable from open() on.
+template <class K>
+class KeyedRichFunction : public RichFunction {
  protected:
   template <class T>
   ValueState<T>& get_state(const ValueStateDescriptor<T>& d) {
@@ -197,6 +188,20 @@ class KeyedProcessFunction : public RichFunction {
 
  private:
   KeyedStateBackend<K>& backend() { return runtime_context().template keyed_state_backend<KeyedStateBackend<K>>(); }
+};
+
+// A process function on a keyed stream: per-key state through the get_*_state helpers, usable in open().
+template <class K, class IN, class OUT>
+class KeyedProcessFunction : public KeyedRichFunction<K> {
+ public:
+  using key_type = K;
+  using input_type = IN;
+  using output_type = OUT;
+  virtual void process_element(const IN& value, KeyedProcessContext<K>& ctx, Collector<OUT>& out) = 0;
+  // A timer registered through ctx.timer_service() fired (Flink's onTimer): `timestamp_ms` is the timer's time,
+  // ctx.current_key() its key, ctx.time_domain() its domain. Runs on the task thread between records, like
+  // process_element; it may use state, emit, and register or delete timers. Default: nothing.
+  virtual void on_timer(int64_t /*timestamp_ms*/, KeyedOnTimerContext<K>& /*ctx*/, Collector<OUT>& /*out*/) {}
 };
 
 }  // namespace sluice

@@ -52,10 +52,13 @@ struct StreamEdge {
   TypeGlue type;                                       // glue of the records on this edge
   // For kHash: creates the typed KeyGroupStreamPartitioner. Others use standard selectors.
   std::function<std::unique_ptr<ChannelSelectorBase>()> make_selector;
+  // Which input of the target the edge feeds (Flink's type number): 0 for a one-input node, 1 or 2 for a
+  // two-input node (connect / interval_join).
+  int32_t type_number = 0;
 };
 
 struct StreamNode {
-  enum class Kind { kSource, kOneInput };
+  enum class Kind { kSource, kOneInput, kTwoInput };
   int32_t id = -1;
   Kind kind = Kind::kOneInput;
   std::string name;
@@ -69,7 +72,9 @@ struct StreamNode {
   std::function<std::unique_ptr<StreamOperator>()> create_operator;
   std::function<std::unique_ptr<SourceCoordinatorBase>()> create_source_coordinator;  // sources only
   // The operator's input as an Output<IN> (chaining target / deserializer target). Not for sources.
+  // Two-input nodes: input_of is input 1 (an Output<IN1>), input2_of input 2 (an Output<IN2>).
   std::function<OutputBase*(StreamOperator&)> input_of;
+  std::function<OutputBase*(StreamOperator&)> input2_of;
   // Sets the operator's main output (an Output<OUT>).
   std::function<void(StreamOperator&, OutputBase*)> set_output;
   TypeGlue output_type;

@@ -155,14 +155,16 @@ std::function<Status(std::vector<uint8_t>*, std::vector<uint64_t>*)> keyed_snaps
   };
 }
 
-// Base of operators on a keyed stream: owns the keyed state backend for this subtask's key groups and
-// sets the current key before each record. KS: const IN& -> K.
-template <class K, class IN, class OUT, class KS>
-class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
+// The keyed part of an operator, over its input shape `Base` (OneInputStreamOperator<IN, OUT> or
+// TwoInputStreamOperator<IN1, IN2, OUT>; Flink keeps this in AbstractStreamOperator for every shape): owns the
+// keyed state backend for this subtask's key groups and the timer services, fires event-time timers when the
+// operator's (combined) watermark advances, and checkpoints, restores and redistributes both by key group.
+// Setting the current key is the input side's business (KeyedOperatorBase, KeyedCoProcessOperator).
+template <class K, class Base>
+class AbstractKeyedOperator : public Base {
  public:
-  explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
   void setup(const OperatorSetup& s) override {
-    OneInputStreamOperator<IN, OUT>::setup(s);
+    Base::setup(s);
     RocksDBStateBackendOptions rocksdb = s.rocksdb;
     rocksdb.instance_name = "job_" + s.job_id + "_op_" + (s.info.operator_uid.empty() ? s.info.operator_name
                                                                                      : s.info.operator_uid) +
@@ -209,7 +211,7 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   // timer on.
   void process_watermark(int64_t watermark_ms) override {
     advance_watermark(watermark_ms);
-    OneInputStreamOperator<IN, OUT>::process_watermark(watermark_ms);
+    Base::process_watermark(watermark_ms);
   }
 
   // End of a bounded input: due processing-time timers fire, and event time advances to the end of time
@@ -225,7 +227,7 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   }
 
   void initialize_state(const OperatorRestoreState* restored) override {
-    OneInputStreamOperator<IN, OUT>::initialize_state(restored);
+    Base::initialize_state(restored);
     if (restored == nullptr) return;
     Status inc = backend_->restore_incremental(restored->incremental_handles);
     if (!inc.is_ok()) {
@@ -239,7 +241,7 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
     }
   }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
-    OperatorSnapshot snap = OneInputStreamOperator<IN, OUT>::snapshot_state(id, ts);
+    OperatorSnapshot snap = Base::snapshot_state(id, ts);
     snap.key_group_range = backend_->key_group_range();
     if (this->setup_.incremental_checkpoints && !this->snapshot_is_savepoint_ &&
         backend_->kind() == StateBackendKind::kRocksDB) {
@@ -259,12 +261,22 @@ class KeyedOperatorBase : public OneInputStreamOperator<IN, OUT> {
   int64_t state_size_bytes() const override { return backend_ ? backend_->state_size_bytes_estimate() : 0; }
 
  protected:
-  void set_key_of(const IN& record) { backend_->set_current_key(key_selector_(record)); }
-  KS key_selector_;
   std::unique_ptr<KeyedStateBackend<K>> backend_;
   std::map<std::string, std::shared_ptr<void>> timer_services_;      // InternalTimerService<K, N> by name
   std::vector<std::function<void(int64_t)>> watermark_advancers_;
   std::vector<std::function<void()>> end_of_input_firers_;
+};
+
+// Base of operators on a keyed stream: AbstractKeyedOperator over one input, and the current key set from each
+// record. KS: const IN& -> K.
+template <class K, class IN, class OUT, class KS>
+class KeyedOperatorBase : public AbstractKeyedOperator<K, OneInputStreamOperator<IN, OUT>> {
+ public:
+  explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
+
+ protected:
+  void set_key_of(const IN& record) { this->backend_->set_current_key(key_selector_(record)); }
+  KS key_selector_;
 };
 
 // Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it), with its timers (timer service "user-timers",

@@ -106,5 +106,51 @@ TEST(ExecutionGraph, SubtasksGetContiguousKeyGroupRanges) {
   EXPECT_EQ(ranges, (std::vector<std::pair<int32_t, int32_t>>{{0, 42}, {43, 85}, {86, 127}}));
 }
 
+// A two-input node heads its own vertex (its forward input is not chained), its successors chain behind it,
+// edges say which input they feed, and the timestamp framing is decided per input.
+TEST(JobGraph, TwoInputNodesHeadTheirVertexAndEdgesCarryTheirInputNumber) {
+  StreamExecutionEnvironment env;
+  auto plain = env.from_sequence(1, 10).name("plain");
+  auto stamped = env.from_sequence(1, 10)
+                     .name("stamped")
+                     .assign_timestamps_and_watermarks(WatermarkStrategy<int64_t>::for_monotonous_timestamps()
+                                                           .with_timestamp_assigner([](const int64_t& x) { return x; }))
+                     .map([](int64_t x) { return std::to_string(x); })
+                     .name("str");
+  plain.connect(stamped)
+      .map([](int64_t&& x) { return x; }, [](std::string&& s) { return static_cast<int64_t>(s.size()); })
+      .name("co")
+      .map([](int64_t x) { return x; })
+      .name("after")
+      .sink_to(DiscardingSink<int64_t>())
+      .name("sink");
+  JobGraph jg = build(env);
+  ASSERT_EQ(jg.vertices.size(), 3u);
+  EXPECT_EQ(jg.vertices[2].name, "co -> after -> sink");
+  ASSERT_EQ(jg.edges.size(), 2u);
+  for (const auto& e : jg.edges) {
+    EXPECT_EQ(e.partitioning, Partitioning::kForward);
+    const bool from_plain = jg.vertices[static_cast<size_t>(e.source_vertex)].name == "Source: plain";
+    EXPECT_EQ(e.type_number, from_plain ? 1 : 2);
+    EXPECT_EQ(e.carries_timestamps, !from_plain) << "input 1 has no timestamps, input 2 has";
+  }
+}
+
+TEST(JobGraph, ATwoInputNodeNeedsBothInputs) {
+  StreamGraph g;
+  StreamExecutionEnvironment env;
+  env.from_sequence(1, 10).connect(env.from_sequence(1, 10))
+      .map([](int64_t&& x) { return x; }, [](int64_t&& x) { return x; })
+      .sink_to(DiscardingSink<int64_t>());
+  g = env.stream_graph();
+  ASSERT_TRUE(build_job_graph(g, JobGraphOptions{"t", 1, -1}).is_ok());
+  for (auto& e : g.edges) {
+    if (e.type_number == 2) e.type_number = 1;
+  }
+  auto jg = build_job_graph(g, JobGraphOptions{"t", 1, -1});
+  ASSERT_FALSE(jg.is_ok());
+  EXPECT_NE(jg.status().message().find("lacks its input 2"), std::string::npos) << jg.status().to_string();
+}
+
 }  // namespace
 }  // namespace sluice::graph
