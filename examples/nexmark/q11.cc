@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "query_common.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
 #include "sluice/windowing/windowed_stream.h"
 
@@ -12,14 +13,6 @@ namespace sluice::nexmark::queries {
 namespace {
 
 using reference::Q11Row;
-
-class CountBids final : public AggregateFunction<int64_t, int64_t, int64_t> {
- public:
-  int64_t create_accumulator() const override { return 0; }
-  void add(const int64_t&, int64_t& acc) const override { ++acc; }
-  int64_t get_result(const int64_t& acc) const override { return acc; }
-  void merge(int64_t& target, const int64_t& other) const override { target += other; }
-};
 
 class SessionRow final : public ProcessWindowFunction<int64_t, Q11Row, int64_t, TimeWindow> {
  public:

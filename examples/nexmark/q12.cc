@@ -14,14 +14,6 @@ namespace {
 
 using reference::Q12Row;
 
-class CountBids final : public AggregateFunction<int64_t, int64_t, int64_t> {
- public:
-  int64_t create_accumulator() const override { return 0; }
-  void add(const int64_t&, int64_t& acc) const override { ++acc; }
-  int64_t get_result(const int64_t& acc) const override { return acc; }
-  void merge(int64_t& target, const int64_t& other) const override { target += other; }
-};
-
 class WindowRow final : public ProcessWindowFunction<int64_t, Q12Row, int64_t, TimeWindow> {
  public:
   void process(const int64_t& bidder, Context& ctx, const std::vector<int64_t>& counts,

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "query_common.h"
+
 namespace sluice::nexmark::queries {
 
 namespace {
@@ -10,14 +12,6 @@ constexpr int64_t kWindowMs = 10'000;
 constexpr int64_t kSlideMs = 2'000;
 
 using reference::Q5Row;
-
-// Bids per key and window.
-struct CountBids final : AggregateFunction<int64_t, int64_t, int64_t> {
-  int64_t create_accumulator() const override { return 0; }
-  void add(const int64_t&, int64_t& acc) const override { ++acc; }
-  int64_t get_result(const int64_t& acc) const override { return acc; }
-  void merge(int64_t& target, const int64_t& other) const override { target += other; }
-};
 
 // The count with its auction and window.
 struct WithWindow final : ProcessWindowFunction<int64_t, Q5Row, int64_t, TimeWindow> {

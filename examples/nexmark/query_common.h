@@ -12,9 +12,18 @@
 
 #include "sluice/connectors/nexmark/events.h"
 #include "sluice/connectors/nexmark/reference/rows.h"
+#include "sluice/state/aggregate_function.h"
 #include "sluice/operators/output.h"
 
 namespace sluice::nexmark::queries {
+
+// Counts the elements of a window (q5, q11, q12): an incremental aggregate, one int64_t of state per window.
+struct CountBids final : AggregateFunction<int64_t, int64_t, int64_t> {
+  int64_t create_accumulator() const override { return 0; }
+  void add(const int64_t&, int64_t& acc) const override { ++acc; }
+  int64_t get_result(const int64_t& acc) const override { return acc; }
+  void merge(int64_t& target, const int64_t& other) const override { target += other; }
+};
 
 // An event-time timer here fires only with the final watermark of a bounded input.
 inline constexpr int64_t kEndOfInputMs = kMaxWatermark;

@@ -270,7 +270,8 @@ void print_failures(const nlohmann::json& summary, int32_t inject_failures) {
 }
 
 void print_checkpoints(const nlohmann::json& summary, const Configuration& config, bool has_checkpointing_client) {
-  if (has_checkpointing_client && summary.contains("checkpoints_completed")) {
+  // With checkpointing off (interval 0) the job still has a checkpointing client: say "none", not a barrier mode.
+  if (has_checkpointing_client && checkpointing_enabled(config) && summary.contains("checkpoints_completed")) {
     std::printf("checkpoints: %lld completed, %lld failed; %d restarts; restored from:",
                 summary["checkpoints_completed"].get<long long>(), summary["checkpoints_failed"].get<long long>(),
                 summary["restarts"].get<int>());
