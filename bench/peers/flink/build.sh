@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 REPO="${SLUICE_M2_REPO:-$HOME/.m2/repository}"
 MVN=(mvn -B -q -Dmaven.repo.local="$REPO")
-CENTRAL=https://repo.maven.apache.org/maven2/
+# The probe URL can be overridden (SLUICE_MAVEN_CENTRAL_PROBE) to exercise the skip path in a test.
+CENTRAL="${SLUICE_MAVEN_CENTRAL_PROBE:-https://repo.maven.apache.org/maven2/}"
 
 if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
   echo "build.sh: mvn and java 17 are needed (scripts/setup installs openjdk-17-jdk-headless and maven)" >&2

@@ -20,14 +20,15 @@ import org.apache.flink.util.function.SerializableFunction;
  * Runs one job on Flink's local MiniCluster over the Nexmark source:
  *
  * <pre>
- * Jobs --job demo|q0|q1|q2|q5|q7|q8 [--events N] [--seed S] [--rate R] [--splits K] [--parallelism P]
+ * Jobs --job demo|q0|q1|q2|q5|q7|q8[,...] [--events N] [--seed S] [--rate R] [--splits K] [--parallelism P]
  *      [--checkpoint-interval MS] [--checkpointing-mode exactly_once|at_least_once]
  *      [--state-backend hashmap|rocksdb] [--checkpoint-dir DIR] [--restart-delay-ms MS] [--output DIR]
  * </pre>
  *
  * Defaults follow `sluice demo` / `sluice nexmark`: 8 splits, parallelism 2, checkpointing off (interval 0),
  * hashmap state; rocksdb means EmbeddedRocksDBStateBackend with incremental checkpoints. With --output the rows
- * go to DIR/part-* as Sluice writes them; without it to a DiscardingSink. The last line on stdout is
+ * go to DIR/part-* as Sluice writes them; without it to a DiscardingSink. Several comma-separated jobs run one
+ * after the other in this JVM (never two at once), each into DIR/JOB. Per job one line on stdout:
  * "flink JOB: N events, parallelism P, net runtime X ms".
  */
 public final class Jobs {
@@ -67,11 +68,29 @@ public final class Jobs {
       }
     }
     if (job == null) usage("--job is required");
+    String[] jobs = job.split(",");
     if (!backend.equals("hashmap") && !backend.equals("rocksdb")) usage("--state-backend: hashmap or rocksdb");
     if (!mode.equals("exactly_once") && !mode.equals("at_least_once")) {
       usage("--checkpointing-mode: exactly_once or at_least_once");
     }
 
+    try {
+      for (String j : jobs) {
+        String dir = output == null ? null : jobs.length == 1 ? output : output + "/" + j;
+        runJob(j, events, seed, rate, splits, parallelism, checkpointIntervalMs, mode, backend, checkpointDir,
+            restartDelayMs, dir);
+      }
+    } catch (Exception e) {
+      System.err.println("flink peer: the job failed:");
+      e.printStackTrace();
+      System.exit(1); // the MiniCluster's threads must not keep a failed run alive
+    }
+    System.exit(0);
+  }
+
+  private static void runJob(String job, long events, long seed, double rate, int splits, int parallelism,
+      long checkpointIntervalMs, String mode, String backend, String checkpointDir, long restartDelayMs,
+      String output) throws Exception {
     Configuration conf = new Configuration();
     conf.set(StateBackendOptions.STATE_BACKEND, backend);
     if (backend.equals("rocksdb")) conf.set(CheckpointingOptions.INCREMENTAL_CHECKPOINTS, true);
