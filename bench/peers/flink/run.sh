@@ -2,7 +2,8 @@
 # Runs one job of the Flink peer on Flink's local MiniCluster (build.sh first):
 #   bench/peers/flink/run.sh --job q5 --events 100000 --output out/flink-q5
 # Main classes: dev.sluice.peers.flink.Jobs (default) or, with FLINK_PEER_MAIN, e.g.
-# dev.sluice.peers.nexmark.PrintEvents. JVM heap: FLINK_PEER_HEAP (default 1g, -Xms and -Xmx alike).
+# dev.sluice.peers.nexmark.PrintEvents. Maximum JVM heap: FLINK_PEER_HEAP (default 1g, -Xmx; the heap grows to what
+# the job needs, so peak RSS reflects use, not the cap).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 if [ ! -f "$here/target/classpath.txt" ] || [ ! -d "$here/target/classes" ]; then
@@ -19,6 +20,6 @@ for p in java.base/java.lang java.base/java.lang.reflect java.base/java.io java.
          java.base/java.math java.base/java.security; do
   opens+=("--add-opens=$p=ALL-UNNAMED")
 done
-exec java -Xms"$heap" -Xmx"$heap" "${opens[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+exec java -Xmx"$heap" "${opens[@]}" -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
   -cp "$here/target/classes:$(cat "$here/target/classpath.txt")" \
   "${FLINK_PEER_MAIN:-dev.sluice.peers.flink.Jobs}" "$@"

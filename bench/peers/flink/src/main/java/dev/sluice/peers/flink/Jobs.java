@@ -207,6 +207,8 @@ public final class Jobs {
       field(j, "checkpoints_failed", Long.toString(stats.getCounts().getNumberOfFailedCheckpoints()));
       field(j, "checkpoint_duration_p50_ms", Double.toString(d.getCount() > 0 ? d.getQuantile(0.5) : 0));
       field(j, "checkpoint_duration_p99_ms", Double.toString(d.getCount() > 0 ? d.getQuantile(0.99) : 0));
+      // The largest completed checkpoint: the latest one of a bounded job is often taken after its windows fired.
+      field(j, "checkpoint_size_max_bytes", Long.toString(stats.getSummaryStats().getStateSizeStats().getMaximum()));
       field(j, "checkpoint_size_bytes", Long.toString(latest == null ? 0 : latest.getStateSize()));
       field(j, "checkpointed_size_bytes", Long.toString(latest == null ? 0 : latest.getCheckpointedSize()));
     }
