@@ -111,8 +111,12 @@ public final class NexmarkSource implements Source<Event, NexmarkSplit, List<Int
 
     @Override
     public void addSplitsBack(List<NexmarkSplit> splits, int subtask) {
-      // A failed reader's splits go back to its successor with the offsets of the last checkpoint.
-      for (NexmarkSplit s : splits) ctx.assignSplit(s, subtask);
+      // Splits assigned after the last completed checkpoint, from a reader that failed: they are not in any
+      // reader's restored state, so they start over (this enumerator only ever assigns offset 0) and go to the
+      // reader that registers for them next. The reader is not registered at this point: assigning now fails.
+      for (NexmarkSplit s : splits) {
+        if (!unassigned.contains(s.index)) unassigned.add(s.index);
+      }
     }
 
     @Override
