@@ -83,7 +83,7 @@ Flags parse(int argc, char** argv) {
     else if (a == "--events") f.events = parse_int("--events", value());
     else if (a == "--rate") f.rate = std::strtod(value(), nullptr);
     else if (a == "--splits") f.splits = static_cast<int32_t>(parse_int("--splits", value()));
-    else if (a == "--parallelism" || a == "-p") f.parallelism = static_cast<int32_t>(parse_int("--parallelism", value()));
+    else if (a == "--parallelism" || a == "-p") f.parallelism = static_cast<int32_t>(parse_int("-p", value()));
     else if (a == "--query") f.query = value();
     else if (a == "--output") f.output = value();
     else if (a == "--digest") f.digest = true;

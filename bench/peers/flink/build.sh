@@ -42,18 +42,16 @@ case "$mode" in
   --fetch) fetch; exec "${MVN[@]}" -o package ;;
   --offline) exec "${MVN[@]}" -o package ;;
   auto)
-    if "${MVN[@]}" -o package >/tmp/sluice-flink-peer-build.$$ 2>&1; then
-      rm -f /tmp/sluice-flink-peer-build.$$
+    log="$(mktemp)"
+    trap 'rm -f "$log"' EXIT
+    if "${MVN[@]}" -o package >"$log" 2>&1; then exit 0; fi
+    # Offline failed: missing artifacts (fetch once, then build offline) or a real compile error (shown).
+    if grep -q -E "offline mode|has not been downloaded" "$log"; then
+      fetch
+      "${MVN[@]}" -o package
       exit 0
     fi
-    # Offline failed: missing artifacts (fetch once, then build offline) or a real compile error (shown).
-    if grep -q -E "offline mode|Cannot access .* in offline mode|has not been downloaded" /tmp/sluice-flink-peer-build.$$; then
-      rm -f /tmp/sluice-flink-peer-build.$$
-      fetch
-      exec "${MVN[@]}" -o package
-    fi
-    cat /tmp/sluice-flink-peer-build.$$ >&2
-    rm -f /tmp/sluice-flink-peer-build.$$
+    cat "$log" >&2
     exit 1
     ;;
   *) echo "build.sh: unknown argument '$mode'; expected --fetch or --offline" >&2; exit 2 ;;
