@@ -50,7 +50,7 @@ DataStream<reference::Q8Row> q8(const DataStream<Event>& events) {
   auction_events.name("q8-auction-events").uid("q8-auction-events");
   auto auctions = auction_events.map([](Event&& e) { return NewAuction{e.auction().seller}; });
   auctions.name("q8-auctions").uid("q8-auctions");
-  auto rows = co_group(persons, auctions)
+  auto rows = persons.co_group(auctions)
                   .where([](const NewPerson& p) { return p.id; })
                   .equal_to([](const NewAuction& a) { return a.seller; })
                   .window(TumblingEventTimeWindows::of(kWindowMs))

@@ -195,11 +195,7 @@ std::unique_ptr<JobClient> start_job(Job job, Mode mode, const std::string& base
                    .uid("to-tick")
                    .key_by([](const Tick& t) { return t.index % kKeys; });
   DataStream<Line> out = job == Job::kCoProcess
-                             ? left.keyed_input()
-                                   .connect(right.keyed_input())
-                                   .key_by([](const Ev& e) { return e.index % kKeys; },
-                                           [](const Tick& t) { return t.index % kKeys; })
-                                   .process(TwoWindowSums{})
+                             ? left.connect(right).process(TwoWindowSums{})  // KeyedStream::connect
                              : left.interval_join(right).between(kLower, kUpper).process(JoinLine{});
   out.uid("two-input").name("two-input");
   g_slow = mode == Mode::kUnalignedHeap;

@@ -242,6 +242,12 @@ class IntervalJoin {
 
 template <class K, class T, class KS>
 template <class T2, class KS2>
+auto KeyedStream<K, T, KS>::connect(const KeyedStream<K, T2, KS2>& other) const {
+  return KeyedConnectedStreams<K, T, T2, KS, KS2>(*this, other);
+}
+
+template <class K, class T, class KS>
+template <class T2, class KS2>
 auto KeyedStream<K, T, KS>::interval_join(const KeyedStream<K, T2, KS2>& other) const {
   return IntervalJoin<K, T, T2, KS, KS2>(*this, other);
 }

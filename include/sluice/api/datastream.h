@@ -90,6 +90,8 @@ template <class T>
 class DataStreamSink;
 template <class IN1, class IN2>
 class ConnectedStreams;  // api/connected_streams.h
+template <bool kIsJoin, class A, class B>
+class TwoInputStreams;  // windowing/window_join.h
 
 template <class T>
 class DataStream {
@@ -166,6 +168,13 @@ class DataStream {
   // or keyed by key_by(ks1, ks2)): api/connected_streams.h, which defines it.
   template <class U>
   ConnectedStreams<T, U> connect(const DataStream<U>& other) const;
+
+  // A window join / co-group with another stream (Flink's DataStream.join / coGroup; windowing/window_join.h,
+  // which defines them): a.join(b).where(key of T).equal_to(key of U).window(assigner).apply(fn).
+  template <class U>
+  TwoInputStreams<true, T, U> join(const DataStream<U>& other) const;
+  template <class U>
+  TwoInputStreams<false, T, U> co_group(const DataStream<U>& other) const;
 
   // The records emitted to `tag` by this stream's process function.
   template <class X>
@@ -325,6 +334,11 @@ class KeyedStream {
   // interval_join(other).between(lower_ms, upper_ms).process(ProcessJoinFunction<T, T2, OUT>).
   template <class T2, class KS2>
   auto interval_join(const KeyedStream<K, T2, KS2>& other) const;
+
+  // Two keyed streams of the same key type connected (Flink's KeyedStream.connect; api/connected_streams.h, which
+  // defines it): the same as input().connect(other input).key_by(selectors), for process(KeyedCoProcessFunction).
+  template <class T2, class KS2>
+  auto connect(const KeyedStream<K, T2, KS2>& other) const;
 
   // The partitioned input and the key selector (connected_streams.h).
   const DataStream<T>& keyed_input() const { return input_; }

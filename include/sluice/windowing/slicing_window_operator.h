@@ -10,8 +10,11 @@
 //   registered by each element as the event-time trigger does), and again at once for each element added within
 //   the allowed lateness after that;
 // - an element whose windows are all late goes to the late side output, or is counted in numLateRecordsDropped;
-// - a pane is dropped once the last window that holds it is cleaned up: a timer (namespace the pane, which is
-//   shorter than a window) at that window's cleanup time + 1, so it runs after the window's last firing.
+// - the first element of a pane (per key) registers the timers of the pane's windows; later elements of the pane
+//   register nothing, so the timer store is touched once per (key, pane), not once per element and window;
+// - a pane is dropped once the last window that holds it is cleaned up: without allowed lateness when that window
+//   fires; otherwise by a timer (namespace the pane, which is shorter than a window) at that window's cleanup
+//   time + 1, so it runs after the window's last firing.
 // Differences from the per-window path: ProcessWindowFunction::clear() is not called (windows have no state of
 // their own here); a reduce function is applied per pane and then across panes in time order; and if the
 // watermark goes back (the operator restarts at no watermark after a restore, until watermarks are restored too),
@@ -164,8 +167,9 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
       const bool fresh = !partial.has_value();
       panes_.add(partial, record);
       panes_state_->update(std::move(*partial));
-      if (fresh) {
+      if (fresh && config_.allowed_lateness_ms > 0) {
         // The pane lives until the last window holding it is cleaned up (+1: after that window's firing).
+        // Without lateness that window's firing drops it (on_event_time): no timer of its own.
         const int64_t last_start = window_start_ms(pane_start, offset_ms_, slide_ms_);
         const int64_t t = cleanup_time(TimeWindow{last_start, last_start + size_ms_});
         timers_->register_event_time_timer(pane, t == std::numeric_limits<int64_t>::max() ? t : t + 1);
@@ -173,8 +177,10 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
       for (const TimeWindow& w : windows_) {
         if (w.max_timestamp() <= watermark) {
           fire(w);  // late within the allowed lateness: fires again at once
-        } else {
-          timers_->register_event_time_timer(w, w.max_timestamp());  // idempotent, as the event-time trigger's
+        } else if (fresh) {
+          // The first element of the pane registers the timers of its windows; later ones would only find them
+          // (a window's windows_ entry never becomes non-late again, and a fired timer's window is late).
+          timers_->register_event_time_timer(w, w.max_timestamp());
         }
       }
     });
@@ -194,6 +200,7 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
     const TimeWindow& ns = timer.ns;
     if (ns.end_ms - ns.start_ms == size_ms_) {
       fire(ns);
+      if (config_.allowed_lateness_ms == 0) drop_leaving_panes(ns);
     } else {  // a pane's cleanup
       panes_state_->set_current_namespace(ns);
       panes_state_->clear();
@@ -216,6 +223,15 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
     ts.set(window.max_timestamp());  // results carry the window's end (as Flink's)
     panes_.emit(std::move(*result), *process_ctx_, collector_);
     ts = saved;
+  }
+
+  // Without allowed lateness a window is cleaned up when it fires: its panes that no later window holds (those
+  // before the next window's start) are dropped now, since that was the last window holding them.
+  void drop_leaving_panes(const TimeWindow& window) {
+    for (int64_t start = window.start_ms; start < window.start_ms + slide_ms_; start += pane_ms_) {
+      panes_state_->set_current_namespace(TimeWindow{start, start + pane_ms_});
+      panes_state_->clear();
+    }
   }
 
   int64_t cleanup_time(const TimeWindow& window) const {

@@ -1,11 +1,11 @@
 // Window joins and co-groups of two streams (Flink's JoinedStreams / CoGroupedStreams):
 //
-//   auto rows = join(persons, auctions)
+//   auto rows = persons.join(auctions)
 //                   .where([](const Person& p) { return p.id; })
 //                   .equal_to([](const Auction& a) { return a.seller; })
 //                   .window(TumblingEventTimeWindows::of(10'000))
 //                   .apply([](const Person& p, const Auction& a) { return Row{p.id, a.id}; });
-//   auto groups = co_group(persons, auctions).where(...).equal_to(...).window(...)
+//   auto groups = persons.co_group(auctions).where(...).equal_to(...).window(...)
 //                     .apply(F);  // F: (const std::vector<A>&, const std::vector<B>&, Collector<OUT>&)
 //
 // Built as Flink builds them, from the one-input window machinery (no operator of its own): each input is mapped
@@ -243,7 +243,7 @@ class WhereTwoInputStreams {
   KA ka_;
 };
 
-// join(a, b) / co_group(a, b): then .where(key of A).equal_to(key of B).window(assigner).apply(fn).
+// a.join(b) / a.co_group(b): then .where(key of A).equal_to(key of B).window(assigner).apply(fn).
 template <bool kIsJoin, class A, class B>
 class TwoInputStreams {
  public:
@@ -263,13 +263,15 @@ using JoinedStreams = TwoInputStreams<true, A, B>;
 template <class A, class B>
 using CoGroupedStreams = TwoInputStreams<false, A, B>;
 
-template <class A, class B>
-JoinedStreams<A, B> join(const DataStream<A>& a, const DataStream<B>& b) {
-  return JoinedStreams<A, B>(a, b);
+template <class T>
+template <class U>
+JoinedStreams<T, U> DataStream<T>::join(const DataStream<U>& other) const {
+  return JoinedStreams<T, U>(*this, other);
 }
-template <class A, class B>
-CoGroupedStreams<A, B> co_group(const DataStream<A>& a, const DataStream<B>& b) {
-  return CoGroupedStreams<A, B>(a, b);
+template <class T>
+template <class U>
+CoGroupedStreams<T, U> DataStream<T>::co_group(const DataStream<U>& other) const {
+  return CoGroupedStreams<T, U>(*this, other);
 }
 
 }  // namespace sluice

@@ -123,7 +123,7 @@ template <class Assigner>
 std::vector<Pair> run_join(const Inputs& in, Assigner assigner, int32_t parallelism, bool lambda) {
   StreamExecutionEnvironment env;
   env.set_parallelism(parallelism);
-  auto joined = join(stamped(env, in.left), stamped(env, in.right))
+  auto joined = stamped(env, in.left).join(stamped(env, in.right))
                     .where([](const Left& a) { return a.key; })
                     .equal_to([](const Right& b) { return b.key; })
                     .window(assigner);
@@ -145,7 +145,7 @@ std::vector<Group> run_co_group(const Inputs& in, Assigner assigner, int32_t par
   StreamExecutionEnvironment env;
   env.set_parallelism(parallelism);
   auto collected = std::make_shared<CollectedRecords<Group>>();
-  co_group(stamped(env, in.left), stamped(env, in.right))
+  stamped(env, in.left).co_group(stamped(env, in.right))
       .where([](const Left& a) { return a.key; })
       .equal_to([](const Right& b) { return b.key; })
       .window(assigner)

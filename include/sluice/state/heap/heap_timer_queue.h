@@ -2,9 +2,9 @@
 // KeyGroupPartitionedPriorityQueue). The timer store of HashMapStateBackend, and of the RocksDB backend with
 // `state.backend.rocksdb.timer-service.factory: HEAP`.
 //
-// Per key group a std::set ordered by (timestamp, hash of key and namespace, serialized bytes on a hash tie):
-// add, remove and dedupe in O(log n) with one node per timer; KeyGroupHeads keeps the smallest head over the
-// key groups. It is also a StateTableBase, so the heap backend snapshots, restores and redistributes it with its
+// Per key group a HeapTimerSet (heap_timer_set.h: a binary min-heap ordered by (timestamp, hash of key and
+// namespace, serialized bytes on a hash tie) with a hash index): a timer that is there already is found in O(1)
+// expected, add and remove sift the heap; KeyGroupHeads keeps the smallest head over the key groups. It is also a StateTableBase, so the heap backend snapshots, restores and redistributes it with its
 // key groups like any state (canonical form: timer_queue.h).
 //
 // Snapshots are synchronous: snapshot() copies the timers into canonical bytes at the barrier (O(timers)), as
@@ -16,13 +16,13 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "sluice/core/data_view.h"
+#include "sluice/state/heap/heap_timer_set.h"
 #include "sluice/state/heap/state_map.h"
 #include "sluice/state/heap/state_table.h"
 #include "sluice/state/timer_queue.h"
@@ -104,19 +104,15 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
 
   // ---- InternalTimerQueue ----
   void add(const CurrentKeyContext<K>& key, const N& ns, int64_t ts) override {
-    Node n{Timer{ts, key.key, ns}, node_hash(key.key_hash, ns)};
     auto& set = sets_[static_cast<size_t>(key.key_group_index)];
-    if (set.insert(std::move(n)).second) {
+    if (set.add(Timer{ts, key.key, ns}, node_hash(key.key_hash, ns))) {
       ++size_;
-      if (set.begin()->timer.timestamp_ms == ts) heads_.update(key.key_group_index, ts);
+      if (set.top().timer.timestamp_ms == ts) heads_.update(key.key_group_index, ts);
     }
   }
   void remove(const CurrentKeyContext<K>& key, const N& ns, int64_t ts) override {
-    Node n{Timer{ts, key.key, ns}, node_hash(key.key_hash, ns)};
     auto& set = sets_[static_cast<size_t>(key.key_group_index)];
-    auto it = set.find(n);
-    if (it == set.end()) return;
-    set.erase(it);
+    if (!set.remove(Timer{ts, key.key, ns}, node_hash(key.key_hash, ns))) return;
     --size_;
     refresh_head(key.key_group_index);
   }
@@ -126,26 +122,29 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
     if (!head || *head > max_ts) return std::nullopt;
     const int32_t index = heads_.top_index();
     auto& set = sets_[static_cast<size_t>(index)];
-    auto node = set.extract(set.begin());
+    Timer timer = std::move(set.pop().timer);
     --size_;
     refresh_head(index);
-    return std::move(node.value().timer);
+    return timer;
   }
   int64_t num_timers() override { return static_cast<int64_t>(size_); }
   void for_each_in_key_group(KeyGroup kg, const std::function<void(const Timer&)>& fn) override {
-    for (const Node& n : sets_[static_cast<size_t>(range_.index_of(kg))]) fn(n.timer);
+    sets_[static_cast<size_t>(range_.index_of(kg))].for_each_sorted(fn);
   }
 
   // ---- StateTableBase (the heap backend's snapshot and restore) ----
   size_t size() const override { return size_; }
   size_t size_of_key_group(int32_t index) const override { return sets_[static_cast<size_t>(index)].size(); }
   int64_t size_bytes_estimate() const override {
-    return static_cast<int64_t>(size_ * (sizeof(Node) + 4 * sizeof(void*)));  // node + tree links
+    size_t bytes = 0;
+    for (const Set& set : sets_) bytes += set.bytes_estimate();
+    return static_cast<int64_t>(bytes);
   }
   uint64_t write_key_group(int32_t index, std::vector<uint8_t>& entries) const override {
     std::vector<uint8_t> k, n, v;
-    for (const Node& node : sets_[static_cast<size_t>(index)]) detail::append_timer_entry(node.timer, entries, k, n, v);
-    return sets_[static_cast<size_t>(index)].size();
+    const Set& set = sets_[static_cast<size_t>(index)];
+    set.for_each_sorted([&](const Timer& t) { detail::append_timer_entry(t, entries, k, n, v); });
+    return set.size();
   }
   Status stage_key_group(KeyGroup kg, int32_t index, const StateSnapshotView& view, int32_t max_parallelism) override {
     Set staged;
@@ -155,7 +154,7 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
       Timer t;
       SLUICE_RETURN_IF_ERROR(detail::decode_timer_entry(meta().name, kb, nb, vb, kg, max_parallelism, &t));
       const uint64_t h = node_hash(hash_key_bytes(kb.data(), kb.size()), t.ns);
-      staged.insert(Node{std::move(t), h});
+      staged.add(std::move(t), h);
     }
     if (!reader.ok()) return Status::corruption("timer state '" + meta().name + "': malformed entries");
     staged_[index] = std::move(staged);
@@ -169,7 +168,7 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
       set = std::move(it->second);
       staged_.erase(it);
     } else {
-      set.clear();
+      set = Set();
     }
     size_ += set.size();
     refresh_head(index);
@@ -186,33 +185,14 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
   int32_t max_parallelism() const { return max_parallelism_; }
 
  private:
-  struct Node {
-    Timer timer;
-    uint64_t hash;  // of key and namespace: orders equal timestamps, makes most comparisons cheap
-  };
-  struct Less {
-    bool operator()(const Node& a, const Node& b) const {
-      if (a.timer.timestamp_ms != b.timer.timestamp_ms) return a.timer.timestamp_ms < b.timer.timestamp_ms;
-      if (a.hash != b.hash) return a.hash < b.hash;
-      const bool same_key = detail::state_key_equal(a.timer.key, b.timer.key);
-      if (same_key && detail::state_key_equal(a.timer.ns, b.timer.ns)) return false;
-      // A 64-bit hash collision of different timers: order by serialized bytes (rare).
-      std::vector<uint8_t> sa, sb;
-      serialize_append(a.timer.key, sa);
-      serialize_append(a.timer.ns, sa);
-      serialize_append(b.timer.key, sb);
-      serialize_append(b.timer.ns, sb);
-      return sa < sb;
-    }
-  };
-  using Set = std::set<Node, Less>;
+  using Set = HeapTimerSet<K, N>;
 
   static uint64_t node_hash(uint64_t key_hash, const N& ns) {
     return detail::combine_key_namespace_hash(key_hash, detail::namespace_hash(ns));
   }
   void refresh_head(int32_t index) {
     const auto& set = sets_[static_cast<size_t>(index)];
-    heads_.update(index, set.empty() ? std::nullopt : std::optional<int64_t>(set.begin()->timer.timestamp_ms));
+    heads_.update(index, set.empty() ? std::nullopt : std::optional<int64_t>(set.top().timer.timestamp_ms));
   }
 
   KeyGroupRange range_;
