@@ -245,7 +245,8 @@ int run_demo(const DemoFlags& f) {
 
   int exit_code = result.status == JobStatus::kFinished ? 0 : 1;
   if (result.status != JobStatus::kFinished) {
-    std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+    std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+                 result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   }
   if (f.verify) summary["verification"] = result.status == JobStatus::kFinished ? "ran" : std::string("not run: the job ") + job_status_name(result.status);
   else summary["verification"] = "not requested";

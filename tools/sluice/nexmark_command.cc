@@ -163,7 +163,8 @@ int run_nexmark(const NexmarkFlags& f) {
   print_failures(summary, f.inject_failures);
 
   int exit_code = finished ? 0 : 1;
-  if (!finished) std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+  if (!finished) std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+                 result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   summary["verification"] = !f.verify ? std::string("not requested")
                             : finished ? std::string("ran")
                                        : std::string("not run: the job ") + job_status_name(result.status);
