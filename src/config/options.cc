@@ -368,6 +368,22 @@ const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff{
     "2147483647 means unlimited (restart-strategy.type EXPONENTIAL-DELAY).",
     {}, at_least(1)};
 
+const ConfigOption<int32_t> kRestPort{
+    "rest.port", 0,
+    "Port of the job's REST endpoint; 0 lets the kernel choose a free one (the job registry tells the CLI which). "
+    "Flink's default is 8081 for its one cluster endpoint; every Sluice job serves its own.",
+    {}, {[](const int32_t& v) { return v >= 0 && v <= 65535; }, "in [0, 65535]"}};
+
+const ConfigOption<std::string> kRestAddress{
+    "rest.address", "",
+    "Address clients use to reach the job's REST endpoint (recorded in the job registry); also the address it "
+    "binds to when rest.bind-address is unset. Empty: the bind address.",
+    {}, {}};
+
+const ConfigOption<std::string> kRestBindAddress{
+    "rest.bind-address", "",
+    "Address the job's REST endpoint binds to. Empty: rest.address, else 127.0.0.1 (loopback only).", {}, {}};
+
 }  // namespace options
 
 const std::vector<const ConfigOptionBase*>& all_options() {
@@ -409,6 +425,9 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kExponentialDelayResetBackoffThreshold,
       &options::kExponentialDelayJitterFactor,
       &options::kExponentialDelayAttemptsBeforeResetBackoff,
+      // REST endpoint
+      &options::kRestPort,                 &options::kRestAddress,
+      &options::kRestBindAddress,
   };
   return kAll;
 }

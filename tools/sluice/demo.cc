@@ -28,6 +28,7 @@
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
+#include "job_endpoint.h"
 #include "job_report.h"
 #include "verify.h"
 
@@ -189,6 +190,13 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
+  // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
+  auto endpoint = JobEndpoint::open(config);
+  if (!endpoint.is_ok()) {
+    std::fprintf(stderr, "error: REST endpoint: %s\n", endpoint.status().to_string().c_str());
+    return 2;
+  }
+  (*endpoint)->describe(env, "demo");
   arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
   auto client = env.execute_async("demo");
   if (!client.is_ok()) {
@@ -198,6 +206,7 @@ int run_demo(const DemoFlags& f) {
     return 2;
   }
   set_job_cancel([c = client->get()] { c->cancel(); });
+  (*endpoint)->serve(**client);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   const std::optional<std::pair<int64_t, std::string>> initial_restore =
       cp_client != nullptr ? cp_client->initial_restore() : std::nullopt;
@@ -213,6 +222,7 @@ int run_demo(const DemoFlags& f) {
   }
   ProgressLine progress(**client, "bids");
   JobExecutionResult result = (*client)->wait();
+  (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   set_job_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
@@ -235,7 +245,8 @@ int run_demo(const DemoFlags& f) {
 
   int exit_code = result.status == JobStatus::kFinished ? 0 : 1;
   if (result.status != JobStatus::kFinished) {
-    std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+    std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+                 result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   }
   if (f.verify) summary["verification"] = result.status == JobStatus::kFinished ? "ran" : std::string("not run: the job ") + job_status_name(result.status);
   else summary["verification"] = "not requested";
@@ -295,6 +306,10 @@ int run_demo(const DemoFlags& f) {
                          : result.status != JobStatus::kFinished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, what, verified);
+  if ((*endpoint)->cancelled_by_request() && result.status == JobStatus::kCanceled) {
+    std::fprintf(stderr, "sluice demo: cancelled through the REST endpoint (PATCH /jobs/%s?mode=cancel)\n",
+                 result.job_id.to_hex().c_str());
+  }
   if (int sig = received_signal()) {
     std::fprintf(stderr, "sluice demo: cancelled by %s; the job's working directories are removed\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM");

@@ -3,6 +3,7 @@
 
 #include "checkpoint_command.h"
 #include "demo.h"
+#include "jobs_command.h"
 #include "nexmark_command.h"
 #include "signals.h"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   sluice::cli::add_demo_command(app, &exit_code);
   sluice::cli::add_checkpoint_command(app, &exit_code);
   sluice::cli::add_nexmark_command(app, &exit_code);
+  sluice::cli::add_jobs_commands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

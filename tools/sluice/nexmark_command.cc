@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/mini_cluster.h"
+#include "job_endpoint.h"
 #include "job_report.h"
 #include "queries.h"
 #include "signals.h"
@@ -122,6 +123,10 @@ int run_nexmark(const NexmarkFlags& f) {
               "parallelism %d\n",
               query->name.c_str(), query->description.c_str(), static_cast<long long>(f.events), f.rate,
               static_cast<unsigned long long>(f.seed), f.splits, parallelism);
+  // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
+  auto endpoint = JobEndpoint::open(config);
+  if (!endpoint.is_ok()) return fail("REST endpoint: " + endpoint.status().to_string());
+  (*endpoint)->describe(env, job_name);
   arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
   auto client = env.execute_async(job_name);
   if (!client.is_ok()) {
@@ -130,6 +135,7 @@ int run_nexmark(const NexmarkFlags& f) {
     return fail(client.status().to_string());
   }
   set_job_cancel([c = client->get()] { c->cancel(); });
+  (*endpoint)->serve(**client);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   std::optional<FailureInjector> injector;
   if (f.inject_failures > 0 && cp_client != nullptr) {
@@ -138,6 +144,7 @@ int run_nexmark(const NexmarkFlags& f) {
   }
   ProgressLine progress(**client, nq::kSourceName);
   JobExecutionResult result = (*client)->wait();
+  (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   set_job_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
@@ -156,7 +163,8 @@ int run_nexmark(const NexmarkFlags& f) {
   print_failures(summary, f.inject_failures);
 
   int exit_code = finished ? 0 : 1;
-  if (!finished) std::fprintf(stderr, "job %s: %s\n", job_status_name(result.status), result.error.to_string().c_str());
+  if (!finished) std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+                 result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   summary["verification"] = !f.verify ? std::string("not requested")
                             : finished ? std::string("ran")
                                        : std::string("not run: the job ") + job_status_name(result.status);
@@ -177,6 +185,10 @@ int run_nexmark(const NexmarkFlags& f) {
                          : !finished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, "events", verified);
+  if ((*endpoint)->cancelled_by_request() && result.status == JobStatus::kCanceled) {
+    std::fprintf(stderr, "sluice nexmark: cancelled through the REST endpoint (PATCH /jobs/%s?mode=cancel)\n",
+                 result.job_id.to_hex().c_str());
+  }
   if (int sig = received_signal()) {
     std::fprintf(stderr, "sluice nexmark: cancelled by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 128 + sig;

@@ -307,6 +307,18 @@ extern const ConfigOption<double> kExponentialDelayJitterFactor;
 // restarts before the job fails, counted since the last reset.
 extern const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff;
 
+// ---- REST endpoint of a running job (Flink's RestOptions; src/rest, docs/rest-api.md) ------------------------
+
+// rest.port (Integer, 0 = an ephemeral port, in [0, 65535]): the port the job's REST endpoint listens on. Flink's
+// default is 8081 for its one cluster endpoint; every Sluice job serves its own, so the default lets the kernel
+// choose (the job registry tells the CLI which).
+extern const ConfigOption<int32_t> kRestPort;
+// rest.address (String, "" = the bind address): the address clients use to reach the endpoint (recorded in the
+// job registry); also the bind address when rest.bind-address is unset.
+extern const ConfigOption<std::string> kRestAddress;
+// rest.bind-address (String, "" = rest.address, else 127.0.0.1): the address the endpoint binds to.
+extern const ConfigOption<std::string> kRestBindAddress;
+
 }  // namespace options
 
 // Every registered option, in documentation order. Keys and aliases are unique across the list.

@@ -1,0 +1,223 @@
+#include "rest/rest_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "coordinator/checkpoint_stats_json.h"
+#include "rest/checkpoint_stats_rest.h"
+#include "sluice/config/options.h"
+#include "sluice/core/clock.h"
+
+namespace sluice::rest {
+namespace {
+
+constexpr const char* kJson = "application/json; charset=UTF-8";
+// Control requests are rare and small: two workers answer them (httplib's default pool is 8+ threads).
+constexpr size_t kWorkerThreads = 2;
+
+void reply(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(), kJson);
+}
+
+// Flink's error body.
+void error(httplib::Response& res, int status, const std::string& message) {
+  reply(res, status, nlohmann::json{{"errors", nlohmann::json::array({message})}});
+}
+
+}  // namespace
+
+Result<RestServerConfig> rest_server_config_of(const Configuration& config) {
+  RestServerConfig out;
+  const std::string address = config.get(options::kRestAddress);
+  const std::string bind = config.get(options::kRestBindAddress);
+  out.bind_address = !bind.empty() ? bind : !address.empty() ? address : "127.0.0.1";
+  out.address = !address.empty() ? address
+                : (out.bind_address == "0.0.0.0" || out.bind_address == "::") ? "127.0.0.1"
+                                                                              : out.bind_address;
+  out.port = config.get(options::kRestPort);
+  return out;
+}
+
+struct RestServer::Impl {
+  RestServerConfig config;
+  httplib::Server server;
+  std::thread listener;
+  std::atomic<bool> listener_done{false};
+  int32_t port = 0;
+  std::once_flag stopped;
+  // Held shared by every request that uses a job, exclusively by remove_job: once that returns, no request
+  // touches the removed job.
+  std::shared_mutex jobs_mu;
+  std::map<std::string, std::shared_ptr<RestJob>> jobs;  // by hex id
+
+  void routes();
+  // Runs `fn(job)` for the job named by the request's first match, under the shared lock; 404 if unknown.
+  template <class Fn>
+  void with_job(const httplib::Request& req, httplib::Response& res, Fn fn) {
+    std::shared_lock lock(jobs_mu);
+    const std::string id = req.matches[1];
+    auto it = jobs.find(id);
+    if (it == jobs.end()) return error(res, 404, "Job " + id + " not found");
+    fn(*it->second);
+  }
+};
+
+void RestServer::Impl::routes() {
+  server.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
+    std::shared_lock lock(jobs_mu);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [id, job] : jobs) list.push_back({{"id", id}, {"status", job->state()}});
+    reply(res, 200, nlohmann::json{{"jobs", std::move(list)}});
+  });
+
+  server.Get(R"(/jobs/([0-9a-fA-F]{32}))", [this](const httplib::Request& req, httplib::Response& res) {
+    with_job(req, res, [&](RestJob& job) {
+      const RestJobOverview& o = job.overview();
+      const int64_t now = SystemClock::shared()->now_ms();
+      nlohmann::json vertices = nlohmann::json::array();
+      for (const RestVertex& v : o.vertices) {
+        vertices.push_back({{"id", std::to_string(v.id)},
+                            {"name", v.name},
+                            {"parallelism", v.parallelism},
+                            {"maxParallelism", o.max_parallelism}});
+      }
+      reply(res, 200,
+            nlohmann::json{{"jid", o.job_id.to_hex()},
+                           {"name", o.name},
+                           {"isStoppable", false},
+                           {"state", job.state()},
+                           {"job-type", "STREAMING"},
+                           {"start-time", o.start_time_ms},
+                           {"end-time", -1},
+                           {"duration", now - o.start_time_ms},
+                           {"maxParallelism", o.max_parallelism},
+                           {"now", now},
+                           {"vertices", std::move(vertices)}});
+    });
+  });
+
+  server.Get(R"(/jobs/([0-9a-fA-F]{32})/checkpoints)", [this](const httplib::Request& req, httplib::Response& res) {
+    with_job(req, res, [&](RestJob& job) {
+      std::optional<CheckpointView> view = job.checkpoint_view();
+      if (!view) return error(res, 404, "Checkpointing is not enabled for job " + job.overview().job_id.to_hex());
+      // ?format=sluice: the statistics as the tool's --summary-json prints them (per-subtask figures included).
+      if (req.get_param_value("format") == "sluice") return reply(res, 200, coordinator::to_json(view->stats));
+      reply(res, 200, flink_checkpoint_statistics(*view));
+    });
+  });
+
+  // PATCH and POST take the handler with a content reader: httplib 0.11 answers 400 on its own to a PATCH or POST
+  // without a body (no Content-Length), which is how Flink's users call these (`curl -X PATCH .../jobs/<id>`).
+  // Neither route needs the body.
+  server.Patch(R"(/jobs/([0-9a-fA-F]{32}))", [this](const httplib::Request& req, httplib::Response& res,
+                                                     const httplib::ContentReader&) {
+    with_job(req, res, [&](RestJob& job) {
+      std::string mode = req.has_param("mode") ? req.get_param_value("mode") : "cancel";
+      for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (mode != "cancel") {
+        return error(res, 400, "mode '" + req.get_param_value("mode") +
+                                   "' is not supported: PATCH /jobs/:jobid takes mode=cancel (to stop a job with a "
+                                   "savepoint, POST /jobs/:jobid/stop)");
+      }
+      const std::string state = job.state();
+      if (state == "FINISHED" || state == "FAILED") {
+        return error(res, 409, "Job " + job.overview().job_id.to_hex() + " already reached the terminal state " +
+                                   state + "; it cannot be cancelled");
+      }
+      job.cancel();  // CANCELLING / CANCELED already: cancelling again changes nothing
+      reply(res, 202, nlohmann::json::object());
+    });
+  });
+
+  server.Post(R"(/jobs/([0-9a-fA-F]{32})/stop)", [this](const httplib::Request& req, httplib::Response& res,
+                                                         const httplib::ContentReader&) {
+    with_job(req, res, [&](RestJob& job) {
+      error(res, 501,
+            "stop-with-savepoint is not implemented yet: Sluice cannot take savepoints so far, and Flink's stop "
+            "always takes one. Cancel job " + job.overview().job_id.to_hex() +
+                " instead (PATCH /jobs/:jobid?mode=cancel, `sluice cancel`); its latest retained checkpoint can "
+                "be restored with --restore");
+    });
+  });
+}
+
+RestServer::RestServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+RestServer::~RestServer() { stop(); }
+
+Result<std::unique_ptr<RestServer>> RestServer::start(const RestServerConfig& config) {
+  if (config.port < 0 || config.port > 65535) {
+    return Status::invalid_argument("rest.port " + std::to_string(config.port) + " is not a port: expected 0..65535");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  // httplib's default also sets SO_REUSEPORT, which lets a second process bind a port in use and share its
+  // connections: a fixed rest.port taken by another job must fail instead. SO_REUSEADDR alone still allows a
+  // restart while old connections linger in TIME_WAIT.
+  impl->server.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // One request per connection: stop() then never waits on an idle keep-alive connection.
+  impl->server.set_keep_alive_max_count(1);
+  impl->server.set_read_timeout(std::chrono::seconds(5));
+  impl->server.set_write_timeout(std::chrono::seconds(5));
+  impl->routes();
+  if (config.port == 0) {
+    impl->port = impl->server.bind_to_any_port(config.bind_address);
+    if (impl->port < 0) impl->port = 0;
+  } else if (impl->server.bind_to_port(config.bind_address, config.port)) {
+    impl->port = config.port;
+  }
+  if (impl->port <= 0) {
+    return Status::io_error("cannot bind the REST endpoint to " + config.bind_address + ":" +
+                            (config.port == 0 ? std::string("<ephemeral port>") : std::to_string(config.port)) +
+                            " (rest.bind-address / rest.address, rest.port): the address is not local or the port "
+                            "is in use");
+  }
+  Impl* raw = impl.get();
+  impl->listener = std::thread([raw] {
+    raw->server.listen_after_bind();
+    raw->listener_done = true;
+  });
+  // listen_after_bind() marks the server running before it accepts; the socket already queues connections, so
+  // a request sent meanwhile waits rather than fails. Wait anyway, so that stop() right after start() is safe.
+  while (!raw->server.is_running() && !raw->listener_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::unique_ptr<RestServer>(new RestServer(std::move(impl)));
+}
+
+int32_t RestServer::port() const { return impl_->port; }
+const RestServerConfig& RestServer::config() const { return impl_->config; }
+
+void RestServer::add_job(std::shared_ptr<RestJob> job) {
+  std::unique_lock lock(impl_->jobs_mu);
+  impl_->jobs[job->overview().job_id.to_hex()] = std::move(job);
+}
+
+void RestServer::remove_job(const JobId& job_id) {
+  std::unique_lock lock(impl_->jobs_mu);
+  impl_->jobs.erase(job_id.to_hex());
+}
+
+void RestServer::stop() {
+  std::call_once(impl_->stopped, [this] {
+    impl_->server.stop();
+    if (impl_->listener.joinable()) impl_->listener.join();  // its worker pool is joined before it returns
+    std::unique_lock lock(impl_->jobs_mu);
+    impl_->jobs.clear();
+  });
+}
+
+}  // namespace sluice::rest

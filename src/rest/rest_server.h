@@ -1,0 +1,94 @@
+// The REST endpoint of a running job, shaped like Flink's REST API (docs/rest-api.md):
+//
+//   GET   /jobs                        {"jobs":[{"id":..,"status":..}]}
+//   GET   /jobs/:jobid                 name, state, start time, duration, max parallelism, vertices
+//   GET   /jobs/:jobid/checkpoints     the checkpoint statistics (counts, summary, latest, history)
+//   PATCH /jobs/:jobid?mode=cancel     cancels the job (202 Accepted)
+//   POST  /jobs/:jobid/stop            stop-with-savepoint: 501 until savepoints exist
+//
+// Errors come in Flink's shape, {"errors":["..."]}, with 400 (bad request), 404 (unknown job or path), 409
+// (the job already ended) or 501. The server binds before the job is submitted (so a bad rest.port fails
+// first) and serves the jobs added to it; a handful of worker threads answer requests, and the job's callbacks
+// (RestJob) run on them.
+//
+// Thread-safety: add_job / remove_job / stop from any thread. The server must be stopped (or destroyed) before
+// any RestJob it holds refers to something destroyed: remove_job() returns only once no request uses the job.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rest/checkpoint_view.h"
+#include "sluice/config/configuration.h"
+#include "sluice/core/ids.h"
+#include "sluice/core/status.h"
+
+namespace sluice::rest {
+
+// One vertex of the job graph (a chain of operators), as GET /jobs/:jobid lists it.
+struct RestVertex {
+  int32_t id = 0;
+  std::string name;
+  int32_t parallelism = 1;
+};
+
+// What does not change while the job runs.
+struct RestJobOverview {
+  JobId job_id;
+  std::string name;
+  int64_t start_time_ms = 0;  // wall clock, ms since the epoch (submission)
+  int32_t max_parallelism = -1;  // -1: unknown
+  std::vector<RestVertex> vertices;
+};
+
+// The job as the server sees it; implemented by whoever runs the job (the sluice tool over its JobClient).
+// Called from the server's threads, concurrently: every method must be thread-safe.
+class RestJob {
+ public:
+  virtual ~RestJob() = default;
+  virtual const RestJobOverview& overview() const = 0;
+  // Flink's JobStatus name: "RUNNING", "RESTARTING", "CANCELLING", "CANCELED", "FINISHED", ...
+  virtual std::string state() const = 0;
+  // The checkpoint statistics and restores; nullopt when checkpointing is off for the job.
+  virtual std::optional<CheckpointView> checkpoint_view() const = 0;
+  // Requests cancellation and returns at once (Flink's PATCH .../jobs/:jobid?mode=cancel).
+  virtual void cancel() = 0;
+};
+
+// rest.bind-address, rest.address and rest.port (docs/configuration.md).
+struct RestServerConfig {
+  std::string bind_address = "127.0.0.1";  // the interface the server listens on
+  std::string address = "127.0.0.1";       // what clients are told to connect to (the registry entry)
+  int32_t port = 0;                        // 0: an ephemeral port chosen by the kernel
+};
+// From the configuration: bind to rest.bind-address, else rest.address, else 127.0.0.1; advertise rest.address,
+// else the bind address (127.0.0.1 for a wildcard bind). kInvalidArgument for a bad value.
+Result<RestServerConfig> rest_server_config_of(const Configuration& config);
+
+class RestServer {
+ public:
+  // Binds and starts serving (GET /jobs answers an empty list until add_job). kIoError when the address or port
+  // cannot be bound (naming both).
+  static Result<std::unique_ptr<RestServer>> start(const RestServerConfig& config);
+  ~RestServer();  // stop()
+  RestServer(const RestServer&) = delete;
+  RestServer& operator=(const RestServer&) = delete;
+
+  int32_t port() const;  // the bound port (the ephemeral one when rest.port is 0)
+  const RestServerConfig& config() const;
+
+  void add_job(std::shared_ptr<RestJob> job);
+  void remove_job(const JobId& job_id);
+  // Stops accepting requests and waits for those in flight. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  explicit RestServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::rest

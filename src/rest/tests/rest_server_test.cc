@@ -1,0 +1,259 @@
+// The REST endpoint over a fake job: routes, Flink's shapes and status codes, cancel, and the configuration.
+#include "rest/rest_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "rest/rest_client.h"
+
+namespace sluice::rest {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Sends `request` as is to 127.0.0.1:port and returns everything the server answers until it closes.
+std::string raw_http(int32_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "socket failed";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+class FakeJob final : public RestJob {
+ public:
+  explicit FakeJob(bool checkpointing) : checkpointing_(checkpointing) {
+    overview_.job_id = JobId(0x0123456789abcdefULL, 0xfedcba9876543210ULL);
+    overview_.name = "fake";
+    overview_.start_time_ms = 1000;
+    overview_.max_parallelism = 128;
+    overview_.vertices = {{0, "Source: bids", 2}, {1, "per-auction -> Sink", 2}};
+  }
+  const RestJobOverview& overview() const override { return overview_; }
+  std::string state() const override {
+    std::lock_guard lock(mu_);
+    return state_;
+  }
+  std::optional<CheckpointView> checkpoint_view() const override {
+    if (!checkpointing_) return std::nullopt;
+    coordinator::CheckpointStatsTracker t;
+    t.report_triggered(CheckpointId(1), checkpoint::SnapshotType::kCheckpoint, 2000, 0, 1);
+    t.report_acknowledged(CheckpointId(1), 0, 0, 5, {}, 10);
+    t.report_completed(CheckpointId(1), 6, "/ck/chk-1");
+    return CheckpointView{t.snapshot(10, 0), 0, std::nullopt};
+  }
+  void cancel() override {
+    ++cancels;
+    std::lock_guard lock(mu_);
+    state_ = "CANCELLING";
+  }
+  void set_state(std::string s) {
+    std::lock_guard lock(mu_);
+    state_ = std::move(s);
+  }
+  std::string id() const { return overview_.job_id.to_hex(); }
+
+  std::atomic<int> cancels{0};
+
+ private:
+  bool checkpointing_;
+  RestJobOverview overview_;
+  mutable std::mutex mu_;
+  std::string state_ = "RUNNING";
+};
+
+class RestServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = RestServer::start(RestServerConfig{});
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    server = std::move(s).value();
+    ASSERT_GT(server->port(), 0);
+  }
+  HttpResponse call(const std::string& method, const std::string& path) {
+    auto r = http_request(method, "127.0.0.1", server->port(), path);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return r.is_ok() ? *r : HttpResponse{};
+  }
+  nlohmann::json json_of(const HttpResponse& r) { return nlohmann::json::parse(r.body); }
+
+  std::unique_ptr<RestServer> server;
+};
+
+TEST_F(RestServerTest, ListsNoJobUntilOneIsAdded) {
+  HttpResponse r = call("GET", "/jobs");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json_of(r), nlohmann::json::parse(R"({"jobs":[]})"));
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  r = call("GET", "/jobs");
+  EXPECT_EQ(json_of(r)["jobs"], nlohmann::json::parse(R"([{"id":")" + job->id() + R"(","status":"RUNNING"}])"));
+  server->remove_job(job->overview().job_id);
+  EXPECT_TRUE(json_of(call("GET", "/jobs"))["jobs"].empty());
+  EXPECT_EQ(call("GET", "/jobs/" + job->id()).status, 404);
+}
+
+TEST_F(RestServerTest, JobDetails) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("GET", "/jobs/" + job->id());
+  ASSERT_EQ(r.status, 200);
+  nlohmann::json j = json_of(r);
+  EXPECT_EQ(j["jid"], job->id());
+  EXPECT_EQ(j["name"], "fake");
+  EXPECT_EQ(j["state"], "RUNNING");
+  EXPECT_EQ(j["start-time"], 1000);
+  EXPECT_EQ(j["end-time"], -1);
+  EXPECT_EQ(j["maxParallelism"], 128);
+  ASSERT_EQ(j["vertices"].size(), 2u);
+  EXPECT_EQ(j["vertices"][1]["name"], "per-auction -> Sink");
+  EXPECT_EQ(j["vertices"][1]["parallelism"], 2);
+  EXPECT_EQ(j["vertices"][1]["id"], "1");
+}
+
+TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
+  server->add_job(std::make_shared<FakeJob>(true));
+  HttpResponse r = call("GET", "/jobs/" + std::string(32, '0'));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(error_message(r), HasSubstr("Job 00000000000000000000000000000000 not found"));
+  EXPECT_EQ(call("GET", "/jobs/abc").status, 404);
+  EXPECT_EQ(call("GET", "/overview").status, 404);
+}
+
+TEST_F(RestServerTest, Checkpoints) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("GET", "/jobs/" + job->id() + "/checkpoints");
+  ASSERT_EQ(r.status, 200);
+  nlohmann::json j = json_of(r);
+  EXPECT_EQ(j["counts"]["completed"], 1);
+  EXPECT_EQ(j["latest"]["completed"]["external_path"], "/ck/chk-1");
+  // The tool's own format, per-subtask figures included.
+  nlohmann::json own = json_of(call("GET", "/jobs/" + job->id() + "/checkpoints?format=sluice"));
+  EXPECT_EQ(own["num_completed"], 1);
+}
+
+TEST_F(RestServerTest, CheckpointsOfAJobWithoutCheckpointingAre404) {
+  auto job = std::make_shared<FakeJob>(false);
+  server->add_job(job);
+  HttpResponse r = call("GET", "/jobs/" + job->id() + "/checkpoints");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(error_message(r), HasSubstr("Checkpointing is not enabled"));
+}
+
+TEST_F(RestServerTest, PatchCancels) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("PATCH", "/jobs/" + job->id() + "?mode=cancel");
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(json_of(r), nlohmann::json::object());
+  EXPECT_EQ(job->cancels, 1);
+  EXPECT_EQ(json_of(call("GET", "/jobs"))["jobs"][0]["status"], "CANCELLING");
+  EXPECT_EQ(call("PATCH", "/jobs/" + job->id()).status, 202);  // mode defaults to cancel; again is fine
+  EXPECT_EQ(job->cancels, 2);
+}
+
+TEST_F(RestServerTest, PatchAndPostWithoutABodyAsCurlSendsThem) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  // No Content-Length at all (curl -X PATCH / -X POST without -d).
+  auto raw = [&](const std::string& request) {
+    return raw_http(server->port(), request);
+  };
+  EXPECT_THAT(raw("POST /jobs/" + job->id() + "/stop HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+              HasSubstr("HTTP/1.1 501"));
+  EXPECT_EQ(job->cancels, 0);
+  EXPECT_THAT(raw("PATCH /jobs/" + job->id() + "?mode=cancel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+              HasSubstr("HTTP/1.1 202"));
+  EXPECT_EQ(job->cancels, 1);
+}
+
+TEST_F(RestServerTest, PatchRefusesOtherModesAndEndedJobs) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("PATCH", "/jobs/" + job->id() + "?mode=stop");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(error_message(r), HasSubstr("mode 'stop' is not supported"));
+  job->set_state("FINISHED");
+  r = call("PATCH", "/jobs/" + job->id() + "?mode=cancel");
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(error_message(r), HasSubstr("FINISHED"));
+  EXPECT_EQ(job->cancels, 0);
+}
+
+TEST_F(RestServerTest, StopSaysSavepointsAreNotImplemented) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("POST", "/jobs/" + job->id() + "/stop");
+  EXPECT_EQ(r.status, 501);
+  EXPECT_THAT(error_message(r), HasSubstr("stop-with-savepoint is not implemented"));
+  EXPECT_EQ(job->cancels, 0);
+  EXPECT_EQ(call("POST", "/jobs/" + std::string(32, '0') + "/stop").status, 404);
+}
+
+TEST_F(RestServerTest, StopClosesTheEndpoint) {
+  const int32_t port = server->port();
+  server->stop();
+  server->stop();  // idempotent
+  auto r = http_request("GET", "127.0.0.1", port, "/jobs", "", std::chrono::seconds(2));
+  EXPECT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError);
+}
+
+TEST(RestServerBind, ATakenPortFailsNamingIt) {
+  auto first = RestServer::start(RestServerConfig{});
+  ASSERT_TRUE(first.is_ok());
+  RestServerConfig taken;
+  taken.port = (*first)->port();
+  auto second = RestServer::start(taken);
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kIOError);
+  EXPECT_THAT(second.status().message(), HasSubstr("127.0.0.1:" + std::to_string(taken.port)));
+}
+
+TEST(RestServerConfigOf, DefaultsAndKeys) {
+  Configuration empty;
+  auto d = rest_server_config_of(empty);
+  ASSERT_TRUE(d.is_ok());
+  EXPECT_EQ(d->bind_address, "127.0.0.1");
+  EXPECT_EQ(d->address, "127.0.0.1");
+  EXPECT_EQ(d->port, 0);
+
+  Configuration c;
+  ASSERT_TRUE(c.apply_dynamic_property("rest.port=8089").is_ok());
+  ASSERT_TRUE(c.apply_dynamic_property("rest.address=localhost").is_ok());
+  auto a = rest_server_config_of(c);
+  EXPECT_EQ(a->bind_address, "localhost");  // rest.address binds too when rest.bind-address is unset
+  EXPECT_EQ(a->address, "localhost");
+  EXPECT_EQ(a->port, 8089);
+
+  Configuration w;
+  ASSERT_TRUE(w.apply_dynamic_property("rest.bind-address=0.0.0.0").is_ok());
+  auto b = rest_server_config_of(w);
+  EXPECT_EQ(b->bind_address, "0.0.0.0");
+  EXPECT_EQ(b->address, "127.0.0.1");  // clients on this machine reach a wildcard bind through loopback
+
+  Configuration bad;
+  EXPECT_FALSE(bad.apply_dynamic_property("rest.port=70000").is_ok());
+}
+
+}  // namespace
+}  // namespace sluice::rest

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The REST endpoint and the job registry end to end (issue 7, control of running jobs): a long `sluice demo` is
+# found by `sluice list`, its checkpoint statistics are read over HTTP (GET /jobs/:id/checkpoints) until a
+# checkpoint completed, `sluice cancel <prefix>` cancels it, the demo exits with 1 (the job did not finish:
+# CANCELED) and its registry entry is gone. Along the way: GET /jobs and /jobs/:id in Flink's shape, POST
+# /jobs/:id/stop refused with 501, an ambiguous and an unknown prefix refused with the candidates, a stale entry
+# (dead pid) cleaned by `sluice list`.
+set -euo pipefail
+sluice=$1
+work=$(mktemp -d)
+demo_pid=
+cleanup() { [ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+cd "$work"
+export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
+mkdir -p "$XDG_RUNTIME_DIR"
+registry="$XDG_RUNTIME_DIR/sluice"
+
+fail() { echo "FAIL: $*"; echo "--- demo output:"; cat demo.out 2>/dev/null || true; exit 1; }
+
+# GET $1 (a URL); prints the body, fails on an HTTP error.
+http_get() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$1"; }
+# $1 METHOD, $2 URL: prints the HTTP status code.
+http_status() {
+  python3 - "$1" "$2" <<'PY'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[2], method=sys.argv[1], data=b"{}" if sys.argv[1] != "GET" else None)
+try:
+    print(urllib.request.urlopen(req, timeout=10).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+PY
+}
+# Prints field $2 (a Python expression on `j`) of the JSON body $1.
+json_field() { python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+"$sluice" demo --events 1000000000 --parallelism 2 --checkpoint-interval 200ms --checkpoint-dir ck --output out \
+  > demo.out 2>&1 &
+demo_pid=$!
+
+# `sluice list` shows it (one line, starting with the job id).
+line=
+for _ in $(seq 1 3000); do
+  line=$("$sluice" list 2>/dev/null | head -n 1)
+  [ -n "$line" ] && break
+  kill -0 "$demo_pid" 2>/dev/null || fail "the demo ended before it registered"
+  sleep 0.1
+done
+[ -n "$line" ] || fail "sluice list never showed the demo"
+job_id=$(echo "$line" | awk '{print $1}')
+[[ "$job_id" =~ ^[0-9a-f]{32}$ ]] || fail "sluice list line does not start with a job id: $line"
+url=$(echo "$line" | grep -o 'http://[0-9.]*:[0-9]*') || fail "no endpoint in: $line"
+echo "$line" | grep -q "pid $demo_pid" || fail "sluice list does not name the demo's pid: $line"
+echo "$line" | grep -q " demo " || fail "sluice list does not name the job: $line"
+grep -q "REST endpoint $url/jobs/$job_id" demo.out || fail "the demo does not print its endpoint"
+[ -f "$registry/$job_id.json" ] || fail "no registry file $registry/$job_id.json"
+[ "$(stat -c %a "$registry")" = 700 ] || fail "the registry directory is not private: $(stat -c %a "$registry")"
+
+# GET /jobs and /jobs/:id in Flink's shape.
+jobs=$(http_get "$url/jobs")
+[ "$(json_field "$jobs" 'j["jobs"][0]["id"]')" = "$job_id" ] || fail "GET /jobs: $jobs"
+detail=$(http_get "$url/jobs/$job_id")
+[ "$(json_field "$detail" 'j["name"]')" = demo ] || fail "GET /jobs/:id name: $detail"
+[ "$(json_field "$detail" 'len(j["vertices"]) >= 2 and all(v["parallelism"] == 2 for v in j["vertices"])')" = True ] \
+  || fail "GET /jobs/:id vertices: $detail"
+
+# Checkpoint statistics until one completed.
+completed=0
+for _ in $(seq 1 3000); do
+  stats=$(http_get "$url/jobs/$job_id/checkpoints")
+  completed=$(json_field "$stats" 'j["counts"]["completed"]')
+  [ "$completed" -ge 1 ] && break
+  sleep 0.1
+done
+[ "$completed" -ge 1 ] || fail "no checkpoint completed: $stats"
+[ "$(json_field "$stats" 'j["latest"]["completed"]["status"]')" = COMPLETED ] || fail "latest completed: $stats"
+json_field "$stats" 'j["latest"]["completed"]["external_path"]' | grep -q "$job_id/chk-" \
+  || fail "latest completed checkpoint's path: $stats"
+
+# stop-with-savepoint: not implemented yet; the job keeps running.
+[ "$(http_status POST "$url/jobs/$job_id/stop")" = 501 ] || fail "POST /jobs/:id/stop is not 501"
+[ "$(http_status GET "$url/jobs/$(printf '0%.0s' {1..32})")" = 404 ] || fail "unknown job is not 404"
+
+# Prefixes: a second (fake) live entry sharing the first hex digit makes that digit ambiguous; an unknown prefix
+# is refused listing the running jobs; a stale entry (dead pid) is ignored and removed by `sluice list`.
+first=${job_id:0:1}
+other="${first}$(printf 'f%.0s' {1..31})"; [ "$other" = "$job_id" ] && other="${first}$(printf 'e%.0s' {1..31})"
+echo "{\"job_id\":\"$other\",\"pid\":$$,\"address\":\"127.0.0.1\",\"port\":1,\"name\":\"fake\",\"start_time_ms\":0}" \
+  > "$registry/$other.json"
+rc=0; "$sluice" cancel "$first" > ambiguous.out 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "ambiguous prefix: exit $rc"
+grep -q "ambiguous" ambiguous.out && grep -q "$job_id" ambiguous.out && grep -q "$other" ambiguous.out \
+  || { cat ambiguous.out; fail "the ambiguity error does not list both candidates"; }
+rc=0; "$sluice" cancel 0000000000000000000000000000000f > unknown.out 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "no running job" unknown.out && grep -q "$job_id" unknown.out \
+  || { cat unknown.out; fail "unknown prefix: exit $rc"; }
+dead_pid=$(sh -c 'echo $$')   # a process that has ended
+stale="$(printf '0%.0s' {1..31})1"
+echo "{\"job_id\":\"$stale\",\"pid\":$dead_pid,\"address\":\"127.0.0.1\",\"port\":1,\"name\":\"gone\",\"start_time_ms\":0}" \
+  > "$registry/$stale.json"
+"$sluice" list > list.out
+[ "$(wc -l < list.out)" = 2 ] || { cat list.out; fail "sluice list should show the demo and the fake entry"; }
+[ ! -f "$registry/$stale.json" ] || fail "sluice list did not remove the stale entry"
+rm "$registry/$other.json"
+
+# Cancel by a unique prefix: returns once the job ended; the demo exits 1 (CANCELED) and unregistered.
+"$sluice" cancel "${job_id:0:8}" > cancel.out 2>&1 || { cat cancel.out; fail "sluice cancel failed"; }
+grep -q "Cancelled job $job_id" cancel.out || { cat cancel.out; fail "sluice cancel output"; }
+rc=0; wait "$demo_pid" || rc=$?
+demo_pid=
+[ "$rc" = 1 ] || fail "the cancelled demo exited with $rc, expected 1"
+grep -q "job CANCELED" demo.out || fail "the demo does not report CANCELED"
+grep -q "cancelled through the REST endpoint" demo.out || fail "the demo does not say who cancelled it"
+[ ! -f "$registry/$job_id.json" ] || fail "the registry file is still there"
+[ -z "$("$sluice" list 2>/dev/null)" ] || fail "sluice list still shows a job"
+echo "sluice rest test: OK"
