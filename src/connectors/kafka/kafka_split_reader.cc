@@ -2,6 +2,7 @@
 // assign/unassign, no consumer-group membership), records taken in batches from the consumer queue.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 
@@ -41,6 +42,7 @@ struct KafkaSplitReader::Impl {
   MessagePtr current;  // the message the last record view points into
   std::vector<std::string> finished;
   std::vector<size_t> to_unassign;
+  size_t last_hit = SIZE_MAX;
 
   ~Impl() {
     current.reset();
@@ -54,13 +56,22 @@ struct KafkaSplitReader::Impl {
     batch_pos = batch_size = 0;
   }
 
+  // The slot of m's partition. Messages come in runs per partition (librdkafka delivers fetched batches whole),
+  // so the previous hit is tried first and the scan over all slots is the exception.
   Slot* find(const rd_kafka_message_t* m, size_t& index) {
+    if (last_hit < slots.size()) {
+      Slot& s = slots[last_hit];
+      if (s.active && s.rkt == m->rkt && s.split.partition == m->partition) {
+        index = last_hit;
+        return &s;
+      }
+    }
     for (size_t i = 0; i < slots.size(); ++i) {
       Slot& s = slots[i];
       if (!s.active || s.split.partition != m->partition) continue;
       if (s.rkt == m->rkt || (s.rkt == nullptr && s.split.topic == rd_kafka_topic_name(m->rkt))) {
         s.rkt = m->rkt;
-        index = i;
+        index = last_hit = i;
         return &s;
       }
     }

@@ -31,8 +31,10 @@ Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::s
       {"isolation.level", isolation_level_name(options.isolation)},
       {"enable.auto.commit", "false"},
       {"enable.auto.offset.store", "false"},
+      // Partition EOF events tell a bounded reader its position passed trailing markers (docs/kafka.md).
       {"enable.partition.eof", "true"},
-      // Sluice assigns partitions itself: no consumer-group rebalancing, so no group join is ever sent.
+      // An offset no longer in the log (removed by retention while the job was down) resumes at the first
+      // record still there: nothing after the checkpoint is skipped. The user's properties may override it.
       {"auto.offset.reset", "earliest"},
   };
   for (const auto& [key, value] : ours) {

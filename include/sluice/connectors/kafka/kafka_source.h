@@ -69,7 +69,8 @@ struct KafkaSourceOptions {
   // Timeout of the enumerator's lookups (metadata, offsets) at start, in milliseconds. Default 30 s.
   int32_t request_timeout_ms = 30000;
   // Further librdkafka consumer properties (e.g. "fetch.max.bytes", "security.protocol"), applied last. Sluice
-  // sets bootstrap.servers, group.id, isolation.level, enable.auto.commit=false, enable.partition.eof=true.
+  // sets bootstrap.servers, group.id, isolation.level, enable.auto.commit=false, enable.partition.eof=true
+  // and auto.offset.reset=earliest (a checkpointed offset that retention removed resumes at the first record left).
   std::map<std::string, std::string> properties;
 };
 
@@ -99,7 +100,8 @@ struct KafkaRecord {
 };
 
 // A deserializer turns a record view into T in place (reusing `out`'s buffers); false skips the record. It is
-// copied into every reader and called on the task thread only. Exceptions fail the task.
+// copied into every reader and called on the task thread only. Exceptions fail the task. T must be
+// default-constructible (each reader keeps one scratch T that it refills and moves downstream).
 template <class D, class T>
 concept KafkaDeserializer = std::copy_constructible<D> && requires(D d, const KafkaRecordView& v, T& out) {
   { d(v, out) } -> std::convertible_to<bool>;

@@ -293,6 +293,53 @@ TEST(KafkaSourceJob, BoundedJobReadsEveryCommittedRecordAndFinishes) {
   }
 }
 
+// One reader owns two partitions far apart in event time (p0 at 100 s, p1 at 1 s). Each partition has its own
+// watermark generator, so the subtask's watermark is the slower partition's and no record of p1 arrives behind
+// it: event-time windows count every record.
+TEST(KafkaSourceJob, PerPartitionWatermarksKeepASlowPartitionsRecordsOnTime) {
+  constexpr int kPerPartition = 400;
+  const std::string topic = unique_name("event-time");
+  create_topic(topic, 2);
+  {
+    KafkaPtr p = plain_producer();
+    for (int i = 0; i < kPerPartition; ++i) produce(p.get(), topic, 0, "fast", 100000 + i);
+    ASSERT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    // From 1 s: librdkafka takes a timestamp of 0 as "now".
+    for (int i = 0; i < kPerPartition; ++i) produce(p.get(), topic, 1, "slow", 1000 + i);
+    ASSERT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  StreamExecutionEnvironment env;
+  env.set_parallelism(1);
+  KafkaSourceOptions o = options_for(topic);
+  o.boundedness = Boundedness::kBounded;
+  using Count = std::pair<int64_t, int64_t>;  // (window start, records)
+  auto out = std::make_shared<CollectedRecords<Count>>();
+  // Punctuated: a watermark right after each record, so that one generator for both partitions would make p1's
+  // records late as soon as a record of p0 went before them (no dependence on the periodic emit's timing).
+  struct EveryRecord final : WatermarkGenerator<KafkaRecord> {
+    void on_event(const KafkaRecord&, int64_t timestamp_ms, WatermarkOutput& out) override {
+      out.emit_watermark(timestamp_ms - 1);
+    }
+    void on_periodic_emit(WatermarkOutput&) override {}
+  };
+  auto strategy = WatermarkStrategy<KafkaRecord>::for_generator(
+      [](const WatermarkGeneratorContext&) { return std::make_unique<EveryRecord>(); });
+  env.from_source(make_kafka_source(o), strategy, "kafka")
+      .map([](const KafkaRecord& r) { return Count{r.timestamp_ms / 100 * 100, 1}; })
+      .key_by([](const Count& c) { return c.first; })
+      .window(TumblingEventTimeWindows::of(100))
+      .reduce([](const Count& a, const Count& b) { return Count{a.first, a.second + b.second}; })
+      .sink_to(CollectSink<Count>(out));
+  auto r = env.execute("kafka-event-time");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(r->status, JobStatus::kFinished) << r->error.to_string();
+  std::map<int64_t, int64_t> per_window;
+  for (const auto& [start, n] : out->snapshot()) per_window[start] += n;
+  const std::map<int64_t, int64_t> expected{{1000, 100}, {1100, 100}, {1200, 100}, {1300, 100},
+                                            {100000, 100}, {100100, 100}, {100200, 100}, {100300, 100}};
+  EXPECT_EQ(per_window, expected);
+}
+
 // A job that fails once, mid-stream, after checkpoints: the source replays from its checkpointed offsets and
 // the keyed counts (restored from the same checkpoint) end exactly at the number of records per key.
 TEST(KafkaSourceJob, ReplayAfterAFailureKeepsKeyedCountsExactlyOnce) {

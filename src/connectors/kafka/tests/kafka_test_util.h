@@ -94,7 +94,7 @@ inline KafkaPtr transactional_producer(const std::string& transactional_id, int 
   return p;
 }
 
-// Produces one record; timestamp_ms < 0 lets the producer stamp it.
+// Produces one record; timestamp_ms <= 0 lets the producer stamp it (librdkafka reads 0 as "now").
 inline void produce(rd_kafka_t* p, const std::string& topic, int32_t partition, const std::string& value,
                     int64_t timestamp_ms = -1) {
   // rd_kafka_produceva, not the RD_KAFKA_V_* macros of rd_kafka_producev (they expand to C casts).
