@@ -1,0 +1,47 @@
+# Shared helpers of the test-server scripts (sourced, not run).
+
+ts_log() { echo "$(basename "$0"): $*" >&2; }
+ts_die() { ts_log "ERROR: $*"; exit 1; }
+
+# ts_free_port: prints a TCP port that was free on 127.0.0.1 a moment ago (the kernel picks it). Another process
+# may take it before the server binds it; the start scripts then fail with the server's own bind error.
+ts_free_port() {
+  python3 -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# ts_port_open PORT: true when something accepts TCP connections on 127.0.0.1:PORT.
+ts_port_open() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# ts_running PID: true while the process exists and is not a zombie (in a container whose PID 1 reaps no
+# children, a stopped server can stay a zombie, which kill -0 still reports as alive).
+ts_running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# ts_pid_alive PIDFILE: true when the file names a running process.
+ts_pid_alive() {
+  [ -s "$1" ] && ts_running "$(cat "$1")"
+}
+
+# ts_stop_pid PIDFILE GRACE_S: SIGTERM, then SIGKILL after GRACE_S seconds; waits until the process is gone.
+ts_stop_pid() {
+  local pidfile=$1 grace=$2 pid i
+  ts_pid_alive "$pidfile" || return 0
+  pid=$(cat "$pidfile")
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do
+    ts_running "$pid" || return 0
+    sleep 0.1
+  done
+  ts_log "pid $pid still running after ${grace}s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do
+    ts_running "$pid" || return 0
+    sleep 0.1
+  done
+}

@@ -1,0 +1,37 @@
+// librdkafka handles for the Kafka connector (internal): RAII owners and the consumer configuration that the
+// source's enumerator and readers share.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <memory>
+#include <string>
+
+#include "sluice/connectors/kafka/kafka_source.h"
+#include "sluice/core/status.h"
+
+namespace sluice::kafka::internal {
+
+struct RdKafkaDeleter {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
+
+struct PartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* l) const { rd_kafka_topic_partition_list_destroy(l); }
+};
+using PartitionListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
+
+struct MessageDeleter {
+  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
+};
+using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
+
+const char* isolation_level_name(IsolationLevel level);
+std::string effective_group_id(const KafkaSourceOptions& options);
+
+// A consumer for `options` (bootstrap servers, group id, isolation level, the user's properties last), named
+// client.id = sluice-<role>. InvalidArgument names a property librdkafka refused.
+Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role);
+
+}  // namespace sluice::kafka::internal
