@@ -14,20 +14,6 @@
 
 namespace sluice {
 
-const char* job_status_name(JobStatus s) {
-  switch (s) {
-    case JobStatus::kCreated: return "CREATED";
-    case JobStatus::kRunning: return "RUNNING";
-    case JobStatus::kRestarting: return "RESTARTING";
-    case JobStatus::kFailing: return "FAILING";
-    case JobStatus::kFailed: return "FAILED";
-    case JobStatus::kCancelling: return "CANCELLING";
-    case JobStatus::kCanceled: return "CANCELED";
-    case JobStatus::kFinished: return "FINISHED";
-  }
-  return "UNKNOWN";
-}
-
 StreamExecutionEnvironment::StreamExecutionEnvironment(Configuration config) : config_(std::move(config)) {}
 
 Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int argc, const char* const* argv) {
@@ -138,6 +124,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
                                .with_context("--restore " + restore_path + " (" + rp.location + ")"));
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
     mc->restore->claim = config.get(options::kStateRecoveryClaimMode) == RecoveryClaimMode::kClaim;
+    mc->restore->allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
   }
   return Status::ok();
 }

@@ -68,13 +68,20 @@ Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const Checkp
   return m;
 }
 
-Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& base_dir,
+std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path) {
+  if (relative_path.find('/') == std::string::npos) return join_path(checkpoint_dir, relative_path);
+  std::string base_dir = path_parent(checkpoint_dir);
+  if (base_dir.empty()) base_dir = ".";
+  return join_path(base_dir, relative_path);
+}
+
+Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& checkpoint_dir,
                                                const StreamStateHandle& handle) {
   if (handle.is_inline()) {
     SLUICE_RETURN_IF_ERROR(check_inline(handle));
     return handle.inline_bytes;
   }
-  const std::string path = join_path(base_dir, handle.relative_path);
+  const std::string path = handle_file_path(checkpoint_dir, handle.relative_path);
   auto bytes = fs.read_file(path);
   if (!bytes.is_ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
@@ -86,9 +93,9 @@ Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string
   return bytes;
 }
 
-Status check_state_handle(FileSystem& fs, const std::string& base_dir, const StreamStateHandle& handle) {
+Status check_state_handle(FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle) {
   if (handle.is_inline()) return check_inline(handle);
-  const std::string path = join_path(base_dir, handle.relative_path);
+  const std::string path = handle_file_path(checkpoint_dir, handle.relative_path);
   auto digest = fs.digest_file(path);
   if (!digest.is_ok()) {
     if (digest.status().code() == StatusCode::kNotFound) {
@@ -105,13 +112,11 @@ namespace sluice::checkpoint {
 
 Status check_restore_files(FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
                            RestoreFileCheck check) {
-  std::string base_dir = path_parent(checkpoint_dir);
-  if (base_dir.empty()) base_dir = ".";
   auto one = [&](const StreamStateHandle& h, const std::string& whose) -> Status {
     if (h.is_inline() || check == RestoreFileCheck::kChecksums) {
-      return check_state_handle(fs, base_dir, h).with_context(whose);
+      return check_state_handle(fs, checkpoint_dir, h).with_context(whose);
     }
-    const std::string path = join_path(base_dir, h.relative_path);
+    const std::string path = handle_file_path(checkpoint_dir, h.relative_path);
     auto size = fs.file_size(path);
     if (!size.is_ok()) {
       if (size.status().code() == StatusCode::kNotFound) {

@@ -28,13 +28,20 @@ Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& 
 // or when a folder named chk-<n> holds the metadata of another checkpoint id.
 Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location);
 
-// One handle's bytes: its inline bytes, or the file base_dir/relative_path. Checks size and checksum: kCorruption
-// naming the file (or "inline state") on mismatch, kNotFound naming a missing file.
-Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& base_dir,
+// Where the file a handle records as `relative_path` is, for the checkpoint (or savepoint) folder `checkpoint_dir`.
+// A path with a folder part ("chk-7/x", "shared/y.sst") starts at the folder's parent (the job directory); a bare
+// file name starts at the folder itself: savepoints record only bare names (validate_metadata), which is what
+// keeps a savepoint folder restorable after it was moved, copied or renamed.
+std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path);
+
+// One handle's bytes: its inline bytes, or its file (handle_file_path of `checkpoint_dir`; may be empty for an
+// inline handle). Checks size and checksum: kCorruption naming the file (or "inline state") on mismatch, kNotFound
+// naming a missing file.
+Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& checkpoint_dir,
                                                const StreamStateHandle& handle);
 
 // Same checks as read_state_handle, streaming the file instead of keeping its bytes (for verify).
-Status check_state_handle(FileSystem& fs, const std::string& base_dir, const StreamStateHandle& handle);
+Status check_state_handle(FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle);
 
 // How much of each file check_restore_files looks at.
 enum class RestoreFileCheck : uint8_t {

@@ -119,6 +119,19 @@ class CheckpointStorage {
                                                         const std::string& /*relative_path*/) const {
     return std::nullopt;
   }
+
+  // ---- savepoints (Flink's savepoint target directory) ----
+  // Checkpoint `id` is a savepoint to be written into `savepoint_dir` (an existing, empty folder: savepoint_files.h,
+  // create_savepoint_dir) instead of this job's chk-<id>/: its state files go there under plain file names, and
+  // write_metadata puts its `_metadata` there (last, atomically) and returns that folder; discard(id) removes the
+  // folder (an aborted savepoint leaves nothing). Called before any stream_factory(id). A storage without files
+  // (supports_savepoints() false): kFailedPrecondition.
+  virtual bool supports_savepoints() const { return false; }
+  virtual Status begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
+    return Status::failed_precondition("checkpoint storage " + describe() + " cannot write savepoint " +
+                                       std::to_string(id.value()) + " to '" + savepoint_dir +
+                                       "' (savepoints need execution.checkpointing.dir: a filesystem checkpoint storage)");
+  }
 };
 
 }  // namespace sluice::checkpoint

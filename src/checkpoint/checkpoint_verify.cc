@@ -13,14 +13,14 @@ namespace {
 
 void check_handle(FileSystem& fs, const CheckpointLocation& loc, const StreamStateHandle& h, const std::string& whose,
                   CheckpointVerification& out) {
-  Status st = check_state_handle(fs, loc.base_dir, h);
+  Status st = check_state_handle(fs, loc.checkpoint_dir, h);
   if (h.is_inline()) {
     ++out.inline_handles_checked;
   } else {
     ++out.files_checked;
   }
   if (st.is_ok()) return;
-  std::string file = h.is_inline() ? loc.metadata_path + " (inline)" : join_path(loc.base_dir, h.relative_path);
+  std::string file = h.is_inline() ? loc.metadata_path + " (inline)" : handle_file_path(loc.checkpoint_dir, h.relative_path);
   out.problems.push_back(VerifyProblem{std::move(file), whose + ": " + st.message()});
 }
 

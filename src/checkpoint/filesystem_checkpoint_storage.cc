@@ -51,6 +51,19 @@ struct FileSystemCheckpointStorage::Shared {
   // flight; otherwise the last writer out removes it. So no writer can create chk-<n>/ or a file in it after the
   // discard removed it (the race a check-then-write had).
   std::map<int64_t, int> writers;
+  // Savepoints (begin_savepoint): their folders, by id. Their files carry plain names, relative to that folder.
+  std::map<int64_t, std::string> savepoint_dirs;
+
+  // The folder of checkpoint or savepoint `id`; "" before initialize() for a checkpoint. Under `mu`.
+  std::string folder_of_locked(CheckpointId id) const {
+    auto sp = savepoint_dirs.find(id.value());
+    if (sp != savepoint_dirs.end()) return sp->second;
+    return job ? join_path(job_dir, checkpoint_dir_name(id)) : std::string();
+  }
+  bool is_savepoint(CheckpointId id) {
+    std::lock_guard lock(mu);
+    return savepoint_dirs.count(id.value()) > 0;
+  }
 
   bool is_discarded(CheckpointId id) {
     std::lock_guard lock(mu);
@@ -79,7 +92,7 @@ struct FileSystemCheckpointStorage::Shared {
       }
       if (discarded.count(id.value()) == 0) return Status::ok();
       if (last) created_dirs.erase(id.value());
-      if (last && job) dir = join_path(job_dir, checkpoint_dir_name(id));
+      if (last) dir = folder_of_locked(id);
     }
     if (!written.empty()) (void)fs->remove_file(written);
     if (!dir.empty()) (void)fs->remove_all(dir);
@@ -110,10 +123,12 @@ struct FileSystemCheckpointStorage::Shared {
   // The caller is an entered writer of `id` (enter_writer).
   Result<std::string> ensure_checkpoint_dir(CheckpointId id) {
     SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir_or_error());
-    std::string dir = join_path(jd, checkpoint_dir_name(id));
+    std::string dir;
     {
       std::lock_guard lock(mu);
-      if (created_dirs.count(id.value()) > 0) return dir;
+      dir = folder_of_locked(id);
+      // A savepoint's folder exists already (begin_savepoint's caller created it).
+      if (created_dirs.count(id.value()) > 0 || savepoint_dirs.count(id.value()) > 0) return dir;
     }
     SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));
     std::lock_guard lock(mu);
@@ -158,8 +173,12 @@ Status sync_dirs_while(FileSystemCheckpointStorage::Shared& s, std::vector<std::
 
 class FsStreamFactory final : public CheckpointStreamFactory {
  public:
-  FsStreamFactory(std::shared_ptr<FileSystemCheckpointStorage::Shared> shared, CheckpointId id, std::string job_dir)
-      : shared_(std::move(shared)), id_(id), job_dir_(std::move(job_dir)) {}
+  // Files go to `base_dir`/`prefix`<name>: the job directory and "chk-<n>/" for a checkpoint, the savepoint's own
+  // folder and "" for a savepoint.
+  FsStreamFactory(std::shared_ptr<FileSystemCheckpointStorage::Shared> shared, CheckpointId id, std::string base_dir,
+                  std::string prefix, bool savepoint)
+      : shared_(std::move(shared)), id_(id), job_dir_(std::move(base_dir)), prefix_(std::move(prefix)),
+        savepoint_(savepoint) {}
 
   Result<StreamStateHandle> write_state(const std::string& owner, const std::string& name_hint,
                                         const std::vector<uint8_t>& bytes) override {
@@ -180,24 +199,30 @@ class FsStreamFactory final : public CheckpointStreamFactory {
 
   Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
                                               const std::string& local_path) override {
+    if (savepoint_) return no_files_of_a_checkpoint(owner);
     return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true);
   }
   Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
                                                const std::string& local_path) override {
+    if (savepoint_) return no_files_of_a_checkpoint(owner);
     return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false);
   }
 
  private:
+  Status no_files_of_a_checkpoint(const std::string& owner) const {
+    return Status::failed_precondition(owner + ": savepoint " + std::to_string(id_.value()) +
+                                       " is self-contained: it takes a full snapshot, never incremental files");
+  }
+
   // write_state's file case, between enter_writer and leave_writer; `written`: the file, once it exists.
   Result<StreamStateHandle> write_file_entered(const std::string& owner, const std::string& name_hint,
                                                const std::vector<uint8_t>& bytes, StreamStateHandle h,
                                                std::string* written) {
     FileSystem& fs = *shared_->fs;
-    const std::string folder = checkpoint_dir_name(id_);
     const std::string name = sanitize_name(name_hint);
     std::string path;
     for (int attempt = 0;; ++attempt) {
-      h.relative_path = folder + "/" + name + "-" + shared_->random_suffix();
+      h.relative_path = prefix_ + name + "-" + shared_->random_suffix();
       path = join_path(job_dir_, h.relative_path);
       auto kind = fs.stat(path);
       if (!kind.is_ok()) return kind.status().with_context(owner);
@@ -272,6 +297,8 @@ class FsStreamFactory final : public CheckpointStreamFactory {
   std::shared_ptr<FileSystemCheckpointStorage::Shared> shared_;
   CheckpointId id_;
   std::string job_dir_;
+  std::string prefix_;
+  bool savepoint_ = false;
 };
 
 }  // namespace
@@ -314,7 +341,23 @@ Result<std::shared_ptr<CheckpointStreamFactory>> FileSystemCheckpointStorage::st
   if (!dir.is_ok()) return dir.status().with_context(ctx);
   SLUICE_RETURN_IF_ERROR(left.with_context(ctx));
   SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
-  return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<FsStreamFactory>(shared_, id, jd));
+  if (shared_->is_savepoint(id)) {
+    return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<FsStreamFactory>(shared_, id, *dir, "", true));
+  }
+  return std::shared_ptr<CheckpointStreamFactory>(
+      std::make_shared<FsStreamFactory>(shared_, id, jd, checkpoint_dir_name(id) + "/", false));
+}
+
+Status FileSystemCheckpointStorage::begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
+  const std::string ctx = "savepoint " + std::to_string(id.value());
+  SLUICE_RETURN_IF_ERROR(shared_->job_dir_or_error().status().with_context(ctx));
+  std::lock_guard lock(shared_->mu);
+  if (shared_->created_dirs.count(id.value()) > 0 || shared_->writers.count(id.value()) > 0 ||
+      shared_->discarded.count(id.value()) > 0) {
+    return Status::failed_precondition(ctx + ": already being written as a checkpoint");
+  }
+  shared_->savepoint_dirs[id.value()] = savepoint_dir;
+  return Status::ok();
 }
 
 Result<std::string> FileSystemCheckpointStorage::write_metadata(const CheckpointMetadata& metadata) {
@@ -353,6 +396,10 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata_entered(const Ch
     return Status::failed_precondition(ctx + ": '" + final_path + "' already exists");
   }
   SLUICE_ASSIGN_OR_RETURN(std::string jd, s.job_dir_or_error());
+  if (metadata.type == SnapshotType::kSavepoint && s.is_savepoint(metadata.checkpoint_id)) {
+    jd = path_parent(dir);  // the target directory holds the savepoint folder's name
+    if (jd.empty()) jd = ".";
+  }
   const std::string tmp = final_path + "." + s.random_suffix() + std::string(kInProgressSuffix);
   bool renamed = false;
   // Before `_metadata` may exist: the temp file's bytes, chk-<n>/'s entries (the state files' names) and the
@@ -385,7 +432,7 @@ Result<std::vector<uint8_t>> FileSystemCheckpointStorage::read_state(const std::
                                                                       const StreamStateHandle& handle) {
   if (handle.is_inline()) return read_state_handle(*shared_->fs, "", handle);
   SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return read_state_handle(*shared_->fs, loc.base_dir, handle);
+  return read_state_handle(*shared_->fs, loc.checkpoint_dir, handle);
 }
 
 Status FileSystemCheckpointStorage::check_restore_files(const std::string& location, const CheckpointMetadata& metadata,
@@ -395,10 +442,12 @@ Status FileSystemCheckpointStorage::check_restore_files(const std::string& locat
 }
 
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
-  SLUICE_ASSIGN_OR_RETURN(std::string dir, checkpoint_dir(id));
+  SLUICE_RETURN_IF_ERROR(shared_->job_dir_or_error().status());
+  std::string dir;
   bool writers_in_flight = false;
   {
     std::lock_guard lock(shared_->mu);
+    dir = shared_->folder_of_locked(id);
     shared_->discarded.insert(id.value());
     shared_->created_dirs.erase(id.value());
     writers_in_flight = shared_->writers.count(id.value()) > 0;
@@ -451,7 +500,7 @@ std::optional<std::string> FileSystemCheckpointStorage::local_file_path(const st
                                                                         const std::string& relative_path) const {
   auto loc = locate_checkpoint(*shared_->fs, location);
   if (!loc.is_ok()) return std::nullopt;
-  return join_path(loc->base_dir, relative_path);
+  return handle_file_path(loc->checkpoint_dir, relative_path);
 }
 
 std::optional<std::string> FileSystemCheckpointStorage::rebase_shared_path(const std::string& location,

@@ -4,6 +4,8 @@
 //   <base_dir>/<job-id>/shared/           created by initialize(); state shared between checkpoints (RocksDB, later)
 //   <base_dir>/<job-id>/taskowned/        created by initialize(); state the tasks own
 //   <base_dir>/<job-id>/chk-<n>/          created by stream_factory(n): state files + `_metadata`
+//   <savepoint-dir>/savepoint-<6 hex>-<12 hex>/   a savepoint (begin_savepoint): its files under plain names, and
+//                                         `_metadata`; nothing outside it, so it can be moved or copied
 //
 // State handles smaller than inline_threshold_bytes go inside `_metadata`; larger ones become a file
 // chk-<n>/<name_hint>-<16 hex digits> (written as <name>.inprogress, fsynced, renamed). Handles carry the size
@@ -83,6 +85,11 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   // Same job: unchanged; a job folder beside this job's: "../<job-id>/<path>"; elsewhere: nullopt.
   std::optional<std::string> rebase_shared_path(const std::string& location,
                                                 const std::string& relative_path) const override;
+
+  // Savepoint `id` goes to `savepoint_dir` (CheckpointStorage::begin_savepoint); kFailedPrecondition before
+  // initialize() or when `id` already has state files.
+  Status begin_savepoint(CheckpointId id, const std::string& savepoint_dir) override;
+  bool supports_savepoints() const override { return true; }
 
   const std::string& base_dir() const;
   // <base_dir>/<job-id>; kFailedPrecondition before initialize().

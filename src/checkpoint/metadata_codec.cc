@@ -147,6 +147,24 @@ Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, co
   return validate_handle(k.stream, where + " keyed state");
 }
 
+// A savepoint is self-contained and relocatable: full keyed state only (no shared files), always aligned (no
+// channel state), and its files named without a folder, so they resolve inside the savepoint's own folder
+// wherever it is moved (checkpoint_files.h, handle_file_path).
+Status validate_self_contained(const OperatorSubtaskState& st, const std::string& where) {
+  if (st.incremental_keyed_state) {
+    return Status::invalid_argument(where + ": a savepoint cannot hold incremental keyed state (shared files)");
+  }
+  if (st.channel_state) return Status::invalid_argument(where + ": a savepoint is aligned and holds no channel state");
+  for (const StreamStateHandle* h : {st.keyed_state ? &st.keyed_state->stream : nullptr,
+                                     st.operator_state ? &*st.operator_state : nullptr}) {
+    if (h != nullptr && !h->is_inline() && h->relative_path.find('/') != std::string::npos) {
+      return Status::invalid_argument(where + ": savepoint file '" + h->relative_path +
+                                      "' is not a plain file name inside the savepoint folder");
+    }
+  }
+  return Status::ok();
+}
+
 // ---- model -> protobuf ----
 
 void to_proto(const StreamStateHandle& h, pb::StreamStateHandle* out) {
@@ -324,6 +342,7 @@ Status validate_metadata(const CheckpointMetadata& m) {
       }
       if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
       if (st.channel_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.channel_state, swhere + " channel state"));
+      if (m.type == SnapshotType::kSavepoint) SLUICE_RETURN_IF_ERROR(validate_self_contained(st, swhere));
     }
   }
   return Status::ok();

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/completed_checkpoint_store.h"
+#include "checkpoint/savepoint_files.h"
 #include "cluster/state_assignment.h"
 #include "coordinator/checkpoint_coordinator.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
@@ -80,6 +81,7 @@ class LocalJob final : public CheckpointingJobClient,
     store_ = std::make_unique<checkpoint::CompletedCheckpointStore>(cfg_.num_retained);
 
     std::vector<std::string> all_ids;
+    std::vector<std::string> generated_ids;  // operators without a uid
     coordinator::CheckpointCoordinatorSetup setup;
     setup.config = cfg_.checkpoint_config;
     setup.job_id = job_id_;
@@ -95,8 +97,18 @@ class LocalJob final : public CheckpointingJobClient,
         const StreamNode& n = sg_->node(node_id);
         t.operators.push_back({graph::operator_id(n), n.name, v.parallelism, jg_.max_parallelism});
         if (ev.subtask_index == 0) all_ids.push_back(graph::operator_id(n));
+        if (ev.subtask_index == 0 && n.uid.empty()) generated_ids.push_back("'" + n.name + "' as " + graph::operator_id(n));
       }
       setup.tasks.push_back(std::move(t));
+    }
+    if (!generated_ids.empty()) {
+      // Flink's advice: a generated id follows the operator's position, so a changed program cannot restore the
+      // state of these operators from a savepoint (or checkpoint) of this one.
+      std::string list;
+      for (const std::string& g : generated_ids) list += (list.empty() ? "" : ", ") + g;
+      spdlog::warn("job {}: {} operator(s) without a uid get a generated id, which changes when the program changes "
+                   "(their state then no longer restores): {}; set .uid(\"...\") on every stateful operator",
+                   jg_.job_name, generated_ids.size(), list);
     }
     if (cfg_.incremental_checkpoints && !cfg_.storage->supports_incremental()) {
       spdlog::warn("incremental checkpoints are off: checkpoint storage {} cannot hold shared files",
@@ -112,7 +124,7 @@ class LocalJob final : public CheckpointingJobClient,
     shared_registry_ = std::make_shared<coordinator::SharedStateRegistry>();
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
-      SLUICE_RETURN_IF_ERROR(check_all_state_matched(cfg_.restore->metadata, all_ids));
+      SLUICE_RETURN_IF_ERROR(check_restored_state_matched(all_ids));
       std::vector<OperatorToRestore> job_operators;
       for (const auto& v : jg_.vertices) {
         for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
@@ -129,7 +141,8 @@ class LocalJob final : public CheckpointingJobClient,
                                    .with_context("restoring " + cfg_.restore->location));
       }
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
-      const bool claim = cfg_.restore->claim;
+      // A savepoint belongs to the user: never claimed, so never deleted by this job.
+      const bool claim = cfg_.restore->claim && cfg_.restore->metadata.type != checkpoint::SnapshotType::kSavepoint;
       restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
       spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path, {}); checkpoint "
                    "ids continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
@@ -149,6 +162,15 @@ class LocalJob final : public CheckpointingJobClient,
                                       : coordinator::SharedStateRegistry::Ownership::kNotOwned);
     }
     setup.on_completed = [this](const checkpoint::CheckpointMetadata& md, const std::string& location) {
+      if (md.type == checkpoint::SnapshotType::kSavepoint) {
+        // Never used for failover and never deleted: not in the completed checkpoint store.
+        spdlog::info("job {}: savepoint {} completed at {}", jg_.job_name, md.checkpoint_id.value(), location);
+        savepoints_.savepoint_completed(md.checkpoint_id, location);
+        Event e = Event::of(Event::Kind::kSavepointComplete);
+        e.id = md.checkpoint_id;
+        post(std::move(e));
+        return;
+      }
       std::lock_guard lock(store_mu_);
       auto decision = store_->add(checkpoint::CompletedCheckpoint{md, location, true});
       if (!decision.is_ok()) {
@@ -159,7 +181,33 @@ class LocalJob final : public CheckpointingJobClient,
       if (!s.is_ok()) spdlog::warn("discarding subsumed checkpoints: {}", s.to_string());
       release_shared_files(decision->subsumed);
     };
+    setup.on_aborted = [this](CheckpointId id, coordinator::CheckpointFailureReason, const Status& cause) {
+      savepoints_.savepoint_aborted(id, cause);  // ignored unless a savepoint request waits for `id`
+      Event e = Event::of(Event::Kind::kSavepointAborted);
+      e.id = id;
+      e.cause = cause;
+      post(std::move(e));
+    };
     SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
+    return Status::ok();
+  }
+
+  // State of operators (by uid) the job does not have: fails the submission with the list of them, or with
+  // allow_non_restored_state is dropped and reported (Flink's --allowNonRestoredState).
+  Status check_restored_state_matched(const std::vector<std::string>& job_operator_ids) {
+    std::vector<UnmatchedOperatorState> unmatched = unmatched_operator_state(cfg_.restore->metadata, job_operator_ids);
+    if (unmatched.empty()) return Status::ok();
+    if (!cfg_.restore->allow_non_restored_state) {
+      return Status::invalid_argument(describe_unmatched_state(cfg_.restore->metadata, cfg_.restore->location, unmatched) +
+                                      "; give those operators their old uid, or restore with "
+                                      "--allow-non-restored-state (execution.state-recovery.ignore-unclaimed-state) "
+                                      "to drop their state");
+    }
+    for (const UnmatchedOperatorState& u : unmatched) {
+      spdlog::warn("job {}: --allow-non-restored-state: dropping the state of operator '{}' (uid {}) from {}: {}",
+                   jg_.job_name, u.operator_name, u.operator_id, cfg_.restore->location, u.describe());
+    }
+    dropped_state_ = std::move(unmatched);
     return Status::ok();
   }
 
@@ -213,6 +261,40 @@ class LocalJob final : public CheckpointingJobClient,
     return Status::ok();
   }
   std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
+  std::vector<UnmatchedOperatorState> dropped_state() const override { return dropped_state_; }
+
+  // ---- savepoints ----
+  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+    SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
+    const std::string trigger_id = savepoints_.add(/*stop=*/false);
+    auto id = coordinator_->trigger_savepoint(folder);
+    if (!id.is_ok()) {
+      (void)checkpoint::local_file_system()->remove_all(folder);
+      savepoints_.fail(trigger_id, id.status());
+      return id.status();
+    }
+    savepoints_.bind(trigger_id, *id);
+    return trigger_id;
+  }
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      return Status::failed_precondition(
+          "stop-with-savepoint needs execution.checkpointing.checkpoints-after-tasks-finish (the sinks commit on the "
+          "final savepoint, which finished tasks cannot take)");
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/true));
+    const std::string trigger_id = savepoints_.add(/*stop=*/true);
+    Event e = Event::of(Event::Kind::kStop);
+    e.stop = StopRequest{trigger_id, folder, drain, CheckpointId(0)};
+    post(std::move(e));
+    return trigger_id;
+  }
+  std::optional<SavepointRequestStatus> savepoint_status(const std::string& trigger_id) const override {
+    return savepoints_.get(trigger_id);
+  }
+  std::optional<SavepointRequestStatus> wait_savepoint(const std::string& trigger_id, int64_t timeout_ms) const override {
+    return savepoints_.wait(trigger_id, timeout_ms);
+  }
 
   // ---- TaskListener (task threads) ----
   void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
@@ -243,7 +325,7 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   // ---- CheckpointTriggerTarget (coordinator threads) ----
-  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms) override {
+  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type) override {
     if (!cfg_.checkpoints_after_tasks_finish) {
       const int32_t attempt = current_attempt();
       FinishedTask f;
@@ -269,7 +351,7 @@ class LocalJob final : public CheckpointingJobClient,
     for (size_t v = 0; v < coordinators_.size(); ++v) {
       if (coordinators_[v]) enumerator_states[static_cast<int32_t>(v)] = coordinators_[v]->snapshot_enumerator(id);
     }
-    runtime::CheckpointBarrier barrier{id, timestamp_ms, checkpoint::SnapshotType::kCheckpoint};
+    runtime::CheckpointBarrier barrier{id, timestamp_ms, type};
     for (auto& t : tasks_) {
       if (!jg_.vertices[static_cast<size_t>(t.vertex)].is_source) continue;
       std::vector<uint8_t> es = t.subtask == 0 ? enumerator_states[t.vertex] : std::vector<uint8_t>{};
@@ -330,13 +412,21 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
  private:
+  // A stop-with-savepoint in progress (control thread).
+  struct StopRequest {
+    std::string trigger_id;
+    std::string folder;  // the savepoint folder, created
+    bool drain = false;
+    CheckpointId savepoint{0};  // 0 until triggered
+  };
   struct Event {
     enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
-                      kCheckpointAborted };
+                      kCheckpointAborted, kStop, kSavepointComplete, kSavepointAborted };
     Kind kind = Kind::kCancel;
     Status cause = Status::ok();
     CheckpointId id{0};
     int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
+    std::optional<StopRequest> stop;  // kStop
     static Event of(Kind k) {
       Event e;
       e.kind = k;
@@ -529,6 +619,10 @@ class LocalJob final : public CheckpointingJobClient,
         case Event::Kind::kEndOfData:
           if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
+            if (stop_ && stop_->drain) {  // drained for a stop: the final snapshot is the stop's savepoint
+              trigger_stop_savepoint(st);
+              break;
+            }
             // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
             // ends). Refused (max concurrent, min pause): the next periodic one is the final one.
             if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
@@ -553,6 +647,17 @@ class LocalJob final : public CheckpointingJobClient,
             }
           }
           break;
+        case Event::Kind::kStop:
+          start_stop(std::move(*e.stop), st);
+          break;
+        case Event::Kind::kSavepointComplete:
+          // The sinks commit on the stop's savepoint (it completes only after their final commit), then every
+          // task ends.
+          if (stop_ && e.id == stop_->savepoint && st == JobStatus::kRunning) finish_tasks_after(e.id);
+          break;
+        case Event::Kind::kSavepointAborted:
+          if (stop_ && e.id == stop_->savepoint) abandon_stop(e.cause, st);
+          break;
         case Event::Kind::kTaskFinished:
           if (--running_tasks_ == 0 && st == JobStatus::kRunning) {
             finish_job(JobStatus::kFinished, Status::ok());
@@ -576,6 +681,96 @@ class LocalJob final : public CheckpointingJobClient,
     }
   }
 
+  Result<std::string> new_savepoint_folder(const std::string& target_dir, bool stop) {
+    const std::string what = std::string(stop ? "stop-with-savepoint" : "savepoint") + " of job " + job_id_.to_hex();
+    if (!coordinator_) {
+      return Status::failed_precondition(what + ": checkpointing is off, and the checkpoint coordinator takes "
+                                                "savepoints (set execution.checkpointing.interval)");
+    }
+    const JobStatus st = status();
+    if (st != JobStatus::kRunning) {
+      return Status::failed_precondition(what + ": the job is " + job_status_name(st) + ", not RUNNING");
+    }
+    if (!cfg_.storage->supports_savepoints()) {
+      return Status::failed_precondition(what + ": checkpoint storage " + cfg_.storage->describe() +
+                                         " cannot write savepoints (set execution.checkpointing.dir)");
+    }
+    auto folder = checkpoint::create_savepoint_dir(*checkpoint::local_file_system(), target_dir, job_id_);
+    if (!folder.is_ok()) return folder.status().with_context(what);
+    return folder;
+  }
+
+  // Control thread: the stop request `r` arrives.
+  void start_stop(StopRequest r, JobStatus st) {
+    if (st != JobStatus::kRunning || stop_) {
+      savepoints_.fail(r.trigger_id, Status::failed_precondition(
+                                         stop_ ? "a stop-with-savepoint of this job is already in progress"
+                                               : std::string("the job is ") + job_status_name(st) + ", not RUNNING"));
+      (void)checkpoint::local_file_system()->remove_all(r.folder);
+      return;
+    }
+    spdlog::info("job {}: stop-with-savepoint{} into {}", jg_.job_name, r.drain ? " (drain)" : "", r.folder);
+    stop_ = std::move(r);
+    coordinator_->stop_periodic_scheduling();
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& t : tasks_) {
+        runtime::StreamTask* task = t.task.get();
+        if (!stop_->drain) task->skip_end_input_on_finish();
+        if (!jg_.vertices[static_cast<size_t>(t.vertex)].is_source) continue;
+        const bool drain = stop_->drain;
+        task->mailbox().put([task, drain] { task->stop_source(drain); });
+      }
+    }
+    // Without drain the savepoint's barriers follow the stop in every source's mailbox; with drain it is taken
+    // once every task reached the end of its input (kEndOfData).
+    if (!stop_->drain) trigger_stop_savepoint(st);
+  }
+
+  void trigger_stop_savepoint(JobStatus st) {
+    auto id = coordinator_->trigger_savepoint(stop_->folder);
+    if (!id.is_ok()) {
+      abandon_stop(id.status(), st);
+      return;
+    }
+    stop_->savepoint = *id;
+    savepoints_.bind(stop_->trigger_id, *id);
+  }
+
+  // The stop's savepoint failed: the stop fails; without drain the sources resume and the job runs on, with drain
+  // (the input ended) periodic checkpoints take over and the next one is the final one.
+  void abandon_stop(const Status& cause, JobStatus st) {
+    spdlog::warn("job {}: stop-with-savepoint failed: {}", jg_.job_name, cause.to_string());
+    savepoints_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint"));
+    const bool drain = stop_->drain;
+    stop_.reset();
+    if (st != JobStatus::kRunning) return;
+    if (!drain) {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& t : tasks_) {
+        runtime::StreamTask* task = t.task.get();
+        task->keep_end_input_on_finish();
+        if (jg_.vertices[static_cast<size_t>(t.vertex)].is_source) task->mailbox().put([task] { task->resume_source(); });
+      }
+    }
+    coordinator_->start_periodic_scheduling();
+  }
+
+  // Every task commits up to `id`, then ends. All notifications are queued before any finish, so no task ends
+  // (ending the input of the next one) before every task has its notification.
+  void finish_tasks_after(CheckpointId id) {
+    coordinator_->stop_periodic_scheduling();
+    std::lock_guard lock(tasks_mu_);
+    for (auto& t : tasks_) {
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, id] { task->notify_checkpoint_complete(id); });
+    }
+    for (auto& t : tasks_) {
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task] { task->finish(); });
+    }
+  }
+
   // Returns false when the job reached a terminal state.
   bool handle_failure(const Status& cause) {
     int64_t failed_at_ns = cfg_.clock->monotonic_ns();
@@ -586,6 +781,10 @@ class LocalJob final : public CheckpointingJobClient,
       return false;
     }
     set_status(JobStatus::kRestarting);
+    if (stop_) {
+      savepoints_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint: the job failed over"));
+      stop_.reset();
+    }
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
     stop_attempt();
@@ -683,6 +882,9 @@ class LocalJob final : public CheckpointingJobClient,
                                                     });
       if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
     }
+    if (stop_ && terminal == JobStatus::kFinished) savepoints_.finish_stop(stop_->trigger_id);
+    savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
+                                           ") before the savepoint completed"));
     std::lock_guard lock(mu_);
     result_.job_id = job_id_;
     result_.job_name = jg_.job_name;
@@ -741,7 +943,10 @@ class LocalJob final : public CheckpointingJobClient,
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
+  std::optional<StopRequest> stop_;
   Status error_;
+  SavepointRequests savepoints_;
+  std::vector<UnmatchedOperatorState> dropped_state_;  // --allow-non-restored-state
 
   std::mutex events_mu_;
   std::condition_variable events_cv_;

@@ -19,6 +19,8 @@
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/checkpoint_retention.h"
 #include "checkpoint/checkpoint_storage.h"
+#include "cluster/savepoint_requests.h"
+#include "cluster/state_assignment.h"
 #include "coordinator/checkpoint_coordinator_config.h"
 #include "coordinator/checkpoint_stats.h"
 #include "graph/job_graph.h"
@@ -38,8 +40,12 @@ struct RestoreFrom {
   checkpoint::CheckpointMetadata metadata;
   std::string location;
   // execution.state-recovery.claim-mode CLAIM: the job owns the checkpoint (refers to its shared files, deletes
-  // it once subsumed). false: NO_CLAIM (never deleted; the first checkpoint re-uploads everything).
+  // it once subsumed). false: NO_CLAIM (never deleted; the first checkpoint re-uploads everything). A savepoint is
+  // never claimed (it belongs to the user).
   bool claim = false;
+  // execution.state-recovery.ignore-unclaimed-state (--allow-non-restored-state): state of operators (by uid) the
+  // job does not have is dropped, and reported, instead of failing the submission.
+  bool allow_non_restored_state = false;
 };
 
 struct MiniClusterConfig {
@@ -107,6 +113,29 @@ class CheckpointingJobClient : public JobClient {
   void fail_task(int32_t vertex, int32_t subtask, const std::string& cause) {
     (void)arm_failure(runtime::FailurePoint::kTask, vertex, subtask, cause);
   }
+
+  // What a restore with allow_non_restored_state dropped (operators by uid), empty otherwise.
+  virtual std::vector<UnmatchedOperatorState> dropped_state() const = 0;
+
+  // ---- savepoints (docs/savepoints.md) ----
+  // Triggers a savepoint into a new folder savepoint-<job>-<random> under `target_dir` (created if missing) and
+  // returns its trigger id at once; poll savepoint_status. The savepoint is aligned, full (never incremental),
+  // commits no side effects (sinks get no notification for it), is never used for failover and never deleted
+  // by the job. kInvalidArgument for an empty `target_dir`; kFailedPrecondition when the job is not RUNNING or
+  // the coordinator refuses (the folder is removed again); kIOError when the folder cannot be created.
+  virtual Result<std::string> trigger_savepoint(const std::string& target_dir) = 0;
+  // Stop-with-savepoint: the sources stop (with `drain`: they end their input first - final watermark MAX, so
+  // windows and timers fire, and end of input), a final savepoint is taken, the sinks commit on its completion,
+  // and the job FINISHES. The request (poll savepoint_status) completes only once the job finished. If the
+  // savepoint fails the stop fails: without drain the sources resume and the job runs on; with drain the job
+  // ends through a final checkpoint instead. Errors as trigger_savepoint, and kFailedPrecondition when a stop is
+  // already in progress or execution.checkpointing.checkpoints-after-tasks-finish is false.
+  virtual Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) = 0;
+  // nullopt for an unknown trigger id.
+  virtual std::optional<SavepointRequestStatus> savepoint_status(const std::string& trigger_id) const = 0;
+  // Blocks until the request is no longer IN_PROGRESS or `timeout_ms` passed.
+  virtual std::optional<SavepointRequestStatus> wait_savepoint(const std::string& trigger_id,
+                                                               int64_t timeout_ms) const = 0;
 };
 
 // Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference).

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "checkpoint/byte_size_text.h"
 #include "sluice/source/source_operator.h"
 #include "sluice/state/operator_state_store.h"
 
@@ -18,16 +19,54 @@ const OperatorState* find_operator(const CheckpointMetadata& md, const std::stri
 }
 }  // namespace
 
-Status check_all_state_matched(const CheckpointMetadata& md, const std::vector<std::string>& job_operator_ids) {
+std::string UnmatchedOperatorState::describe() const {
+  std::string what = keyed && operator_state ? "keyed and operator state" : keyed ? "keyed state" : "operator state";
+  return what + " of " + std::to_string(subtasks) + (subtasks == 1 ? " subtask" : " subtasks") + " (parallelism " +
+         std::to_string(parallelism) + "), " + checkpoint::format_bytes(state_size_bytes);
+}
+
+std::vector<UnmatchedOperatorState> unmatched_operator_state(const CheckpointMetadata& md,
+                                                             const std::vector<std::string>& job_operator_ids) {
   std::set<std::string> ids(job_operator_ids.begin(), job_operator_ids.end());
+  std::vector<UnmatchedOperatorState> out;
   for (const auto& op : md.operators) {
     if (op.subtasks.empty() || ids.count(op.operator_id)) continue;
-    return Status::invalid_argument("checkpoint " + std::to_string(md.checkpoint_id.value()) + " holds state of operator '" +
-                                    op.operator_id + "' (" + op.operator_name +
-                                    ") which this job does not have; restoring would drop it (give the operator "
-                                    "the same uid as before)");
+    UnmatchedOperatorState u;
+    u.operator_id = op.operator_id;
+    u.operator_name = op.operator_name;
+    u.parallelism = op.parallelism;
+    for (const auto& st : op.subtasks) {
+      ++u.subtasks;
+      if (st.keyed_state) {
+        u.keyed = true;
+        u.state_size_bytes += st.keyed_state->stream.size_bytes;
+      }
+      if (st.incremental_keyed_state) {
+        u.keyed = true;
+        for (const auto& f : st.incremental_keyed_state->shared_files) u.state_size_bytes += f.file.size_bytes;
+        for (const auto& f : st.incremental_keyed_state->private_files) u.state_size_bytes += f.file.size_bytes;
+      }
+      if (st.operator_state) {
+        u.operator_state = true;
+        u.state_size_bytes += st.operator_state->size_bytes;
+      }
+    }
+    out.push_back(std::move(u));
   }
-  return Status::ok();
+  return out;
+}
+
+std::string describe_unmatched_state(const CheckpointMetadata& md, const std::string& location,
+                                     const std::vector<UnmatchedOperatorState>& unmatched) {
+  std::string text = std::string(md.type == checkpoint::SnapshotType::kSavepoint ? "savepoint " : "checkpoint ") +
+                     std::to_string(md.checkpoint_id.value()) + " (" + location + ") holds state of " +
+                     std::to_string(unmatched.size()) + (unmatched.size() == 1 ? " operator" : " operators") +
+                     " this job does not have:";
+  for (size_t i = 0; i < unmatched.size(); ++i) {
+    const auto& u = unmatched[i];
+    text += (i ? "; '" : " '") + u.operator_name + "' (operator id " + u.operator_id + "): " + u.describe();
+  }
+  return text;
 }
 
 Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(

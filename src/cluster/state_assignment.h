@@ -24,9 +24,25 @@ struct OperatorToRestore {
   int32_t parallelism = 1;
 };
 
-// Fails if the checkpoint holds state for an operator id not in `job_operator_ids`.
-Status check_all_state_matched(const checkpoint::CheckpointMetadata& metadata,
-                               const std::vector<std::string>& job_operator_ids);
+// State in a checkpoint or savepoint for an operator (by operator id, derived from its uid) the job does not have.
+struct UnmatchedOperatorState {
+  std::string operator_id;
+  std::string operator_name;
+  int32_t parallelism = 0;     // the operator's, when the snapshot was taken
+  int32_t subtasks = 0;        // subtasks with state
+  bool keyed = false;          // some subtask had keyed state
+  bool operator_state = false; // some subtask had operator (non-keyed) state
+  uint64_t state_size_bytes = 0;
+  // "keyed state and operator state of 2 subtasks, 1.2 KiB"
+  std::string describe() const;
+};
+
+// Every operator with state in `metadata` whose id is not in `job_operator_ids`, in metadata order.
+std::vector<UnmatchedOperatorState> unmatched_operator_state(const checkpoint::CheckpointMetadata& metadata,
+                                                             const std::vector<std::string>& job_operator_ids);
+// "savepoint 7 (<location>) holds state of 2 operators this job does not have: 'a' (uid ...): ..., 'b' ..."
+std::string describe_unmatched_state(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
+                                     const std::vector<UnmatchedOperatorState>& unmatched);
 
 // Whether the restoring job may refer to the restored checkpoint's shared files in its own incremental
 // checkpoints: its own checkpoint (a failover) or one it claimed (CLAIM) - kReuse; a checkpoint restored in

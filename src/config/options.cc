@@ -293,6 +293,20 @@ const ConfigOption<RecoveryClaimMode> kStateRecoveryClaimMode{
     "checkpoint once subsumed (as its own).",
     {"execution.savepoint-restore-mode"}, {}};
 
+const ConfigOption<std::string> kSavepointDirectory{
+    "execution.checkpointing.savepoint-dir", "",
+    "Default target directory of savepoints (`sluice savepoint JOB`, `sluice stop JOB`, POST "
+    "/jobs/:jobid/savepoints and /stop without a target-directory). Each savepoint is a new folder "
+    "savepoint-<job>-<random> in it. Empty: a savepoint request must name a directory.",
+    {"state.savepoints.dir"}, {}};
+
+const ConfigOption<bool> kIgnoreUnclaimedState{
+    "execution.state-recovery.ignore-unclaimed-state", false,
+    "Restore even when the checkpoint or savepoint holds state of operators (by uid) the job no longer has (the "
+    "--allow-non-restored-state flag); the dropped state is reported, operator by operator. false: such a "
+    "restore fails, listing every unmatched operator.",
+    {"execution.savepoint.ignore-unclaimed-state"}, {}};
+
 const ConfigOption<bool> kIncrementalCheckpoints{
     "execution.checkpointing.incremental", false,
     "Incremental checkpoints of RocksDB keyed state: each checkpoint uploads only the SST files no earlier "
@@ -414,6 +428,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kUnalignedCheckpoints,     &options::kAlignedCheckpointTimeout,
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
+      &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,
       // restart strategies
       &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,

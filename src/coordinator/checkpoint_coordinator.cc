@@ -40,7 +40,7 @@ struct CheckpointCoordinator::Action {
   SnapshotType type = SnapshotType::kCheckpoint;
   int64_t timestamp_ms = 0;           // kTrigger
   CheckpointMetadata metadata;        // kWriteMetadata, kCompleted
-  std::string location;               // kCompleted
+  std::string location;               // kCompleted; kTrigger: the savepoint's folder (trigger_savepoint)
   std::optional<CheckpointStatsEntry> stats;  // kCompleted: persisted next to the _metadata
   CheckpointFailureReason reason = CheckpointFailureReason::kDeclined;  // kAbort
   Status cause;                       // kAbort, kFailJob
@@ -152,6 +152,19 @@ TriggerState CheckpointCoordinator::trigger_state_locked() const {
 
 // ---- triggering ----
 
+Result<CheckpointId> CheckpointCoordinator::trigger_savepoint(const std::string& savepoint_dir) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const int64_t now = now_mono_ms();
+  const TriggerState state = trigger_state_locked();
+  const TriggerDecision decision = decide_trigger(TriggerRequestKind::kSavepoint, state, now, config_);
+  if (!decision.trigger()) {
+    return Status::failed_precondition("savepoint not triggered: " + describe_wait(decision, state, now, config_));
+  }
+  const CheckpointId id = start_checkpoint_locked(SnapshotType::kSavepoint, now, savepoint_dir).id();
+  dispatch_locked(lock);
+  return id;
+}
+
 Result<CheckpointId> CheckpointCoordinator::trigger_checkpoint(SnapshotType type) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = now_mono_ms();
@@ -168,7 +181,8 @@ Result<CheckpointId> CheckpointCoordinator::trigger_checkpoint(SnapshotType type
   return id;
 }
 
-PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType type, int64_t now_ms) {
+PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType type, int64_t now_ms,
+                                                                  const std::string& savepoint_dir) {
   const CheckpointId id(next_id_++);
   const int64_t timestamp_ms = clock_->now_ms();
   auto [it, inserted] = pending_.emplace(id, PendingCheckpoint(id, type, timestamp_ms, now_ms, plan_));
@@ -181,6 +195,7 @@ PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType t
   action->id = id;
   action->type = type;
   action->timestamp_ms = timestamp_ms;
+  action->location = savepoint_dir;
   actions_.push_back(std::move(action));
   return it->second;
 }
@@ -501,9 +516,20 @@ void CheckpointCoordinator::drain_locked(std::unique_lock<std::mutex>& lock) {
 
 void CheckpointCoordinator::run_action(Action& a) {
   switch (a.kind) {
-    case Action::Kind::kTrigger:
-      target_->trigger_checkpoint(a.id, a.timestamp_ms);
+    case Action::Kind::kTrigger: {
+      if (!a.location.empty()) {
+        Status routed = storage_->begin_savepoint(a.id, a.location);
+        if (!routed.is_ok()) {
+          std::unique_lock<std::mutex> lock(mu_);
+          ActionList out;
+          if (pending_.count(a.id)) abort_locked(a.id, CheckpointFailureReason::kStorageFailure, routed, out);
+          enqueue_back_locked(std::move(out));
+          break;
+        }
+      }
+      target_->trigger_checkpoint(a.id, a.timestamp_ms, a.type);
       break;
+    }
     case Action::Kind::kWriteMetadata: {
       {
         // Aborted (subsumed, job failover, shutdown) while queued: write nothing. An abort during the write

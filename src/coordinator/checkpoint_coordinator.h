@@ -125,6 +125,11 @@ class CheckpointCoordinator {
   // not a checkpoint failure) when max concurrent checkpoints are pending or the min pause has not passed;
   // savepoints are forced (Flink's rule). Both are refused after shutdown().
   Result<CheckpointId> trigger_checkpoint(checkpoint::SnapshotType type);
+  // Triggers a savepoint written into `savepoint_dir` (an existing, empty folder): before the trigger reaches the
+  // target, storage->begin_savepoint(id, savepoint_dir) routes its files there; if that fails the savepoint is
+  // aborted (kStorageFailure, not counted) with the storage's error. Forced like every savepoint; refused after
+  // shutdown().
+  Result<CheckpointId> trigger_savepoint(const std::string& savepoint_dir);
 
   // Task (vertex, subtask) acknowledges checkpoint `id` with its operators' state (by operator id; operators
   // without state may be left out) and its statistics.
@@ -175,7 +180,8 @@ class CheckpointCoordinator {
   TriggerState trigger_state_locked() const;
   void tick_locked();
   using ActionList = std::vector<std::unique_ptr<Action>>;
-  PendingCheckpoint& start_checkpoint_locked(checkpoint::SnapshotType type, int64_t now_ms);
+  PendingCheckpoint& start_checkpoint_locked(checkpoint::SnapshotType type, int64_t now_ms,
+                                             const std::string& savepoint_dir = "");
   void abort_locked(CheckpointId id, CheckpointFailureReason reason, const Status& cause, ActionList& out);
   void enqueue_back_locked(ActionList&& actions);
   void remember_ended_locked(CheckpointId id, Outcome outcome);

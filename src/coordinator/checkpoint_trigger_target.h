@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "checkpoint/checkpoint_metadata.h"
 #include "sluice/core/ids.h"
 #include "sluice/core/status.h"
 
@@ -18,9 +19,10 @@ namespace sluice::coordinator {
 class CheckpointTriggerTarget {
  public:
   virtual ~CheckpointTriggerTarget() = default;
-  // Start checkpoint `id`: every source subtask snapshots its split offsets and emits barrier `id`.
-  // `timestamp_ms`: the trigger's wall-clock time (ms since epoch), recorded in the metadata.
-  virtual void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms) = 0;
+  // Start checkpoint (or savepoint, `type`) `id`: every source subtask snapshots its split offsets and emits
+  // barrier `id` of that type. `timestamp_ms`: the trigger's wall-clock time (ms since epoch), recorded in the
+  // metadata.
+  virtual void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type) = 0;
   // Checkpoint `id`'s _metadata is durable: tasks may commit side effects up to `id`. Sent for checkpoints,
   // in strictly increasing id order; not for savepoints (Flink 1.15+: savepoints commit no side effects).
   virtual void notify_checkpoint_complete(CheckpointId id) = 0;

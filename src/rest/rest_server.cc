@@ -35,6 +35,61 @@ void error(httplib::Response& res, int status, const std::string& message) {
   reply(res, status, nlohmann::json{{"errors", nlohmann::json::array({message})}});
 }
 
+// The body of POST .../savepoints and .../stop (both optional; Flink's field names).
+struct SavepointBody {
+  std::string target_directory;
+  bool cancel_job = false;
+  bool drain = false;
+};
+
+// Reads and checks the JSON body; false after answering 400 (malformed body, unknown format type).
+bool read_savepoint_body(const httplib::Request& req, const httplib::ContentReader& reader, const char* dir_field,
+                         httplib::Response& res, SavepointBody* out) {
+  std::string text;
+  reader([&](const char* data, size_t n) {
+    text.append(data, n);
+    return text.size() < 64 * 1024;
+  });
+  (void)req;
+  if (text.empty()) return true;
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    error(res, 400, "the request body is not a JSON object");
+    return false;
+  }
+  auto string_field = [&](const char* name, std::string* v) {
+    if (!j.contains(name) || j[name].is_null()) return true;
+    if (!j[name].is_string()) return error(res, 400, std::string(name) + " must be a string"), false;
+    *v = j[name].get<std::string>();
+    return true;
+  };
+  auto bool_field = [&](const char* name, bool* v) {
+    if (!j.contains(name) || j[name].is_null()) return true;
+    if (!j[name].is_boolean()) return error(res, 400, std::string(name) + " must be true or false"), false;
+    *v = j[name].get<bool>();
+    return true;
+  };
+  std::string format = "CANONICAL";
+  if (!string_field(dir_field, &out->target_directory) || !bool_field("cancel-job", &out->cancel_job) ||
+      !bool_field("drain", &out->drain) || !string_field("formatType", &format)) {
+    return false;
+  }
+  if (format != "CANONICAL") {
+    error(res, format == "NATIVE" ? 501 : 400,
+          "formatType '" + format + "': Sluice takes CANONICAL savepoints only (the native format is not built yet)");
+    return false;
+  }
+  return true;
+}
+
+// 202 {"request-id"} or the error: 400 for bad input, 409 when the job cannot take a savepoint now.
+void answer_trigger(httplib::Response& res, const Result<std::string>& trigger_id) {
+  if (trigger_id.is_ok()) return reply(res, 202, nlohmann::json{{"request-id", *trigger_id}});
+  const StatusCode code = trigger_id.status().code();
+  const int http = code == StatusCode::kInvalidArgument ? 400 : code == StatusCode::kFailedPrecondition ? 409 : 500;
+  error(res, http, trigger_id.status().to_string());
+}
+
 }  // namespace
 
 Result<RestServerConfig> rest_server_config_of(const Configuration& config) {
@@ -95,7 +150,7 @@ void RestServer::Impl::routes() {
       reply(res, 200,
             nlohmann::json{{"jid", o.job_id.to_hex()},
                            {"name", o.name},
-                           {"isStoppable", false},
+                           {"isStoppable", job.checkpoint_view().has_value()},
                            {"state", job.state()},
                            {"job-type", "STREAMING"},
                            {"start-time", o.start_time_ms},
@@ -140,16 +195,43 @@ void RestServer::Impl::routes() {
     });
   });
 
+  server.Post(R"(/jobs/([0-9a-fA-F]{32})/savepoints)", [this](const httplib::Request& req, httplib::Response& res,
+                                                               const httplib::ContentReader& reader) {
+    SavepointBody body;
+    if (!read_savepoint_body(req, reader, "target-directory", res, &body)) return;
+    if (body.cancel_job) {
+      return error(res, 400, "cancel-job is not supported (Flink deprecated savepoint-and-cancel): stop the job "
+                             "with a savepoint instead (POST /jobs/:jobid/stop, `sluice stop`)");
+    }
+    with_job(req, res, [&](RestJob& job) { answer_trigger(res, job.trigger_savepoint(body.target_directory)); });
+  });
+
   server.Post(R"(/jobs/([0-9a-fA-F]{32})/stop)", [this](const httplib::Request& req, httplib::Response& res,
-                                                         const httplib::ContentReader&) {
+                                                         const httplib::ContentReader& reader) {
+    SavepointBody body;
+    if (!read_savepoint_body(req, reader, "targetDirectory", res, &body)) return;
     with_job(req, res, [&](RestJob& job) {
-      error(res, 501,
-            "stop-with-savepoint is not implemented yet: Sluice cannot take savepoints so far, and Flink's stop "
-            "always takes one. Cancel job " + job.overview().job_id.to_hex() +
-                " instead (PATCH /jobs/:jobid?mode=cancel, `sluice cancel`); its latest retained checkpoint can "
-                "be restored with --restore");
+      answer_trigger(res, job.stop_with_savepoint(body.target_directory, body.drain));
     });
   });
+
+  server.Get(R"(/jobs/([0-9a-fA-F]{32})/savepoints/([0-9a-fA-F]{32}))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               with_job(req, res, [&](RestJob& job) {
+                 const std::string trigger_id = req.matches[2];
+                 std::optional<RestSavepointStatus> st = job.savepoint_status(trigger_id);
+                 if (!st) return error(res, 404, "There is no savepoint operation with trigger id " + trigger_id);
+                 if (st->in_progress) return reply(res, 200, nlohmann::json{{"status", {{"id", "IN_PROGRESS"}}}});
+                 nlohmann::json operation;
+                 if (st->failure.is_ok()) {
+                   operation["location"] = st->location;
+                 } else {
+                   operation["failure-cause"] = {{"class", "sluice." + std::string(status_code_name(st->failure.code()))},
+                                                 {"stack-trace", st->failure.to_string()}};
+                 }
+                 reply(res, 200, nlohmann::json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}});
+               });
+             });
 }
 
 RestServer::RestServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

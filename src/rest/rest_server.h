@@ -4,10 +4,16 @@
 //   GET   /jobs/:jobid                 name, state, start time, duration, max parallelism, vertices
 //   GET   /jobs/:jobid/checkpoints     the checkpoint statistics (counts, summary, latest, history)
 //   PATCH /jobs/:jobid?mode=cancel     cancels the job (202 Accepted)
-//   POST  /jobs/:jobid/stop            stop-with-savepoint: 501 until savepoints exist
+//   POST  /jobs/:jobid/savepoints      {"target-directory", "cancel-job": false, "formatType": "CANONICAL"}
+//                                      triggers a savepoint: 202 {"request-id": trigger id}
+//   POST  /jobs/:jobid/stop            {"targetDirectory", "drain", "formatType"}: stop-with-savepoint, 202
+//                                      {"request-id"}
+//   GET   /jobs/:jobid/savepoints/:triggerid   {"status":{"id":"IN_PROGRESS"|"COMPLETED"}, "operation":
+//                                      {"location": folder} or {"failure-cause": {...}}} (Flink's shape: a failed
+//                                      request is COMPLETED with a failure cause)
 //
 // Errors come in Flink's shape, {"errors":["..."]}, with 400 (bad request), 404 (unknown job or path), 409
-// (the job already ended) or 501. The server binds before the job is submitted (so a bad rest.port fails
+// (the job already ended or is not running), 501 (a format or option Sluice does not have). The server binds before the job is submitted (so a bad rest.port fails
 // first) and serves the jobs added to it; a handful of worker threads answer requests, and the job's callbacks
 // (RestJob) run on them.
 //
@@ -44,6 +50,13 @@ struct RestJobOverview {
   std::vector<RestVertex> vertices;
 };
 
+// A savepoint request as GET /jobs/:jobid/savepoints/:triggerid reports it.
+struct RestSavepointStatus {
+  bool in_progress = true;
+  std::string location;  // completed: the savepoint folder
+  Status failure;        // completed with a failure: why (ok otherwise)
+};
+
 // The job as the server sees it; implemented by whoever runs the job (the sluice tool over its JobClient).
 // Called from the server's threads, concurrently: every method must be thread-safe.
 class RestJob {
@@ -56,6 +69,14 @@ class RestJob {
   virtual std::optional<CheckpointView> checkpoint_view() const = 0;
   // Requests cancellation and returns at once (Flink's PATCH .../jobs/:jobid?mode=cancel).
   virtual void cancel() = 0;
+  // Triggers a savepoint (into `target_dir`, or the job's execution.checkpointing.savepoint-dir when empty) and
+  // returns its trigger id at once. kInvalidArgument (400) when no directory is known; kFailedPrecondition (409)
+  // when the job cannot take one now (not running, checkpointing off).
+  virtual Result<std::string> trigger_savepoint(const std::string& target_dir) = 0;
+  // Stop-with-savepoint (`drain`: end the input first, so windows and timers fire); errors as trigger_savepoint.
+  virtual Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) = 0;
+  // nullopt for an unknown trigger id.
+  virtual std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) = 0;
 };
 
 // rest.bind-address, rest.address and rest.port (docs/configuration.md).

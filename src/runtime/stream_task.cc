@@ -584,6 +584,23 @@ void StreamTask::finish() {
   notifier_->notify();
 }
 
+void StreamTask::stop_source(bool drain) {
+  if (source_ == nullptr || at_end_of_data_) return;
+  if (!drain) {
+    source_stopped_ = true;
+    flush_outputs();  // what the source produced before the stop goes ahead of the savepoint's barrier
+    return;
+  }
+  source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
+  reach_end_of_data();
+  flush_outputs();
+}
+
+void StreamTask::resume_source() {
+  source_stopped_ = false;
+  notifier_->notify();
+}
+
 void StreamTask::reach_end_of_data() {
   if (at_end_of_data_) return;
   end_chain();
@@ -615,7 +632,7 @@ void StreamTask::loop() {
       continue;
     }
     if (source_ != nullptr) {
-      if (at_end_of_data_) {  // only mails now: checkpoint triggers, notifications, finish
+      if (at_end_of_data_ || source_stopped_) {  // only mails now: checkpoint triggers, notifications, finish
         notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
         continue;
       }
@@ -651,7 +668,7 @@ void StreamTask::run() {
       listener_->on_task_cancelled(d_.vertex, d_.subtask_index);
       return;
     }
-    if (!at_end_of_data_) end_chain();
+    if (!at_end_of_data_ && !skip_end_input_.load()) end_chain();
     publish_state_sizes();
     close_chain_or_throw();
     for (auto& o : d_.outputs) o.partition->finish();

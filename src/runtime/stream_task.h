@@ -154,6 +154,17 @@ class StreamTask {
   void notify_checkpoint_complete(CheckpointId id);
   void notify_checkpoint_aborted(CheckpointId id);
   void finish();  // after the final checkpoint: end the task
+  // Stop-with-savepoint (Flink's stopWithSavepoint; run on the task thread as mails). Source tasks only.
+  // drain: the input ends as a bounded input does (final watermark MAX, so event-time timers and windows fire,
+  // end of input, end of data to the next tasks), then the task waits for the final savepoint and finish().
+  // No drain: the source emits nothing more and the task idles (mails only) until finish() or resume_source()
+  // (the stop's savepoint failed: the job goes on).
+  void stop_source(bool drain);
+  void resume_source();
+  // Stop without drain: when the task finishes, its operators' end_input() is not called (no windows fire, as
+  // in Flink). Any thread; set on every task before any is told to finish.
+  void skip_end_input_on_finish() { skip_end_input_.store(true); }
+  void keep_end_input_on_finish() { skip_end_input_.store(false); }
 
  private:
   class EventSink;
@@ -232,6 +243,8 @@ class StreamTask {
   std::vector<bool> end_of_data_;
   int32_t end_of_data_count_ = 0;
   bool at_end_of_data_ = false;  // input ended; waiting for the final checkpoint
+  bool source_stopped_ = false;  // stop_source without drain: emit nothing until resume_source()
+  std::atomic<bool> skip_end_input_{false};
   bool finish_requested_ = false;
 
   // Unaligned checkpoints (task thread).

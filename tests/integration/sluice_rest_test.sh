@@ -2,8 +2,8 @@
 # The REST endpoint and the job registry end to end (issue 7, control of running jobs): a long `sluice demo` is
 # found by `sluice list`, its checkpoint statistics are read over HTTP (GET /jobs/:id/checkpoints) until a
 # checkpoint completed, `sluice cancel <prefix>` cancels it, the demo exits with 1 (the job did not finish:
-# CANCELED) and its registry entry is gone. Along the way: GET /jobs and /jobs/:id in Flink's shape, POST
-# /jobs/:id/stop refused with 501, an ambiguous and an unknown prefix refused with the candidates, a stale entry
+# CANCELED) and its registry entry is gone. Along the way: GET /jobs and /jobs/:id in Flink's shape, `sluice
+# savepoint` / `savepoint inspect` / `savepoint dispose`, POST /jobs/:id/stop without a directory refused with 400, an ambiguous and an unknown prefix refused with the candidates, a stale entry
 # (dead pid) cleaned by `sluice list`.
 set -euo pipefail
 sluice=$1
@@ -77,8 +77,16 @@ done
 json_field "$stats" 'j["latest"]["completed"]["external_path"]' | grep -q "$job_id/chk-" \
   || fail "latest completed checkpoint's path: $stats"
 
-# stop-with-savepoint: not implemented yet; the job keeps running.
-[ "$(http_status POST "$url/jobs/$job_id/stop")" = 501 ] || fail "POST /jobs/:id/stop is not 501"
+# A savepoint while the job runs (`sluice savepoint PREFIX DIR`), inspected and disposed of; a stop without a
+# directory (none configured) is refused with 400 and the job keeps running.
+"$sluice" savepoint "${job_id:0:6}" "$work/savepoints" > savepoint.out 2>&1 || { cat savepoint.out; fail "sluice savepoint"; }
+sp=$(sed -n 's/^Savepoint completed: //p' savepoint.out)
+[ -f "$sp/_metadata" ] || { cat savepoint.out; fail "no savepoint _metadata at '$sp'"; }
+"$sluice" savepoint inspect "$sp" > inspect.out 2>&1 || { cat inspect.out; fail "sluice savepoint inspect"; }
+grep -q "per-auction" inspect.out && grep -q "intact" inspect.out || { cat inspect.out; fail "inspect output"; }
+"$sluice" savepoint dispose "$sp" > dispose.out 2>&1 || { cat dispose.out; fail "sluice savepoint dispose"; }
+[ ! -e "$sp" ] || fail "dispose left $sp"
+[ "$(http_status POST "$url/jobs/$job_id/stop")" = 400 ] || fail "POST /jobs/:id/stop without a directory is not 400"
 [ "$(http_status GET "$url/jobs/$(printf '0%.0s' {1..32})")" = 404 ] || fail "unknown job is not 404"
 
 # Prefixes: a second (fake) live entry sharing the first hex digit makes that digit ambiguous; an unknown prefix

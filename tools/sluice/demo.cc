@@ -52,6 +52,7 @@ struct DemoFlags {
   std::string restore;  // PATH or "latest"
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
   std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
+  bool allow_non_restored_state = false;  // execution.state-recovery.ignore-unclaimed-state
 };
 
 // Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
@@ -67,7 +68,7 @@ std::optional<int64_t> stream_events_before(const std::string& location) {
   for (const auto& op : md->operators) {
     for (const auto& st : op.subtasks) {
       if (!st.operator_state) continue;
-      auto bytes = checkpoint::read_state_handle(*fsys, loc->base_dir, *st.operator_state);
+      auto bytes = checkpoint::read_state_handle(*fsys, loc->checkpoint_dir, *st.operator_state);
       if (!bytes.is_ok()) return std::nullopt;
       auto states = decode_operator_state(bytes->data(), bytes->size(), location);
       if (!states.is_ok()) return std::nullopt;
@@ -137,6 +138,12 @@ int run_demo(const DemoFlags& f) {
   if (!f.claim_mode.empty()) {
     if (Status st = config.set_string("execution.state-recovery.claim-mode", f.claim_mode); !st.is_ok()) {
       std::fprintf(stderr, "error: --claim-mode: %s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+  if (f.allow_non_restored_state) {
+    if (Status st = config.set_string(options::kIgnoreUnclaimedState.key, "true"); !st.is_ok()) {
+      std::fprintf(stderr, "error: --allow-non-restored-state: %s\n", st.to_string().c_str());
       return 2;
     }
   }
@@ -231,7 +238,9 @@ int run_demo(const DemoFlags& f) {
   // those replays are in `emitted` and reported apart. A run that did not finish reports what its sources emitted.
   int64_t emitted = source_events((*client)->metrics(), "bids");
   int64_t events = emitted;
-  if (result.status == JobStatus::kFinished) {
+  // Stopped with a savepoint (`sluice stop`): FINISHED, but only the part of the stream before the savepoint.
+  const std::optional<std::string> stopped = (*endpoint)->stopped_with_savepoint();
+  if (result.status == JobStatus::kFinished && !stopped) {
     std::optional<int64_t> before = initial_restore ? stream_events_before(initial_restore->second) : int64_t{0};
     if (before) events = f.events - *before;
   }
@@ -248,14 +257,25 @@ int run_demo(const DemoFlags& f) {
     std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
                  result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   }
-  if (f.verify) summary["verification"] = result.status == JobStatus::kFinished ? "ran" : std::string("not run: the job ") + job_status_name(result.status);
-  else summary["verification"] = "not requested";
+  if (f.verify) {
+    summary["verification"] = stopped ? std::string("not run: the job was stopped with a savepoint (restore it and run "
+                                                    "to the end of the stream with --verify)")
+                              : result.status == JobStatus::kFinished ? std::string("ran")
+                                                                       : std::string("not run: the job ") +
+                                                                             job_status_name(result.status);
+  } else {
+    summary["verification"] = "not requested";
+  }
+  if (stopped) {
+    summary["stopped_with_savepoint"] = *stopped;
+    std::printf("stopped with a savepoint: %s (restore with --restore %s)\n", stopped->c_str(), stopped->c_str());
+  }
   // AT_LEAST_ONCE: the verification asks for no losses only, and reports the duplicates as a figure.
   const bool at_least_once = checkpointing_enabled(config) &&
                              config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
   summary["checkpointing_mode"] = checkpointing_mode_name(config);
   if (f.verify) summary["verified_guarantee"] = at_least_once ? "at-least-once (no losses)" : "exactly-once";
-  if (f.verify && result.status == JobStatus::kFinished) {
+  if (f.verify && result.status == JobStatus::kFinished && !stopped) {
     auto oracle = nexmark::compute_per_auction_oracle(options.source.generator, f.events);
     // At-least-once: duplicates are allowed, so the count values alone could hide a lost bid behind a duplicate
     // of another one; the bids are checked one by one (by price).
@@ -303,6 +323,7 @@ int run_demo(const DemoFlags& f) {
             std::to_string(initial_restore->first) + ")"
       : std::string("events");
   const char* verified = !f.verify ? ""
+                         : stopped ? ", verification not run (stopped with a savepoint)"
                          : result.status != JobStatus::kFinished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, what, verified);
@@ -354,9 +375,12 @@ void add_demo_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 1000));
   CLI::Option* restore = cmd->add_option(
       "--restore", flags->restore,
-      "Resume from a retained checkpoint: a chk-<n> folder, its _metadata, or 'latest' (the highest checkpoint id "
-      "under --checkpoint-dir, across every run's job folder). The checkpoint must come from a run with the same "
-      "--events, --seed, --splits and --rate (the parallelism may differ)");
+      "Resume from a savepoint folder, a retained checkpoint (a chk-<n> folder), its _metadata, or 'latest' (the "
+      "highest checkpoint id under --checkpoint-dir, across every run's job folder). It must come from a run with "
+      "the same --events, --seed, --splits and --rate (the parallelism and the state backend may differ)");
+  cmd->add_flag("--allow-non-restored-state", flags->allow_non_restored_state,
+                "With --restore: drop (and report) state of operators this job does not have instead of failing - "
+                "execution.state-recovery.ignore-unclaimed-state");
   cmd->add_option("--claim-mode", flags->claim_mode,
                   "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
                   "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")

@@ -1,6 +1,9 @@
 #include "job_endpoint.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <utility>
 
 #include "cluster/mini_cluster.h"
@@ -14,15 +17,27 @@
 namespace sluice::cli {
 namespace {
 
+// The stop-with-savepoint request of the job, if any, and whether a client read its outcome.
+struct StopTracking {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string trigger_id;
+  bool reported = false;
+  cluster::CheckpointingJobClient* client = nullptr;  // set by serve() when the job checkpoints
+};
+
 // The RestJob over the tool's JobClient (and, when checkpointing, its CheckpointingJobClient side).
 class ClientRestJob final : public rest::RestJob {
  public:
   ClientRestJob(rest::RestJobOverview overview, JobClient& client, bool checkpointing,
-                std::shared_ptr<std::atomic<bool>> cancel_requested)
+                std::shared_ptr<std::atomic<bool>> cancel_requested, std::string default_savepoint_dir,
+                std::shared_ptr<StopTracking> stop)
       : overview_(std::move(overview)),
         client_(client),
         checkpointing_(checkpointing ? dynamic_cast<cluster::CheckpointingJobClient*>(&client) : nullptr),
-        cancel_requested_(std::move(cancel_requested)) {}
+        cancel_requested_(std::move(cancel_requested)),
+        default_savepoint_dir_(std::move(default_savepoint_dir)),
+        stop_(std::move(stop)) {}
 
   const rest::RestJobOverview& overview() const override { return overview_; }
   std::string state() const override { return job_status_name(client_.status()); }
@@ -49,6 +64,35 @@ class ClientRestJob final : public rest::RestJob {
     client_.cancel();
   }
 
+  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+    SLUICE_RETURN_IF_ERROR(savepoints_possible());
+    SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
+    return checkpointing_->trigger_savepoint(dir);
+  }
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+    SLUICE_RETURN_IF_ERROR(savepoints_possible());
+    SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
+    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, checkpointing_->stop_with_savepoint(dir, drain));
+    std::lock_guard lock(stop_->mu);
+    stop_->trigger_id = trigger_id;
+    return trigger_id;
+  }
+  std::optional<rest::RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
+    if (checkpointing_ == nullptr) return std::nullopt;
+    std::optional<cluster::SavepointRequestStatus> st = checkpointing_->savepoint_status(trigger_id);
+    if (!st) return std::nullopt;
+    rest::RestSavepointStatus out;
+    out.in_progress = st->state == cluster::SavepointRequestStatus::State::kInProgress;
+    out.location = st->location;
+    if (st->state == cluster::SavepointRequestStatus::State::kFailed) out.failure = st->cause;
+    if (!out.in_progress) {
+      std::lock_guard lock(stop_->mu);
+      if (stop_->trigger_id == trigger_id) stop_->reported = true;
+      stop_->cv.notify_all();
+    }
+    return out;
+  }
+
  private:
   // Where completed checkpoint `id` is, if the statistics still hold it.
   static std::string location_of(const coordinator::CheckpointStatsSnapshot& stats, int64_t id) {
@@ -59,10 +103,25 @@ class ClientRestJob final : public rest::RestJob {
     return "";
   }
 
+  Status savepoints_possible() const {
+    if (checkpointing_ != nullptr) return Status::ok();
+    return Status::failed_precondition("job " + overview_.job_id.to_hex() +
+                                       " runs without checkpointing, and savepoints are taken by the checkpoint "
+                                       "coordinator (start it with a checkpoint interval)");
+  }
+  Result<std::string> directory(const std::string& target_dir) const {
+    if (!target_dir.empty()) return target_dir;
+    if (!default_savepoint_dir_.empty()) return default_savepoint_dir_;
+    return Status::invalid_argument("no savepoint directory: give a target directory or start the job with "
+                                    "execution.checkpointing.savepoint-dir");
+  }
+
   rest::RestJobOverview overview_;
   JobClient& client_;
   cluster::CheckpointingJobClient* checkpointing_;
   std::shared_ptr<std::atomic<bool>> cancel_requested_;
+  std::string default_savepoint_dir_;
+  std::shared_ptr<StopTracking> stop_;
 };
 
 }  // namespace
@@ -71,6 +130,8 @@ struct JobEndpoint::State {
   std::unique_ptr<rest::RestServer> server;
   rest::RestJobOverview overview;
   bool checkpointing = false;
+  std::string default_savepoint_dir;
+  std::shared_ptr<StopTracking> stop = std::make_shared<StopTracking>();
   std::unique_ptr<rest::ScopedJobRegistration> registration;
   bool serving = false;
 };
@@ -84,6 +145,7 @@ Result<std::unique_ptr<JobEndpoint>> JobEndpoint::open(const Configuration& conf
   auto state = std::make_unique<State>();
   SLUICE_ASSIGN_OR_RETURN(state->server, rest::RestServer::start(rc));
   state->checkpointing = checkpointing_enabled(config);
+  state->default_savepoint_dir = config.get(options::kSavepointDirectory);
   return std::unique_ptr<JobEndpoint>(new JobEndpoint(std::move(state)));
 }
 
@@ -104,7 +166,12 @@ void JobEndpoint::serve(JobClient& client) {
   State& s = *state_;
   s.overview.job_id = client.job_id();
   s.overview.start_time_ms = SystemClock::shared()->now_ms();
-  s.server->add_job(std::make_shared<ClientRestJob>(s.overview, client, s.checkpointing, cancel_requested_));
+  s.server->add_job(std::make_shared<ClientRestJob>(s.overview, client, s.checkpointing, cancel_requested_,
+                                                   s.default_savepoint_dir, s.stop));
+  {
+    std::lock_guard lock(s.stop->mu);
+    s.stop->client = s.checkpointing ? dynamic_cast<cluster::CheckpointingJobClient*>(&client) : nullptr;
+  }
   s.serving = true;
 
   rest::JobRegistration r;
@@ -126,8 +193,30 @@ void JobEndpoint::serve(JobClient& client) {
   std::fflush(stdout);
 }
 
+std::optional<std::string> JobEndpoint::stopped_with_savepoint() const {
+  std::string trigger_id;
+  cluster::CheckpointingJobClient* client = nullptr;
+  {
+    std::lock_guard lock(state_->stop->mu);
+    trigger_id = state_->stop->trigger_id;
+    client = state_->stop->client;
+  }
+  if (trigger_id.empty() || client == nullptr) return std::nullopt;
+  auto st = client->savepoint_status(trigger_id);
+  if (!st || st->state != cluster::SavepointRequestStatus::State::kCompleted) return std::nullopt;
+  return st->location;
+}
+
 void JobEndpoint::close() {
   if (!state_) return;
+  {
+    // A stop-with-savepoint ends the job: keep serving until its requester read the outcome (`sluice stop` polls
+    // it), for a few seconds at most.
+    std::unique_lock lock(state_->stop->mu);
+    if (!state_->stop->trigger_id.empty()) {
+      state_->stop->cv.wait_for(lock, std::chrono::seconds(5), [&] { return state_->stop->reported; });
+    }
+  }
   if (state_->registration) state_->registration->release();
   if (state_->serving) state_->server->remove_job(state_->overview.job_id);
   state_->server->stop();

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sluice/api/environment.h"
@@ -35,6 +36,9 @@ class JobEndpoint {
 
   // True once a PATCH /jobs/:jobid?mode=cancel (`sluice cancel`) asked the job to cancel.
   bool cancelled_by_request() const { return cancel_requested_->load(); }
+  // The savepoint folder when a POST /jobs/:jobid/stop (`sluice stop`) stopped the job; nullopt otherwise (no
+  // stop request, or it failed). Call once the job ended.
+  std::optional<std::string> stopped_with_savepoint() const;
 
  private:
   struct State;

@@ -13,6 +13,38 @@
 #include "rest/rest_client.h"
 
 namespace sluice::cli {
+
+// The live entries (stale ones removed); warnings for unreadable files on stderr. nullopt after printing an error.
+std::optional<std::vector<rest::JobRegistration>> running_jobs() {
+  rest::JobRegistry registry(rest::default_runtime_dir());
+  auto listing = registry.list(/*clean_stale=*/true);
+  if (!listing.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", listing.status().to_string().c_str());
+    return std::nullopt;
+  }
+  for (const std::string& u : listing->unreadable) std::fprintf(stderr, "warning: skipping %s\n", u.c_str());
+  return std::move(listing->live);
+}
+
+// Whether the job's process still serves it: registered and alive.
+bool still_registered(const rest::JobRegistration& r) {
+  rest::JobRegistry registry(rest::default_runtime_dir());
+  auto listing = registry.list(/*clean_stale=*/false);
+  if (!listing.is_ok()) return false;
+  for (const rest::JobRegistration& live : listing->live) {
+    if (live.job_id == r.job_id) return true;
+  }
+  return false;
+}
+
+Result<rest::JobRegistration> find_running_job(const std::string& prefix) {
+  auto jobs = running_jobs();
+  if (!jobs) return Status::not_found("the job registry cannot be read");
+  auto job = rest::resolve_job_prefix(*jobs, prefix);
+  if (!job.is_ok()) return job.status();
+  return *job;
+}
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -36,18 +68,6 @@ std::string state_of(const rest::JobRegistration& r, milliseconds timeout) {
   return j["state"].get<std::string>();
 }
 
-// The live entries (stale ones removed); warnings for unreadable files on stderr. nullopt after printing an error.
-std::optional<std::vector<rest::JobRegistration>> running_jobs() {
-  rest::JobRegistry registry(rest::default_runtime_dir());
-  auto listing = registry.list(/*clean_stale=*/true);
-  if (!listing.is_ok()) {
-    std::fprintf(stderr, "error: %s\n", listing.status().to_string().c_str());
-    return std::nullopt;
-  }
-  for (const std::string& u : listing->unreadable) std::fprintf(stderr, "warning: skipping %s\n", u.c_str());
-  return std::move(listing->live);
-}
-
 int run_list() {
   auto jobs = running_jobs();
   if (!jobs) return 1;
@@ -69,21 +89,8 @@ struct CancelFlags {
   bool no_wait = false;
 };
 
-// Whether the job's process still serves it: registered and alive.
-bool still_registered(const rest::JobRegistration& r) {
-  rest::JobRegistry registry(rest::default_runtime_dir());
-  auto listing = registry.list(/*clean_stale=*/false);
-  if (!listing.is_ok()) return false;
-  for (const rest::JobRegistration& live : listing->live) {
-    if (live.job_id == r.job_id) return true;
-  }
-  return false;
-}
-
 int run_cancel(const CancelFlags& f) {
-  auto jobs = running_jobs();
-  if (!jobs) return 1;
-  auto job = rest::resolve_job_prefix(*jobs, f.job);
+  auto job = find_running_job(f.job);
   if (!job.is_ok()) {
     std::fprintf(stderr, "error: %s\n", job.status().message().c_str());
     return 1;

@@ -5,6 +5,7 @@
 #include "demo.h"
 #include "jobs_command.h"
 #include "nexmark_command.h"
+#include "savepoint_command.h"
 #include "signals.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   sluice::cli::add_checkpoint_command(app, &exit_code);
   sluice::cli::add_nexmark_command(app, &exit_code);
   sluice::cli::add_jobs_commands(app, &exit_code);
+  sluice::cli::add_savepoint_commands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

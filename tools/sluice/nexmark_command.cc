@@ -149,7 +149,10 @@ int run_nexmark(const NexmarkFlags& f) {
   progress.stop();
   if (injector) injector->stop();
   const int64_t emitted = source_events((*client)->metrics(), nq::kSourceName);
-  const bool finished = result.status == JobStatus::kFinished;
+  // Stopped with a savepoint (`sluice stop`): FINISHED, but only the part of the stream before the savepoint.
+  const std::optional<std::string> stopped = (*endpoint)->stopped_with_savepoint();
+  const bool finished = result.status == JobStatus::kFinished && !stopped;
+  if (stopped) std::printf("stopped with a savepoint: %s\n", stopped->c_str());
 
   nlohmann::json summary;
   add_run_summary(summary, RunFigures{&result, client->get(), cp_client, std::nullopt, job_name, finished ? f.events : emitted,
@@ -162,11 +165,12 @@ int run_nexmark(const NexmarkFlags& f) {
   summary["checkpointing_mode"] = checkpointing_mode_name(config);
   print_failures(summary, f.inject_failures);
 
-  int exit_code = finished ? 0 : 1;
-  if (!finished) std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+  int exit_code = result.status == JobStatus::kFinished ? 0 : 1;
+  if (result.status != JobStatus::kFinished) std::fprintf(stderr, "job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
                  result.error.is_ok() ? "" : result.error.to_string().c_str());  // a cancel has no error
   summary["verification"] = !f.verify ? std::string("not requested")
                             : finished ? std::string("ran")
+                            : stopped  ? std::string("not run: the job was stopped with a savepoint")
                                        : std::string("not run: the job ") + job_status_name(result.status);
   summary["verified"] = false;
   if (f.verify) summary["verified_guarantee"] = "exactly-once";
@@ -182,6 +186,7 @@ int run_nexmark(const NexmarkFlags& f) {
   print_checkpoints(summary, config, cp_client != nullptr);
   std::printf("output: %lld rows\n", static_cast<long long>(run->output_rows()));
   const char* verified = !f.verify ? ""
+                         : stopped ? ", verification not run (stopped with a savepoint)"
                          : !finished ? ", verification not run (the job did not finish)"
                          : summary["verified"].get<bool>() ? ", verified: OK" : ", verified: FAILED";
   print_summary_line(summary, "events", verified);

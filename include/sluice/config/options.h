@@ -271,6 +271,13 @@ extern const ConfigOption<std::optional<CheckpointStorageType>> kCheckpointStora
 extern const ConfigOption<std::string> kStateRecoveryPath;
 // execution.state-recovery.claim-mode (Enum, NO_CLAIM); the sluice tool's --claim-mode.
 extern const ConfigOption<RecoveryClaimMode> kStateRecoveryClaimMode;
+// execution.checkpointing.savepoint-dir (String, empty = none; deprecated key state.savepoints.dir): the default
+// target directory of savepoints and stop-with-savepoint.
+extern const ConfigOption<std::string> kSavepointDirectory;
+// execution.state-recovery.ignore-unclaimed-state (Boolean, false; deprecated key
+// execution.savepoint.ignore-unclaimed-state); the sluice tool's --allow-non-restored-state: restore even when
+// state of operators the job no longer has would be dropped (and report what was dropped).
+extern const ConfigOption<bool> kIgnoreUnclaimedState;
 // execution.checkpointing.incremental (Boolean, false; deprecated key state.backend.incremental): incremental
 // checkpoints of RocksDB keyed state.
 extern const ConfigOption<bool> kIncrementalCheckpoints;

@@ -127,6 +127,9 @@ class Checker {
         case K::kFailJob:
           FAIL() << "fail_job not preceded by a tipping abort";
           break;
+        case K::kBeginSavepoint:
+          FAIL() << "this test triggers savepoints without a folder";
+          break;
       }
     }
   }

@@ -248,6 +248,29 @@ TEST(CheckpointCoordinator, SavepointCompletesWithoutNotifyingTasksAndIsNotSubsu
   EXPECT_EQ(h.log.ids(K::kNotifyComplete), (std::vector<int64_t>{2}));  // not for the savepoint
 }
 
+TEST(CheckpointCoordinator, SavepointIntoAFolderIsRoutedBeforeItsTriggerAndAFailedRouteAbortsIt) {
+  Harness h(config_with());
+  auto sp = h.coordinator->trigger_savepoint("/sp/savepoint-1");
+  ASSERT_TRUE(sp.is_ok()) << sp.status().to_string();
+  std::vector<Event> events = h.log.events();
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, K::kBeginSavepoint);
+  EXPECT_EQ(events[0].text, "/sp/savepoint-1");
+  EXPECT_EQ(events[1].kind, K::kTrigger);
+  EXPECT_EQ(events[1].text, "savepoint");  // the barrier type reaches the target
+  h.ack_all(*sp);
+  EXPECT_EQ(h.log.ids(K::kOnCompleted), (std::vector<int64_t>{sp->value()}));
+  EXPECT_TRUE(h.log.ids(K::kNotifyComplete).empty());
+
+  h.storage->fail_savepoints();
+  auto failed = h.coordinator->trigger_savepoint("/readonly/savepoint-2");
+  ASSERT_TRUE(failed.is_ok());  // triggered; the route fails in the trigger action
+  EXPECT_EQ(h.log.ids(K::kOnAborted), (std::vector<int64_t>{failed->value()}));
+  EXPECT_EQ(h.log.ids(K::kTrigger), (std::vector<int64_t>{sp->value()})) << "a savepoint without a folder never starts";
+  EXPECT_EQ(h.log.count(K::kFailJob), 0u) << "a savepoint's storage failure is not counted";
+  EXPECT_EQ(h.coordinator->num_pending(), 0);
+}
+
 TEST(CheckpointCoordinator, DeclineAbortsCountsAndFailsTheJobPastTolerable) {
   Harness h(config_with());  // tolerable 0
   const CheckpointId id = trigger(h);

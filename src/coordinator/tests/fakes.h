@@ -20,12 +20,13 @@ namespace sluice::coordinator::testing {
 
 struct Event {
   enum class Kind { kTrigger, kWriteOk, kWriteFailed, kDiscard, kOnCompleted, kNotifyComplete, kNotifyAborted,
-                    kOnAborted, kFailJob };
+                    kOnAborted, kFailJob, kBeginSavepoint };
   Kind kind = Kind::kTrigger;
   int64_t id = 0;        // -1 for kFailJob
   int64_t time_ms = 0;   // the clock's monotonic ms when it happened
   CheckpointFailureReason reason = CheckpointFailureReason::kDeclined;  // kOnAborted
-  std::string text;      // kFailJob: cause message; kOnCompleted: location
+  std::string text;      // kFailJob: cause message; kOnCompleted: location; kBeginSavepoint: folder;
+                         // kTrigger: "savepoint" or "checkpoint"
 
   static Event of(Kind kind, int64_t id, CheckpointFailureReason reason = CheckpointFailureReason::kDeclined,
                   std::string text = {}) {
@@ -92,6 +93,18 @@ class FakeCheckpointStorage final : public checkpoint::CheckpointStorage {
     return written_;
   }
 
+  // begin_savepoint fails from now on.
+  void fail_savepoints() {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_savepoints_ = true;
+  }
+  Status begin_savepoint(CheckpointId id, const std::string& folder) override {
+    log_->add(Event::of(Event::Kind::kBeginSavepoint, id.value(), CheckpointFailureReason::kDeclined, folder));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (fail_savepoints_) return Status::io_error("fake storage: cannot write to " + folder);
+    return Status::ok();
+  }
+
   Status initialize(const JobId&) override { return Status::ok(); }
   Result<std::shared_ptr<checkpoint::CheckpointStreamFactory>> stream_factory(CheckpointId) override {
     return Status::failed_precondition("fake storage has no stream factory");
@@ -153,6 +166,7 @@ class FakeCheckpointStorage final : public checkpoint::CheckpointStorage {
   EventLog* log_;
   mutable std::mutex mu_;
   int fail_writes_ = 0;
+  bool fail_savepoints_ = false;
   std::set<int64_t> durable_;
   std::map<int64_t, checkpoint::CheckpointMetadata> written_;
   std::function<void(const checkpoint::CheckpointMetadata&)> hook_;
@@ -177,8 +191,9 @@ class RecordingTarget final : public CheckpointTriggerTarget {
     return violations_;
   }
 
-  void trigger_checkpoint(CheckpointId id, int64_t) override {
-    log_->add(Event::of(Event::Kind::kTrigger, id.value()));
+  void trigger_checkpoint(CheckpointId id, int64_t, checkpoint::SnapshotType type) override {
+    log_->add(Event::of(Event::Kind::kTrigger, id.value(), CheckpointFailureReason::kDeclined,
+                        type == checkpoint::SnapshotType::kSavepoint ? "savepoint" : "checkpoint"));
     std::function<void(CheckpointId)> fn;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -65,10 +65,37 @@ class FakeJob final : public RestJob {
     std::lock_guard lock(mu_);
     state_ = "CANCELLING";
   }
+  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+    std::lock_guard lock(mu_);
+    if (target_dir.empty()) return Status::invalid_argument("no savepoint directory");
+    if (state_ != "RUNNING") return Status::failed_precondition("the job is " + state_ + ", not RUNNING");
+    last_dir = target_dir;
+    return std::string(32, 'a');
+  }
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+    last_drain = drain;
+    return trigger_savepoint(target_dir);
+  }
+  std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
+    if (trigger_id != std::string(32, 'a')) return std::nullopt;
+    RestSavepointStatus st;
+    st.in_progress = polls++ == 0;
+    if (!st.in_progress) {
+      if (last_dir == "/fail") {
+        st.failure = Status::io_error("disk full");
+      } else {
+        st.location = last_dir + "/savepoint-012345-000000000001";
+      }
+    }
+    return st;
+  }
   void set_state(std::string s) {
     std::lock_guard lock(mu_);
     state_ = std::move(s);
   }
+  std::string last_dir;
+  bool last_drain = false;
+  int polls = 0;
   std::string id() const { return overview_.job_id.to_hex(); }
 
   std::atomic<int> cancels{0};
@@ -88,8 +115,8 @@ class RestServerTest : public ::testing::Test {
     server = std::move(s).value();
     ASSERT_GT(server->port(), 0);
   }
-  HttpResponse call(const std::string& method, const std::string& path) {
-    auto r = http_request(method, "127.0.0.1", server->port(), path);
+  HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "") {
+    auto r = http_request(method, "127.0.0.1", server->port(), path, body);
     EXPECT_TRUE(r.is_ok()) << r.status().to_string();
     return r.is_ok() ? *r : HttpResponse{};
   }
@@ -178,8 +205,9 @@ TEST_F(RestServerTest, PatchAndPostWithoutABodyAsCurlSendsThem) {
   auto raw = [&](const std::string& request) {
     return raw_http(server->port(), request);
   };
+  // Reaches the handler: without a body there is no target directory (and the fake job has no default).
   EXPECT_THAT(raw("POST /jobs/" + job->id() + "/stop HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
-              HasSubstr("HTTP/1.1 501"));
+              HasSubstr("no savepoint directory"));
   EXPECT_EQ(job->cancels, 0);
   EXPECT_THAT(raw("PATCH /jobs/" + job->id() + "?mode=cancel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
               HasSubstr("HTTP/1.1 202"));
@@ -199,14 +227,39 @@ TEST_F(RestServerTest, PatchRefusesOtherModesAndEndedJobs) {
   EXPECT_EQ(job->cancels, 0);
 }
 
-TEST_F(RestServerTest, StopSaysSavepointsAreNotImplemented) {
+TEST_F(RestServerTest, SavepointAndStopRequestsAnswerATriggerIdAndTheStatusInFlinksShape) {
   auto job = std::make_shared<FakeJob>(true);
   server->add_job(job);
-  HttpResponse r = call("POST", "/jobs/" + job->id() + "/stop");
-  EXPECT_EQ(r.status, 501);
-  EXPECT_THAT(error_message(r), HasSubstr("stop-with-savepoint is not implemented"));
-  EXPECT_EQ(job->cancels, 0);
+  const std::string jobs = "/jobs/" + job->id();
+  HttpResponse r = call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "cancel-job": false})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(nlohmann::json::parse(r.body)["request-id"], std::string(32, 'a'));
+  EXPECT_EQ(job->last_dir, "/sp");
+  r = call("GET", jobs + "/savepoints/" + std::string(32, 'a'));
+  EXPECT_EQ(nlohmann::json::parse(r.body)["status"]["id"], "IN_PROGRESS");
+  r = call("GET", jobs + "/savepoints/" + std::string(32, 'a'));
+  auto done = nlohmann::json::parse(r.body);
+  EXPECT_EQ(done["status"]["id"], "COMPLETED");
+  EXPECT_EQ(done["operation"]["location"], "/sp/savepoint-012345-000000000001");
+  EXPECT_EQ(call("GET", jobs + "/savepoints/" + std::string(32, 'b')).status, 404);
+
+  r = call("POST", jobs + "/stop", R"({"targetDirectory": "/fail", "drain": true})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_TRUE(job->last_drain);
+  auto failed = nlohmann::json::parse(call("GET", jobs + "/savepoints/" + std::string(32, 'a')).body);
+  EXPECT_EQ(failed["status"]["id"], "COMPLETED");
+  EXPECT_THAT(failed["operation"]["failure-cause"]["stack-trace"].get<std::string>(), HasSubstr("disk full"));
+
+  // Bad requests: no directory, malformed body, the native format, savepoint-and-cancel; a job not running.
+  EXPECT_EQ(call("POST", jobs + "/savepoints").status, 400);
+  EXPECT_EQ(call("POST", jobs + "/savepoints", "[1]").status, 400);
+  EXPECT_EQ(call("POST", jobs + "/stop", R"({"drain": "yes"})").status, 400);
+  EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "formatType": "NATIVE"})").status, 501);
+  EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "cancel-job": true})").status, 400);
+  job->set_state("FINISHED");
+  EXPECT_EQ(call("POST", jobs + "/stop", R"({"targetDirectory": "/sp"})").status, 409);
   EXPECT_EQ(call("POST", "/jobs/" + std::string(32, '0') + "/stop").status, 404);
+  EXPECT_EQ(job->cancels, 0);
 }
 
 TEST_F(RestServerTest, StopClosesTheEndpoint) {

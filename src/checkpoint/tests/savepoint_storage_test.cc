@@ -1,0 +1,170 @@
+// Savepoints in the filesystem storage (begin_savepoint), their folders, self-containment, and dispose.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "checkpoint/checkpoint_files.h"
+#include "checkpoint/checkpoint_verify.h"
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint/metadata_codec.h"
+#include "checkpoint/savepoint_files.h"
+#include "checkpoint/tests/test_util.h"
+
+namespace sluice::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::pattern;
+using testing::TempDir;
+
+const JobId kJob(0x1234567890abcdefULL, 0xbbbb);
+
+// Savepoint `id` of one operator (keyed and operator state, both files at threshold 0) into `folder`.
+Result<std::pair<CheckpointMetadata, std::string>> write_savepoint(FileSystemCheckpointStorage& storage, CheckpointId id,
+                                                                   const std::string& folder) {
+  SLUICE_RETURN_IF_ERROR(storage.begin_savepoint(id, folder));
+  SLUICE_ASSIGN_OR_RETURN(auto factory, storage.stream_factory(id));
+  SLUICE_ASSIGN_OR_RETURN(StreamStateHandle k, factory->write_state("op", "keyed-0", pattern(300, 3)));
+  SLUICE_ASSIGN_OR_RETURN(StreamStateHandle o, factory->write_state("op", "operator-0", pattern(40, 5)));
+  CheckpointMetadata m;
+  m.checkpoint_id = id;
+  m.job_id = kJob;
+  m.type = SnapshotType::kSavepoint;
+  OperatorState op;
+  op.operator_id = "per-auction";
+  op.operator_name = "per-auction";
+  op.parallelism = 1;
+  op.max_parallelism = 128;
+  OperatorSubtaskState st;
+  st.keyed_state = testing::keyed(KeyGroupRange(0, 127), k);
+  st.operator_state = o;
+  op.subtasks = {st};
+  m.operators = {op};
+  SLUICE_ASSIGN_OR_RETURN(std::string location, storage.write_metadata(m));
+  return std::make_pair(m, location);
+}
+
+std::set<std::string> entries(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
+  return out;
+}
+
+TEST(SavepointStorage, WritesIntoItsOwnFolderWithPlainNamesAndRestoresAfterAMove) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp / "ck", testing::threshold(0));
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+  auto folder = create_savepoint_dir(*local_file_system(), tmp / "sp/deeper", kJob);
+  ASSERT_TRUE(folder.is_ok()) << folder.status().to_string();
+  EXPECT_EQ(fs::path(*folder).filename().string().rfind("savepoint-123456-", 0), 0u) << *folder;
+  EXPECT_EQ(fs::path(*folder).filename().string().size(), std::string("savepoint-123456-").size() + 12);
+  auto written = write_savepoint(storage, CheckpointId(7), *folder);
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(written->second, *folder);
+  // Nothing in the job's checkpoint folder; everything in the savepoint's.
+  EXPECT_EQ(entries(*storage.job_dir()), (std::set<std::string>{"shared", "taskowned"}));
+  const auto files = entries(*folder);
+  EXPECT_EQ(files.size(), 3u);
+  EXPECT_TRUE(files.count("_metadata"));
+  for (const auto* h : {&written->first.operators[0].subtasks[0].keyed_state->stream,
+                        &*written->first.operators[0].subtasks[0].operator_state}) {
+    EXPECT_EQ(h->relative_path.find('/'), std::string::npos) << h->relative_path;
+  }
+  // Moved and renamed: it reads and verifies from its new place.
+  const std::string moved = tmp / "elsewhere";
+  fs::rename(*folder, moved);
+  auto md = storage.read_metadata(moved);
+  ASSERT_TRUE(md.is_ok()) << md.status().to_string();
+  EXPECT_EQ(md->type, SnapshotType::kSavepoint);
+  auto keyed = storage.read_state(moved, md->operators[0].subtasks[0].keyed_state->stream);
+  ASSERT_TRUE(keyed.is_ok()) << keyed.status().to_string();
+  EXPECT_EQ(*keyed, pattern(300, 3));
+  EXPECT_TRUE(storage.check_restore_files(moved, *md, RestoreFileCheck::kChecksums).is_ok());
+  auto report = verify_checkpoint(moved);
+  ASSERT_TRUE(report.is_ok());
+  EXPECT_TRUE(report->ok()) << report->to_string();
+}
+
+TEST(SavepointStorage, AnAbortedSavepointLeavesNoFolder) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp / "ck", testing::threshold(0));
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+  auto folder = create_savepoint_dir(*local_file_system(), tmp / "sp", kJob);
+  ASSERT_TRUE(folder.is_ok());
+  ASSERT_TRUE(storage.begin_savepoint(CheckpointId(3), *folder).is_ok());
+  auto factory = storage.stream_factory(CheckpointId(3));
+  ASSERT_TRUE(factory.is_ok());
+  ASSERT_TRUE((*factory)->write_state("op", "keyed-0", pattern(100)).is_ok());
+  // Never incremental: a savepoint is self-contained.
+  auto upload = (*factory)->write_shared_file("op", "sst", tmp / "sp");
+  EXPECT_EQ(upload.status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(storage.discard(CheckpointId(3)).is_ok());
+  EXPECT_FALSE(fs::exists(*folder));
+  EXPECT_TRUE(fs::exists(tmp / "sp"));
+  // A checkpoint id already being written cannot become a savepoint.
+  ASSERT_TRUE(storage.stream_factory(CheckpointId(4)).is_ok());
+  EXPECT_EQ(storage.begin_savepoint(CheckpointId(4), tmp / "x").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(create_savepoint_dir(*local_file_system(), "", kJob).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SavepointStorage, MetadataOfASavepointMustBeSelfContained) {
+  CheckpointMetadata m;
+  m.checkpoint_id = CheckpointId(2);
+  m.job_id = kJob;
+  m.type = SnapshotType::kSavepoint;
+  OperatorState op;
+  op.operator_id = "op";
+  op.parallelism = 1;
+  op.max_parallelism = 128;
+  OperatorSubtaskState st;
+  StreamStateHandle h;
+  h.relative_path = "chk-2/keyed-0-0123456789abcdef";
+  h.size_bytes = 1;
+  st.operator_state = h;
+  op.subtasks = {st};
+  m.operators = {op};
+  Status refused = validate_metadata(m);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("plain file name"), std::string::npos) << refused.to_string();
+  m.type = SnapshotType::kCheckpoint;  // a checkpoint's files live in chk-<n>/
+  EXPECT_TRUE(validate_metadata(m).is_ok());
+}
+
+TEST(SavepointStorage, DisposeDeletesTheSavepointAndRefusesCheckpoints) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp / "ck", testing::threshold(0));
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+  auto folder = create_savepoint_dir(*local_file_system(), tmp / "sp", kJob);
+  ASSERT_TRUE(folder.is_ok());
+  ASSERT_TRUE(write_savepoint(storage, CheckpointId(9), *folder).is_ok());
+  testing::write_raw(*folder + "/notes.txt", testing::bytes_of("mine"));
+  auto r = dispose_savepoint(*local_file_system(), *folder);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->savepoint_id, CheckpointId(9));
+  EXPECT_EQ(r->files_deleted, 3);
+  EXPECT_EQ(r->bytes_deleted, 340u);
+  EXPECT_EQ(r->kept, std::vector<std::string>{*folder + "/notes.txt"});
+  EXPECT_FALSE(r->folder_removed);
+  fs::remove(*folder + "/notes.txt");
+  // Gone: disposing again fails naming _metadata.
+  auto again = dispose_savepoint(*local_file_system(), *folder);
+  EXPECT_EQ(again.status().code(), StatusCode::kNotFound) << again.status().to_string();
+  EXPECT_NE(again.status().message().find("_metadata"), std::string::npos);
+
+  // A checkpoint is the job's, not the user's to dispose of.
+  auto factory = storage.stream_factory(CheckpointId(10));
+  ASSERT_TRUE(factory.is_ok());
+  CheckpointMetadata m;
+  m.checkpoint_id = CheckpointId(10);
+  m.job_id = kJob;
+  auto location = storage.write_metadata(m);
+  ASSERT_TRUE(location.is_ok()) << location.status().to_string();
+  auto refused = dispose_savepoint(*local_file_system(), *location);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(fs::exists(*location + "/_metadata"));
+}
+
+}  // namespace
+}  // namespace sluice::checkpoint
