@@ -163,6 +163,32 @@ Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& confi
   return o;
 }
 
+// The longest wait between a failure and the restart under `restart` (0 without restarts).
+int64_t longest_restart_delay_ms(const RestartStrategyConfig& restart) {
+  switch (restart.type) {
+    case RestartStrategyType::kFixedDelay: return restart.fixed_delay.delay_ms;
+    case RestartStrategyType::kFailureRate: return restart.failure_rate.delay_ms;
+    case RestartStrategyType::kExponentialDelay: return restart.exponential_delay.max_backoff_ms;
+    case RestartStrategyType::kNone: return 0;
+  }
+  return 0;
+}
+
+// Logs what the job's sinks find wrong with its settings.
+void log_submission_warnings(const StreamGraph& graph, const cluster::MiniClusterConfig& mc) {
+  SinkSubmissionContext job;
+  job.checkpointing = mc.checkpointing;
+  if (mc.checkpointing) {
+    job.checkpoint_interval_ms = mc.checkpoint_config.interval.count();
+    job.checkpoint_timeout_ms = mc.checkpoint_config.timeout.count();
+    job.max_restart_delay_ms = longest_restart_delay_ms(mc.restart);
+  }
+  for (const auto& node : graph.nodes) {
+    if (!node.submission_warnings) continue;
+    for (const auto& w : node.submission_warnings(job)) spdlog::warn("{}", w);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
@@ -194,6 +220,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   }
   mc.clock = clock_;
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
+  log_submission_warnings(*graph_, mc);
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).

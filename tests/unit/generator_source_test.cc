@@ -14,6 +14,7 @@ struct Ctx final : SplitEnumeratorContext<IndexRangeSplit> {
   int32_t current_parallelism() const override { return p_; }
   void assign_split(IndexRangeSplit s, int32_t) override { assigned.push_back(s); }
   void signal_no_more_splits(int32_t) override { ++no_more; }
+  void call_async(std::function<std::function<void()>()>, int64_t, int64_t) override {}  // the generator uses none
   int32_t p_;
   std::vector<IndexRangeSplit> assigned;
   int no_more = 0;

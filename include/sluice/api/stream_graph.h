@@ -19,6 +19,7 @@
 namespace sluice {
 
 class SourceCoordinatorBase;
+struct SinkSubmissionContext;  // sink/two_phase_commit_sink.h
 class Counter;
 
 enum class Partitioning { kDefault, kForward, kRebalance, kBroadcast, kHash };
@@ -71,6 +72,8 @@ struct StreamNode {
   bool assigns_timestamps = false;
   std::function<std::unique_ptr<StreamOperator>()> create_operator;
   std::function<std::unique_ptr<SourceCoordinatorBase>()> create_source_coordinator;  // sources only
+  // Sinks that check the job's settings at submission (TwoPhaseCommittingSink::submission_warnings).
+  std::function<std::vector<std::string>(const SinkSubmissionContext&)> submission_warnings;
   // The operator's input as an Output<IN> (chaining target / deserializer target). Not for sources.
   // Two-input nodes: input_of is input 1 (an Output<IN1>), input2_of input 2 (an Output<IN2>).
   std::function<OutputBase*(StreamOperator&)> input_of;

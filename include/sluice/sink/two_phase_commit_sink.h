@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,15 @@ class TwoPhaseCommitContext : public SinkInitContext {
   virtual int64_t next_checkpoint_id() const = 0;
 };
 
+// What a sink may check when its job is submitted (milliseconds; 0 when checkpointing is off or the job does not
+// restart).
+struct SinkSubmissionContext {
+  bool checkpointing = false;
+  int64_t checkpoint_interval_ms = 0;  // execution.checkpointing.interval
+  int64_t checkpoint_timeout_ms = 0;   // execution.checkpointing.timeout
+  int64_t max_restart_delay_ms = 0;    // the restart strategy's longest backoff between a failure and the restart
+};
+
 template <class T, class CommT>
 class TwoPhaseCommittingSink {
  public:
@@ -67,6 +77,18 @@ class TwoPhaseCommittingSink {
   virtual ~TwoPhaseCommittingSink() = default;
   virtual std::unique_ptr<PrecommittingSinkWriter<T, CommT>> create_writer(TwoPhaseCommitContext& ctx) const = 0;
   virtual std::unique_ptr<Committer<CommT>> create_committer() const = 0;
+  // Warnings about the job's settings, logged when the job is submitted (e.g. a transaction timeout shorter than
+  // a checkpoint can take to commit). Default: none.
+  virtual std::vector<std::string> submission_warnings(const SinkSubmissionContext& job) const {
+    (void)job;
+    return {};
+  }
+  // The committer of one subtask, told which subtask it serves and whether (and from which checkpoint) it
+  // restores, before it commits the restored committables. Default: create_committer().
+  virtual std::unique_ptr<Committer<CommT>> create_subtask_committer(TwoPhaseCommitContext& ctx) const {
+    (void)ctx;
+    return create_committer();
+  }
 };
 
 // Runs a TwoPhaseCommittingSink in the task: writer + committables in state + committer on notify.
@@ -86,7 +108,7 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>, pr
     }
   }
   void open() override {
-    committer_ = call_user(this->info(), [&] { return sink_->create_committer(); });
+    committer_ = call_user(this->info(), [&] { return sink_->create_subtask_committer(*this); });
     // Recover-and-commit: what the restored checkpoint pre-committed is committed (again, idempotently).
     commit_up_to(std::numeric_limits<int64_t>::max());
     writer_ = call_user(this->info(), [&] { return sink_->create_writer(*this); });

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -115,6 +116,13 @@ class SplitEnumeratorContext {
   virtual void assign_split(SplitT split, int32_t subtask) = 0;
   // Tells a reader no split will come: once it has finished its splits, its input ends.
   virtual void signal_no_more_splits(int32_t subtask) = 0;
+  // Periodic work off the enumerator's thread (Flink's callAsync, e.g. partition discovery): `work` runs on a worker
+  // thread after initial_delay_ms and then every period_ms (0: once), without the enumerator's lock (it may block
+  // on I/O; it must not touch the enumerator); the function it returns (may be empty) runs with the enumerator's
+  // lock, like every other enumerator call, and may assign splits. Exceptions are logged; the schedule goes on.
+  // Stops when the enumerator closes. See async_calls.h.
+  virtual void call_async(std::function<std::function<void()>()> work, int64_t initial_delay_ms,
+                          int64_t period_ms) = 0;
 };
 
 template <class SplitT>
@@ -145,6 +153,13 @@ class SourceReader {
   virtual void notify_no_more_splits() = 0;
   // The reader's splits with their current positions (for checkpoints; next issue).
   virtual std::vector<SplitT> snapshot_state() = 0;
+  // Checkpoint `checkpoint_id` completed; `splits` is what snapshot_state() returned for it (Flink's
+  // SourceReader#notifyCheckpointComplete: e.g. the Kafka source commits these offsets back to Kafka). Not called
+  // for checkpoints that failed, nor again for one a later notification subsumed. Default: nothing.
+  virtual void notify_checkpoint_complete(CheckpointId checkpoint_id, const std::vector<SplitT>& splits) {
+    (void)checkpoint_id;
+    (void)splits;
+  }
   // How long the task may sleep after kNothingAvailable before polling again (it wakes earlier on a split
   // assignment or any other mail).
   virtual std::chrono::nanoseconds idle_wait_hint() const { return std::chrono::milliseconds(1); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "sluice/metrics/metric_group.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/operators/stream_operator.h"
+#include "sluice/source/async_calls.h"
 #include "sluice/source/source.h"
 
 namespace sluice {
@@ -111,6 +113,7 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
     for (int32_t s = 0; s < parallelism_; ++s) open_valve(s);
   }
   void close() override {
+    async_calls_.stop();  // without mu_: a running call's continuation takes it
     std::lock_guard lock(mu_);
     if (enumerator_) enumerator_->close();
   }
@@ -125,6 +128,9 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
   }
   void signal_no_more_splits(int32_t subtask) override {
     deliver(subtask, OperatorEvent{OperatorEvent::Kind::kNoMoreSplits, {}});
+  }
+  void call_async(std::function<std::function<void()>()> work, int64_t initial_delay_ms, int64_t period_ms) override {
+    async_calls_.add(std::move(work), initial_delay_ms, period_ms);
   }
   void deliver(int32_t subtask, OperatorEvent ev) {
     if (subtask < 0 || subtask >= parallelism_) {
@@ -153,6 +159,7 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
   std::vector<std::vector<OperatorEvent>> held_;     // behind the closed valve of valve_checkpoint_
   std::vector<bool> valve_closed_;
   CheckpointId valve_checkpoint_{-1};
+  AsyncCalls async_calls_{mu_};  // declared last: destroyed (its worker joined) before what its calls use
 };
 
 // Subtask 0 of a source keeps its split enumerator's checkpointed state in this (union list) operator state,
@@ -216,7 +223,9 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
     setup_.source_gateway->register_reader();
   }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
-    splits_state_->update(call_user(info(), [&] { return reader_->snapshot_state(); }));
+    std::vector<SplitT> splits = call_user(info(), [&] { return reader_->snapshot_state(); });
+    snapshotted_splits_[id.value()] = splits;
+    splits_state_->update(std::move(splits));
     // Each split's event time, taken at the same point as its position (union state: it follows the split).
     if (watermarks_) watermark_state_->update(watermarks_->snapshot());
     // Only subtask 0 keeps the enumerator's state (union state would otherwise multiply copies).
@@ -243,6 +252,13 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
     call_user(info(), [&] { reader_->add_splits(std::move(splits).value()); });
   }
   std::chrono::nanoseconds idle_wait_hint() const override { return reader_->idle_wait_hint(); }
+  // The reader hears of the completed checkpoint with the splits it snapshotted for it; older snapshots (of
+  // checkpoints that failed or were subsumed) are dropped.
+  void notify_checkpoint_complete(CheckpointId id) override {
+    auto it = snapshotted_splits_.find(id.value());
+    if (it != snapshotted_splits_.end()) call_user(info(), [&] { reader_->notify_checkpoint_complete(id, it->second); });
+    snapshotted_splits_.erase(snapshotted_splits_.begin(), snapshotted_splits_.upper_bound(id.value()));
+  }
   void close() override {
     if (reader_) reader_->close();
   }
@@ -284,6 +300,7 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
   std::optional<WatermarkStrategy<T>> strategy_;
   std::unique_ptr<SourceWatermarks<T>> watermarks_;
   ListState<SplitWatermarkState>* watermark_state_ = nullptr;
+  std::map<int64_t, std::vector<SplitT>> snapshotted_splits_;  // checkpoint id -> splits, until it completes
 };
 
 }  // namespace sluice

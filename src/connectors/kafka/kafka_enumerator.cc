@@ -1,7 +1,14 @@
-// The Kafka source's split enumerator: lists the topics' partitions once at start, resolves each partition's
-// starting (and, when bounded, stopping) offset to a concrete number, and assigns each partition to its owner
-// subtask when that reader registers. Its checkpointed state is the splits not assigned yet.
+// The Kafka source's split enumerator: lists the topics' partitions at start, resolves each partition's starting
+// (and, when bounded, stopping) offset to a concrete number, and assigns each partition to its owner subtask when
+// that reader registers. Unbounded, it lists the partitions again every partition_discovery_interval_ms (off its
+// lock) and adds the new ones at their earliest offset (0: a reader whose offset retention removed resumes at the
+// log start, auto.offset.reset=earliest). Its checkpointed state is the splits not assigned yet, then every
+// partition it knows (so a restore neither misses nor re-adds one); a state written before discovery existed has
+// only the splits, and its first discovery takes the partitions it finds as known.
 #include <chrono>
+#include <functional>
+#include <set>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -118,14 +125,70 @@ class KafkaEnumerator final : public SplitEnumerator<KafkaPartitionSplit> {
   KafkaEnumerator(SplitEnumeratorContext<KafkaPartitionSplit>& ctx, KafkaSourceOptions options,
                   const std::vector<uint8_t>& state)
       : ctx_(ctx), options_(std::move(options)), initialized_(true) {
-    auto r = deserialize_bytes<std::vector<KafkaPartitionSplit>>(state.data(), state.size(),
-                                                                 "kafka source enumerator state");
-    if (!r.is_ok()) throw std::invalid_argument(r.status().to_string());
-    pending_ = std::move(r).value();
+    DataInputView in(state.data(), state.size());
+    pending_ = TypeSerializer<std::vector<KafkaPartitionSplit>>::deserialize(in);
+    if (in.ok() && !in.at_end()) {
+      for (auto& tp : TypeSerializer<std::vector<std::pair<std::string, int32_t>>>::deserialize(in)) known_.insert(tp);
+    } else {
+      known_is_baseline_ = false;  // the format before discovery
+    }
+    if (!in.ok() || !in.at_end()) {
+      throw std::invalid_argument("kafka source enumerator state is malformed (" + std::to_string(state.size()) +
+                                  " bytes)");
+    }
   }
 
   void start() override {
-    if (initialized_) return;
+    if (!initialized_) list_and_resolve();
+    if (options_.boundedness != Boundedness::kBounded && options_.partition_discovery_interval_ms > 0) {
+      const KafkaSourceOptions options = options_;
+      ctx_.call_async([this, options] { return discover(options); }, options_.partition_discovery_interval_ms,
+                      options_.partition_discovery_interval_ms);
+    }
+  }
+  void add_reader(int32_t subtask) override {
+    registered_.insert(subtask);
+    assign_pending(subtask);
+  }
+  void handle_split_request(int32_t) override {}  // partitions are pushed to their owners on registration
+  void add_splits_back(std::vector<KafkaPartitionSplit> splits, int32_t subtask) override {
+    for (auto& s : splits) pending_.push_back(std::move(s));
+    assign_pending(subtask);
+  }
+  std::vector<uint8_t> snapshot_state(CheckpointId) override {
+    std::vector<uint8_t> out = serialize_bytes(pending_);
+    serialize_append(std::vector<std::pair<std::string, int32_t>>(known_.begin(), known_.end()), out);
+    return out;
+  }
+
+ private:
+  // On the worker: the topics' partitions now; the continuation (under the enumerator's lock) adds the new ones.
+  // A failed listing (a broker down) is logged by the caller and tried again next period.
+  std::function<void()> discover(const KafkaSourceOptions& options) {
+    auto consumer = internal::make_consumer(options, "source-discovery");
+    if (!consumer.is_ok()) throw StatusError(consumer.status());
+    std::set<std::pair<std::string, int32_t>> listed;
+    for (const auto& topic : options.topics) {
+      for (int32_t p : list_partitions(consumer->get(), topic, options.request_timeout_ms)) listed.insert({topic, p});
+    }
+    return [this, listed = std::move(listed)] { add_discovered(listed); };
+  }
+  void add_discovered(const std::set<std::pair<std::string, int32_t>>& listed) {
+    if (!known_is_baseline_) {
+      known_.insert(listed.begin(), listed.end());
+      known_is_baseline_ = true;
+      return;
+    }
+    bool added = false;
+    for (const auto& tp : listed) {
+      if (!known_.insert(tp).second) continue;
+      pending_.push_back(KafkaPartitionSplit{tp.first, tp.second, 0, kNoStoppingOffset});
+      added = true;
+    }
+    if (!added) return;
+    for (int32_t subtask : registered_) assign_pending(subtask);
+  }
+  void list_and_resolve() {
     if (options_.topics.empty()) fail(Status::invalid_argument("kafka source: no topics given"));
     auto consumer = internal::make_consumer(options_, "source-enumerator");
     if (!consumer.is_ok()) fail(consumer.status());
@@ -142,18 +205,10 @@ class KafkaEnumerator final : public SplitEnumerator<KafkaPartitionSplit> {
       if (!start.error.empty()) fail(Status::not_found(start.error));
       pending_.push_back(KafkaPartitionSplit{tps[i].topic, tps[i].partition, start.offset,
                                              bounded ? found[i].latest : kNoStoppingOffset});
+      known_.insert({tps[i].topic, tps[i].partition});
     }
     initialized_ = true;
   }
-  void add_reader(int32_t subtask) override { assign_pending(subtask); }
-  void handle_split_request(int32_t) override {}  // partitions are pushed to their owners on registration
-  void add_splits_back(std::vector<KafkaPartitionSplit> splits, int32_t subtask) override {
-    for (auto& s : splits) pending_.push_back(std::move(s));
-    assign_pending(subtask);
-  }
-  std::vector<uint8_t> snapshot_state(CheckpointId) override { return serialize_bytes(pending_); }
-
- private:
   void assign_pending(int32_t subtask) {
     const int32_t parallelism = ctx_.current_parallelism();
     std::vector<KafkaPartitionSplit> keep;
@@ -165,8 +220,8 @@ class KafkaEnumerator final : public SplitEnumerator<KafkaPartitionSplit> {
       }
     }
     pending_ = std::move(keep);
-    // Partitions are listed once: a bounded reader has all it will get. (Unbounded readers keep waiting, for
-    // partition discovery once it exists.)
+    // A bounded source lists partitions once: its readers have all they will get. (Unbounded readers keep waiting
+    // for partitions discovery finds.)
     if (options_.boundedness == Boundedness::kBounded) ctx_.signal_no_more_splits(subtask);
   }
 
@@ -174,6 +229,9 @@ class KafkaEnumerator final : public SplitEnumerator<KafkaPartitionSplit> {
   KafkaSourceOptions options_;
   bool initialized_ = false;
   std::vector<KafkaPartitionSplit> pending_;
+  std::set<std::pair<std::string, int32_t>> known_;  // every partition listed or discovered (topic, partition)
+  bool known_is_baseline_ = true;  // false: restored from a state without known_ (the next listing sets it)
+  std::set<int32_t> registered_;   // readers registered in this attempt
 };
 
 }  // namespace

@@ -228,4 +228,13 @@ std::vector<KafkaPartitionSplit> KafkaSplitReader::snapshot() const {
   return out;
 }
 
+void KafkaSplitReader::commit_offsets(const std::vector<KafkaPartitionSplit>& splits) {
+  if (splits.empty()) return;
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(splits.size())));
+  for (const auto& s : splits) rd_kafka_topic_partition_list_add(list.get(), s.topic.c_str(), s.partition)->offset = s.offset;
+  // Asynchronous: the task does not wait for the group coordinator. An error here (e.g. no coordinator yet) only
+  // leaves the group's committed offsets behind; the next checkpoint commits newer ones.
+  (void)rd_kafka_commit(impl_->consumer.get(), list.get(), 1);
+}
+
 }  // namespace sluice::kafka

@@ -14,8 +14,9 @@
 // Event time: records are emitted with their Kafka timestamp (CreateTime or LogAppendTime) per partition split,
 // so a WatermarkStrategy gets per-partition watermarks (from_source(source, strategy, name)).
 //
-// Not yet: committing offsets back to Kafka on checkpoint completion (the reader API has no completion hook),
-// periodic partition discovery (partitions are listed once, at start).
+// Offsets are committed back to Kafka (group_id) when a checkpoint completes, for monitoring only
+// (commit_offsets_on_checkpoint). Unbounded sources discover partitions added later
+// (partition_discovery_interval_ms); they start at their earliest offset.
 //
 // Errors: a topic that does not exist, an unreachable cluster or a missing offset with OffsetResetStrategy::kNone
 // fail the job at the enumerator's start (std::runtime_error naming the topic/partition); invalid librdkafka
@@ -66,6 +67,14 @@ struct KafkaSourceOptions {
   // read_committed by default (Kafka's own default is read_uncommitted): a job reading the output of an
   // exactly-once producer then never sees records of aborted transactions.
   IsolationLevel isolation = IsolationLevel::kReadCommitted;
+  // Flink's commit.offsets.on.checkpoint: when a checkpoint completes, each reader commits the offsets it
+  // checkpointed to Kafka under group_id (asynchronously). For monitoring (consumer lag) only: a restore reads the
+  // checkpoint's offsets, never these. Default true.
+  bool commit_offsets_on_checkpoint = true;
+  // Flink's partition.discovery.interval.ms: how often the enumerator lists the topics' partitions again (unbounded
+  // sources only; <= 0 turns discovery off). A partition found later starts at its earliest offset and goes to its
+  // owner subtask. Default 5 minutes (Flink's).
+  int64_t partition_discovery_interval_ms = 5 * 60 * 1000;
   // Timeout of the enumerator's lookups (metadata, offsets) at start, in milliseconds. Default 30 s.
   int32_t request_timeout_ms = 30000;
   // Further librdkafka consumer properties (e.g. "fetch.max.bytes", "security.protocol"), applied last. Sluice
@@ -154,6 +163,9 @@ class KafkaSplitReader {
   size_t num_active_splits() const;
   // The active splits at their current offsets.
   std::vector<KafkaPartitionSplit> snapshot() const;
+  // Commits each split's offset (the next one to read) to Kafka under the consumer's group id, asynchronously
+  // (not waited for, never fatal: committed offsets are for monitoring only).
+  void commit_offsets(const std::vector<KafkaPartitionSplit>& splits);
 
  private:
   struct Impl;
@@ -173,7 +185,8 @@ template <class T, class D>
 class KafkaSourceReader final : public SourceReader<T, KafkaPartitionSplit> {
  public:
   KafkaSourceReader(const KafkaSourceOptions& options, SourceReaderContext& ctx, D deserializer)
-      : reader_(options, ctx.subtask_index()), deserializer_(std::move(deserializer)) {}
+      : reader_(options, ctx.subtask_index()), deserializer_(std::move(deserializer)),
+        commit_offsets_(options.commit_offsets_on_checkpoint) {}
 
   InputStatus poll_next(ReaderOutput<T>& output) override {
     if (!new_split_ids_.empty()) register_new_splits(output);
@@ -198,6 +211,9 @@ class KafkaSourceReader final : public SourceReader<T, KafkaPartitionSplit> {
   }
   void notify_no_more_splits() override { no_more_splits_ = true; }
   std::vector<KafkaPartitionSplit> snapshot_state() override { return reader_.snapshot(); }
+  void notify_checkpoint_complete(CheckpointId, const std::vector<KafkaPartitionSplit>& splits) override {
+    if (commit_offsets_) reader_.commit_offsets(splits);
+  }
   // librdkafka fetches in the background; an idle reader looks again after 2 ms.
   std::chrono::nanoseconds idle_wait_hint() const override { return std::chrono::milliseconds(2); }
 
@@ -225,6 +241,7 @@ class KafkaSourceReader final : public SourceReader<T, KafkaPartitionSplit> {
 
   KafkaSplitReader reader_;
   D deserializer_;
+  bool commit_offsets_;
   T scratch_{};
   bool no_more_splits_ = false;
   std::vector<SourceOutput<T>*> outputs_;

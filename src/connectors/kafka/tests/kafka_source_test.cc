@@ -25,6 +25,16 @@ struct FakeEnumeratorContext final : SplitEnumeratorContext<KafkaPartitionSplit>
   int32_t current_parallelism() const override { return parallelism; }
   void assign_split(KafkaPartitionSplit split, int32_t subtask) override { assigned.emplace_back(std::move(split), subtask); }
   void signal_no_more_splits(int32_t subtask) override { no_more.insert(subtask); }
+  // Tests run the enumerator's periodic calls by hand (fire_async).
+  void call_async(std::function<std::function<void()>()> work, int64_t, int64_t period_ms) override {
+    async.push_back(std::move(work));
+    periods.push_back(period_ms);
+  }
+  void fire_async() {
+    for (auto& work : async) {
+      if (auto then = work()) then();
+    }
+  }
   // The split of `partition`, or a failure.
   KafkaPartitionSplit split(int32_t partition) const {
     for (const auto& [s, subtask] : assigned) {
@@ -36,6 +46,8 @@ struct FakeEnumeratorContext final : SplitEnumeratorContext<KafkaPartitionSplit>
   int32_t parallelism = 1;
   std::vector<std::pair<KafkaPartitionSplit, int32_t>> assigned;
   std::set<int32_t> no_more;
+  std::vector<std::function<std::function<void()>()>> async;
+  std::vector<int64_t> periods;
 };
 
 KafkaSourceOptions options_for(const std::string& topic) {
@@ -86,6 +98,59 @@ std::string topic_with_timestamps() {
   for (int i = 0; i < 2; ++i) produce(p.get(), topic, 1, "p1-" + std::to_string(i), 1000 * (i + 1));
   EXPECT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   return topic;
+}
+
+// Unbounded: the enumerator lists the partitions again every partition_discovery_interval_ms (fired by hand here);
+// partitions added since start at offset 0 and go to their owners; the known partitions are part of the state, so a
+// restored enumerator adds none twice. Bounded sources schedule no discovery.
+TEST(KafkaSourceEnumerator, DiscoversPartitionsAddedLaterOnceAlsoAfterARestore) {
+  const std::string topic = unique_name("discovery");
+  create_topic(topic, 1);
+  KafkaSourceOptions o = options_for(topic);
+  o.partition_discovery_interval_ms = 1000;
+  FakeEnumeratorContext ctx;
+  ctx.parallelism = 2;
+  auto e = detail::make_kafka_enumerator(ctx, o);
+  e->start();
+  e->add_reader(0);
+  e->add_reader(1);
+  ASSERT_EQ(ctx.periods, std::vector<int64_t>{1000});
+  ASSERT_EQ(ctx.assigned.size(), 1U);
+  ctx.fire_async();
+  EXPECT_EQ(ctx.assigned.size(), 1U) << "nothing new yet";
+
+  add_partitions(topic, 3);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (ctx.assigned.size() < 3 && std::chrono::steady_clock::now() < deadline) {  // metadata may lag a moment
+    ctx.fire_async();
+    if (ctx.assigned.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_EQ(ctx.assigned.size(), 3U);
+  for (int32_t p : {1, 2}) {
+    EXPECT_EQ(ctx.split(p).offset, 0);
+    EXPECT_EQ(ctx.split(p).stopping_offset, kNoStoppingOffset);
+    for (const auto& [s, subtask] : ctx.assigned) {
+      if (s.partition == p) {
+        EXPECT_EQ(subtask, kafka_split_owner(topic, p, 2));
+      }
+    }
+  }
+  ctx.fire_async();
+  EXPECT_EQ(ctx.assigned.size(), 3U) << "a partition was added twice";
+
+  FakeEnumeratorContext restored_ctx;
+  restored_ctx.parallelism = 2;
+  auto restored = detail::restore_kafka_enumerator(restored_ctx, o, e->snapshot_state(CheckpointId(1)));
+  restored->start();
+  restored->add_reader(0);
+  restored->add_reader(1);
+  restored_ctx.fire_async();
+  EXPECT_TRUE(restored_ctx.assigned.empty()) << "a restored enumerator re-added known partitions";
+
+  o.boundedness = Boundedness::kBounded;
+  FakeEnumeratorContext bounded_ctx;
+  detail::make_kafka_enumerator(bounded_ctx, o)->start();
+  EXPECT_TRUE(bounded_ctx.periods.empty());
 }
 
 TEST(KafkaSourceEnumerator, ResolvesEveryStartingOffsetToAConcreteOne) {
@@ -391,6 +456,47 @@ TEST(KafkaSourceJob, ReplayAfterAFailureKeepsKeyedCountsExactlyOnce) {
   ASSERT_EQ(final_count.size(), static_cast<size_t>(kKeys));
   for (const auto& [key, count] : final_count) EXPECT_EQ(count, kRecords / kKeys) << "key " << key;
   std::filesystem::remove_all(dir);
+}
+
+// With checkpointing, each completed checkpoint commits the readers' offsets to the consumer group (monitoring
+// only): while an unbounded job runs, the group's committed offsets reach the partitions' ends.
+TEST(KafkaSourceJob, CommitsCheckpointedOffsetsToTheGroupWhenCheckpointsComplete) {
+  constexpr int kPerPartition = 300;
+  const std::string topic = unique_name("commit-back");
+  create_topic(topic, 2);
+  {
+    KafkaPtr p = plain_producer();
+    for (int i = 0; i < 2 * kPerPartition; ++i) produce(p.get(), topic, i % 2, std::to_string(i));
+    ASSERT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "50ms").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  KafkaSourceOptions o = options_for(topic);
+  o.group_id = unique_name("monitoring");
+  auto out = std::make_shared<CollectedRecords<std::string>>();
+  env.from_source(make_kafka_source<std::string>(o, ValueStringDeserializer{}), "kafka")
+      .sink_to(CollectSink<std::string>(out));
+  auto job = env.execute_async("kafka-commit-back");
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  KafkaPtr c = make_client(RD_KAFKA_CONSUMER, {{"group.id", o.group_id}, {"enable.auto.commit", "false"}});
+  std::vector<int64_t> committed;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(2);
+    rd_kafka_topic_partition_list_add(l, topic.c_str(), 0);
+    rd_kafka_topic_partition_list_add(l, topic.c_str(), 1);
+    ASSERT_EQ(rd_kafka_committed(c.get(), l, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    committed = {l->elems[0].offset, l->elems[1].offset};
+    rd_kafka_topic_partition_list_destroy(l);
+  } while (committed != std::vector<int64_t>{kPerPartition, kPerPartition} && std::chrono::steady_clock::now() < deadline);
+  (*job)->cancel();
+  EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
+  EXPECT_EQ(committed, (std::vector<int64_t>{kPerPartition, kPerPartition}));
+  EXPECT_EQ(out->snapshot().size(), static_cast<size_t>(2 * kPerPartition));
+  rd_kafka_consumer_close(c.get());
 }
 
 }  // namespace

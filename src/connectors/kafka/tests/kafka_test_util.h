@@ -83,6 +83,27 @@ inline void create_topic(const std::string& topic, int partitions) {
   rd_kafka_NewTopic_destroy(nt);
 }
 
+// Grows `topic` to `total` partitions.
+inline void add_partitions(const std::string& topic, int total) {
+  KafkaPtr admin = make_client(RD_KAFKA_PRODUCER, {});
+  char err[512];
+  rd_kafka_NewPartitions_t* np = rd_kafka_NewPartitions_new(topic.c_str(), static_cast<size_t>(total), err, sizeof err);
+  ASSERT_NE(np, nullptr) << err;
+  rd_kafka_queue_t* q = rd_kafka_queue_new(admin.get());
+  rd_kafka_CreatePartitions(admin.get(), &np, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000);
+  ASSERT_NE(ev, nullptr) << "CreatePartitions: no answer in 30 s";
+  const rd_kafka_CreatePartitions_result_t* res = rd_kafka_event_CreatePartitions_result(ev);
+  ASSERT_NE(res, nullptr) << rd_kafka_event_error_string(ev);
+  size_t n = 0;
+  const rd_kafka_topic_result_t** tr = rd_kafka_CreatePartitions_result_topics(res, &n);
+  ASSERT_EQ(n, 1U);
+  EXPECT_EQ(rd_kafka_topic_result_error(tr[0]), RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_topic_result_error_string(tr[0]);
+  rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewPartitions_destroy(np);
+}
+
 inline KafkaPtr transactional_producer(const std::string& transactional_id, int transaction_timeout_ms = 60000) {
   KafkaPtr p = make_client(RD_KAFKA_PRODUCER, {{"transactional.id", transactional_id},
                                                {"transaction.timeout.ms", std::to_string(transaction_timeout_ms)},

@@ -1,0 +1,140 @@
+// Kafka sink throughput next to plain librdkafka loops on the same broker (README.md).
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdlib.h>  // mkdtemp
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sluice/connectors/kafka/kafka_sink.h"
+#include "sluice/sluice.h"
+
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+std::string fresh_topic(const std::string& bootstrap, const std::string& name) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  std::string topic = "bench-" + name + "-" + std::to_string(rng() % 1000000000);
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+  rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, 1, err, sizeof err);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(admin);
+  rd_kafka_CreateTopics(admin, &nt, 1, nullptr, q);
+  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000)) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewTopic_destroy(nt);
+  rd_kafka_destroy(admin);
+  return topic;
+}
+
+// Plain librdkafka: `records` values of `value`, in transactions of `per_txn` records (0: no transactions).
+double librdkafka_loop(const std::string& bootstrap, int64_t records, const std::string& value, int64_t per_txn) {
+  const std::string topic = fresh_topic(bootstrap, per_txn > 0 ? "txn-loop" : "loop");
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
+  rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
+  if (per_txn > 0) rd_kafka_conf_set(conf, "transactional.id", (topic + "-id").c_str(), err, sizeof err);
+  rd_kafka_t* p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (per_txn > 0) rd_kafka_error_destroy(rd_kafka_init_transactions(p, 30000));
+  const auto start = SteadyClock::now();
+  for (int64_t i = 0; i < records; ++i) {
+    if (per_txn > 0 && i % per_txn == 0) {
+      if (i > 0) rd_kafka_error_destroy(rd_kafka_commit_transaction(p, 60000));
+      rd_kafka_error_destroy(rd_kafka_begin_transaction(p));
+    }
+    rd_kafka_vu_t vus[3];
+    vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    vus[0].u.cstr = topic.c_str();
+    vus[1].vtype = RD_KAFKA_VTYPE_VALUE;
+    vus[1].u.mem.ptr = const_cast<char*>(value.data());
+    vus[1].u.mem.size = value.size();
+    vus[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    vus[2].u.i = RD_KAFKA_MSG_F_COPY;
+    while (rd_kafka_error_t* e = rd_kafka_produceva(p, vus, 3)) {
+      const bool full = rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__QUEUE_FULL;
+      rd_kafka_error_destroy(e);
+      if (!full) {
+        std::fprintf(stderr, "produce failed\n");
+        std::exit(1);
+      }
+      rd_kafka_poll(p, 10);
+    }
+  }
+  if (per_txn > 0) rd_kafka_error_destroy(rd_kafka_commit_transaction(p, 60000));
+  rd_kafka_flush(p, 60000);
+  const double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  rd_kafka_destroy(p);
+  return static_cast<double>(records) / s;
+}
+
+double sluice_job(const std::string& bootstrap, int64_t records, const std::string& value,
+                  sluice::kafka::DeliveryGuarantee guarantee) {
+  using namespace sluice;  // NOLINT: bench
+  kafka::KafkaSinkOptions o;
+  o.bootstrap_servers = bootstrap;
+  o.topic = fresh_topic(bootstrap, "sluice");
+  o.delivery_guarantee = guarantee;
+  o.transactional_id_prefix = o.topic;
+  Configuration config;
+  std::string dir;
+  if (guarantee != kafka::DeliveryGuarantee::kNone) {
+    // Filesystem checkpoint storage: an exactly-once checkpoint holds an interval of output (tens of MB here),
+    // far above the JobManager storage's 5 MiB limit.
+    char tmpl[] = "/tmp/sluice-kafka-bench-XXXXXX";
+    dir = mkdtemp(tmpl);
+    (void)config.set_string("execution.checkpointing.interval", "1s");
+    (void)config.set_string("execution.checkpointing.dir", dir);
+  }
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(1);
+  env.from_sequence(1, records)
+      .map([value](int64_t) { return value; })
+      .sink_to(kafka::make_kafka_sink<std::string>(o, kafka::ValueStringSerializer{}));
+  const auto start = SteadyClock::now();
+  auto r = env.execute("kafka-sink-bench");
+  const double s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (!dir.empty()) std::filesystem::remove_all(dir);
+  if (!r.is_ok() || r->status != JobStatus::kFinished) {
+    std::fprintf(stderr, "job failed: %s\n", r.is_ok() ? r->error.to_string().c_str() : r.status().to_string().c_str());
+    std::exit(1);
+  }
+  return static_cast<double>(records) / s;
+}
+
+}  // namespace
+
+int main() {
+  const std::string bootstrap = env_or("SLUICE_KAFKA_BOOTSTRAP", "");
+  if (bootstrap.empty()) {
+    std::fprintf(stderr, "set SLUICE_KAFKA_BOOTSTRAP=host:port (a broker, e.g. scripts/test-servers/kafka-start)\n");
+    return 2;
+  }
+  const int64_t records = std::stoll(env_or("SLUICE_KAFKA_BENCH_RECORDS", "1000000"));
+  const std::string only = env_or("SLUICE_KAFKA_BENCH_ONLY", "");  // a row's name: run just that one
+  const std::string value(100, 'x');
+  using sluice::kafka::DeliveryGuarantee;
+  std::printf("%-32s %12s\n", "run", "records/s");
+  auto row = [&](const char* name, auto run) {
+    if (only.empty() || only == name) std::printf("%-32s %12.0f\n", name, run());
+    std::fflush(stdout);
+  };
+  row("librdkafka loop", [&] { return librdkafka_loop(bootstrap, records, value, 0); });
+  row("librdkafka transactional loop", [&] { return librdkafka_loop(bootstrap, records, value, 100000); });
+  row("sluice NONE", [&] { return sluice_job(bootstrap, records, value, DeliveryGuarantee::kNone); });
+  row("sluice AT_LEAST_ONCE", [&] { return sluice_job(bootstrap, records, value, DeliveryGuarantee::kAtLeastOnce); });
+  row("sluice EXACTLY_ONCE", [&] { return sluice_job(bootstrap, records, value, DeliveryGuarantee::kExactlyOnce); });
+  return 0;
+}

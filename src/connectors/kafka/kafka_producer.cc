@@ -1,0 +1,139 @@
+#include "kafka_producer.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace sluice::kafka::internal {
+
+Producer::Producer(const KafkaSinkOptions& options, const std::string& transactional_id, const std::string& role)
+    : default_topic_(options.topic), transactional_id_(transactional_id), timeout_ms_(options.request_timeout_ms) {
+  if (options.bootstrap_servers.empty()) {
+    throw std::runtime_error("kafka sink: bootstrap_servers is empty (expected host:port[,host:port])");
+  }
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  auto set = [&](const std::string& key, const std::string& value) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error("kafka sink: property " + key + "=" + value + ": " + err);
+    }
+  };
+  set("bootstrap.servers", options.bootstrap_servers);
+  set("client.id", "sluice-" + role);
+  // Idempotence keeps retried batches from being written twice (and is implied by transactions).
+  set("enable.idempotence", "true");
+  if (!transactional_id.empty()) {
+    set("transactional.id", transactional_id);
+    set("transaction.timeout.ms", std::to_string(options.transaction_timeout_ms));
+  }
+  for (const auto& [key, value] : options.properties) set(key, value);
+  rd_kafka_conf_set_dr_msg_cb(conf, &Producer::on_delivery);
+  rd_kafka_conf_set_opaque(conf, this);
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);  // takes conf on success
+  if (rk_ == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(std::string("kafka sink: cannot create a producer: ") + err);
+  }
+}
+
+Producer::~Producer() {
+  // Queued records of an open transaction are dropped: the transaction is aborted by the fencing of its id (or
+  // the broker's timeout). Non-transactional records were flushed at the last barrier or are replayed.
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_destroy(rk_);
+}
+
+void Producer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
+  auto* self = static_cast<Producer*>(opaque);
+  if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (self->delivery_error_.empty()) {
+      self->delivery_error_ = std::string("topic '") + rd_kafka_topic_name(msg->rkt) + "' partition " +
+                              std::to_string(msg->partition) + ": " + rd_kafka_err2str(msg->err);
+    }
+    return;
+  }
+  if (msg->_private != nullptr) *static_cast<int64_t*>(msg->_private) = msg->offset;
+}
+
+void Producer::check_delivery() {
+  if (!delivery_error_.empty()) {
+    throw std::runtime_error("kafka sink: delivery failed (" +
+                             (transactional_id_.empty() ? std::string("producer") : "transactional id " + transactional_id_) +
+                             "): " + delivery_error_);
+  }
+}
+
+void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
+  const std::string& topic = record.topic.empty() ? default_topic_ : record.topic;
+  if (topic.empty()) throw std::runtime_error("kafka sink: a record has no topic and KafkaSinkOptions::topic is empty");
+  rd_kafka_vu_t vus[7];
+  size_t n = 0;
+  vus[n].vtype = RD_KAFKA_VTYPE_TOPIC;
+  vus[n++].u.cstr = topic.c_str();
+  vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[n++].u.i32 = record.partition < 0 ? RD_KAFKA_PARTITION_UA : record.partition;
+  vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[n].u.mem.ptr = const_cast<char*>(record.value.data());
+  vus[n++].u.mem.size = record.value.size();
+  if (record.has_key) {
+    vus[n].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[n].u.mem.ptr = const_cast<char*>(record.key.data());
+    vus[n++].u.mem.size = record.key.size();
+  }
+  vus[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[n++].u.i = RD_KAFKA_MSG_F_COPY;
+  if (record.timestamp_ms >= 0) {
+    vus[n].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
+    vus[n++].u.i64 = record.timestamp_ms;
+  }
+  if (offset_out != nullptr) {
+    vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
+    vus[n++].u.ptr = offset_out;
+  }
+  while (true) {
+    rd_kafka_error_t* e = rd_kafka_produceva(rk_, vus, n);
+    if (e == nullptr) break;
+    const rd_kafka_resp_err_t code = rd_kafka_error_code(e);
+    std::string text = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      throw std::runtime_error("kafka sink: cannot produce to topic '" + topic + "': " + text);
+    }
+    rd_kafka_poll(rk_, 10);  // back-pressure: let deliveries drain the queue
+    check_delivery();
+  }
+}
+
+void Producer::poll() {
+  rd_kafka_poll(rk_, 0);
+  check_delivery();
+}
+
+void Producer::flush() {
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, timeout_ms_);
+  check_delivery();
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    throw std::runtime_error("kafka sink: flush did not finish in " + std::to_string(timeout_ms_) +
+                             " ms (request_timeout_ms): " + rd_kafka_err2str(err) + ", " +
+                             std::to_string(rd_kafka_outq_len(rk_)) + " records or requests outstanding");
+  }
+}
+
+void Producer::check(rd_kafka_error_t* error, const char* what) {
+  if (error == nullptr) return;
+  std::string text = rd_kafka_error_string(error);
+  if (rd_kafka_error_is_fatal(error)) fatal_ = true;
+  rd_kafka_error_destroy(error);
+  throw std::runtime_error(std::string("kafka sink: ") + what + " (transactional id " + transactional_id_ +
+                           "): " + text);
+}
+
+void Producer::init_transactions() { check(rd_kafka_init_transactions(rk_, timeout_ms_), "init_transactions"); }
+void Producer::begin_transaction() { check(rd_kafka_begin_transaction(rk_), "begin_transaction"); }
+void Producer::commit_transaction() {
+  check(rd_kafka_commit_transaction(rk_, timeout_ms_), "commit_transaction");
+  check_delivery();
+}
+void Producer::abort_transaction() { check(rd_kafka_abort_transaction(rk_, timeout_ms_), "abort_transaction"); }
+
+}  // namespace sluice::kafka::internal
