@@ -132,6 +132,8 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>, pr
   int32_t attempt_number() const override { return this->info().attempt_number; }
   MetricGroup& metric_group() override { return *this->setup_.metrics; }
   const Clock& clock() const override { return *this->setup_.clock; }
+  std::string job_name() const override { return this->info().job_name; }
+  std::string operator_uid() const override { return this->info().operator_uid; }
   std::string job_id() const override { return this->operator_setup().job_id; }
   bool is_restored() const override { return restored_; }
   const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
