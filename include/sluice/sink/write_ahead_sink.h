@@ -13,8 +13,9 @@
 //  - restore from checkpoint n: the batches in n's state are written the same way when the operator opens (n is
 //    complete), so none waits for a notification that may never come;
 //  - without checkpointing, each batch is written when the input ends.
-// A batch is identified by the subtask that took it and its checkpoint id: after a rescale a subtask may write
-// another index's batch, under that batch's identity. Markers also carry the run's job id (write_ahead_batch_id):
+// A batch is identified by the subtask that took it and its checkpoint id, and is one element of the operator
+// state (never split between subtasks on restore): after a restore a subtask may write another index's batch,
+// under that batch's identity. Markers also carry the run's job id (write_ahead_batch_id):
 // a failover restores within the run and recognises them; a new run never mistakes an earlier run's markers for
 // its own (checkpoint ids start again at 1), and a new run restored from a retained checkpoint writes the
 // restored batches again (at-least-once).
@@ -75,9 +76,11 @@ class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>, privat
 
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<T, T>::initialize_state(restored);
-    // (checkpoint, subtask that took it, record), in order within a batch.
-    state_ = &this->operator_state_.get_list_state(ListStateDescriptor<std::tuple<int64_t, int32_t, T>>("write-ahead-log"));
-    for (auto& [cp, subtask, v] : state_->get()) pending_[{cp, subtask}].push_back(std::move(v));
+    // One element per batch, (checkpoint, subtask that took it, records): operator state is split between
+    // subtasks element by element on restore, and a batch split in two would have one marker for two halves.
+    state_ = &this->operator_state_.get_list_state(
+        ListStateDescriptor<std::tuple<int64_t, int32_t, std::vector<T>>>("write-ahead-log"));
+    for (auto& [cp, subtask, values] : state_->get()) pending_[{cp, subtask}] = std::move(values);
   }
   void open() override {
     target_ = call_user(this->info(), [&] { return sink_->create_target(*this); });
@@ -96,9 +99,8 @@ class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>, privat
       for (auto& v : buffer_) batch.push_back(std::move(v));
       buffer_.clear();
     }
-    std::vector<std::tuple<int64_t, int32_t, T>> all;
-    for (const auto& [key, values] : pending_)
-      for (const auto& v : values) all.emplace_back(key.first, key.second, v);
+    std::vector<std::tuple<int64_t, int32_t, std::vector<T>>> all;
+    for (const auto& [key, values] : pending_) all.emplace_back(key.first, key.second, values);
     state_->update(std::move(all));
     return OneInputStreamOperator<T, T>::snapshot_state(id, ts);
   }
@@ -134,7 +136,7 @@ class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>, privat
 
   std::shared_ptr<const WriteAheadSink<T>> sink_;
   std::unique_ptr<WriteAheadTarget<T>> target_;
-  ListState<std::tuple<int64_t, int32_t, T>>* state_ = nullptr;
+  ListState<std::tuple<int64_t, int32_t, std::vector<T>>>* state_ = nullptr;
   std::map<std::pair<int64_t, int32_t>, std::vector<T>> pending_;  // (checkpoint, subtask) -> batch not written
   std::vector<T> buffer_;                                         // since the last barrier
 };

@@ -31,14 +31,14 @@ void PreparedTransactionCommitter::commit(const std::vector<PreparedTransaction>
         if (is_prepared(c, t.gid)) {
           exec(c, "COMMIT PREPARED " + quote_literal(t.gid));
           ++counts_.committed_prepared;
-        } else if (marker_exists(c, o.marker_table, t.gid)) {
+        } else if (marker_exists(c, o.marker_table, t.marker())) {
           ++counts_.already_committed;
         } else {
           // Never prepared (the writer's process ended between the barrier and its PREPARE, or the writer has not
           // got to it yet): the checkpoint's rows, in one transaction with the marker, so the writer skips it.
           exec(c, "BEGIN");
           write_rows(c, o.table, t.rows, o.statement_max_rows);
-          exec(c, "INSERT INTO " + quote_qualified_name(o.marker_table) + " (gid) VALUES (" + quote_literal(t.gid) + ")");
+          exec(c, "INSERT INTO " + quote_qualified_name(o.marker_table) + " (gid) VALUES (" + quote_literal(t.marker()) + ")");
           exec(c, "COMMIT");
           ++counts_.rewritten;
         }

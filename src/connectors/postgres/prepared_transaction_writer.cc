@@ -88,10 +88,10 @@ struct PreparedTransactionWriter::Impl {
   void prepare(pqxx::connection& c, const PreparedTransaction& t) {
     lock_gid(c, t.gid);
     try {
-      if (!is_prepared(c, t.gid) && !marker_exists(c, options.marker_table, t.gid)) {
+      if (!is_prepared(c, t.gid) && !marker_exists(c, options.marker_table, t.marker())) {
         exec(c, "BEGIN");
         write_rows(c, options.table, t.rows, options.statement_max_rows);
-        exec(c, "INSERT INTO " + quote_qualified_name(options.marker_table) + " (gid) VALUES (" + quote_literal(t.gid) + ")");
+        exec(c, "INSERT INTO " + quote_qualified_name(options.marker_table) + " (gid) VALUES (" + quote_literal(t.marker()) + ")");
         exec(c, "PREPARE TRANSACTION " + quote_literal(t.gid));
       }
     } catch (const std::exception& e) {
@@ -129,7 +129,7 @@ std::vector<PreparedTransaction> PreparedTransactionWriter::prepare_commit() {
   impl_->rethrow_worker_error();
   if (impl_->rows.empty()) return {};
   PreparedTransaction t{transaction_gid(impl_->ctx.prefix, impl_->ctx.subtask, impl_->ctx.next_checkpoint_id()),
-                        std::move(impl_->rows)};
+                        impl_->ctx.run, std::move(impl_->rows)};
   impl_->rows.clear();
   {
     std::lock_guard lock(impl_->mu);

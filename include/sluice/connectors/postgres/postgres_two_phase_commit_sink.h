@@ -6,7 +6,7 @@
 //  - Records are encoded to rows and buffered on the task thread. At checkpoint n's barrier the rows become
 //    transaction <prefix>:<subtask>:<n> (its global id, gid); the committable - the gid and the rows - goes
 //    into the checkpoint. A background thread with its own connection writes the rows in that transaction,
-//    inserts the gid into the marker table, and runs PREPARE TRANSACTION. The task thread never executes a
+//    inserts its marker (gid and run id) into the marker table, and runs PREPARE TRANSACTION. The task thread never executes a
 //    statement that can wait for a row lock: a prepared transaction keeps its row locks until COMMIT PREPARED,
 //    so the next transaction touching the same key waits for that commit - on the background thread.
 //  - notify_checkpoint_complete(n): every committable of checkpoints <= n is committed, in order (a missed
@@ -49,12 +49,16 @@ struct PostgresTwoPhaseCommitSinkOptions {
   int32_t statement_max_rows = 1000;                     // rows per INSERT statement inside a transaction; >= 1
 };
 
-// A pre-committed transaction: its gid and its rows (written again if it was never prepared).
+// A pre-committed transaction: its gid, the id of the run that prepared it, and its rows (written again if it was
+// never prepared). Its marker is "<gid>@<run>": gids repeat across runs (checkpoint ids start at 1 again in a new
+// run of the same job), markers do not.
 struct PreparedTransaction {
   std::string gid;
+  std::string run;
   std::vector<Row> rows;
   bool operator==(const PreparedTransaction&) const = default;
-  SLUICE_FIELDS(PreparedTransaction, gid, rows)
+  std::string marker() const { return gid + "@" + run; }
+  SLUICE_FIELDS(PreparedTransaction, gid, run, rows)
 };
 
 // Commits PreparedTransactions (see the protocol above). Task thread.
@@ -82,6 +86,7 @@ class PreparedTransactionWriter {
  public:
   struct Context {
     std::string prefix;  // transaction_prefix(...)
+    std::string run;     // this run's job id
     int32_t subtask = 0;
     int32_t parallelism = 1;
     bool restored = false;
@@ -120,6 +125,7 @@ class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, Prepar
   std::unique_ptr<PrecommittingSinkWriter<T, PreparedTransaction>> create_writer(TwoPhaseCommitContext& ctx) const override {
     PreparedTransactionWriter::Context c;
     c.prefix = transaction_prefix(options_.transaction_id_prefix, ctx.job_name(), ctx.operator_uid());
+    c.run = ctx.job_id();
     c.subtask = ctx.subtask_index();
     c.parallelism = ctx.parallelism();
     c.restored = ctx.is_restored();

@@ -29,8 +29,13 @@ inline pqxx::result query(const std::string& sql) {
   return tx.exec(sql);
 }
 
-// A fresh table "<name>" (id bigint, n bigint), with a primary key on id when `keyed`.
+// A fresh table "<name>" (id bigint, n bigint), with a primary key on id when `keyed`. Prepared transactions an
+// interrupted earlier run of these tests left behind are rolled back first: they would hold locks on the table
+// (the tests of one program run one at a time, and no other program uses this server's prepared transactions).
 inline std::string fresh_table(const std::string& name, bool keyed) {
+  for (const auto& r : query("SELECT gid FROM pg_prepared_xacts")) {
+    query("ROLLBACK PREPARED " + quote_literal(r[0].c_str()));
+  }
   query("DROP TABLE IF EXISTS " + name);
   query("CREATE TABLE " + name + " (id bigint" + (keyed ? " PRIMARY KEY" : " NOT NULL") + ", n bigint NOT NULL)");
   return name;

@@ -75,8 +75,10 @@ TEST(TwoPhaseCommitSink, AHotKeyUpdatedInEveryCheckpointNeverBlocksTheJob) {
 TEST(TwoPhaseCommitSink, PreCommitReturnsWhileTheRowIsLockedByAPreparedTransaction) {
   const std::string table = fresh_table("tpc_lock", true);
   auto o = options(table, WriteMode::kUpsert);
+  query("CREATE TABLE IF NOT EXISTS sluice_transaction_markers (gid text PRIMARY KEY, written_at timestamptz NOT NULL DEFAULT now())");
+  query("DELETE FROM sluice_transaction_markers WHERE gid LIKE 'lock-test:%'");  // of an earlier run of this test
   int64_t next = 1;
-  PreparedTransactionWriter::Context ctx{"lock-test", 0, 1, false, [&] { return next; }, {}};
+  PreparedTransactionWriter::Context ctx{"lock-test", "run1", 0, 1, false, [&] { return next; }, {}};
   PreparedTransactionWriter writer(o, ctx);
   PreparedTransactionCommitter committer(o);
   writer.next_row() = {"7", "1"};
@@ -112,22 +114,25 @@ TEST(TwoPhaseCommitSink, RecoveryCommitsRewritesAndRollsBackOnlyItsOwn) {
     tx.exec("CREATE TABLE IF NOT EXISTS sluice_transaction_markers (gid text PRIMARY KEY, written_at timestamptz NOT NULL DEFAULT now())");
     tx.exec("BEGIN");
     tx.exec("INSERT INTO " + table + " VALUES (" + std::to_string(id) + ", 0)");
-    tx.exec("INSERT INTO sluice_transaction_markers (gid) VALUES (" + quote_literal(gid) + ")");
+    tx.exec("INSERT INTO sluice_transaction_markers (gid) VALUES (" + quote_literal(gid + "@run1") + ")");
     tx.exec("PREPARE TRANSACTION " + quote_literal(gid));
   };
+  query("CREATE TABLE IF NOT EXISTS sluice_transaction_markers (gid text PRIMARY KEY, written_at timestamptz NOT NULL DEFAULT now())");
   query("DELETE FROM sluice_transaction_markers WHERE gid LIKE 'recovery-test:%'");
   prepare_by_hand(prefix + ":0:4", 4);  // in the restored state: committed
   prepare_by_hand(prefix + ":0:6", 6);  // after the restored checkpoint 5: rolled back
   prepare_by_hand(prefix + ":1:6", 61);  // another subtask's: untouched by subtask 0 of 2
   PreparedTransactionCommitter committer(o);
-  std::vector<PreparedTransaction> restored = {{prefix + ":0:4", {{"4", "0"}}}, {prefix + ":0:5", {{"5", "0"}}}};
+  std::vector<PreparedTransaction> restored = {{prefix + ":0:4", "run1", {{"4", "0"}}},
+                                              {prefix + ":0:5", "run1", {{"5", "0"}}}};
   committer.commit(restored);
   EXPECT_EQ(committer.counts().committed_prepared, 1);
   EXPECT_EQ(committer.counts().rewritten, 1);  // 5 was never prepared: written from its rows
   committer.commit(restored);
   EXPECT_EQ(committer.counts().already_committed, 2);
   int64_t next = 6;
-  PreparedTransactionWriter::Context ctx{prefix, 0, 2, true, [&] { return next; }, {prefix + ":0:4", prefix + ":0:5"}};
+  PreparedTransactionWriter::Context ctx{prefix, "run2", 0, 2, true, [&] { return next; },
+                                         {prefix + ":0:4", prefix + ":0:5"}};
   PreparedTransactionWriter writer(o, ctx);
   EXPECT_EQ(writer.rolled_back(), (std::vector<std::string>{prefix + ":0:6"}));
   writer.close();
