@@ -48,11 +48,32 @@ class Sink {
   virtual std::unique_ptr<SinkWriter<T>> create_writer(SinkInitContext& ctx) const = 0;
 };
 
+namespace detail {
+// A sink context (SinkInitContext or an extension of it) answered from the sink operator's task info and setup:
+// the part every sink operator shares. `op` is the operator itself.
+template <class Ctx>
+class OperatorSinkContext : public Ctx {
+ public:
+  explicit OperatorSinkContext(StreamOperator* op) : op_(op) {}
+  int32_t subtask_index() const override { return op_->info().subtask_index; }
+  int32_t parallelism() const override { return op_->info().parallelism; }
+  int32_t attempt_number() const override { return op_->info().attempt_number; }
+  MetricGroup& metric_group() override { return *op_->operator_setup().metrics; }
+  const Clock& clock() const override { return *op_->operator_setup().clock; }
+  std::string job_name() const override { return op_->info().job_name; }
+  std::string operator_uid() const override { return op_->info().operator_uid; }
+
+ private:
+  StreamOperator* op_;
+};
+}  // namespace detail
+
 // Runs a sink's writer in the task (the end of a chain).
 template <class T>
-class SinkWriterOperator final : public OneInputStreamOperator<T, T>, private SinkInitContext {
+class SinkWriterOperator final : public OneInputStreamOperator<T, T>, private detail::OperatorSinkContext<SinkInitContext> {
  public:
-  explicit SinkWriterOperator(std::shared_ptr<const Sink<T>> sink) : sink_(std::move(sink)) {}
+  explicit SinkWriterOperator(std::shared_ptr<const Sink<T>> sink)
+      : detail::OperatorSinkContext<SinkInitContext>(this), sink_(std::move(sink)) {}
   void open() override {
     writer_ = call_user(this->info(), [&] { return sink_->create_writer(*this); });
   }
@@ -71,14 +92,6 @@ class SinkWriterOperator final : public OneInputStreamOperator<T, T>, private Si
   }
 
  private:
-  std::string job_name() const override { return this->info().job_name; }
-  std::string operator_uid() const override { return this->info().operator_uid; }
-  int32_t subtask_index() const override { return this->info().subtask_index; }
-  int32_t parallelism() const override { return this->info().parallelism; }
-  int32_t attempt_number() const override { return this->info().attempt_number; }
-  MetricGroup& metric_group() override { return *this->setup_.metrics; }
-  const Clock& clock() const override { return *this->setup_.clock; }
-
   std::shared_ptr<const Sink<T>> sink_;
   std::unique_ptr<SinkWriter<T>> writer_;
 };

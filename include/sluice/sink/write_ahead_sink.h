@@ -70,9 +70,11 @@ class WriteAheadSink {
 
 // Runs a WriteAheadSink in the task (added by DataStream::sink_to).
 template <class T>
-class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>, private WriteAheadContext {
+class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>,
+                                     private detail::OperatorSinkContext<WriteAheadContext> {
  public:
-  explicit WriteAheadSinkOperator(std::shared_ptr<const WriteAheadSink<T>> sink) : sink_(std::move(sink)) {}
+  explicit WriteAheadSinkOperator(std::shared_ptr<const WriteAheadSink<T>> sink)
+      : detail::OperatorSinkContext<WriteAheadContext>(this), sink_(std::move(sink)) {}
 
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<T, T>::initialize_state(restored);
@@ -124,15 +126,9 @@ class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>, privat
   }
 
   std::string job_id() const override { return this->operator_setup().job_id; }
-  std::string job_name() const override { return this->info().job_name; }
-  std::string operator_uid() const override {
+  std::string operator_uid() const override {  // in batch ids: the name stands in for a missing uid
     return this->info().operator_uid.empty() ? this->info().operator_name : this->info().operator_uid;
   }
-  int32_t subtask_index() const override { return this->info().subtask_index; }
-  int32_t parallelism() const override { return this->info().parallelism; }
-  int32_t attempt_number() const override { return this->info().attempt_number; }
-  MetricGroup& metric_group() override { return *this->setup_.metrics; }
-  const Clock& clock() const override { return *this->setup_.clock; }
 
   std::shared_ptr<const WriteAheadSink<T>> sink_;
   std::unique_ptr<WriteAheadTarget<T>> target_;
