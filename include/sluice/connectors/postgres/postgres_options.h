@@ -5,7 +5,8 @@
 // Rows are text values in the order of PostgresTableOptions::columns (std::nullopt is SQL NULL); PostgreSQL
 // converts them to the column types, as it does for COPY text input. Identifiers are quoted, so they are
 // case-sensitive as written. Errors: bad options throw std::invalid_argument naming the option; database errors
-// throw std::runtime_error with the server's message (the task fails and recovers).
+// throw std::runtime_error with the server's message (the task fails and recovers). Thread-safety: the functions
+// here are pure and keep no state; the option structs are plain values.
 #pragma once
 
 #include <cstdint>
