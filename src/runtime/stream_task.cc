@@ -215,6 +215,7 @@ void StreamTask::build_chain() {
     s.info.task_name = name_;
     s.info.operator_name = node.name;
     s.info.operator_uid = node.uid;
+    s.info.job_name = d_.job_graph->job_name;
     s.info.subtask_index = d_.subtask_index;
     s.info.parallelism = vx.parallelism;
     s.info.max_parallelism = d_.job_graph->max_parallelism;

@@ -28,6 +28,7 @@
 #include "sluice/operators/timestamps_and_watermarks_operator.h"
 #include "sluice/sink/sink.h"
 #include "sluice/sink/two_phase_commit_sink.h"
+#include "sluice/sink/write_ahead_sink.h"
 
 namespace sluice {
 
@@ -196,6 +197,15 @@ class DataStream {
     graph_->node(s.inputs().front().node_id).submission_warnings = [shared](const SinkSubmissionContext& job) {
       return shared->submission_warnings(job);
     };
+    return DataStreamSink<T>(graph_, s.inputs().front().node_id);
+  }
+  // A write-ahead-log sink: output held in state until its checkpoint completes (see sink/write_ahead_sink.h).
+  template <class S>
+    requires std::is_base_of_v<WriteAheadSink<T>, S>
+  DataStreamSink<T> sink_to(S sink) const {
+    std::shared_ptr<const WriteAheadSink<T>> shared = std::make_shared<S>(std::move(sink));
+    auto s = one_input<T>("Sink", [shared]() { return std::make_unique<WriteAheadSinkOperator<T>>(shared); });
+    graph_->node(s.inputs().front().node_id).is_sink = true;
     return DataStreamSink<T>(graph_, s.inputs().front().node_id);
   }
   template <class S>

@@ -23,6 +23,7 @@ struct TaskInfo {
   std::string task_name;      // the operator chain's name, e.g. "Source: bids -> Filter"
   std::string operator_name;  // this operator's name
   std::string operator_uid;   // stable id across job versions (matches state on restore)
+  std::string job_name;       // the name given to execute() (stable across runs, unlike the job id)
   int32_t subtask_index = 0;  // in [0, parallelism)
   int32_t parallelism = 1;
   int32_t max_parallelism = 128;  // number of key groups

@@ -93,9 +93,11 @@ class TwoPhaseCommittingSink {
 
 // Runs a TwoPhaseCommittingSink in the task: writer + committables in state + committer on notify.
 template <class T, class CommT>
-class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>, private TwoPhaseCommitContext {
+class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
+                                         private detail::OperatorSinkContext<TwoPhaseCommitContext> {
  public:
-  explicit TwoPhaseCommitSinkOperator(std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink) : sink_(std::move(sink)) {}
+  explicit TwoPhaseCommitSinkOperator(std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink)
+      : detail::OperatorSinkContext<TwoPhaseCommitContext>(this), sink_(std::move(sink)) {}
 
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<T, T>::initialize_state(restored);
@@ -149,11 +151,6 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>, pr
     if (!batch.empty()) call_user(this->info(), [&] { committer_->commit(batch); });
   }
 
-  int32_t subtask_index() const override { return this->info().subtask_index; }
-  int32_t parallelism() const override { return this->info().parallelism; }
-  int32_t attempt_number() const override { return this->info().attempt_number; }
-  MetricGroup& metric_group() override { return *this->setup_.metrics; }
-  const Clock& clock() const override { return *this->setup_.clock; }
   std::string job_id() const override { return this->operator_setup().job_id; }
   bool is_restored() const override { return restored_; }
   const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
