@@ -335,6 +335,8 @@ struct HandContext final : TwoPhaseCommitContext {
   MetricGroup& metric_group() override { return registry.root(); }
   const sluice::Clock& clock() const override { return clock_; }
   std::string job_id() const override { return "0123456789abcdef0123456789abcdef"; }
+  std::string job_name() const override { return "kafka-sink-test"; }
+  std::string operator_uid() const override { return "kafka-sink"; }
   bool is_restored() const override { return restored; }
   const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes; }
   int64_t next_checkpoint_id() const override { return next_checkpoint; }
