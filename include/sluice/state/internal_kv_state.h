@@ -12,6 +12,9 @@
 // Thread-safety: none (task thread).
 #pragma once
 
+#include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sluice/state/state.h"
@@ -37,7 +40,31 @@ class MergingState {
 };
 
 template <class N, class T>
-class InternalValueState : public ValueState<T>, public NamespacedState<N> {};
+class InternalValueState : public ValueState<T>, public NamespacedState<N> {
+ public:
+  // Read-modify-write of the current (key, namespace)'s value in one step (Flink's StateTable#transform): `fn`
+  // gets the value (nullopt when absent) and leaves the new one in it (nullopt: remove). Returns whether the
+  // value was absent. The heap backend does it in place with one lookup when the value exists; this default
+  // reads and writes back through value() / update() / clear(), so every implementation (TTL included) is right.
+  template <class F>
+  bool transform(F&& fn) {
+    return transform_erased([](void* f, std::optional<T>& v) { (*static_cast<std::remove_reference_t<F>*>(f))(v); },
+                            &fn);
+  }
+
+ protected:
+  virtual bool transform_erased(void (*fn)(void*, std::optional<T>&), void* fn_ctx) {
+    std::optional<T> v = this->value();
+    const bool absent = !v.has_value();
+    fn(fn_ctx, v);
+    if (v) {
+      this->update(std::move(*v));
+    } else if (!absent) {
+      this->clear();
+    }
+    return absent;
+  }
+};
 
 template <class N, class T>
 class InternalListState : public ListState<T>, public NamespacedState<N>, public MergingState<N> {};

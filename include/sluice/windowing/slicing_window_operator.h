@@ -6,12 +6,14 @@
 // namespace the pane) instead of S / D window accumulators; when a window fires, its S / P panes are combined. It
 // gives the same results as WindowOperator with EventTimeTrigger (the test slicing_window_test.cc checks it on
 // random input with late elements), for reduce with an associative function, and aggregate:
-// - a window fires when the watermark passes its max_timestamp (a timer per window, namespace the window,
-//   registered by each element as the event-time trigger does), and again at once for each element added within
-//   the allowed lateness after that;
+// - a window fires when the watermark passes its max_timestamp (a timer per window, namespace the window), and
+//   again at once for each element added within the allowed lateness after that;
 // - an element whose windows are all late goes to the late side output, or is counted in numLateRecordsDropped;
-// - the first element of a pane (per key) registers the timers of the pane's windows; later elements of the pane
-//   register nothing, so the timer store is touched once per (key, pane), not once per element and window;
+// - timers are chained, as in Flink's slice-shared window aggregation (nextTriggerWindow): the first element of a
+//   pane (per key) registers the timer of the earliest of the pane's windows that is not late yet, and a window
+//   that fires registers the next window (one slide later) when one of its panes that the next window shares held
+//   data. So a key has about one pending timer instead of size / slide, and later elements of a pane register
+//   nothing: the timer store is touched once per (key, pane) and per fired window;
 // - a pane is dropped once the last window that holds it is cleaned up: without allowed lateness when that window
 //   fires; otherwise by a timer (namespace the pane, which is shorter than a window) at that window's cleanup
 //   time + 1, so it runs after the window's last firing.
@@ -163,10 +165,7 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
       const int64_t pane_start = window_start_ms(timestamp_ms, offset_ms_, pane_ms_);
       const TimeWindow pane{pane_start, pane_start + pane_ms_};
       panes_state_->set_current_namespace(pane);
-      std::optional<P> partial = panes_state_->value();
-      const bool fresh = !partial.has_value();
-      panes_.add(partial, record);
-      panes_state_->update(std::move(*partial));
+      const bool fresh = panes_state_->transform([&](std::optional<P>& partial) { panes_.add(partial, record); });
       if (fresh && config_.allowed_lateness_ms > 0) {
         // The pane lives until the last window holding it is cleaned up (+1: after that window's firing).
         // Without lateness that window's firing drops it (on_event_time): no timer of its own.
@@ -174,14 +173,18 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
         const int64_t t = cleanup_time(TimeWindow{last_start, last_start + size_ms_});
         timers_->register_event_time_timer(pane, t == std::numeric_limits<int64_t>::max() ? t : t + 1);
       }
+      // Latest start first: the last window not yet due is the earliest; the chain registers the later ones.
+      const TimeWindow* earliest_due_later = nullptr;
       for (const TimeWindow& w : windows_) {
         if (w.max_timestamp() <= watermark) {
-          fire(w);  // late within the allowed lateness: fires again at once
-        } else if (fresh) {
-          // The first element of the pane registers the timers of its windows; later ones would only find them
-          // (a window's windows_ entry never becomes non-late again, and a fired timer's window is late).
-          timers_->register_event_time_timer(w, w.max_timestamp());
+          fire(w, false);  // late within the allowed lateness: fires again at once
+        } else {
+          earliest_due_later = &w;
         }
+      }
+      // Later elements of the pane would only find the timer, or the chain that it started.
+      if (fresh && earliest_due_later != nullptr) {
+        timers_->register_event_time_timer(*earliest_due_later, earliest_due_later->max_timestamp());
       }
     });
   }
@@ -199,8 +202,11 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
   void on_event_time(const InternalTimer<K, TimeWindow>& timer) override {
     const TimeWindow& ns = timer.ns;
     if (ns.end_ms - ns.start_ms == size_ms_) {
-      fire(ns);
-      if (config_.allowed_lateness_ms == 0) drop_leaving_panes(ns);
+      // Without allowed lateness this is the window's cleanup too: its panes that no later window holds go.
+      if (fire(ns, config_.allowed_lateness_ms == 0)) {
+        const TimeWindow next{ns.start_ms + slide_ms_, ns.end_ms + slide_ms_};
+        timers_->register_event_time_timer(next, next.max_timestamp());
+      }
     } else {  // a pane's cleanup
       panes_state_->set_current_namespace(ns);
       panes_state_->clear();
@@ -208,30 +214,41 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
   }
   void on_processing_time(const InternalTimer<K, TimeWindow>&) override {}
 
-  // Combines the panes of `window` and emits the result (nothing if every pane is empty).
-  void fire(const TimeWindow& window) {
+  // Combines the panes of `window` and emits the result (nothing if every pane is empty). `drop_leaving`: the
+  // panes that no later window holds (those before the next window's start) are dropped as they are read. True
+  // when a pane that the next window shares holds data (the next window must fire then).
+  bool fire(const TimeWindow& window, bool drop_leaving) {
     std::optional<P> result;
+    bool next_has_data = false;
+    const int64_t next_start = window.start_ms + slide_ms_;
     for (int64_t start = window.start_ms; start < window.end_ms; start += pane_ms_) {
       panes_state_->set_current_namespace(TimeWindow{start, start + pane_ms_});
+      if (start < next_start) {
+        if (drop_leaving) {
+          (void)panes_state_->transform([&](std::optional<P>& partial) {
+            if (partial) panes_.combine(result, *partial);
+            partial.reset();
+          });
+          continue;
+        }
+        std::optional<P> partial = panes_state_->value();
+        if (partial) panes_.combine(result, *partial);
+        continue;
+      }
       std::optional<P> partial = panes_state_->value();
-      if (partial) panes_.combine(result, *partial);
+      if (partial) {
+        panes_.combine(result, *partial);
+        next_has_data = true;
+      }
     }
-    if (!result) return;
+    if (!result) return next_has_data;
     process_ctx_->set_window(&window);
     RecordTimestamp& ts = this->record_timestamp();
     const RecordTimestamp saved = ts;
     ts.set(window.max_timestamp());  // results carry the window's end (as Flink's)
     panes_.emit(std::move(*result), *process_ctx_, collector_);
     ts = saved;
-  }
-
-  // Without allowed lateness a window is cleaned up when it fires: its panes that no later window holds (those
-  // before the next window's start) are dropped now, since that was the last window holding them.
-  void drop_leaving_panes(const TimeWindow& window) {
-    for (int64_t start = window.start_ms; start < window.start_ms + slide_ms_; start += pane_ms_) {
-      panes_state_->set_current_namespace(TimeWindow{start, start + pane_ms_});
-      panes_state_->clear();
-    }
+    return next_has_data;
   }
 
   int64_t cleanup_time(const TimeWindow& window) const {

@@ -49,14 +49,17 @@ void run(uint64_t seed, int hash_bits, int ops) {
           ASSERT_TRUE(set.empty());
           break;
         }
-        ASSERT_EQ(set.top().timer.timestamp_ms, std::get<0>(*model.begin()));
-        const auto node = set.pop();
+        ASSERT_EQ(set.top_timestamp(), std::get<0>(*model.begin()));
+        const auto timer = set.pop();
+        const uint64_t th = hash_of(timer.key, timer.ns, hash_bits);
         // Ties on (timestamp, hash) are ordered by serialized bytes: not the model's order; remove what came out.
-        ASSERT_EQ(node.timer.timestamp_ms, std::get<0>(*model.begin())) << "seed " << seed << " op " << i;
-        ASSERT_EQ(node.hash, std::get<1>(*model.begin())) << "seed " << seed << " op " << i;
-        ASSERT_EQ(model.erase({node.timer.timestamp_ms, node.hash, node.timer.key, node.timer.ns}), 1u);
+        ASSERT_EQ(timer.timestamp_ms, std::get<0>(*model.begin())) << "seed " << seed << " op " << i;
+        ASSERT_EQ(th, std::get<1>(*model.begin())) << "seed " << seed << " op " << i;
+        ASSERT_EQ(model.erase({timer.timestamp_ms, th, timer.key, timer.ns}), 1u);
     }
     ASSERT_EQ(set.size(), model.size());
+    // Removed timers' entries are reclaimed lazily, within a bound.
+    ASSERT_LE(set.held_entries(), 2 * set.size() + 64) << "seed " << seed << " op " << i;
   }
   // What remains comes out in order, each timer once.
   std::vector<std::tuple<int64_t, int64_t, int64_t>> sorted;
@@ -64,12 +67,13 @@ void run(uint64_t seed, int hash_bits, int ops) {
   ASSERT_EQ(sorted.size(), model.size());
   int64_t last_ts = INT64_MIN;
   while (!set.empty()) {
-    const auto node = set.pop();
-    EXPECT_GE(node.timer.timestamp_ms, last_ts);
-    last_ts = node.timer.timestamp_ms;
-    EXPECT_EQ(model.erase({node.timer.timestamp_ms, node.hash, node.timer.key, node.timer.ns}), 1u);
+    const auto timer = set.pop();
+    EXPECT_GE(timer.timestamp_ms, last_ts);
+    last_ts = timer.timestamp_ms;
+    EXPECT_EQ(model.erase({timer.timestamp_ms, hash_of(timer.key, timer.ns, hash_bits), timer.key, timer.ns}), 1u);
   }
   EXPECT_TRUE(model.empty());
+  EXPECT_EQ(set.held_entries(), 0u);
 }
 
 TEST(HeapTimerSet, MatchesAnOrderedSetWithDistinctHashes) {
@@ -92,6 +96,30 @@ TEST(HeapTimerSet, SortedVisitIsByTimestampThenHash) {
   EXPECT_FALSE(set.remove({5, 1, 1}, 9));  // another namespace: not there
   EXPECT_TRUE(set.remove({5, 1, 0}, 9));
   EXPECT_EQ(set.size(), 2u);
+}
+
+// Removing most timers of a large set (as session windows and process functions do when they move a timer) keeps
+// the heap's memory bounded, and a removed timer added again fires once.
+TEST(HeapTimerSet, RemovedTimersAreReclaimedAndCanComeBack) {
+  Set set;
+  for (int64_t k = 0; k < 10000; ++k) ASSERT_TRUE(set.add({1000 + k, k, 0}, hash_of(k, 0, 64)));
+  for (int64_t k = 0; k < 10000; ++k) {
+    if (k % 10 != 0) {
+      ASSERT_TRUE(set.remove({1000 + k, k, 0}, hash_of(k, 0, 64)));
+    }
+  }
+  EXPECT_EQ(set.size(), 1000u);
+  EXPECT_LE(set.held_entries(), 2 * 1000u + 64u);
+  EXPECT_FALSE(set.remove({1001, 1, 0}, hash_of(1, 0, 64)));
+  ASSERT_TRUE(set.add({1001, 1, 0}, hash_of(1, 0, 64)));  // removed, then added again
+  ASSERT_FALSE(set.add({1001, 1, 0}, hash_of(1, 0, 64)));
+  std::vector<int64_t> keys;
+  while (!set.empty()) keys.push_back(set.pop().key);
+  ASSERT_EQ(keys.size(), 1001u);
+  EXPECT_EQ(keys[0], 0);
+  EXPECT_EQ(keys[1], 1);
+  for (size_t i = 2; i < keys.size(); ++i) EXPECT_EQ(keys[i], static_cast<int64_t>(10 * (i - 1)));
+  EXPECT_EQ(set.held_entries(), 0u);
 }
 
 }  // namespace

@@ -109,6 +109,24 @@ class HeapValueState final : public InternalValueState<N, T> {
   void set_current_namespace(const N& ns) override { a_.set_namespace(ns); }
   const N& current_namespace() const override { return a_.ns(); }
 
+ protected:
+  bool transform_erased(void (*fn)(void*, std::optional<T>&), void* fn_ctx) override {
+    if (T* cur = a_.find_for_update()) {
+      std::optional<T> v(std::move(*cur));
+      fn(fn_ctx, v);
+      if (v) {
+        *cur = std::move(*v);
+      } else {
+        a_.remove();
+      }
+      return false;
+    }
+    std::optional<T> v;
+    fn(fn_ctx, v);
+    if (v) a_.put(std::move(*v));
+    return true;
+  }
+
  private:
   HeapStateAccess<K, N, T> a_;
 };

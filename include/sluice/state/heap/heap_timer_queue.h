@@ -2,7 +2,7 @@
 // KeyGroupPartitionedPriorityQueue). The timer store of HashMapStateBackend, and of the RocksDB backend with
 // `state.backend.rocksdb.timer-service.factory: HEAP`.
 //
-// Per key group a HeapTimerSet (heap_timer_set.h: a binary min-heap ordered by (timestamp, hash of key and
+// Per key group a HeapTimerSet (heap_timer_set.h: a 4-ary min-heap ordered by (timestamp, hash of key and
 // namespace, serialized bytes on a hash tie) with a hash index): a timer that is there already is found in O(1)
 // expected, add and remove sift the heap; KeyGroupHeads keeps the smallest head over the key groups. It is also a StateTableBase, so the heap backend snapshots, restores and redistributes it with its
 // key groups like any state (canonical form: timer_queue.h).
@@ -107,7 +107,7 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
     auto& set = sets_[static_cast<size_t>(key.key_group_index)];
     if (set.add(Timer{ts, key.key, ns}, node_hash(key.key_hash, ns))) {
       ++size_;
-      if (set.top().timer.timestamp_ms == ts) heads_.update(key.key_group_index, ts);
+      if (set.top_timestamp() == ts) heads_.update(key.key_group_index, ts);
     }
   }
   void remove(const CurrentKeyContext<K>& key, const N& ns, int64_t ts) override {
@@ -122,7 +122,7 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
     if (!head || *head > max_ts) return std::nullopt;
     const int32_t index = heads_.top_index();
     auto& set = sets_[static_cast<size_t>(index)];
-    Timer timer = std::move(set.pop().timer);
+    Timer timer = set.pop();
     --size_;
     refresh_head(index);
     return timer;
@@ -192,7 +192,7 @@ class HeapTimerQueue final : public InternalTimerQueue<K, N>, public StateTableB
   }
   void refresh_head(int32_t index) {
     const auto& set = sets_[static_cast<size_t>(index)];
-    heads_.update(index, set.empty() ? std::nullopt : std::optional<int64_t>(set.top().timer.timestamp_ms));
+    heads_.update(index, set.empty() ? std::nullopt : std::optional<int64_t>(set.top_timestamp()));
   }
 
   KeyGroupRange range_;

@@ -1,8 +1,15 @@
-// HeapTimerSet<K, N>: the timers of one key group on the heap: a binary min-heap with a hash index, so that
-// adding a timer that is there already, adding a new one and removing one cost O(1) expected plus the heap's
-// sift (usually short: new timers tend to be later than most), and taking the earliest costs O(log n).
-// The structure of Flink's HeapPriorityQueueSet (a heap whose elements know their position, and a hash map for
-// deduplication), written for value types: each node records its index slot, each index slot its heap position.
+// HeapTimerSet<K, N>: the timers of one key group on the heap: a 4-ary min-heap of small entries over a slab of
+// timers, with a hash index for deduplication. Adding a timer that is there already, adding a new one and removing
+// one cost O(1) expected plus the heap's sift (usually short: new timers tend to be later than most); taking the
+// earliest costs O(log n). The role of Flink's HeapPriorityQueueSet (a heap plus a hash map for deduplication),
+// laid out for cache misses rather than objects:
+// - the heap holds (timestamp, hash, slab handle) entries of 24 bytes, so sifting moves only those, side by side
+//   (four children per node: half the levels of a binary heap); the index and the slab never move during a sift;
+// - the index maps a timer to its slab handle, which is stable for the timer's life;
+// - remove() is lazy: the timer leaves the index and the slab marks it dead at once (size() and deduplication see
+//   it gone), and its heap entry is dropped when it reaches the top, or when dead entries outnumber live ones
+//   (then the heap is rebuilt from the live ones, O(n) amortized over the removals: the heap holds at most
+//   2 * size() + 64 entries).
 //
 // Order: (timestamp, hash of key and namespace, serialized key and namespace bytes on a hash tie), so timers
 // with equal timestamps come out in an order fixed by their contents, whatever the history of adds.
@@ -29,87 +36,142 @@ template <class K, class N>
 class HeapTimerSet {
  public:
   using Timer = InternalTimer<K, N>;
-  struct Node {
-    Timer timer;
-    uint64_t hash = 0;  // of key and namespace (the backend's state-key hash): cheap tie-break and index hash
-    uint32_t slot = 0;  // this node's slot in the index
-  };
 
-  // Adds the timer unless an equal one is there; true when added.
+  // Adds the timer unless an equal one is there; true when added. `key_ns_hash`: the backend's state-key hash of
+  // the timer's key and namespace (the tie-break of the order and the index hash).
   bool add(Timer timer, uint64_t key_ns_hash) {
-    if ((heap_.size() + 1) * 2 > index_.size()) grow();
+    if ((live_ + 1) * 2 > index_.size()) grow();
     const size_t mask = index_.size() - 1;
     const uint32_t t = tag(timer.timestamp_ms, key_ns_hash);
     size_t s = home(t);
     for (; index_[s] != 0; s = (s + 1) & mask) {
-      if (tag_of(index_[s]) == t && same(heap_[pos_of(index_[s])], timer, key_ns_hash)) return false;
+      if (tag_of(index_[s]) == t && same(slab_[handle_of(index_[s])], timer)) return false;
     }
-    heap_.push_back(Node{std::move(timer), key_ns_hash, static_cast<uint32_t>(s)});
-    index_[s] = entry(t, heap_.size() - 1);
+    const int64_t ts = timer.timestamp_ms;
+    const uint32_t h = allocate(std::move(timer));
+    index_[s] = entry(t, h);
+    heap_.push_back(Entry{ts, key_ns_hash, h});
     sift_up(heap_.size() - 1);
+    ++live_;
     return true;
   }
 
   // Removes the timer if present; true when removed.
   bool remove(const Timer& timer, uint64_t key_ns_hash) {
-    if (heap_.empty()) return false;
+    if (live_ == 0) return false;
     const size_t mask = index_.size() - 1;
     const uint32_t t = tag(timer.timestamp_ms, key_ns_hash);
     for (size_t s = home(t); index_[s] != 0; s = (s + 1) & mask) {
-      const size_t pos = pos_of(index_[s]);
-      if (tag_of(index_[s]) == t && same(heap_[pos], timer, key_ns_hash)) {
-        erase_at(pos);
+      const uint32_t h = handle_of(index_[s]);
+      if (tag_of(index_[s]) == t && same(slab_[h], timer)) {
+        erase_slot(s);
+        slab_[h].live = false;
+        --live_;
+        ++dead_;
+        drop_dead_top();
+        if (dead_ > live_ + kCompactSlack) compact();
         return true;
       }
     }
     return false;
   }
 
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
-  // The earliest node. Precondition: !empty().
-  const Node& top() const { return heap_.front(); }
-  // Removes and returns the earliest node. Precondition: !empty().
-  Node pop() {
-    Node out = std::move(heap_.front());
-    erase_at(0, &out);
+  bool empty() const { return live_ == 0; }
+  size_t size() const { return live_; }
+  // The earliest timer's timestamp. Precondition: !empty().
+  int64_t top_timestamp() const { return heap_.front().ts; }
+  // Removes and returns the earliest timer. Precondition: !empty().
+  Timer pop() {
+    const Entry top = heap_.front();
+    Slot& slot = slab_[top.handle];
+    Timer out = std::move(slot.timer);
+    erase_slot(find_slot(tag(top.ts, top.hash), top.handle));
+    release(top.handle);
+    --live_;
+    pop_heap_top();
+    drop_dead_top();
+    if (dead_ > live_ + kCompactSlack) compact();
+    if (!heap_.empty()) {
+      // Timers are usually drained in a run: start loading what the next pop reads (its slab slot and index home).
+      const Entry& next = heap_.front();
+      __builtin_prefetch(&slab_[next.handle]);
+      __builtin_prefetch(&index_[home(tag(next.ts, next.hash))]);
+    }
     return out;
   }
 
   // Visits the timers in the set's order (snapshots and tools: O(n log n)).
   template <class F>
   void for_each_sorted(F&& fn) const {
-    std::vector<const Node*> nodes;
-    nodes.reserve(heap_.size());
-    for (const Node& n : heap_) nodes.push_back(&n);
-    std::sort(nodes.begin(), nodes.end(), [](const Node* a, const Node* b) { return less(*a, *b); });
-    for (const Node* n : nodes) fn(n->timer);
+    std::vector<Entry> entries;
+    entries.reserve(live_);
+    for (const Entry& e : heap_) {
+      if (slab_[e.handle].live) entries.push_back(e);
+    }
+    std::sort(entries.begin(), entries.end(), [this](const Entry& a, const Entry& b) { return less(a, b); });
+    for (const Entry& e : entries) fn(slab_[e.handle].timer);
   }
 
-  size_t bytes_estimate() const { return heap_.capacity() * sizeof(Node) + index_.capacity() * sizeof(uint64_t); }
+  // Heap entries held, removed timers not yet reclaimed included (at most 2 * size() + a small constant).
+  size_t held_entries() const { return heap_.size(); }
+  size_t bytes_estimate() const {
+    return heap_.capacity() * sizeof(Entry) + slab_.capacity() * sizeof(Slot) + free_.capacity() * sizeof(uint32_t) +
+           index_.capacity() * sizeof(uint64_t);
+  }
 
  private:
-  static bool less(const Node& a, const Node& b) {
-    if (a.timer.timestamp_ms != b.timer.timestamp_ms) return a.timer.timestamp_ms < b.timer.timestamp_ms;
+  struct Entry {
+    int64_t ts;
+    uint64_t hash;    // of key and namespace
+    uint32_t handle;  // into slab_
+  };
+  struct Slot {
+    Timer timer;
+    bool live = false;  // false: removed (its heap entry not yet dropped) or free
+  };
+
+  bool less(const Entry& a, const Entry& b) const {
+    if (a.ts != b.ts) return a.ts < b.ts;
     if (a.hash != b.hash) return a.hash < b.hash;
-    return less_by_bytes(a, b);
+    return less_by_bytes(slab_[a.handle].timer, slab_[b.handle].timer);
   }
-  // Equal hashes: the same timer (never two nodes of one set) or a 64-bit collision: order by bytes (rare).
-  [[gnu::noinline]] static bool less_by_bytes(const Node& a, const Node& b) {
+  // Equal hashes: the same timer (a live one and a removed copy) or a 64-bit collision: order by bytes (rare).
+  [[gnu::noinline]] static bool less_by_bytes(const Timer& a, const Timer& b) {
     std::vector<uint8_t> sa, sb;
-    serialize_append(a.timer.key, sa);
-    serialize_append(a.timer.ns, sa);
-    serialize_append(b.timer.key, sb);
-    serialize_append(b.timer.ns, sb);
+    serialize_append(a.key, sa);
+    serialize_append(a.ns, sa);
+    serialize_append(b.key, sb);
+    serialize_append(b.ns, sb);
     return sa < sb;
   }
-  static bool same(const Node& n, const Timer& t, uint64_t h) {
-    return n.hash == h && n.timer.timestamp_ms == t.timestamp_ms && detail::state_key_equal(n.timer.key, t.key) &&
-           detail::state_key_equal(n.timer.ns, t.ns);
+  // Called after the tag matched (a function of the hash and timestamp), so the hash needs no comparison.
+  static bool same(const Slot& s, const Timer& t) {
+    return s.timer.timestamp_ms == t.timestamp_ms && detail::state_key_equal(s.timer.key, t.key) &&
+           detail::state_key_equal(s.timer.ns, t.ns);
   }
-  // An index entry: the timer's 32-bit tag (high half) and its heap position + 1 (low half); 0 is empty. The tag
-  // settles most mismatches without loading the node, and its top bits are the home slot, so deletion finds an
-  // entry's home without the node either.
+
+  uint32_t allocate(Timer&& timer) {
+    uint32_t h;
+    if (!free_.empty()) {
+      h = free_.back();
+      free_.pop_back();
+      slab_[h].timer = std::move(timer);
+    } else {
+      h = static_cast<uint32_t>(slab_.size());
+      slab_.push_back(Slot{std::move(timer), false});
+    }
+    slab_[h].live = true;
+    return h;
+  }
+  void release(uint32_t h) {
+    slab_[h].live = false;
+    slab_[h].timer = Timer{};  // drop what the key and namespace own
+    free_.push_back(h);
+  }
+
+  // An index entry: the timer's 32-bit tag (high half) and its slab handle + 1 (low half); 0 is empty. The tag
+  // settles most mismatches without loading the slab, and its top bits are the home slot, so deletion finds an
+  // entry's home without the slab either.
   static uint32_t tag(int64_t ts, uint64_t h) {
     uint64_t x = h ^ (static_cast<uint64_t>(ts) * 0x9E3779B97F4A7C15ULL);
     x ^= x >> 29;
@@ -117,22 +179,29 @@ class HeapTimerSet {
     x ^= x >> 32;
     return static_cast<uint32_t>(x);
   }
-  static uint64_t entry(uint32_t t, size_t pos) { return (uint64_t{t} << 32) | (pos + 1); }
+  static uint64_t entry(uint32_t t, uint32_t handle) { return (uint64_t{t} << 32) | (uint64_t{handle} + 1); }
   static uint32_t tag_of(uint64_t e) { return static_cast<uint32_t>(e >> 32); }
-  static size_t pos_of(uint64_t e) { return static_cast<size_t>(e & 0xffffffffULL) - 1; }
+  static uint32_t handle_of(uint64_t e) { return static_cast<uint32_t>((e & 0xffffffffULL) - 1); }
   size_t home(uint32_t t) const { return static_cast<size_t>(t >> shift_); }
+  // The index slot of a live timer's entry.
+  size_t find_slot(uint32_t t, uint32_t handle) const {
+    const uint64_t want = entry(t, handle);
+    const size_t mask = index_.size() - 1;
+    size_t s = home(t);
+    while (index_[s] != want) s = (s + 1) & mask;
+    return s;
+  }
 
   void grow() {
     index_.assign(std::max<size_t>(16, index_.size() * 2), 0);
     shift_ = 32 - std::countr_zero(index_.size());
     const size_t mask = index_.size() - 1;
-    for (size_t pos = 0; pos < heap_.size(); ++pos) {
-      Node& n = heap_[pos];
-      const uint32_t t = tag(n.timer.timestamp_ms, n.hash);
+    for (const Entry& e : heap_) {
+      if (!slab_[e.handle].live) continue;
+      const uint32_t t = tag(e.ts, e.hash);
       size_t s = home(t);
       while (index_[s] != 0) s = (s + 1) & mask;
-      index_[s] = entry(t, pos);
-      n.slot = static_cast<uint32_t>(s);
+      index_[s] = entry(t, e.handle);
     }
   }
 
@@ -146,64 +215,82 @@ class HeapTimerSet {
       const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
       if (!stays) {
         index_[hole] = index_[j];
-        heap_[pos_of(index_[j])].slot = static_cast<uint32_t>(hole);
         hole = j;
       }
     }
     index_[hole] = 0;
   }
 
-  // Removes the node at heap position pos (its index slot too). `moved_out`: the node was already moved from.
-  void erase_at(size_t pos, Node* moved_out = nullptr) {
-    erase_slot(moved_out != nullptr ? moved_out->slot : heap_[pos].slot);
-    const size_t last = heap_.size() - 1;
-    if (pos != last) {
-      heap_[pos] = std::move(heap_[last]);
-      set_pos(heap_[pos].slot, pos);
+  // Drops removed timers' entries from the top, so that the top is live whenever a timer is.
+  void drop_dead_top() {
+    while (dead_ > 0 && !heap_.empty() && !slab_[heap_.front().handle].live) {
+      release(heap_.front().handle);
+      --dead_;
+      pop_heap_top();
     }
-    heap_.pop_back();
-    if (pos < heap_.size()) {
-      if (pos > 0 && less(heap_[pos], heap_[(pos - 1) / 2])) {
-        sift_up(pos);
+  }
+  // Rebuilds the heap from the live entries (Floyd's bottom-up construction).
+  void compact() {
+    std::vector<Entry> kept;
+    kept.reserve(live_);
+    for (const Entry& e : heap_) {
+      if (slab_[e.handle].live) {
+        kept.push_back(e);
       } else {
-        sift_down(pos);
+        release(e.handle);
       }
+    }
+    heap_ = std::move(kept);
+    dead_ = 0;
+    for (size_t i = heap_.size() / kArity + 1; i-- > 0;) {
+      if (i < heap_.size()) sift_down(i);
     }
   }
 
-  void place(size_t pos, Node&& n) {
-    heap_[pos] = std::move(n);
-    set_pos(heap_[pos].slot, pos);
+  void pop_heap_top() {
+    heap_.front() = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(0);
   }
-  void set_pos(uint32_t slot, size_t pos) { index_[slot] = (index_[slot] & ~0xffffffffULL) | (pos + 1); }
+  static size_t parent_of(size_t pos) { return (pos - 1) / kArity; }
   void sift_up(size_t pos) {
-    if (pos == 0 || !less(heap_[pos], heap_[(pos - 1) / 2])) return;
-    Node n = std::move(heap_[pos]);
+    const Entry e = heap_[pos];
     while (pos > 0) {
-      const size_t parent = (pos - 1) / 2;
-      if (!less(n, heap_[parent])) break;
-      place(pos, std::move(heap_[parent]));
+      const size_t parent = parent_of(pos);
+      if (!less(e, heap_[parent])) break;
+      heap_[pos] = heap_[parent];
       pos = parent;
     }
-    place(pos, std::move(n));
+    heap_[pos] = e;
   }
   void sift_down(size_t pos) {
     const size_t size = heap_.size();
-    Node n = std::move(heap_[pos]);
+    const Entry e = heap_[pos];
     for (;;) {
-      size_t child = 2 * pos + 1;
-      if (child >= size) break;
-      if (child + 1 < size && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], n)) break;
-      place(pos, std::move(heap_[child]));
+      const size_t first = kArity * pos + 1;
+      if (first >= size) break;
+      size_t child = first;
+      const size_t end = std::min(first + kArity, size);
+      for (size_t c = first + 1; c < end; ++c) {
+        if (less(heap_[c], heap_[child])) child = c;
+      }
+      if (!less(heap_[child], e)) break;
+      heap_[pos] = heap_[child];
       pos = child;
     }
-    place(pos, std::move(n));
+    heap_[pos] = e;
   }
 
-  std::vector<Node> heap_;
-  std::vector<uint64_t> index_;  // entry(): tag and heap position + 1; 0: empty. Size a power of two (or 0).
+  static constexpr size_t kArity = 4;
+  static constexpr size_t kCompactSlack = 64;  // dead entries tolerated beyond the live count
+
+  std::vector<Entry> heap_;      // a 4-ary min-heap by less(); may hold removed timers' entries
+  std::vector<Slot> slab_;       // timers by handle
+  std::vector<uint32_t> free_;   // free slab handles
+  std::vector<uint64_t> index_;  // entry(): tag and handle + 1; 0: empty. Size a power of two (or 0).
   int shift_ = 32;               // home(tag) = tag >> shift_: the top log2(index size) bits
+  size_t live_ = 0;
+  size_t dead_ = 0;  // removed timers whose heap entries are still held
 };
 
 }  // namespace sluice
