@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "batch/batch_job.h"
+#include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/jobmanager_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
@@ -189,6 +191,39 @@ void log_submission_warnings(const StreamGraph& graph, const cluster::MiniCluste
   }
 }
 
+// execution.runtime-mode: BATCH, or AUTOMATIC with every source bounded.
+bool runs_in_batch(const Configuration& config, const StreamGraph& graph) {
+  switch (config.get(options::kRuntimeMode)) {
+    case RuntimeExecutionMode::kStreaming: return false;
+    case RuntimeExecutionMode::kBatch: return true;
+    case RuntimeExecutionMode::kAutomatic: return batch::unbounded_sources(graph).empty();
+  }
+  return false;
+}
+
+// The BATCH job's settings; checkpointing keys do not apply (no checkpoints in BATCH).
+Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cluster::MiniClusterConfig& mc) {
+  if (!config.get(options::kStateRecoveryPath).empty() || config.contains(options::kStateRecoveryPath.key)) {
+    return Status::invalid_argument("execution.state-recovery.path is set, but a BATCH job (execution.runtime-mode) "
+                                    "takes no checkpoints and restores none: run it in STREAMING to restore");
+  }
+  if (checkpointing_enabled(config)) {
+    spdlog::warn("execution.runtime-mode BATCH: execution.checkpointing.interval is ignored (a BATCH job takes no "
+                 "checkpoints; a failed stage re-runs from its inputs)");
+  }
+  batch::BatchJobConfig bc;
+  bc.network = mc.network;
+  bc.clock = mc.clock;
+  std::string tmp = config.get(options::kIoTmpDirs);
+  tmp = tmp.substr(0, tmp.find(':'));
+  bc.tmp_dir = tmp.empty() ? "/tmp" : tmp;
+  bc.sort_memory_bytes = static_cast<int64_t>(config.get(options::kSortedInputsMemory).bytes);
+  bc.auto_watermark_interval_ms = mc.auto_watermark_interval_ms;
+  // Recovery by replay is the point of BATCH: restarts are on by default, as with checkpointing in STREAMING.
+  SLUICE_ASSIGN_OR_RETURN(bc.restart, restart_strategy_config(config, true));
+  return bc;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
@@ -219,6 +254,13 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
+  if (runs_in_batch(config_, *graph_)) {
+    SLUICE_ASSIGN_OR_RETURN(batch::BatchJobConfig bc, batch_config(config_, mc));
+    std::shared_ptr<const StreamGraph> sg = std::move(graph_);
+    graph_ = std::make_shared<StreamGraph>();
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchJobClient> job, batch::submit_batch_job(std::move(sg), std::move(jg), bc));
+    return std::unique_ptr<JobClient>(std::move(job));
+  }
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
   log_submission_warnings(*graph_, mc);
 

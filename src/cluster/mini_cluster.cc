@@ -1,7 +1,5 @@
 #include "cluster/mini_cluster.h"
 
-#include <sys/resource.h>
-
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -19,18 +17,12 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/stream_task.h"
+#include "sluice/core/process_cpu_time.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
 
 namespace sluice::cluster {
 namespace {
-
-double process_cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
-  return tv(ru.ru_utime) + tv(ru.ru_stime);
-}
 
 class LocalJob final : public CheckpointingJobClient,
                        public runtime::TaskListener,

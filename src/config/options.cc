@@ -187,6 +187,26 @@ const ConfigOption<milliseconds> kCheckpointingInterval{
     {[](const milliseconds& v) { return v.count() == 0 || v >= kMinimalCheckpointTime; },
      "0 (disabled) or >= 10ms"}};
 
+const ConfigOption<RuntimeExecutionMode> kRuntimeMode{
+    "execution.runtime-mode", RuntimeExecutionMode::kStreaming,
+    "Runtime execution mode. STREAMING: pipelined exchanges and checkpoints (when enabled). BATCH: bounded sources "
+    "only; stages separated by blocking exchanges on local disk, keyed input sorted by key, no checkpoints, a "
+    "failed task re-runs its stage. AUTOMATIC: BATCH when every source is bounded, else STREAMING.",
+    {}, {}};
+
+const ConfigOption<MemorySize> kSortedInputsMemory{
+    "execution.sorted-inputs.memory", MemorySize::of_mebibytes(64),
+    "BATCH: memory a keyed task's input sorter holds before it spills a sorted run to disk; the runs are merged "
+    "(k-way) at the end of the input.",
+    {},
+    {[](const MemorySize& v) { return v.bytes >= (64u << 10); }, ">= 64kb"}};
+
+const ConfigOption<std::string> kIoTmpDirs{
+    "io.tmp.dirs", "/tmp",
+    "BATCH: directory for blocking exchange files and sort spills (the first of a ':'-separated list); each job "
+    "writes into its own folder below, removed when the job ends.",
+    {}, {}};
+
 const ConfigOption<CheckpointingMode> kCheckpointingMode{
     "execution.checkpointing.mode", CheckpointingMode::kExactlyOnce,
     "Checkpointing guarantee. EXACTLY_ONCE aligns barriers: a task with several input channels blocks a channel "
@@ -418,6 +438,8 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kRocksDBMetricsCurSizeAllMemTables, &options::kRocksDBMetricsMemTableFlushPending,
       &options::kRocksDBMetricsNumRunningFlushes, &options::kRocksDBMetricsNumRunningCompactions,
       // checkpointing
+      &options::kRuntimeMode,              &options::kSortedInputsMemory,
+      &options::kIoTmpDirs,
       &options::kCheckpointingInterval,    &options::kCheckpointingMode,
       &options::kCheckpointingTimeout,     &options::kCheckpointingMinPause,
       &options::kMaxConcurrentCheckpoints, &options::kTolerableFailedCheckpoints,

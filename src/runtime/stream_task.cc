@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "runtime/blocking_record_framing.h"
 #include "runtime/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/counter.h"
@@ -28,6 +29,31 @@ class PartitionRecordWriter final : public RecordWriter {
  private:
   ResultPartition* p_;
   int32_t channels_;
+};
+
+// RecordWriter into a blocking exchange (BATCH): every record framed as a self-delimiting entry with its key
+// (blocking_record_framing.h); watermarks are not written (a BATCH consumer sees only the final one).
+class BlockingPartitionRecordWriter final : public RecordWriter {
+ public:
+  BlockingPartitionRecordWriter(ResultPartition* p, int32_t channels, bool keyed)
+      : p_(p), channels_(channels), keyed_(keyed) {}
+  int32_t num_channels() const override { return channels_; }
+  bool wants_keys() const override { return keyed_; }
+  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { emit_keyed(channel, nullptr, 0, bytes, size); }
+  void emit_keyed(int32_t channel, const uint8_t* key, size_t key_size, const uint8_t* bytes, size_t size) override {
+    frame_blocking_record(key, key_size, bytes, size, &scratch_);
+    p_->emit_record(channel, scratch_.data(), scratch_.size());
+  }
+  void broadcast_emit(const uint8_t* bytes, size_t size) override {
+    frame_blocking_record(nullptr, 0, bytes, size, &scratch_);
+    p_->broadcast_record(scratch_.data(), scratch_.size());
+  }
+
+ private:
+  ResultPartition* p_;
+  int32_t channels_;
+  bool keyed_;
+  std::vector<uint8_t> scratch_;
 };
 
 }  // namespace
@@ -139,7 +165,11 @@ void StreamTask::build_chain() {
     const StreamEdge& se = sg.edges.at(static_cast<size_t>(o.edge->stream_edge));
     const auto& target_vx = d_.job_graph->vertices.at(static_cast<size_t>(o.edge->target_vertex));
     int32_t channels = o.edge->partitioning == Partitioning::kForward ? 1 : target_vx.parallelism;
-    writers_.push_back(std::make_unique<PartitionRecordWriter>(o.partition.get(), channels));
+    if (o.blocking) {
+      writers_.push_back(std::make_unique<BlockingPartitionRecordWriter>(o.partition.get(), channels, o.sorted_by_key));
+    } else {
+      writers_.push_back(std::make_unique<PartitionRecordWriter>(o.partition.get(), channels));
+    }
     auto selector = o.edge->partitioning == Partitioning::kHash ? se.make_selector()
                                                                  : se.type.make_standard_selector(o.edge->partitioning);
     selector->setup(channels, d_.job_graph->max_parallelism, d_.subtask_index);
@@ -226,12 +256,13 @@ void StreamTask::build_chain() {
     s.state_backend_type = d_.state_backend_type;
     s.rocksdb = d_.rocksdb;
     s.source_gateway = gateway_.get();
-    s.checkpointing = checkpointing();
+    s.checkpointing = checkpointing() || d_.batch_commit_after_stage;
     s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
     s.record_timestamp = &record_timestamp_;
     s.auto_watermark_interval_ms = d_.auto_watermark_interval_ms;
     s.processing_time_service = processing_time_.get();
+    s.batch_sorted_input = d_.batch_sorted_input && slot.get() == slots_.front().get();
     slot->op->setup(s);
     chain_ops_.push_back(ChainOperator{graph::operator_id(node), node.name, slot->op.get()});
     auto size = slot->state_size_bytes;
@@ -606,6 +637,13 @@ void StreamTask::reach_end_of_data() {
   if (at_end_of_data_) return;
   end_chain();
   at_end_of_data_ = true;
+  if (d_.batch_commit_after_stage) {  // BATCH: pre-commit now, commit once the stage succeeded
+    const StreamGraph& sg = *d_.stream_graph;
+    for (auto& slot : slots_) {
+      if (!sg.node(slot->node_id).is_sink) continue;
+      (void)slot->op->snapshot_state(CheckpointId(kBatchCommitCheckpoint), d_.clock->now_ms());
+    }
+  }
   for (auto& o : d_.outputs) o.partition->broadcast_event(end_of_data_event());
   listener_->on_task_end_of_data(d_.vertex, d_.subtask_index);
 }
@@ -642,7 +680,7 @@ void StreamTask::loop() {
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
         source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
-        if (!checkpointing() || !d_.checkpoints_after_tasks_finish) return;
+        if (!d_.batch_commit_after_stage && (!checkpointing() || !d_.checkpoints_after_tasks_finish)) return;
         reach_end_of_data();
         flush_outputs();
         continue;
@@ -653,8 +691,12 @@ void StreamTask::loop() {
       }
     } else if (recovered_next_ < recovered_input_.size()) {
       process_recovered_input();  // restored input channel state goes before new input
+    } else if (at_end_of_data_ && d_.batch_commit_after_stage) {
+      notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));  // only mails now: commit, finish
     } else if (!process_input()) {
-      return;
+      if (!d_.batch_commit_after_stage) return;
+      reach_end_of_data();
+      flush_outputs();
     }
   }
 }

@@ -81,6 +81,11 @@ using RecordsAfterBarrierHook =
 struct TaskOutput {
   const graph::JobEdge* edge = nullptr;
   std::shared_ptr<ResultPartition> partition;
+  // BATCH (docs/batch.md): the partition feeds a blocking exchange - records go out framed with their key
+  // (blocking_record_framing.h), watermarks are dropped. sorted_by_key: the consumer sorts its input by key, so
+  // records routed by key carry their serialized key.
+  bool blocking = false;
+  bool sorted_by_key = false;
 };
 
 // Everything a task needs, prepared by the cluster when it deploys the job.
@@ -103,6 +108,15 @@ struct TaskDeployment {
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
   int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval (0: no periodic emission)
+  // BATCH: the input arrives sorted by key; the chain's head (a keyed one-input operator) keeps one key's state
+  // at a time (OperatorSetup::batch_sorted_input).
+  bool batch_sorted_input = false;
+  // BATCH, a chain with a two-phase-commit sink: its commit waits for the whole stage. At the end of its input
+  // the task pre-commits (the sinks' snapshot_state for kBatchCommitCheckpoint; its operators see
+  // OperatorSetup::checkpointing, so they keep what they would commit), reports on_task_end_of_data and waits;
+  // notify_checkpoint_complete(kBatchCommitCheckpoint) then commits, finish() ends it. A stage that fails before
+  // that leaves nothing committed, so its re-run writes the output once.
+  bool batch_commit_after_stage = false;
 
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
@@ -133,6 +147,9 @@ struct TaskDeployment {
 // barriers). Process-wide; any thread.
 void set_input_suspended_for_testing(int32_t vertex);
 bool input_suspended_for_testing(int32_t vertex);
+
+// The checkpoint id a BATCH sink pre-commits and commits under (TaskDeployment::batch_commit_after_stage).
+inline constexpr int64_t kBatchCommitCheckpoint = 1;
 
 class StreamTask {
  public:

@@ -227,6 +227,10 @@ int run_demo(const DemoFlags& f) {
     injector.emplace(**client, *cp_client,
                      FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 2, "bids"});
   }
+  auto* batch_client = dynamic_cast<batch::BatchJobClient*>(client->get());
+  if (f.inject_failures > 0 && batch_client != nullptr) {
+    arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
+  }
   ProgressLine progress(**client, "bids");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
@@ -273,7 +277,7 @@ int run_demo(const DemoFlags& f) {
   // AT_LEAST_ONCE: the verification asks for no losses only, and reports the duplicates as a figure.
   const bool at_least_once = checkpointing_enabled(config) &&
                              config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
-  summary["checkpointing_mode"] = checkpointing_mode_name(config);
+  summary["checkpointing_mode"] = batch_client != nullptr ? std::string("none") : checkpointing_mode_name(config);
   if (f.verify) summary["verified_guarantee"] = at_least_once ? "at-least-once (no losses)" : "exactly-once";
   if (f.verify && result.status == JobStatus::kFinished && !stopped) {
     auto oracle = nexmark::compute_per_auction_oracle(options.source.generator, f.events);

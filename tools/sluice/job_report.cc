@@ -164,6 +164,42 @@ void FailureInjector::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& client) {
+  summary["runtime_mode"] = "BATCH";
+  const std::vector<int32_t> runs = client.stage_runs();
+  int32_t restarts = 0;
+  for (int32_t n : runs) restarts += std::max(0, n - 1);
+  summary["stage_runs"] = runs;
+  summary["restarts"] = restarts;
+  const batch::BatchStats st = client.batch_stats();
+  summary["batch"] = {{"exchange_bytes_written", st.exchange_bytes_written},
+                      {"sorted_records", st.sorted_records},
+                      {"sort_spilled_runs", st.sort_spilled_runs},
+                      {"sort_spilled_bytes", st.sort_spilled_bytes},
+                      {"sort_peak_memory_bytes", st.sort_peak_memory_bytes}};
+  nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
+  for (const runtime::InjectedFailure& f : client.injected_failures()) {
+    const char* name = runtime::failure_point_name(f.point);
+    injected.push_back({{"class", name}, {"vertex", f.vertex}, {"subtask", f.subtask},
+                        {"stage", client.stage_of_vertex(f.vertex)}, {"attempt", f.attempt}});
+    by_class[name] = by_class.value(name, 0) + 1;
+  }
+  summary["failures_injected"] = injected;
+  summary["failures_by_class"] = by_class;
+}
+
+void arm_batch_failures(batch::BatchJobClient& client, int32_t count, uint64_t seed, int32_t parallelism) {
+  std::mt19937_64 rng(seed);
+  for (int32_t i = 0; i < count; ++i) {
+    // Alternately a source task (stage 0) and a keyed task (a later stage), each on a seeded subtask.
+    const runtime::FailurePoint point = i % 2 == 0 ? runtime::FailurePoint::kSource : runtime::FailurePoint::kKeyedOperator;
+    const auto subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(std::max(parallelism, 1)));
+    Status s = client.arm_failure(point, -1, subtask, "seeded failure " + std::to_string(i + 1) + " (seed " +
+                                                          std::to_string(seed) + ")");
+    if (!s.is_ok()) std::fprintf(stderr, "warning: not injected: %s\n", s.to_string().c_str());
+  }
+}
+
 void add_run_summary(nlohmann::json& summary, const RunFigures& r) {
   const JobExecutionResult& result = *r.result;
   double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
@@ -186,6 +222,11 @@ void add_run_summary(nlohmann::json& summary, const RunFigures& r) {
     if (m.name.rfind("rocksdb.", 0) == 0) native[m.scope][m.name] = m.value;
   }
   if (!native.empty()) summary["rocksdb_native_metrics"] = native;
+  if (auto* b = dynamic_cast<batch::BatchJobClient*>(r.client)) {
+    add_batch_summary(summary, *b);
+    return;
+  }
+  summary["runtime_mode"] = "STREAMING";
   if (r.cp_client == nullptr) return;
   cluster::CheckpointingJobClient* cp_client = r.cp_client;
   auto stats = cp_client->checkpoint_stats();
@@ -250,6 +291,15 @@ std::string barrier_handling(const Configuration& config) {
 
 void print_failures(const nlohmann::json& summary, int32_t inject_failures) {
   if (inject_failures <= 0 || !summary.contains("failures_injected")) return;
+  if (summary.contains("stage_runs")) {  // BATCH: a failure re-runs its stage
+    std::printf("failures injected: %zu of %d\n", summary["failures_injected"].size(), inject_failures);
+    for (const auto& one : summary["failures_injected"]) {
+      std::printf("  [%s] vertex %d, subtask index %d -> stage %d re-ran\n", one["class"].get<std::string>().c_str(),
+                  one["vertex"].get<int>(), one["subtask"].get<int>(), one["stage"].get<int>());
+    }
+    std::printf("stage runs: %s\n", summary["stage_runs"].dump().c_str());
+    return;
+  }
   std::printf("failures injected: %zu of %d (", summary["failures_injected"].size(), inject_failures);
   const char* sep = "";
   for (runtime::FailurePoint p : runtime::kFailureClasses) {

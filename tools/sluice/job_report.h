@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "batch/batch_job.h"
 #include "cluster/mini_cluster.h"
 #include "sluice/config/configuration.h"
 #include "sluice/sluice.h"
@@ -93,6 +94,11 @@ struct RunFigures {
   std::vector<int64_t> failures_at_events;
 };
 void add_run_summary(nlohmann::json& summary, const RunFigures& figures);
+// BATCH (docs/batch.md): runtime_mode, stage_runs, restarts, the exchange and sort figures, the injected failures.
+void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& client);
+// --inject-failures in BATCH: `count` failures armed at once, alternately in a source task (stage 0) and a keyed
+// task (a later stage), each on a subtask drawn from `seed`; each re-runs its stage.
+void arm_batch_failures(batch::BatchJobClient& client, int32_t count, uint64_t seed, int32_t parallelism);
 
 // "EXACTLY_ONCE", "AT_LEAST_ONCE" or "none"; and how barriers are handled, for the text output.
 std::string checkpointing_mode_name(const Configuration& config);

@@ -142,6 +142,10 @@ int run_nexmark(const NexmarkFlags& f) {
     injector.emplace(**client, *cp_client,
                      FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 0, nq::kSourceName});
   }
+  auto* batch_client = dynamic_cast<batch::BatchJobClient*>(client->get());
+  if (f.inject_failures > 0 && batch_client != nullptr) {
+    arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
+  }
   ProgressLine progress(**client, nq::kSourceName);
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
@@ -162,7 +166,7 @@ int run_nexmark(const NexmarkFlags& f) {
   summary["query"] = query->name;
   summary["declared_rate_per_s"] = f.rate;
   summary["output_rows"] = run->output_rows();
-  summary["checkpointing_mode"] = checkpointing_mode_name(config);
+  summary["checkpointing_mode"] = batch_client != nullptr ? std::string("none") : checkpointing_mode_name(config);
   print_failures(summary, f.inject_failures);
 
   int exit_code = result.status == JobStatus::kFinished ? 0 : 1;

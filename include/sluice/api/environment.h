@@ -83,6 +83,7 @@ class StreamExecutionEnvironment {
     n.kind = StreamNode::Kind::kSource;
     n.name = std::move(name);
     n.assigns_timestamps = strategy.has_value();
+    n.bounded = src->boundedness() == Boundedness::kBounded;
     n.create_operator = [src, strategy]() -> std::unique_ptr<StreamOperator> {
       return std::make_unique<SourceOperator<T, SplitT>>(src, strategy);
     };

@@ -67,6 +67,9 @@ struct StreamNode {
   int32_t parallelism = -1;  // -1 = the environment's default
   bool keyed = false;        // needs a key-group range and a keyed state backend
   bool is_sink = false;      // added by sink_to
+  // Sources: the source reads a bounded input (Source::boundedness() == kBounded). execution.runtime-mode
+  // BATCH needs every source bounded; AUTOMATIC picks BATCH when they all are.
+  bool bounded = true;
   // Gives records event-time timestamps (assign_timestamps_and_watermarks, a source with a WatermarkStrategy):
   // the network edges downstream of it carry timestamps (graph::JobEdge::carries_timestamps).
   bool assigns_timestamps = false;

@@ -88,6 +88,21 @@ struct EnumOptionNames<CheckpointingMode> {
   }};
 };
 
+// execution.runtime-mode (Flink's RuntimeExecutionMode; docs/batch.md). STREAMING: pipelined exchanges,
+// checkpoints when enabled. BATCH: every source must be bounded; the job runs in stages separated by blocking
+// exchanges written to local disk, keyed operators read their input sorted by key, no checkpoints. AUTOMATIC:
+// BATCH when every source is bounded, else STREAMING.
+enum class RuntimeExecutionMode { kStreaming, kBatch, kAutomatic };
+
+template <>
+struct EnumOptionNames<RuntimeExecutionMode> {
+  static constexpr std::array<std::pair<RuntimeExecutionMode, std::string_view>, 3> kValues{{
+      {RuntimeExecutionMode::kStreaming, "STREAMING"},
+      {RuntimeExecutionMode::kBatch, "BATCH"},
+      {RuntimeExecutionMode::kAutomatic, "AUTOMATIC"},
+  }};
+};
+
 // execution.checkpointing.externalized-checkpoint-retention: what happens to the retained checkpoints of a
 // job that ends. Every mode deletes them when the job FINISHES; they differ on cancel and failure:
 //   NO_EXTERNALIZED_CHECKPOINTS  deleted on cancel and on failure
@@ -165,6 +180,14 @@ extern const ConfigOption<bool> kBufferTimeoutEnabled;
 // pipeline.auto-watermark-interval (Duration, 200ms, >= 0): how often periodic watermark generators emit
 // (WatermarkGenerator::on_periodic_emit); 0 disables periodic emission (punctuated generators still emit).
 extern const ConfigOption<std::chrono::milliseconds> kAutoWatermarkInterval;
+// execution.runtime-mode (Enum, STREAMING; BATCH or AUTOMATIC; see RuntimeExecutionMode).
+extern const ConfigOption<RuntimeExecutionMode> kRuntimeMode;
+// execution.sorted-inputs.memory (MemorySize, 64mb, >= 64kb): BATCH - memory each keyed task's input sorter may
+// hold before it spills a sorted run to disk (then merged k-way at the end of the input).
+extern const ConfigOption<MemorySize> kSortedInputsMemory;
+// io.tmp.dirs (String, "/tmp"): BATCH - where blocking exchanges and sort spills are written (the first entry of
+// a ':'-separated list); each job uses its own folder below, removed when the job ends.
+extern const ConfigOption<std::string> kIoTmpDirs;
 // taskmanager.memory.segment-size (MemorySize, 32kb, a power of two in [4kb, 16mb]): size of one network
 // buffer.
 extern const ConfigOption<MemorySize> kMemorySegmentSize;

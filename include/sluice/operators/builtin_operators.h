@@ -196,7 +196,22 @@ class AbstractKeyedOperator : public Base {
     timer_services_.emplace(name, std::move(service));
     watermark_advancers_.push_back([raw](int64_t wm) { raw->advance_watermark(wm); });
     end_of_input_firers_.push_back([raw] { raw->fire_due_processing_time_timers(); });
+    key_end_firers_.push_back([raw] { return raw->fire_all_timers_for_key_end(); });
     return *raw;
+  }
+  // BATCH execution with sorted input (OperatorSetup::batch_sorted_input): the current key's records are all
+  // processed. Its timers fire with time at +inf (until none is left), then its state is dropped: the backend
+  // holds one key at a time (Flink's BatchExecutionKeyedStateBackend). No-op before the first key.
+  void end_key_for_batch() {
+    if (!backend_->has_current_key()) return;
+    call_user(this->info(), [&] {
+      for (bool again = true; again;) {
+        again = false;
+        for (const auto& fire : key_end_firers_) again = fire() > 0 || again;
+      }
+    });
+    Status s = backend_->clear_key_group(backend_->current_key_group());
+    if (!s.is_ok()) throw StatusError(s.with_context("operator '" + this->info().operator_name + "'"));
   }
   // Fires the event-time timers of every timer service up to watermark_ms (the operator's watermark moved to
   // watermark_ms). User exceptions escape as OperatorFailure.
@@ -220,6 +235,10 @@ class AbstractKeyedOperator : public Base {
   // this also fires those registered since (e.g. by the processing-time timers just fired) and serves operators
   // run without a task.
   void end_input() override {
+    if (this->setup_.batch_sorted_input) {  // the last key ends: its timers fire at +inf
+      end_key_for_batch();
+      return;
+    }
     call_user(this->info(), [&] {
       for (const auto& fire_due : end_of_input_firers_) fire_due();
     });
@@ -265,6 +284,7 @@ class AbstractKeyedOperator : public Base {
   std::map<std::string, std::shared_ptr<void>> timer_services_;      // InternalTimerService<K, N> by name
   std::vector<std::function<void(int64_t)>> watermark_advancers_;
   std::vector<std::function<void()>> end_of_input_firers_;
+  std::vector<std::function<int64_t()>> key_end_firers_;
 };
 
 // Base of operators on a keyed stream: AbstractKeyedOperator over one input, and the current key set from each
@@ -275,8 +295,30 @@ class KeyedOperatorBase : public AbstractKeyedOperator<K, OneInputStreamOperator
   explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
 
  protected:
-  void set_key_of(const IN& record) { this->backend_->set_current_key(key_selector_(record)); }
+  void set_key_of(const IN& record) {
+    if (this->setup_.batch_sorted_input) [[unlikely]] {
+      set_key_sorted(key_selector_(record));
+      return;
+    }
+    this->backend_->set_current_key(key_selector_(record));
+  }
   KS key_selector_;
+
+ private:
+  // Sorted input: a key whose serialized bytes differ from the previous record's ends the previous key.
+  template <class Key>
+  void set_key_sorted(const Key& key) {
+    next_key_bytes_.clear();
+    DataOutputView out(&next_key_bytes_);
+    TypeSerializer<K>::serialize(key, out);
+    if (next_key_bytes_ != key_bytes_) {
+      this->end_key_for_batch();
+      key_bytes_.swap(next_key_bytes_);
+    }
+    this->backend_->set_current_key(key);
+  }
+  std::vector<uint8_t> key_bytes_;
+  std::vector<uint8_t> next_key_bytes_;
 };
 
 // Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it), with its timers (timer service "user-timers",

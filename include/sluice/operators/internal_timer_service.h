@@ -103,6 +103,29 @@ class InternalTimerService {
   // later ones are dropped with the operator, as Flink quiesces processing time at the end).
   void fire_due_processing_time_timers() { on_processing_time(kNotScheduled - 1); }
 
+  // BATCH execution, sorted input (OperatorSetup::batch_sorted_input): the current key's input ended, so time
+  // jumps to +inf for it: every event-time timer fires (watermark MAX), then every processing-time timer, until
+  // neither queue holds a timer (a firing timer may register more); the watermark then goes back to "none" for
+  // the next key. Returns the timers fired. The queues hold only the finished key's timers in this mode.
+  int64_t fire_all_timers_for_key_end() {
+    int64_t fired = 0;
+    while (event_->num_timers() > 0 || processing_->num_timers() > 0) {
+      watermark_ = std::numeric_limits<int64_t>::max();
+      while (auto timer = event_->poll_until(watermark_)) {
+        backend_->set_current_key(timer->key);
+        target_->on_event_time(*timer);
+        ++fired;
+      }
+      while (auto timer = processing_->poll_until(std::numeric_limits<int64_t>::max())) {
+        backend_->set_current_key(timer->key);
+        target_->on_processing_time(*timer);
+        ++fired;
+      }
+    }
+    watermark_ = kNoWatermark;
+    return fired;
+  }
+
   // Timers of each domain (tests, metrics).
   int64_t num_event_time_timers() { return event_->num_timers(); }
   int64_t num_processing_time_timers() { return processing_->num_timers(); }

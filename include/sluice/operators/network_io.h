@@ -31,6 +31,14 @@ class RecordWriter {
   // In-band event time on every channel (runtime events after the records emitted so far). Default: dropped.
   virtual void broadcast_watermark(int64_t /*watermark_ms*/) {}
   virtual void broadcast_watermark_status(bool /*idle*/) {}
+  // BATCH execution (docs/batch.md): a writer into a blocking exchange that sorts its consumer's input by key
+  // wants each record's serialized key next to it. True: RecordWriterOutput calls emit_keyed for records routed
+  // by a key-group partitioner (key = the key selector's result, serialized with TypeSerializer<K>).
+  virtual bool wants_keys() const { return false; }
+  virtual void emit_keyed(int32_t channel, const uint8_t* /*key*/, size_t /*key_size*/, const uint8_t* bytes,
+                          size_t size) {
+    emit(channel, bytes, size);
+  }
 };
 
 // Record framing on an edge that carries timestamps (JobEdge::carries_timestamps: some operator upstream
@@ -62,6 +70,9 @@ template <class T>
 class ChannelSelector : public ChannelSelectorBase {
  public:
   virtual int32_t select_channel(const T& record) = 0;
+  // Appends the record's serialized key to *out and returns true, for partitioners that route by key; false
+  // (nothing written) for the others. Used only by writers that want keys (RecordWriter::wants_keys).
+  virtual bool write_key(const T& /*record*/, std::vector<uint8_t>* /*out*/) { return false; }
 };
 
 // One channel per forward edge: the consumer subtask with the producer's index.
@@ -104,6 +115,11 @@ class KeyGroupStreamPartitioner final : public ChannelSelector<T> {
     KeyGroup kg = key_group_for_key<K>(key_selector_(record), this->max_parallelism_);
     return subtask_for_key_group(this->max_parallelism_, this->num_channels_, kg).value();
   }
+  bool write_key(const T& record, std::vector<uint8_t>* out) override {
+    DataOutputView view(out);
+    TypeSerializer<K>::serialize(key_selector_(record), view);
+    return true;
+  }
 
  private:
   KS key_selector_;
@@ -116,7 +132,10 @@ class RecordWriterOutput final : public Output<T> {
   // `timestamp`: the task's record timestamp, written before each record; null for an edge without timestamps.
   RecordWriterOutput(RecordWriter* writer, std::unique_ptr<ChannelSelectorBase> selector,
                      const RecordTimestamp* timestamp = nullptr)
-      : writer_(writer), selector_(static_cast<ChannelSelector<T>*>(selector.release())), timestamp_(timestamp) {}
+      : writer_(writer),
+        selector_(static_cast<ChannelSelector<T>*>(selector.release())),
+        timestamp_(timestamp),
+        wants_keys_(writer->wants_keys()) {}
   void collect(T&& record) override {
     scratch_.clear();
     DataOutputView out(&scratch_);
@@ -126,6 +145,14 @@ class RecordWriterOutput final : public Output<T> {
     TypeSerializer<T>::serialize(record, out);
     if (selector_->is_broadcast()) {
       writer_->broadcast_emit(scratch_.data(), scratch_.size());
+    } else if (wants_keys_) {
+      key_scratch_.clear();
+      if (selector_->write_key(record, &key_scratch_)) {
+        writer_->emit_keyed(selector_->select_channel(record), key_scratch_.data(), key_scratch_.size(),
+                            scratch_.data(), scratch_.size());
+      } else {
+        writer_->emit(selector_->select_channel(record), scratch_.data(), scratch_.size());
+      }
     } else {
       writer_->emit(selector_->select_channel(record), scratch_.data(), scratch_.size());
     }
@@ -139,7 +166,9 @@ class RecordWriterOutput final : public Output<T> {
   RecordWriter* writer_;
   std::unique_ptr<ChannelSelector<T>> selector_;
   const RecordTimestamp* timestamp_;
+  const bool wants_keys_;
   std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> key_scratch_;
 };
 
 class RecordDeserializerBase {

@@ -208,6 +208,15 @@ class KeyedStateBackend {
   // On error nothing changes. States not registered yet are kept and checked when they are registered.
   virtual Status restore_key_group(const uint8_t* data, size_t size) = 0;
 
+  // Drops every state entry and timer of key group kg (BATCH execution: the state of a key whose input ended;
+  // docs/batch.md). kInvalidArgument if kg is outside this backend's range. The heap backend implements it (BATCH
+  // jobs always run on it, as Flink's batch state backend replaces the configured one); others:
+  // kFailedPrecondition. Task thread.
+  virtual Status clear_key_group(KeyGroup kg) {
+    return Status::failed_precondition("clearing key group " + std::to_string(kg.value()) +
+                                       ": only the heap keyed state backend supports it");
+  }
+
   // ---- incremental snapshots (incremental_snapshot.h; the RocksDB backend only) ----
   // The synchronous part of an incremental snapshot for checkpoint `id`. Others: kFailedPrecondition.
   virtual Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) {

@@ -272,7 +272,7 @@ TEST(OptionRegistry, KeysAndAliasesAreUniqueAndDefaultsValid) {
     ASSERT_TRUE(parsed.is_ok()) << option->key << ": " << parsed.status().to_string();
     EXPECT_EQ(parsed->formatted, option->default_value_string());
   }
-  EXPECT_EQ(all_options().size(), 60u);
+  EXPECT_EQ(all_options().size(), 63u);
 }
 
 TEST(OptionRegistry, FindOption) {
@@ -284,6 +284,22 @@ TEST(OptionRegistry, FindOption) {
   EXPECT_TRUE(alias.deprecated);
   EXPECT_EQ(find_option("state").option, nullptr);
   EXPECT_EQ(find_option("execution.buffer-timeout").option, &options::kBufferTimeoutInterval);
+}
+
+TEST(Configuration, RuntimeModeAndSortedInputsMemory) {
+  Configuration c;
+  EXPECT_EQ(c.get(options::kRuntimeMode), RuntimeExecutionMode::kStreaming);
+  EXPECT_EQ(c.get(options::kSortedInputsMemory).bytes, 64u << 20);
+  ASSERT_TRUE(c.apply_dynamic_property("execution.runtime-mode=BATCH").is_ok());
+  EXPECT_EQ(c.get(options::kRuntimeMode), RuntimeExecutionMode::kBatch);
+  ASSERT_TRUE(c.apply_dynamic_property("execution.runtime-mode=AUTOMATIC").is_ok());
+  EXPECT_EQ(c.get(options::kRuntimeMode), RuntimeExecutionMode::kAutomatic);
+  Status bad = c.apply_dynamic_property("execution.runtime-mode=FAST");
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("execution.runtime-mode"), std::string::npos) << bad.to_string();
+  ASSERT_TRUE(c.apply_dynamic_property("execution.sorted-inputs.memory=1mb").is_ok());
+  EXPECT_EQ(c.get(options::kSortedInputsMemory).bytes, 1u << 20);
+  EXPECT_FALSE(c.apply_dynamic_property("execution.sorted-inputs.memory=1kb").is_ok());
 }
 
 }  // namespace

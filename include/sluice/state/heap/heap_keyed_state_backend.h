@@ -199,6 +199,21 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     return Status::ok();
   }
 
+  Status clear_key_group(KeyGroup kg) override {
+    const KeyGroupRange& range = this->key_group_range();
+    if (!range.contains(kg)) {
+      return Status::invalid_argument("clearing key group " + std::to_string(kg.value()) + ": not in this backend's " +
+                                      range.to_string());
+    }
+    const int32_t index = range.index_of(kg);
+    for (auto& [name, t] : tables_) {
+      t->discard_staged();
+      t->commit_staged(index);  // nothing staged: the key group's map becomes empty
+    }
+    pending_.clear_key_group(kg);
+    return Status::ok();
+  }
+
  private:
   friend class KeyedStateBackend<K>;
 

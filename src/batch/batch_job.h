@@ -1,0 +1,82 @@
+// BatchJob: runs a JobGraph in execution.runtime-mode BATCH (docs/batch.md; Flink's batch scheduling of
+// blocking exchanges, our own design) in this process.
+//
+// The job runs stage by stage (stage_plan.h). A stage's tasks are the ordinary StreamTasks; their network
+// outputs feed an ExchangeSpiller that writes one file per (edge, producer subtask, subpartition) under
+// `<tmp_dir>/sluice-batch-<job id>/`, and their inputs come from InputReplayers over the previous stages' files
+// (sorted by key for keyed heads). No checkpoints, barriers or CheckpointCoordinator. A stage is done when every
+// task finished and every output file is committed; the next stage starts then, and the files the stage read are
+// deleted.
+//
+// Failure recovery (Flink's region failover for blocking exchanges): a failed task cancels its stage's tasks;
+// after the restart strategy's backoff only that stage runs again - from its sources' start (bounded sources
+// replay their whole input; the enumerators start afresh) or from the files of the earlier stages, which stay
+// until their consumers' stage finished. Earlier stages never run again (stage_runs() shows it). The restart
+// strategy gives up: the job FAILS.
+//
+// Lifecycle: CREATED -> RUNNING -> FINISHED / FAILED / CANCELED (cancel() stops the running stage). The job's
+// folder is removed when it ends. Thread-safety: the client is thread-safe; one control thread runs the stages.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/job_graph.h"
+#include "restart/restart_strategy_factory.h"
+#include "runtime/fault_injection.h"
+#include "runtime/network/network_config.h"
+#include "sluice/api/job_client.h"
+#include "sluice/api/stream_graph.h"
+#include "sluice/core/clock.h"
+
+namespace sluice::batch {
+
+struct ArmedFailure {
+  runtime::FailurePoint point = runtime::FailurePoint::kTask;
+  int32_t vertex = -1;   // -1: any
+  int32_t subtask = -1;  // -1: any
+  std::string cause;
+};
+
+struct BatchJobConfig {
+  runtime::NetworkConfig network;
+  std::shared_ptr<Clock> clock;  // null: the system clock
+  std::string tmp_dir = "/tmp";  // io.tmp.dirs (first entry)
+  int64_t sort_memory_bytes = 64 << 20;  // execution.sorted-inputs.memory
+  int64_t auto_watermark_interval_ms = 200;
+  RestartStrategyConfig restart;  // what a failed stage does
+  uint64_t jitter_seed = 1;
+  // Armed before the first stage starts (runtime/fault_injection.h; kTask, kSource and kKeyedOperator apply).
+  std::vector<ArmedFailure> failures;
+};
+
+struct BatchStats {
+  int64_t exchange_bytes_written = 0;  // blocking exchange files, all stages and runs
+  int64_t sorted_records = 0;          // records that went through the input sorters (last run of each stage)
+  int64_t sort_spilled_runs = 0;       // sorted runs spilled to disk, all runs
+  int64_t sort_spilled_bytes = 0;
+  int64_t sort_peak_memory_bytes = 0;  // the largest in-memory run of any sorter
+};
+
+class BatchJobClient : public JobClient {
+ public:
+  // How often each stage ran (1 + its restarts), by stage index; 0 for stages not started yet.
+  virtual std::vector<int32_t> stage_runs() const = 0;
+  virtual int32_t num_stages() const = 0;
+  virtual int32_t stage_of_vertex(int32_t vertex) const = 0;
+  // Fault injection (runtime/fault_injection.h) while the job runs: the failure fires in the first matching task
+  // that reaches `point` from now on - in the running stage or a later one. kInvalidArgument when no task of the job
+  // can reach it (in BATCH: kTask, kSource, kKeyedOperator).
+  virtual Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) = 0;
+  virtual std::vector<runtime::InjectedFailure> injected_failures() const = 0;
+  virtual BatchStats batch_stats() const = 0;
+};
+
+// Checks the job (every source bounded, else kInvalidArgument naming the unbounded ones), then starts it. The
+// StreamGraph must outlive the client.
+Result<std::unique_ptr<BatchJobClient>> submit_batch_job(std::shared_ptr<const StreamGraph> stream_graph,
+                                                         graph::JobGraph job_graph, const BatchJobConfig& config);
+
+}  // namespace sluice::batch

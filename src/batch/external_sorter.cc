@@ -1,0 +1,145 @@
+#include "batch/external_sorter.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "batch/entry_file.h"
+
+namespace sluice::batch {
+
+int compare_keys(const uint8_t* a, size_t a_size, const uint8_t* b, size_t b_size) {
+  const size_t n = std::min(a_size, b_size);
+  const int c = n == 0 ? 0 : std::memcmp(a, b, n);
+  if (c != 0) return c;
+  return a_size < b_size ? -1 : (a_size > b_size ? 1 : 0);
+}
+
+namespace {
+
+runtime::BlockingRecordView view_at(const std::vector<uint8_t>& arena, uint64_t offset) {
+  runtime::BlockingRecordView v;
+  (void)runtime::parse_blocking_record(arena.data() + offset, arena.size() - offset, &v);
+  return v;
+}
+
+// Heap order: the smallest key on top; equal keys: the earlier run first (stability).
+bool heap_after(const runtime::BlockingRecordView& a, size_t a_run, const runtime::BlockingRecordView& b,
+                size_t b_run) {
+  const int c = compare_keys(a.key, a.key_size, b.key, b.key_size);
+  return c != 0 ? c > 0 : a_run > b_run;
+}
+
+}  // namespace
+
+ExternalSorter::ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix)
+    : budget_(std::max<int64_t>(memory_budget_bytes, 1)), spill_dir_(std::move(spill_dir)), prefix_(std::move(prefix)) {}
+
+ExternalSorter::~ExternalSorter() {
+  readers_.clear();
+  for (const std::string& f : spill_files_) {
+    std::error_code ec;
+    std::filesystem::remove(f, ec);
+  }
+}
+
+Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size) {
+  if (finished_) return Status::failed_precondition("ExternalSorter::add after finish()");
+  const auto entry = static_cast<int64_t>(8 + key_size + record_size);
+  const auto in_memory = static_cast<int64_t>(arena_.size() + offsets_.size() * sizeof(uint64_t));
+  if (!offsets_.empty() && in_memory + entry + static_cast<int64_t>(sizeof(uint64_t)) > budget_) {
+    SLUICE_RETURN_IF_ERROR(spill());
+  }
+  offsets_.push_back(arena_.size());
+  runtime::append_blocking_record(key, key_size, record, record_size, &arena_);
+  ++stats_.records;
+  stats_.peak_memory_bytes = std::max(stats_.peak_memory_bytes, static_cast<int64_t>(arena_.size() + offsets_.size() * 8));
+  return Status::ok();
+}
+
+void ExternalSorter::sort_run() {
+  std::stable_sort(offsets_.begin(), offsets_.end(), [this](uint64_t a, uint64_t b) {
+    const runtime::BlockingRecordView va = view_at(arena_, a), vb = view_at(arena_, b);
+    return compare_keys(va.key, va.key_size, vb.key, vb.key_size) < 0;
+  });
+}
+
+Status ExternalSorter::spill() {
+  sort_run();
+  const std::string path =
+      spill_dir_ + "/" + prefix_ + "-run-" + std::to_string(spill_files_.size());
+  EntryFileWriter w;
+  SLUICE_RETURN_IF_ERROR(w.open(path));
+  for (uint64_t off : offsets_) {
+    const runtime::BlockingRecordView v = view_at(arena_, off);
+    SLUICE_RETURN_IF_ERROR(w.append(arena_.data() + off, v.entry_size()));
+  }
+  SLUICE_RETURN_IF_ERROR(w.commit());
+  spill_files_.push_back(path);
+  ++stats_.spilled_runs;
+  stats_.spilled_bytes += w.bytes_written();
+  arena_.clear();
+  offsets_.clear();
+  return Status::ok();
+}
+
+Status ExternalSorter::finish() {
+  if (finished_) return Status::ok();
+  finished_ = true;
+  if (spill_files_.empty()) {
+    sort_run();
+    return Status::ok();
+  }
+  if (!offsets_.empty()) SLUICE_RETURN_IF_ERROR(spill());
+  arena_ = {};
+  offsets_ = {};
+  return start_merge();
+}
+
+Status ExternalSorter::start_merge() {
+  merging_ = true;
+  for (size_t run = 0; run < spill_files_.size(); ++run) {
+    auto reader = std::make_unique<EntryFileReader>();
+    SLUICE_RETURN_IF_ERROR(reader->open(spill_files_[run]));
+    readers_.push_back(std::move(reader));
+  }
+  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
+  for (size_t run = 0; run < readers_.size(); ++run) {
+    Head h;
+    h.run = run;
+    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[run]->next(&h.view));
+    if (has) heap_.push_back(h);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  return Status::ok();
+}
+
+Result<bool> ExternalSorter::next(runtime::BlockingRecordView* out) {
+  if (!finished_) return Status::failed_precondition("ExternalSorter::next before finish()");
+  if (!merging_) {
+    if (memory_next_ >= offsets_.size()) return false;
+    *out = view_at(arena_, offsets_[memory_next_++]);
+    return true;
+  }
+  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
+  // The entry returned last lives in its reader's buffer until now: only now may that reader move on.
+  if (pending_refill_ != SIZE_MAX) {
+    Head h;
+    h.run = pending_refill_;
+    pending_refill_ = SIZE_MAX;
+    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[h.run]->next(&h.view));
+    if (has) {
+      heap_.push_back(h);
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    }
+  }
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), cmp);
+  const Head top = heap_.back();
+  heap_.pop_back();
+  *out = top.view;
+  pending_refill_ = top.run;
+  return true;
+}
+
+}  // namespace sluice::batch

@@ -1,0 +1,78 @@
+// ExternalSorter: groups a task's input by key within a memory budget (BATCH, docs/batch.md; the idea of Flink's
+// sorted inputs / external merge sort, our own code).
+//
+// add() copies each (key, record) entry into an in-memory run. When the run would exceed the budget
+// (execution.sorted-inputs.memory: entry bytes plus an 8-byte index per entry), it is sorted and spilled to a
+// file `<spill_dir>/<prefix>-run-<n>`. finish() sorts what is left; if nothing was spilled the entries are read
+// from memory, else the rest is spilled too and next() merges the runs k-way with a heap (one buffered reader per
+// run). Order: by key bytes (lexicographic, shorter first on a common prefix), so equal keys are adjacent; stable:
+// entries with equal keys come out in the order they were added (runs are merged with ties going to the earlier
+// run). An entry larger than the budget forms a run of its own. Spill files are removed by the destructor.
+// Errors: kIOError naming the spill file; kFailedPrecondition for add() after finish() or next() before it.
+// Thread-safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/blocking_record_framing.h"
+#include "sluice/core/status.h"
+
+namespace sluice::batch {
+
+class EntryFileReader;
+
+struct SorterStats {
+  int64_t records = 0;
+  int64_t spilled_runs = 0;
+  int64_t spilled_bytes = 0;
+  int64_t peak_memory_bytes = 0;  // the largest in-memory run, with its index
+};
+
+class ExternalSorter {
+ public:
+  // memory_budget_bytes > 0.
+  ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix);
+  ExternalSorter(const ExternalSorter&) = delete;
+  ExternalSorter& operator=(const ExternalSorter&) = delete;
+  ~ExternalSorter();
+
+  Status add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size);
+  Status finish();
+  // The next entry in key order (valid until the next call), or false once all were returned.
+  Result<bool> next(runtime::BlockingRecordView* out);
+
+  const SorterStats& stats() const { return stats_; }
+  const std::vector<std::string>& spill_files() const { return spill_files_; }
+
+ private:
+  Status spill();
+  void sort_run();
+  Status start_merge();
+
+  const int64_t budget_;
+  const std::string spill_dir_;
+  const std::string prefix_;
+  std::vector<uint8_t> arena_;     // framed entries back to back
+  std::vector<uint64_t> offsets_;  // entry start in arena_, sorted by sort_run()
+  std::vector<std::string> spill_files_;
+  SorterStats stats_;
+  bool finished_ = false;
+  size_t memory_next_ = 0;  // next index into offsets_ when reading from memory
+
+  struct Head {
+    runtime::BlockingRecordView view;
+    size_t run = 0;
+  };
+  std::vector<std::unique_ptr<EntryFileReader>> readers_;
+  std::vector<Head> heap_;  // min-heap by (key, run)
+  bool merging_ = false;
+  size_t pending_refill_ = SIZE_MAX;  // the run whose head was returned last: refilled on the next call
+};
+
+// Key order of the sorter: lexicographic over the bytes, a prefix first.
+int compare_keys(const uint8_t* a, size_t a_size, const uint8_t* b, size_t b_size);
+
+}  // namespace sluice::batch

@@ -1,0 +1,161 @@
+// ExternalSorter: key order, stability, spilling past the budget and the k-way merge; and the blocking entry
+// files it spills to.
+#include "batch/external_sorter.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "batch/entry_file.h"
+
+namespace sluice::batch {
+namespace {
+
+std::string temp_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("sluice-sorter-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+struct Entry {
+  std::string key;
+  std::string record;
+};
+
+std::vector<Entry> drain(ExternalSorter& sorter) {
+  std::vector<Entry> out;
+  runtime::BlockingRecordView v;
+  while (true) {
+    auto has = sorter.next(&v);
+    EXPECT_TRUE(has.is_ok()) << has.status().to_string();
+    if (!has.is_ok() || !*has) break;
+    out.push_back({std::string(reinterpret_cast<const char*>(v.key), v.key_size),
+                   std::string(reinterpret_cast<const char*>(v.record), v.record_size)});
+  }
+  return out;
+}
+
+// Oracle: keys in byte order, each key's records in insertion order.
+std::vector<Entry> expected_order(const std::vector<Entry>& in) {
+  std::map<std::string, std::vector<std::string>> by_key;
+  for (const Entry& e : in) by_key[e.key].push_back(e.record);
+  std::vector<Entry> out;
+  for (auto& [k, records] : by_key)
+    for (auto& r : records) out.push_back({k, r});
+  return out;
+}
+
+std::vector<Entry> random_entries(uint32_t seed, int n, int keys) {
+  std::mt19937 rng(seed);
+  std::vector<Entry> in;
+  for (int i = 0; i < n; ++i) {
+    std::string key = "k" + std::to_string(rng() % static_cast<uint32_t>(keys));
+    if (rng() % 7 == 0) key.push_back('\0');  // embedded zero bytes and prefixes of other keys
+    in.push_back({key, "r" + std::to_string(i) + std::string(rng() % 40, 'x')});
+  }
+  return in;
+}
+
+void check(const std::vector<Entry>& got, const std::vector<Entry>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].key, want[i].key) << "at " << i;
+    ASSERT_EQ(got[i].record, want[i].record) << "at " << i;
+  }
+}
+
+TEST(ExternalSorterTest, InMemoryGroupsByKeyAndKeepsInsertionOrderPerKey) {
+  const std::string dir = temp_dir("mem");
+  const uint32_t seed = 11;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::vector<Entry> in = random_entries(seed, 2000, 50);
+  ExternalSorter sorter(64 << 20, dir, "t");
+  for (const Entry& e : in) {
+    ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size(),
+                           reinterpret_cast<const uint8_t*>(e.record.data()), e.record.size()).is_ok());
+  }
+  ASSERT_TRUE(sorter.finish().is_ok());
+  EXPECT_EQ(sorter.stats().spilled_runs, 0);
+  check(drain(sorter), expected_order(in));
+}
+
+TEST(ExternalSorterTest, AboveItsBudgetSpillsSortedRunsAndMergesThem) {
+  const std::string dir = temp_dir("spill");
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<Entry> in = random_entries(seed, 20000, 300);
+    std::vector<std::string> files;
+    {
+      ExternalSorter sorter(64 << 10, dir, "s" + std::to_string(seed));
+      for (const Entry& e : in) {
+        ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size(),
+                               reinterpret_cast<const uint8_t*>(e.record.data()), e.record.size()).is_ok());
+      }
+      ASSERT_TRUE(sorter.finish().is_ok());
+      EXPECT_GT(sorter.stats().spilled_runs, 5);
+      EXPECT_LE(sorter.stats().peak_memory_bytes, 64 << 10);
+      files = sorter.spill_files();
+      for (const std::string& f : files) EXPECT_TRUE(std::filesystem::exists(f)) << f;
+      check(drain(sorter), expected_order(in));
+    }
+    for (const std::string& f : files) EXPECT_FALSE(std::filesystem::exists(f)) << f << " left behind";
+  }
+}
+
+TEST(ExternalSorterTest, AnEntryLargerThanTheBudgetIsARunOfItsOwn) {
+  const std::string dir = temp_dir("big");
+  std::vector<Entry> in = {{"b", std::string(200 << 10, 'b')}, {"a", "small"}, {"b", "after"}};
+  ExternalSorter sorter(64 << 10, dir, "big");
+  for (const Entry& e : in) {
+    ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size(),
+                           reinterpret_cast<const uint8_t*>(e.record.data()), e.record.size()).is_ok());
+  }
+  ASSERT_TRUE(sorter.finish().is_ok());
+  EXPECT_GE(sorter.stats().spilled_runs, 2);
+  check(drain(sorter), expected_order(in));
+}
+
+TEST(ExternalSorterTest, MisuseIsAnError) {
+  ExternalSorter sorter(1 << 20, temp_dir("misuse"), "m");
+  runtime::BlockingRecordView v;
+  EXPECT_EQ(sorter.next(&v).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(sorter.finish().is_ok());
+  EXPECT_EQ(sorter.add(nullptr, 0, nullptr, 0).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(EntryFileTest, UncommittedFilesVanishAndTruncatedFilesAreCorrupt) {
+  const std::string dir = temp_dir("files");
+  {
+    EntryFileWriter w;
+    ASSERT_TRUE(w.open(dir + "/a").is_ok());
+    std::vector<uint8_t> entry;
+    runtime::frame_blocking_record(nullptr, 0, reinterpret_cast<const uint8_t*>("xyz"), 3, &entry);
+    ASSERT_TRUE(w.append(entry.data(), entry.size()).is_ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/a.inprogress"));
+  {
+    EntryFileWriter w;
+    ASSERT_TRUE(w.open(dir + "/b").is_ok());
+    std::vector<uint8_t> entry;
+    runtime::frame_blocking_record(reinterpret_cast<const uint8_t*>("k"), 1, reinterpret_cast<const uint8_t*>("xyz"), 3,
+                                   &entry);
+    ASSERT_TRUE(w.append(entry.data(), entry.size() - 1).is_ok());  // cut inside the entry
+    ASSERT_TRUE(w.commit().is_ok());
+  }
+  EntryFileReader r;
+  ASSERT_TRUE(r.open(dir + "/b").is_ok());
+  runtime::BlockingRecordView v;
+  EXPECT_EQ(r.next(&v).status().code(), StatusCode::kCorruption);
+  EntryFileReader missing;
+  EXPECT_EQ(missing.open(dir + "/none").code(), StatusCode::kIOError);
+}
+
+}  // namespace
+}  // namespace sluice::batch
