@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/kafka_bench_util.h"
 #include "sluice/connectors/kafka/kafka_sink.h"
 #include "sluice/sluice.h"
 
@@ -22,22 +23,7 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v != nullptr && *v != '\0' ? v : fallback;
 }
 
-std::string fresh_topic(const std::string& bootstrap, const std::string& name) {
-  static std::mt19937_64 rng{std::random_device{}()};
-  std::string topic = "bench-" + name + "-" + std::to_string(rng() % 1000000000);
-  char err[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), err, sizeof err);
-  rd_kafka_t* admin = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, 1, err, sizeof err);
-  rd_kafka_queue_t* q = rd_kafka_queue_new(admin);
-  rd_kafka_CreateTopics(admin, &nt, 1, nullptr, q);
-  if (rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30000)) rd_kafka_event_destroy(ev);
-  rd_kafka_queue_destroy(q);
-  rd_kafka_NewTopic_destroy(nt);
-  rd_kafka_destroy(admin);
-  return topic;
-}
+using sluice::bench::fresh_topic;
 
 // Plain librdkafka: `records` values of `value`, in transactions of `per_txn` records (0: no transactions).
 double librdkafka_loop(const std::string& bootstrap, int64_t records, const std::string& value, int64_t per_txn) {

@@ -255,6 +255,16 @@ class LocalJob final : public CheckpointingJobClient,
   std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
   std::vector<UnmatchedOperatorState> dropped_state() const override { return dropped_state_; }
 
+  Result<CheckpointId> trigger_checkpoint() override {
+    if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
+    const JobStatus st = status();
+    if (st != JobStatus::kRunning) {
+      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": the job is " +
+                                         job_status_name(st) + ", not RUNNING");
+    }
+    return coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);
+  }
+
   // ---- savepoints ----
   Result<std::string> trigger_savepoint(const std::string& target_dir) override {
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));

@@ -114,6 +114,12 @@ class CheckpointingJobClient : public JobClient {
     (void)arm_failure(runtime::FailurePoint::kTask, vertex, subtask, cause);
   }
 
+  // A manual checkpoint now (Flink's POST /jobs/:jobid/checkpoints): triggered like a periodic one, failover and
+  // sinks treat it as any checkpoint. Returns its id at once; poll checkpoint_stats() for its completion.
+  // kFailedPrecondition when checkpointing is off, the job is not RUNNING, or the coordinator refuses (max
+  // concurrent checkpoints pending, min pause not passed).
+  virtual Result<CheckpointId> trigger_checkpoint() = 0;
+
   // What a restore with allow_non_restored_state dropped (operators by uid), empty otherwise.
   virtual std::vector<UnmatchedOperatorState> dropped_state() const = 0;
 

@@ -3,6 +3,7 @@
 
 #include "checkpoint_command.h"
 #include "demo.h"
+#include "guarantees_command.h"
 #include "jobs_command.h"
 #include "nexmark_command.h"
 #include "savepoint_command.h"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   sluice::cli::add_nexmark_command(app, &exit_code);
   sluice::cli::add_jobs_commands(app, &exit_code);
   sluice::cli::add_savepoint_commands(app, &exit_code);
+  sluice::cli::add_guarantees_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,8 +14,8 @@ namespace {
 constexpr size_t kFlushThreshold = 64 * 1024;
 }
 
-PartFileWriter::PartFileWriter(std::string dir, int32_t subtask, int64_t roll_size_bytes)
-    : dir_(std::move(dir)), subtask_(subtask), roll_size_bytes_(roll_size_bytes) {
+PartFileWriter::PartFileWriter(std::string dir, int32_t subtask, int64_t roll_size_bytes, int32_t attempt)
+    : dir_(std::move(dir)), subtask_(subtask), attempt_(attempt), roll_size_bytes_(roll_size_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
@@ -27,7 +27,8 @@ PartFileWriter::~PartFileWriter() {
 
 void PartFileWriter::open_next() {
   if (fd_ >= 0) close();
-  current_path_ = dir_ + "/part-" + std::to_string(subtask_) + "-" + std::to_string(counter_++);
+  current_path_ = dir_ + "/part-" + std::to_string(subtask_) + "-" +
+                  (attempt_ > 0 ? std::to_string(attempt_) + "-" : std::string()) + std::to_string(counter_++);
   fd_ = ::open(current_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw std::runtime_error("file sink: cannot create '" + current_path_ + "': " + std::strerror(errno));
   part_bytes_ = 0;

@@ -24,6 +24,7 @@ struct Slot {
   std::string id;                  // split.split_id()
   rd_kafka_topic_t* rkt = nullptr;  // librdkafka's topic handle, learnt from the first message (not owned)
   bool active = true;
+  bool ended_and_checkpointed = false;  // ended, and a completed checkpoint held its final offset
 };
 
 bool reached_stop(const KafkaPartitionSplit& s) {
@@ -82,6 +83,9 @@ struct KafkaSplitReader::Impl {
     Slot& s = slots[index];
     if (!s.active) return;
     s.active = false;
+    // Ended at or past its end: every offset before the stopping offset was delivered or was a marker / aborted
+    // record, so the final position (checkpointed and committed back) is at least the end.
+    if (s.split.stopping_offset != kNoStoppingOffset) s.split.offset = std::max(s.split.offset, s.split.stopping_offset);
     finished.push_back(s.id);
     to_unassign.push_back(index);
   }
@@ -223,9 +227,20 @@ size_t KafkaSplitReader::num_active_splits() const {
 std::vector<KafkaPartitionSplit> KafkaSplitReader::snapshot() const {
   std::vector<KafkaPartitionSplit> out;
   for (const Slot& s : impl_->slots) {
-    if (s.active) out.push_back(s.split);
+    if (s.active || !s.ended_and_checkpointed) out.push_back(s.split);
   }
   return out;
+}
+
+void KafkaSplitReader::checkpoint_complete(const std::vector<KafkaPartitionSplit>& splits) {
+  for (Slot& s : impl_->slots) {
+    if (s.active || s.ended_and_checkpointed) continue;
+    for (const auto& c : splits) {
+      if (c.topic == s.split.topic && c.partition == s.split.partition && c.offset == s.split.offset) {
+        s.ended_and_checkpointed = true;
+      }
+    }
+  }
 }
 
 void KafkaSplitReader::commit_offsets(const std::vector<KafkaPartitionSplit>& splits) {

@@ -1,9 +1,12 @@
 // FileSink (row format): each subtask writes its records as lines to part files in a directory, rolling to
 // a new part file when the current one reaches a size (Flink's DefaultRollingPolicy part size, 128 MiB).
 //
-// Part files are named part-<subtask>-<counter> (counter from 0 per subtask). Guarantee: none across
-// failures yet - a job that fails leaves what it wrote, possibly a partial last line. The exactly-once
-// (two-phase commit) variant with in-progress / pending / finished files arrives with checkpointing.
+// Part files are named part-<subtask>-<counter> (counter from 0 per subtask); a restarted attempt a > 0 of the job
+// writes part-<subtask>-<a>-<counter>, so it never truncates what an earlier attempt wrote. A new run truncates
+// the files of the same names. Guarantee: none of its own - a job that fails leaves what it wrote (possibly a
+// partial last line), and everything written is kept: with a replayable source and checkpointing, what was
+// written after the restored checkpoint is written again (at-least-once; docs/guarantees.md). The exactly-once
+// variant is TransactionalFileSink (transactional_file_sink.h).
 // The encoder appends one record's text (without the newline) to `out`. Errors: a directory that cannot
 // be created or a write that fails throws from the writer, failing the task with the file's name.
 #pragma once
@@ -21,7 +24,8 @@ namespace sluice::file {
 // Appends bytes to numbered part files in `dir`; not a template so the I/O lives in the library.
 class PartFileWriter {
  public:
-  PartFileWriter(std::string dir, int32_t subtask, int64_t roll_size_bytes);
+  // attempt: the job attempt (SinkInitContext::attempt_number), part of the names from 1 on.
+  PartFileWriter(std::string dir, int32_t subtask, int64_t roll_size_bytes, int32_t attempt = 0);
   ~PartFileWriter();
   PartFileWriter(const PartFileWriter&) = delete;
   PartFileWriter& operator=(const PartFileWriter&) = delete;
@@ -37,6 +41,7 @@ class PartFileWriter {
 
   std::string dir_;
   int32_t subtask_;
+  int32_t attempt_;
   int64_t roll_size_bytes_;
   int fd_ = -1;
   int32_t counter_ = 0;
@@ -57,7 +62,7 @@ class FileSink final : public Sink<T> {
   }
 
   std::unique_ptr<SinkWriter<T>> create_writer(SinkInitContext& ctx) const override {
-    return std::make_unique<Writer>(dir_, ctx.subtask_index(), part_size_bytes_, encoder_);
+    return std::make_unique<Writer>(dir_, ctx.subtask_index(), ctx.attempt_number(), part_size_bytes_, encoder_);
   }
 
  private:
@@ -66,8 +71,8 @@ class FileSink final : public Sink<T> {
 
   class Writer final : public SinkWriter<T> {
    public:
-    Writer(const std::string& dir, int32_t subtask, int64_t part_size, Encoder enc)
-        : files_(dir, subtask, part_size), encoder_(std::move(enc)) {}
+    Writer(const std::string& dir, int32_t subtask, int32_t attempt, int64_t part_size, Encoder enc)
+        : files_(dir, subtask, part_size, attempt), encoder_(std::move(enc)) {}
     void write(T&& record) override {
       line_.clear();
       encoder_(record, line_);

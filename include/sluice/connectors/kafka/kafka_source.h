@@ -161,8 +161,13 @@ class KafkaSplitReader {
   std::vector<std::string> take_finished_splits();
   // Splits still being read.
   size_t num_active_splits() const;
-  // The active splits at their current offsets.
+  // The active splits at their current offsets, and the ended ones (bounded mode) at their final offsets until a
+  // completed checkpoint held them (checkpoint_complete): so the checkpoint taken after a split ended - at the
+  // latest the final one, when the input is over - carries its final offset, and its notification commits it
+  // (Flink's offsetsOfFinishedSplits). Restored, such a split is at its stopping offset and ends at once.
   std::vector<KafkaPartitionSplit> snapshot() const;
+  // A checkpoint holding `splits` (its snapshot()) completed: ended splits among them leave later snapshots.
+  void checkpoint_complete(const std::vector<KafkaPartitionSplit>& splits);
   // Commits each split's offset (the next one to read) to Kafka under the consumer's group id, asynchronously
   // (not waited for, never fatal: committed offsets are for monitoring only).
   void commit_offsets(const std::vector<KafkaPartitionSplit>& splits);
@@ -213,6 +218,7 @@ class KafkaSourceReader final : public SourceReader<T, KafkaPartitionSplit> {
   std::vector<KafkaPartitionSplit> snapshot_state() override { return reader_.snapshot(); }
   void notify_checkpoint_complete(CheckpointId, const std::vector<KafkaPartitionSplit>& splits) override {
     if (commit_offsets_) reader_.commit_offsets(splits);
+    reader_.checkpoint_complete(splits);
   }
   // librdkafka fetches in the background; an idle reader looks again after 2 ms.
   std::chrono::nanoseconds idle_wait_hint() const override { return std::chrono::milliseconds(2); }

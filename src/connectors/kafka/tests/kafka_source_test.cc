@@ -280,6 +280,12 @@ TEST(KafkaSplitReader, BoundedSplitStopsAtTheEndSeenAtStartWhenTheLastOffsetsAre
     EXPECT_EQ(got, isolation == IsolationLevel::kReadCommitted ? (Values{"c1", "c2"}) : (Values{"c1", "c2", "a1"}));
     EXPECT_EQ(reader.num_active_splits(), 0U) << "the split did not end at offset 5";
     EXPECT_EQ(reader.take_finished_splits(), (std::vector<std::string>{topic + "-0"}));
+    // The ended split stays in snapshots, at its end, until a completed checkpoint held it (its final offset is
+    // then committed back); after that it is gone.
+    const std::vector<KafkaPartitionSplit> held = reader.snapshot();
+    ASSERT_EQ(held.size(), 1U);
+    EXPECT_GE(held[0].offset, 5);
+    reader.checkpoint_complete(held);
     EXPECT_TRUE(reader.snapshot().empty());
   }
 }
@@ -458,17 +464,41 @@ TEST(KafkaSourceJob, ReplayAfterAFailureKeepsKeyedCountsExactlyOnce) {
   std::filesystem::remove_all(dir);
 }
 
+// A topic of 2 partitions with `per_partition` records each ("0", "1", ... alternating).
+std::string two_partition_topic(const std::string& name, int per_partition) {
+  const std::string topic = unique_name(name);
+  create_topic(topic, 2);
+  KafkaPtr p = plain_producer();
+  for (int i = 0; i < 2 * per_partition; ++i) produce(p.get(), topic, i % 2, std::to_string(i));
+  EXPECT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  return topic;
+}
+
+// Polls the group's committed offsets of partitions 0 and 1 of `topic` until they equal `want` or 30 s passed
+// (commits are asynchronous); returns the last ones read.
+std::vector<int64_t> wait_for_committed(const std::string& group, const std::string& topic, const std::vector<int64_t>& want) {
+  KafkaPtr c = make_client(RD_KAFKA_CONSUMER, {{"group.id", group}, {"enable.auto.commit", "false"}});
+  std::vector<int64_t> committed;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(2);
+    rd_kafka_topic_partition_list_add(l, topic.c_str(), 0);
+    rd_kafka_topic_partition_list_add(l, topic.c_str(), 1);
+    EXPECT_EQ(rd_kafka_committed(c.get(), l, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    committed = {l->elems[0].offset, l->elems[1].offset};
+    rd_kafka_topic_partition_list_destroy(l);
+    if (committed == want || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  rd_kafka_consumer_close(c.get());
+  return committed;
+}
+
 // With checkpointing, each completed checkpoint commits the readers' offsets to the consumer group (monitoring
 // only): while an unbounded job runs, the group's committed offsets reach the partitions' ends.
 TEST(KafkaSourceJob, CommitsCheckpointedOffsetsToTheGroupWhenCheckpointsComplete) {
   constexpr int kPerPartition = 300;
-  const std::string topic = unique_name("commit-back");
-  create_topic(topic, 2);
-  {
-    KafkaPtr p = plain_producer();
-    for (int i = 0; i < 2 * kPerPartition; ++i) produce(p.get(), topic, i % 2, std::to_string(i));
-    ASSERT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
+  const std::string topic = two_partition_topic("commit-back", kPerPartition);
   Configuration config;
   ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "50ms").is_ok());
   StreamExecutionEnvironment env(config);
@@ -480,23 +510,34 @@ TEST(KafkaSourceJob, CommitsCheckpointedOffsetsToTheGroupWhenCheckpointsComplete
       .sink_to(CollectSink<std::string>(out));
   auto job = env.execute_async("kafka-commit-back");
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
-  KafkaPtr c = make_client(RD_KAFKA_CONSUMER, {{"group.id", o.group_id}, {"enable.auto.commit", "false"}});
-  std::vector<int64_t> committed;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    rd_kafka_topic_partition_list_t* l = rd_kafka_topic_partition_list_new(2);
-    rd_kafka_topic_partition_list_add(l, topic.c_str(), 0);
-    rd_kafka_topic_partition_list_add(l, topic.c_str(), 1);
-    ASSERT_EQ(rd_kafka_committed(c.get(), l, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
-    committed = {l->elems[0].offset, l->elems[1].offset};
-    rd_kafka_topic_partition_list_destroy(l);
-  } while (committed != std::vector<int64_t>{kPerPartition, kPerPartition} && std::chrono::steady_clock::now() < deadline);
+  const std::vector<int64_t> committed = wait_for_committed(o.group_id, topic, {kPerPartition, kPerPartition});
   (*job)->cancel();
   EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
   EXPECT_EQ(committed, (std::vector<int64_t>{kPerPartition, kPerPartition}));
   EXPECT_EQ(out->snapshot().size(), static_cast<size_t>(2 * kPerPartition));
-  rd_kafka_consumer_close(c.get());
+}
+
+// A bounded job commits the final offsets too: the checkpoint taken after a partition ended (at the latest the final
+// one, once the input is over) still holds the partition at its end offset, and its completion commits it.
+TEST(KafkaSourceJob, BoundedJobCommitsTheFinalOffsetsWhenItsLastCheckpointCompletes) {
+  constexpr int kPerPartition = 200;
+  const std::string topic = two_partition_topic("commit-back-bounded", kPerPartition);
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "1h").is_ok());  // only the final checkpoint
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  KafkaSourceOptions o = options_for(topic);
+  o.group_id = unique_name("monitoring-bounded");
+  o.boundedness = Boundedness::kBounded;
+  auto out = std::make_shared<CollectedRecords<std::string>>();
+  env.from_source(make_kafka_source<std::string>(o, ValueStringDeserializer{}), "kafka")
+      .sink_to(CollectSink<std::string>(out));
+  auto result = env.execute("kafka-commit-back-bounded");
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  ASSERT_EQ(result->status, JobStatus::kFinished) << result->error.to_string();
+  EXPECT_EQ(out->snapshot().size(), static_cast<size_t>(2 * kPerPartition));
+  EXPECT_EQ(wait_for_committed(o.group_id, topic, {kPerPartition, kPerPartition}),
+            (std::vector<int64_t>{kPerPartition, kPerPartition}));
 }
 
 }  // namespace
