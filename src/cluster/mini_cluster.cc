@@ -525,7 +525,9 @@ class LocalJob final : public CheckpointingJobClient,
                                                                 *cfg_.storage, chain, ev.subtask_index,
                                                                 ev.key_group_range, jg_.max_parallelism,
                                                                 restore_point_->owned ? SharedFileReuse::kReuse
-                                                                                      : SharedFileReuse::kNoReuse));
+                                                                                      : SharedFileReuse::kNoReuse,
+                                                                cfg_.restore ? cfg_.restore->rehash_key_groups
+                                                                             : KeyGroupRehash::kRefuse));
         ChannelTopology topology;
         topology.input_channels = d.input_gate ? d.input_gate->num_channels() : 0;
         for (const auto& o : d.outputs) topology.output_subpartitions.push_back(o.partition->num_subpartitions());
