@@ -1,5 +1,7 @@
 #include "sluice/api/environment.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +12,7 @@
 #include "checkpoint/jobmanager_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
+#include "cluster/restore_check.h"
 #include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
 #include "sluice/config/options.h"
@@ -32,6 +35,15 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
       SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(argv[++i]));
     } else if (a.size() > 2 && a.substr(0, 2) == "-D") {
       SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(a.substr(2)));
+    } else if (a == "--check-restore") {
+      // Build the job graph, check that it would restore PATH, print the report and exit (execute_async).
+      if (i + 1 >= argc) return Status::invalid_argument("--check-restore: expected a savepoint or checkpoint path after it");
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kStateRecoveryPath.key, argv[++i]));
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kCheckRestoreOnly.key, "true"));
+    } else if (a == "--allow-non-restored-state") {
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kIgnoreUnclaimedState.key, "true"));
+    } else if (a == "--rehash-key-groups") {
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kRehashKeyGroups.key, "true"));
     }
   }
   file_config.merge(dynamic);  // -D wins over the file, as in Flink
@@ -127,6 +139,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
     mc->restore->claim = config.get(options::kStateRecoveryClaimMode) == RecoveryClaimMode::kClaim;
     mc->restore->allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
+    if (config.get(options::kRehashKeyGroups)) mc->restore->rehash_key_groups = cluster::KeyGroupRehash::kRehash;
   }
   return Status::ok();
 }
@@ -224,6 +237,38 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   return bc;
 }
 
+// --check-restore (execution.state-recovery.check-only): would this job restore the configured path? Prints the
+// report (cluster/restore_check.h) and exits the process: 0 when it would restore, 1 when not. Checkpointing need
+// not be on for the check: the snapshot is read through a filesystem checkpoint storage.
+[[noreturn]] void check_restore_and_exit(const Configuration& config, const StreamGraph& graph,
+                                         const std::map<std::string, std::string>& properties,
+                                         graph::JobGraphOptions jo) {
+  auto fail = [](const std::string& problem) {
+    std::printf("problem: %s\nwould NOT restore: 1 problem\n", problem.c_str());
+    std::fflush(stdout);
+    std::exit(1);
+  };
+  const std::string path = config.get(options::kStateRecoveryPath);
+  if (path.empty()) fail("--check-restore: no savepoint or checkpoint path given (execution.state-recovery.path)");
+  auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory));
+  if (!rp.is_ok()) fail(rp.status().to_string());
+  cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
+  restore.allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
+  if (config.get(options::kRehashKeyGroups)) restore.rehash_key_groups = cluster::KeyGroupRehash::kRehash;
+  if (Status s = checkpoint::check_restore_properties(restore.metadata, properties); !s.is_ok()) fail(s.to_string());
+  auto max_p = cluster::max_parallelism_for_restore(restore.metadata, restore.location, jo.max_parallelism,
+                                                    restore.rehash_key_groups);
+  if (!max_p.is_ok()) fail(max_p.status().to_string());
+  jo.max_parallelism = *max_p;
+  auto jg = graph::build_job_graph(graph, jo);
+  if (!jg.is_ok()) fail(jg.status().to_string());
+  checkpoint::FileSystemCheckpointStorage storage(config.get(options::kCheckpointsDirectory));
+  const cluster::RestoreCheck check = cluster::check_restore(graph, *jg, restore, storage);
+  std::printf("%s", check.to_text().c_str());
+  std::fflush(stdout);
+  std::exit(check.would_restore() ? 0 : 1);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
@@ -232,13 +277,13 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
         "the job has no operators: add a source and a sink (a program's operators are used up by execute(); "
         "build the program again to run it again)");
   }
-  graph::JobGraphOptions jo;
-  std::string configured_name = config_.get(options::kPipelineName);
-  jo.job_name = configured_name.empty() ? job_name : configured_name;
-  jo.default_parallelism = parallelism();
-  jo.max_parallelism = max_parallelism();
-  SLUICE_ASSIGN_OR_RETURN(graph::JobGraph jg, graph::build_job_graph(*graph_, jo));
-
+  if (config_.get(options::kCheckRestoreOnly)) {
+    graph::JobGraphOptions jo;
+    jo.job_name = job_name;
+    jo.default_parallelism = parallelism();
+    jo.max_parallelism = max_parallelism();
+    check_restore_and_exit(config_, *graph_, job_properties_, jo);
+  }
   cluster::MiniClusterConfig mc;
   mc.network.buffer_size_bytes = static_cast<int32_t>(config_.get(options::kMemorySegmentSize).bytes);
   mc.network.credits_per_channel = config_.get(options::kNetworkBuffersPerChannel);
@@ -254,21 +299,40 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
+  graph::JobGraphOptions jo;
+  std::string configured_name = config_.get(options::kPipelineName);
+  jo.job_name = configured_name.empty() ? job_name : configured_name;
+  jo.default_parallelism = parallelism();
+  jo.max_parallelism = max_parallelism();
   if (runs_in_batch(config_, *graph_)) {
     SLUICE_ASSIGN_OR_RETURN(batch::BatchJobConfig bc, batch_config(config_, mc));
+    SLUICE_ASSIGN_OR_RETURN(graph::JobGraph batch_jg, graph::build_job_graph(*graph_, jo));
     std::shared_ptr<const StreamGraph> sg = std::move(graph_);
     graph_ = std::make_shared<StreamGraph>();
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchJobClient> job, batch::submit_batch_job(std::move(sg), std::move(jg), bc));
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchJobClient> job,
+                            batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc));
     return std::unique_ptr<JobClient>(std::move(job));
   }
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
+  if (mc.restore) {
+    // Set none: the snapshot's is adopted (Flink's rule); another one fails unless its keys are re-hashed.
+    SLUICE_ASSIGN_OR_RETURN(jo.max_parallelism,
+                            cluster::max_parallelism_for_restore(mc.restore->metadata, mc.restore->location,
+                                                                 max_parallelism(), mc.restore->rehash_key_groups));
+  }
+  auto jg = graph::build_job_graph(*graph_, jo);
+  if (!jg.is_ok() && mc.restore && max_parallelism() == -1 && jo.max_parallelism != -1) {
+    return jg.status().with_context("max parallelism " + std::to_string(jo.max_parallelism) + " adopted from " +
+                                    mc.restore->location);
+  }
+  if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).
   std::shared_ptr<const StreamGraph> sg = std::move(graph_);
   graph_ = std::make_shared<StreamGraph>();
-  return cluster::submit_job(std::move(sg), std::move(jg), mc);
+  return cluster::submit_job(std::move(sg), std::move(jg).value(), mc);
 }
 
 Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string& job_name) {

@@ -11,7 +11,9 @@
 
 #include "checkpoint/completed_checkpoint_store.h"
 #include "checkpoint/savepoint_files.h"
+#include "cluster/attempt_network.h"
 #include "cluster/state_assignment.h"
+#include "cluster/stop_with_savepoint.h"
 #include "coordinator/checkpoint_coordinator.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/network/input_gate.h"
@@ -27,7 +29,8 @@ namespace {
 class LocalJob final : public CheckpointingJobClient,
                        public runtime::TaskListener,
                        public coordinator::CheckpointTriggerTarget,
-                       public runtime::CheckpointResponder {
+                       public runtime::CheckpointResponder,
+                       public StopWithSavepoint::Tasks {
  public:
   LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg)
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(JobId::generate()),
@@ -181,6 +184,7 @@ class LocalJob final : public CheckpointingJobClient,
       post(std::move(e));
     };
     SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
+    stop_ = std::make_unique<StopWithSavepoint>(jg_.job_name, *coordinator_, savepoints_, *this);
     return Status::ok();
   }
 
@@ -287,7 +291,7 @@ class LocalJob final : public CheckpointingJobClient,
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/true));
     const std::string trigger_id = savepoints_.add(/*stop=*/true);
     Event e = Event::of(Event::Kind::kStop);
-    e.stop = StopRequest{trigger_id, folder, drain, CheckpointId(0)};
+    e.stop = StopWithSavepoint::Request{trigger_id, folder, drain, CheckpointId(0)};
     post(std::move(e));
     return trigger_id;
   }
@@ -414,13 +418,6 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
  private:
-  // A stop-with-savepoint in progress (control thread).
-  struct StopRequest {
-    std::string trigger_id;
-    std::string folder;  // the savepoint folder, created
-    bool drain = false;
-    CheckpointId savepoint{0};  // 0 until triggered
-  };
   struct Event {
     enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
                       kCheckpointAborted, kStop, kSavepointComplete, kSavepointAborted };
@@ -428,7 +425,7 @@ class LocalJob final : public CheckpointingJobClient,
     Status cause = Status::ok();
     CheckpointId id{0};
     int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
-    std::optional<StopRequest> stop;  // kStop
+    std::optional<StopWithSavepoint::Request> stop;  // kStop
     static Event of(Kind k) {
       Event e;
       e.kind = k;
@@ -489,30 +486,7 @@ class LocalJob final : public CheckpointingJobClient,
       }
     }
 
-    std::vector<std::vector<std::shared_ptr<runtime::TaskNotifier>>> notifiers(jg_.vertices.size());
-    for (const auto& v : jg_.vertices)
-      for (int32_t i = 0; i < v.parallelism; ++i) notifiers[static_cast<size_t>(v.id)].push_back(std::make_shared<runtime::TaskNotifier>());
-    std::vector<std::vector<std::vector<std::shared_ptr<runtime::Channel>>>> gate_channels(jg_.vertices.size());
-    std::vector<std::vector<std::vector<runtime::TaskOutput>>> outputs(jg_.vertices.size());
-    for (const auto& v : jg_.vertices) {
-      gate_channels[static_cast<size_t>(v.id)].resize(static_cast<size_t>(v.parallelism));
-      outputs[static_cast<size_t>(v.id)].resize(static_cast<size_t>(v.parallelism));
-    }
-    for (const auto& e : jg_.edges) {
-      const auto& src = jg_.vertices[static_cast<size_t>(e.source_vertex)];
-      const auto& dst = jg_.vertices[static_cast<size_t>(e.target_vertex)];
-      for (int32_t i = 0; i < src.parallelism; ++i) {
-        bool forward = e.partitioning == Partitioning::kForward;
-        int32_t subpartitions = forward ? 1 : dst.parallelism;
-        auto partition = std::make_shared<runtime::ResultPartition>(
-            subpartitions, cfg_.network, notifiers[static_cast<size_t>(src.id)][static_cast<size_t>(i)].get(), cfg_.clock);
-        for (int32_t j = 0; j < subpartitions; ++j) {
-          int32_t consumer = forward ? i : j;
-          gate_channels[static_cast<size_t>(dst.id)][static_cast<size_t>(consumer)].push_back(partition->channel(j));
-        }
-        outputs[static_cast<size_t>(src.id)][static_cast<size_t>(i)].push_back(runtime::TaskOutput{&e, partition});
-      }
-    }
+    AttemptNetwork net = build_attempt_network(jg_, cfg_.network, cfg_.clock);
 
     std::vector<TaskSlot> tasks;
     for (const auto& ev : eg_.subtasks) {
@@ -524,12 +498,10 @@ class LocalJob final : public CheckpointingJobClient,
       d.subtask_index = ev.subtask_index;
       d.attempt_number = attempt_;
       d.key_group_range = ev.key_group_range;
-      d.outputs = std::move(outputs[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)]);
-      d.notifier = notifiers[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)];
-      if (!v.is_source) {
-        d.input_gate = std::make_unique<runtime::InputGate>(
-            std::move(gate_channels[static_cast<size_t>(v.id)][static_cast<size_t>(ev.subtask_index)]), d.notifier.get());
-      }
+      const auto vi = static_cast<size_t>(v.id), si = static_cast<size_t>(ev.subtask_index);
+      d.outputs = std::move(net.outputs[vi][si]);
+      d.notifier = net.notifiers[vi][si];
+      if (!v.is_source) d.input_gate = std::make_unique<runtime::InputGate>(std::move(net.input_channels[vi][si]), d.notifier.get());
       d.source_coordinator = coordinators[static_cast<size_t>(v.id)].get();
       d.job_metrics = job_metrics_;
       d.clock = cfg_.clock.get();
@@ -555,7 +527,9 @@ class LocalJob final : public CheckpointingJobClient,
                                                                 *cfg_.storage, chain, ev.subtask_index,
                                                                 ev.key_group_range, jg_.max_parallelism,
                                                                 restore_point_->owned ? SharedFileReuse::kReuse
-                                                                                      : SharedFileReuse::kNoReuse));
+                                                                                      : SharedFileReuse::kNoReuse,
+                                                                cfg_.restore ? cfg_.restore->rehash_key_groups
+                                                                             : KeyGroupRehash::kRefuse));
         ChannelTopology topology;
         topology.input_channels = d.input_gate ? d.input_gate->num_channels() : 0;
         for (const auto& o : d.outputs) topology.output_subpartitions.push_back(o.partition->num_subpartitions());
@@ -621,10 +595,8 @@ class LocalJob final : public CheckpointingJobClient,
         case Event::Kind::kEndOfData:
           if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
-            if (stop_ && stop_->drain) {  // drained for a stop: the final snapshot is the stop's savepoint
-              trigger_stop_savepoint(st);
-              break;
-            }
+            // Drained for a stop: the final snapshot is the stop's savepoint.
+            if (stop_->on_end_of_data(st == JobStatus::kRunning)) break;
             // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
             // ends). Refused (max concurrent, min pause): the next periodic one is the final one.
             if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
@@ -650,15 +622,13 @@ class LocalJob final : public CheckpointingJobClient,
           }
           break;
         case Event::Kind::kStop:
-          start_stop(std::move(*e.stop), st);
+          stop_->start(std::move(*e.stop), st);
           break;
         case Event::Kind::kSavepointComplete:
-          // The sinks commit on the stop's savepoint (it completes only after their final commit), then every
-          // task ends.
-          if (stop_ && e.id == stop_->savepoint && st == JobStatus::kRunning) finish_tasks_after(e.id);
+          stop_->on_savepoint_complete(e.id, st == JobStatus::kRunning);
           break;
         case Event::Kind::kSavepointAborted:
-          if (stop_ && e.id == stop_->savepoint) abandon_stop(e.cause, st);
+          stop_->on_savepoint_aborted(e.id, e.cause, st == JobStatus::kRunning);
           break;
         case Event::Kind::kTaskFinished:
           if (--running_tasks_ == 0 && st == JobStatus::kRunning) {
@@ -684,93 +654,13 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   Result<std::string> new_savepoint_folder(const std::string& target_dir, bool stop) {
-    const std::string what = std::string(stop ? "stop-with-savepoint" : "savepoint") + " of job " + job_id_.to_hex();
-    if (!coordinator_) {
-      return Status::failed_precondition(what + ": checkpointing is off, and the checkpoint coordinator takes "
-                                                "savepoints (set execution.checkpointing.interval)");
-    }
-    const JobStatus st = status();
-    if (st != JobStatus::kRunning) {
-      return Status::failed_precondition(what + ": the job is " + job_status_name(st) + ", not RUNNING");
-    }
-    if (!cfg_.storage->supports_savepoints()) {
-      return Status::failed_precondition(what + ": checkpoint storage " + cfg_.storage->describe() +
-                                         " cannot write savepoints (set execution.checkpointing.dir)");
-    }
-    auto folder = checkpoint::create_savepoint_dir(*checkpoint::local_file_system(), target_dir, job_id_);
-    if (!folder.is_ok()) return folder.status().with_context(what);
-    return folder;
+    return create_savepoint_folder(target_dir, stop, job_id_, status(), coordinator_ ? cfg_.storage.get() : nullptr);
   }
 
-  // Control thread: the stop request `r` arrives.
-  void start_stop(StopRequest r, JobStatus st) {
-    if (st != JobStatus::kRunning || stop_) {
-      savepoints_.fail(r.trigger_id, Status::failed_precondition(
-                                         stop_ ? "a stop-with-savepoint of this job is already in progress"
-                                               : std::string("the job is ") + job_status_name(st) + ", not RUNNING"));
-      (void)checkpoint::local_file_system()->remove_all(r.folder);
-      return;
-    }
-    spdlog::info("job {}: stop-with-savepoint{} into {}", jg_.job_name, r.drain ? " (drain)" : "", r.folder);
-    stop_ = std::move(r);
-    coordinator_->stop_periodic_scheduling();
-    {
-      std::lock_guard lock(tasks_mu_);
-      for (auto& t : tasks_) {
-        runtime::StreamTask* task = t.task.get();
-        if (!stop_->drain) task->skip_end_input_on_finish();
-        if (!jg_.vertices[static_cast<size_t>(t.vertex)].is_source) continue;
-        const bool drain = stop_->drain;
-        task->mailbox().put([task, drain] { task->stop_source(drain); });
-      }
-    }
-    // Without drain the savepoint's barriers follow the stop in every source's mailbox; with drain it is taken
-    // once every task reached the end of its input (kEndOfData).
-    if (!stop_->drain) trigger_stop_savepoint(st);
-  }
-
-  void trigger_stop_savepoint(JobStatus st) {
-    auto id = coordinator_->trigger_savepoint(stop_->folder);
-    if (!id.is_ok()) {
-      abandon_stop(id.status(), st);
-      return;
-    }
-    stop_->savepoint = *id;
-    savepoints_.bind(stop_->trigger_id, *id);
-  }
-
-  // The stop's savepoint failed: the stop fails; without drain the sources resume and the job runs on, with drain
-  // (the input ended) periodic checkpoints take over and the next one is the final one.
-  void abandon_stop(const Status& cause, JobStatus st) {
-    spdlog::warn("job {}: stop-with-savepoint failed: {}", jg_.job_name, cause.to_string());
-    savepoints_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint"));
-    const bool drain = stop_->drain;
-    stop_.reset();
-    if (st != JobStatus::kRunning) return;
-    if (!drain) {
-      std::lock_guard lock(tasks_mu_);
-      for (auto& t : tasks_) {
-        runtime::StreamTask* task = t.task.get();
-        task->keep_end_input_on_finish();
-        if (jg_.vertices[static_cast<size_t>(t.vertex)].is_source) task->mailbox().put([task] { task->resume_source(); });
-      }
-    }
-    coordinator_->start_periodic_scheduling();
-  }
-
-  // Every task commits up to `id`, then ends. All notifications are queued before any finish, so no task ends
-  // (ending the input of the next one) before every task has its notification.
-  void finish_tasks_after(CheckpointId id) {
-    coordinator_->stop_periodic_scheduling();
+  // ---- StopWithSavepoint::Tasks ----
+  void for_each_task(const std::function<void(runtime::StreamTask&, bool)>& fn) override {
     std::lock_guard lock(tasks_mu_);
-    for (auto& t : tasks_) {
-      runtime::StreamTask* task = t.task.get();
-      task->mailbox().put([task, id] { task->notify_checkpoint_complete(id); });
-    }
-    for (auto& t : tasks_) {
-      runtime::StreamTask* task = t.task.get();
-      task->mailbox().put([task] { task->finish(); });
-    }
+    for (auto& t : tasks_) fn(*t.task, jg_.vertices[static_cast<size_t>(t.vertex)].is_source);
   }
 
   // Returns false when the job reached a terminal state.
@@ -783,10 +673,7 @@ class LocalJob final : public CheckpointingJobClient,
       return false;
     }
     set_status(JobStatus::kRestarting);
-    if (stop_) {
-      savepoints_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint: the job failed over"));
-      stop_.reset();
-    }
+    stop_->on_failover(cause);
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
     stop_attempt();
@@ -884,7 +771,7 @@ class LocalJob final : public CheckpointingJobClient,
                                                     });
       if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
     }
-    if (stop_ && terminal == JobStatus::kFinished) savepoints_.finish_stop(stop_->trigger_id);
+    if (stop_) stop_->on_job_end(terminal == JobStatus::kFinished);
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
                                            ") before the savepoint completed"));
     std::lock_guard lock(mu_);
@@ -945,9 +832,9 @@ class LocalJob final : public CheckpointingJobClient,
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
-  std::optional<StopRequest> stop_;
   Status error_;
   SavepointRequests savepoints_;
+  std::unique_ptr<StopWithSavepoint> stop_;  // with checkpointing
   std::vector<UnmatchedOperatorState> dropped_state_;  // --allow-non-restored-state
 
   std::mutex events_mu_;

@@ -46,6 +46,10 @@ struct RestoreFrom {
   // execution.state-recovery.ignore-unclaimed-state (--allow-non-restored-state): state of operators (by uid) the
   // job does not have is dropped, and reported, instead of failing the submission.
   bool allow_non_restored_state = false;
+  // execution.state-recovery.rehash-key-groups (--rehash-key-groups): keyed state recorded with another max
+  // parallelism than the job's is re-hashed into the job's key groups (cluster/key_group_rehash.h) instead of
+  // failing the submission. The job's max parallelism is decided before (max_parallelism_for_restore).
+  KeyGroupRehash rehash_key_groups = KeyGroupRehash::kRefuse;
 };
 
 struct MiniClusterConfig {

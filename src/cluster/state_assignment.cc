@@ -3,6 +3,7 @@
 #include <set>
 
 #include "checkpoint/byte_size_text.h"
+#include "cluster/key_group_rehash.h"
 #include "sluice/source/source_operator.h"
 #include "sluice/state/operator_state_store.h"
 
@@ -72,7 +73,7 @@ std::string describe_unmatched_state(const CheckpointMetadata& md, const std::st
 Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const CheckpointMetadata& md, const std::string& location, checkpoint::CheckpointStorage& storage,
     const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
-    SharedFileReuse reuse) {
+    SharedFileReuse reuse, KeyGroupRehash rehash) {
   std::map<std::string, OperatorRestoreState> out;
   for (const auto& c : chain) {
     const OperatorState* os = find_operator(md, c.operator_id);
@@ -81,12 +82,22 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     OperatorRestoreState r;
     r.checkpoint_id = md.checkpoint_id;
     std::vector<std::vector<uint8_t>> old_operator_states(static_cast<size_t>(os->parallelism));
+    // --rehash-key-groups at another max parallelism: every key of every old subtask is hashed again, so each new
+    // subtask reads all of the operator's keyed state (key_group_rehash.h).
+    const bool rehashing = os->max_parallelism != max_parallelism && rehash == KeyGroupRehash::kRehash && !range.is_empty();
+    std::vector<std::vector<uint8_t>> rehash_files;
+    std::vector<KeyGroupSnapshotBytes> rehash_input;
     for (const auto& st : os->subtasks) {
       if (st.incremental_keyed_state && !range.is_empty()) {
+        if (rehashing) {
+          return Status::invalid_argument(what + ": incremental RocksDB state cannot be re-hashed into max parallelism " +
+                                          std::to_string(max_parallelism) + " (restore a savepoint instead)");
+        }
         if (os->max_parallelism != max_parallelism) {
           return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +
                                           ", the job " + std::to_string(max_parallelism) +
-                                          " (set pipeline.max-parallelism to the checkpoint's)");
+                                          " (leave pipeline.max-parallelism unset to adopt the checkpoint's, or restore "
+                                          "a savepoint with --rehash-key-groups)");
         }
         const auto& ih = *st.incremental_keyed_state;
         if (!ih.range.intersection(range).is_empty()) {
@@ -119,11 +130,26 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
           r.incremental_handles.push_back(std::move(h));
         }
       }
-      if (st.keyed_state && !range.is_empty()) {
+      if (st.keyed_state && rehashing) {
+        const auto& kh = *st.keyed_state;
+        SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, storage.read_state(location, kh.stream));
+        if (kh.offsets.size() != static_cast<size_t>(kh.range.num_key_groups()) + 1 || kh.offsets.back() != bytes.size()) {
+          return Status::corruption(what + ": keyed state offsets do not match the state file of " +
+                                    std::to_string(bytes.size()) + " bytes");
+        }
+        rehash_files.push_back(std::move(bytes));
+        const std::vector<uint8_t>& file = rehash_files.back();
+        for (size_t i = 0; i + 1 < kh.offsets.size(); ++i) {
+          uint64_t b = kh.offsets[i], e = kh.offsets[i + 1];
+          if (b > e) return Status::corruption(what + ": bad offsets for key group " + std::to_string(kh.range.start() + static_cast<int32_t>(i)));
+          if (e > b) rehash_input.push_back({file.data() + b, static_cast<size_t>(e - b)});
+        }
+      } else if (st.keyed_state && !range.is_empty()) {
         if (os->max_parallelism != max_parallelism) {
           return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +
                                           ", the job " + std::to_string(max_parallelism) +
-                                          " (set pipeline.max-parallelism to the checkpoint's)");
+                                          " (leave pipeline.max-parallelism unset to adopt the checkpoint's, or restore "
+                                          "a savepoint with --rehash-key-groups)");
         }
         const auto& kh = *st.keyed_state;
         KeyGroupRange common = kh.range.intersection(range);
@@ -148,6 +174,11 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
         SLUICE_ASSIGN_OR_RETURN(old_operator_states[static_cast<size_t>(st.subtask_index)],
                                 storage.read_state(location, *st.operator_state));
       }
+    }
+    if (!rehash_input.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(r.key_groups, rehash_key_groups(rehash_input, max_parallelism, range,
+                                                              what + " (re-hashing its keys into " +
+                                                              std::to_string(max_parallelism) + " key groups)"));
     }
     bool any_operator_state = false;
     for (const auto& b : old_operator_states) any_operator_state |= !b.empty();

@@ -15,6 +15,7 @@
 #include "checkpoint/channel_state.h"
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/checkpoint_storage.h"
+#include "cluster/key_group_rehash.h"
 #include "sluice/operators/stream_operator.h"
 
 namespace sluice::cluster {
@@ -51,11 +52,13 @@ enum class SharedFileReuse : uint8_t { kNoReuse, kReuse };
 
 // The restore state of subtask `subtask` (key groups `range`) for each operator of its chain that has state in
 // the checkpoint. Incremental handles whose range meets `range` are resolved to local file paths
-// (IncrementalRestoreHandle); the RocksDB backend copies the files when it restores.
+// (IncrementalRestoreHandle); the RocksDB backend copies the files when it restores. An operator recorded with
+// another max parallelism than `max_parallelism` fails (kInvalidArgument), unless `rehash` is kRehash: then its
+// canonical keyed state is re-hashed into the new key groups (key_group_rehash.h; incremental state fails).
 Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const checkpoint::CheckpointMetadata& metadata, const std::string& location, checkpoint::CheckpointStorage& storage,
     const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
-    SharedFileReuse reuse = SharedFileReuse::kNoReuse);
+    SharedFileReuse reuse = SharedFileReuse::kNoReuse, KeyGroupRehash rehash = KeyGroupRehash::kRefuse);
 
 // A checkpoint with channel state (an unaligned checkpoint's in-flight data) restores only when every operator
 // keeps its parallelism: the data belongs to particular channels between particular subtasks. kInvalidArgument

@@ -327,6 +327,22 @@ const ConfigOption<bool> kIgnoreUnclaimedState{
     "restore fails, listing every unmatched operator.",
     {"execution.savepoint.ignore-unclaimed-state"}, {}};
 
+const ConfigOption<bool> kCheckRestoreOnly{
+    "execution.state-recovery.check-only", false,
+    "Do not run the job: check whether it would restore execution.state-recovery.path (operators matched by uid, "
+    "max parallelism, in-flight data, every state file read and assigned to the new subtasks), print what it would "
+    "restore, start empty, drop or re-hash, and exit with status 0 (it would restore) or 1 (it would not). Set by "
+    "--check-restore PATH of programs built on StreamExecutionEnvironment::from_args (Sluice's own).",
+    {}, {}};
+
+const ConfigOption<bool> kRehashKeyGroups{
+    "execution.state-recovery.rehash-key-groups", false,
+    "Restore keyed state recorded with another max parallelism than the job's by hashing every key again into the "
+    "job's key groups (the --rehash-key-groups flag; Sluice's own, not in Flink). Needs canonical keyed state "
+    "(savepoints, full checkpoints); incremental RocksDB checkpoints are refused. false: a job that sets another "
+    "pipeline.max-parallelism than the snapshot's fails to restore (one that sets none adopts the snapshot's).",
+    {}, {}};
+
 const ConfigOption<bool> kIncrementalCheckpoints{
     "execution.checkpointing.incremental", false,
     "Incremental checkpoints of RocksDB keyed state: each checkpoint uploads only the SST files no earlier "
@@ -451,6 +467,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,
+      &options::kRehashKeyGroups,         &options::kCheckRestoreOnly,
       // restart strategies
       &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,

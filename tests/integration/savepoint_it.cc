@@ -21,8 +21,6 @@
 #include <map>
 #include <thread>
 
-#include "../../examples/per_auction/per_auction_job.h"
-#include "../../tools/sluice/verify.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
@@ -31,120 +29,13 @@
 #include "sluice/sink/builtin_sinks.h"
 #include "sluice/windowing/window_assigners.h"
 #include "sluice/windowing/windowed_stream.h"
+#include "savepoint_it_util.h"
 
 namespace sluice {
 namespace {
 
+using namespace savepoint_it;  // NOLINT: the helpers of this suite
 namespace fs = std::filesystem;
-constexpr int64_t kEvents = 1'200'000;
-
-std::string temp_base(const std::string& name) {
-  std::string base = ::testing::TempDir() + "savepoint-it-" + std::to_string(::getpid()) + "-" + name;
-  fs::remove_all(base);
-  return base;
-}
-
-int64_t source_events(const MetricRegistry& metrics, const std::string& job) {
-  double total = 0;
-  for (const auto& m : metrics.snapshot())
-    if (m.name == metric_names::kNumRecordsOut && m.scope.rfind(job + ".bids.", 0) == 0) total += m.value;
-  return static_cast<int64_t>(total);
-}
-
-struct Run {
-  std::unique_ptr<JobClient> client;
-  cluster::CheckpointingJobClient* cp = nullptr;
-};
-
-// The main job at `parallelism` on `backend`; restoring `restore` when set. Checkpoints are due only every hour:
-// in these runs only savepoints and the final checkpoint of a bounded job complete.
-Result<Run> start(const std::string& base, const std::string& job, int32_t parallelism, const std::string& backend,
-                  const std::string& output, const std::string& restore = "", bool allow_non_restored = false,
-                  const std::vector<std::pair<std::string, std::string>>& extra = {}) {
-  Configuration config;
-  for (const auto& [k, v] : extra) SLUICE_RETURN_IF_ERROR(config.set_string(k, v));
-  for (auto st : {config.set_string("execution.checkpointing.interval", "1h"),
-                  config.set_string("execution.checkpointing.dir", base + "/ck"),
-                  config.set_string("state.backend.type", backend)}) {
-    if (!st.is_ok()) return st;
-  }
-  if (!restore.empty()) SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.path", restore));
-  if (allow_non_restored) {
-    SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.ignore-unclaimed-state", "true"));
-  }
-  StreamExecutionEnvironment env(config);
-  env.set_parallelism(parallelism);
-  per_auction::JobOptions opt;
-  opt.source.generator.max_events = kEvents;
-  opt.source.num_splits = 8;
-  opt.output_dir = output;
-  per_auction::build(env, opt);
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<JobClient> client, env.execute_async(job));
-  Run r;
-  r.cp = dynamic_cast<cluster::CheckpointingJobClient*>(client.get());
-  r.client = std::move(client);
-  if (r.cp == nullptr) return Status::internal("not a checkpointing job client");
-  return r;
-}
-
-void wait_for_events(const Run& r, const std::string& job, int64_t events) {
-  while (!is_globally_terminal(r.client->status()) && source_events(r.client->metrics(), job) < events) {
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  ASSERT_EQ(r.client->status(), JobStatus::kRunning) << "the job ended before " << events << " events";
-}
-
-void expect_exactly_once(const std::string& output) {
-  per_auction::JobOptions opt;
-  opt.source.generator.max_events = kEvents;
-  auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, kEvents);
-  auto report = cli::verify_per_auction_output(output, oracle);
-  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
-  EXPECT_EQ(report->missing, 0) << output;
-  EXPECT_EQ(report->duplicates, 0) << output;
-  EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
-  std::printf("  %s: %lld update lines, %lld auctions, exactly once\n", output.c_str(),
-              static_cast<long long>(report->records), static_cast<long long>(report->auctions));
-}
-
-// The committed lines of every part file, sorted.
-std::vector<std::string> committed_lines(const std::string& dir) {
-  std::vector<std::string> lines;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().filename().string().rfind("part-", 0) != 0) continue;
-    std::ifstream in(e.path());
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-  }
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-// Per auction, the committed update with the highest count (the final value).
-std::map<std::string, std::pair<int64_t, std::string>> final_lines(const std::string& dir) {
-  std::map<std::string, std::pair<int64_t, std::string>> out;
-  for (const std::string& line : committed_lines(dir)) {
-    const size_t a = line.find(','), b = line.find(',', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const int64_t count = std::stoll(line.substr(a + 1, b - a - 1));
-    auto& best = out[line.substr(0, a)];
-    if (count > best.first) best = {count, line};
-  }
-  return out;
-}
-
-// Stops `r` with a savepoint into `dir`; returns the savepoint folder.
-std::string stop(Run& r, const std::string& dir, bool drain) {
-  auto trigger = r.cp->stop_with_savepoint(dir, drain);
-  EXPECT_TRUE(trigger.is_ok()) << trigger.status().to_string();
-  if (!trigger.is_ok()) return "";
-  auto result = r.client->wait();
-  EXPECT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
-  auto st = r.cp->wait_savepoint(*trigger, 60'000);
-  EXPECT_TRUE(st.has_value());
-  if (!st) return "";
-  EXPECT_EQ(st->state, cluster::SavepointRequestStatus::State::kCompleted) << st->cause.to_string();
-  return st->location;
-}
 
 struct Rescale {
   int32_t from, to;

@@ -17,18 +17,8 @@ mkdir -p "$XDG_RUNTIME_DIR"
 fail() { echo "FAIL: $*"; echo "--- demo output:"; cat demo.out 2>/dev/null || true; exit 1; }
 
 events=3000000
-"$sluice" demo --events $events --parallelism 4 --checkpoint-interval 1h --checkpoint-dir ck --output out \
-  > demo.out 2>&1 &
-demo_pid=$!
-line=
-for _ in $(seq 1 3000); do
-  line=$("$sluice" list 2>/dev/null | head -n 1)
-  [ -n "$line" ] && break
-  kill -0 "$demo_pid" 2>/dev/null || fail "the demo ended before it registered"
-  sleep 0.05
-done
-[ -n "$line" ] || fail "sluice list never showed the demo"
-job_id=$(echo "$line" | awk '{print $1}')
+. "$(dirname "$0")/demo_job.sh"
+start_demo --events $events --parallelism 4 --checkpoint-interval 1h --checkpoint-dir ck --output out
 
 "$sluice" stop "${job_id:0:7}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || { cat stop.out; fail "sluice stop"; }
 sp=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)

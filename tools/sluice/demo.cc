@@ -53,6 +53,7 @@ struct DemoFlags {
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
   std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
   bool allow_non_restored_state = false;  // execution.state-recovery.ignore-unclaimed-state
+  bool rehash_key_groups = false;         // execution.state-recovery.rehash-key-groups
 };
 
 // Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
@@ -144,6 +145,12 @@ int run_demo(const DemoFlags& f) {
   if (f.allow_non_restored_state) {
     if (Status st = config.set_string(options::kIgnoreUnclaimedState.key, "true"); !st.is_ok()) {
       std::fprintf(stderr, "error: --allow-non-restored-state: %s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+  if (f.rehash_key_groups) {
+    if (Status st = config.set_string(options::kRehashKeyGroups.key, "true"); !st.is_ok()) {
+      std::fprintf(stderr, "error: --rehash-key-groups: %s\n", st.to_string().c_str());
       return 2;
     }
   }
@@ -385,6 +392,10 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--allow-non-restored-state", flags->allow_non_restored_state,
                 "With --restore: drop (and report) state of operators this job does not have instead of failing - "
                 "execution.state-recovery.ignore-unclaimed-state");
+  cmd->add_flag("--rehash-key-groups", flags->rehash_key_groups,
+                "With --restore of a savepoint taken with another max parallelism than this run's "
+                "(-D pipeline.max-parallelism=N): hash every key again into the new key groups instead of failing - "
+                "execution.state-recovery.rehash-key-groups");
   cmd->add_option("--claim-mode", flags->claim_mode,
                   "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
                   "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")

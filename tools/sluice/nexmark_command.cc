@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_config.h"
 #include "cluster/mini_cluster.h"
 #include "job_endpoint.h"
 #include "job_report.h"
@@ -62,16 +63,9 @@ int run_nexmark(const NexmarkFlags& f) {
     return fail("--query: unknown query '" + f.query + "'; expected one of " + nq::query_names());
   }
 
-  Configuration config;
-  if (!f.config_file.empty()) {
-    auto c = Configuration::from_yaml_file(f.config_file);
-    if (!c.is_ok()) return fail(c.status().to_string());
-    config = std::move(c).value();
-  }
-  for (const auto& kv : f.dynamic) {
-    Status s = config.apply_dynamic_property(kv);
-    if (!s.is_ok()) return fail("-D " + kv + ": " + s.to_string());
-  }
+  auto loaded = load_cli_config(f.config_file, f.dynamic);
+  if (!loaded.is_ok()) return fail(loaded.status().to_string());
+  Configuration config = std::move(loaded).value();
   if (!f.state_backend.empty()) {
     if (Status s = config.set_string("state.backend.type", f.state_backend); !s.is_ok()) {
       return fail("--state-backend: " + s.to_string());

@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/savepoint_files.h"
 #include "jobs_command.h"
+#include "savepoint_check.h"
 #include "rest/rest_client.h"
 
 namespace sluice::cli {
@@ -140,7 +141,7 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
   savepoint->callback([savepoint, sp, exit_code] {
     if (!savepoint->get_subcommands().empty()) return;
     if (sp->job.empty()) {
-      std::fprintf(stderr, "error: sluice savepoint JOB [DIR], or sluice savepoint inspect|dispose PATH\n");
+      std::fprintf(stderr, "error: sluice savepoint JOB [DIR], or sluice savepoint inspect|check|dispose PATH\n");
       *exit_code = 2;
       return;
     }
@@ -155,6 +156,7 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
   CLI::App* disp = savepoint->add_subcommand("dispose", "Delete a savepoint (its files, _metadata and folder)");
   disp->add_option("PATH", *dpath, "The savepoint folder or its _metadata")->required();
   disp->callback([dpath, exit_code] { *exit_code = dispose(*dpath); });
+  add_savepoint_check_command(*savepoint, exit_code);
 
   auto st = std::make_shared<TriggerFlags>();
   CLI::App* stop = app.add_subcommand(

@@ -301,6 +301,14 @@ extern const ConfigOption<std::string> kSavepointDirectory;
 // execution.savepoint.ignore-unclaimed-state); the sluice tool's --allow-non-restored-state: restore even when
 // state of operators the job no longer has would be dropped (and report what was dropped).
 extern const ConfigOption<bool> kIgnoreUnclaimedState;
+// execution.state-recovery.rehash-key-groups (Boolean, false; Sluice's own); the sluice tool's --rehash-key-groups:
+// keyed state recorded with another max parallelism is re-hashed into the job's key groups (canonical snapshots
+// only) instead of failing the restore (docs/savepoints.md).
+extern const ConfigOption<bool> kRehashKeyGroups;
+// execution.state-recovery.check-only (Boolean, false; Sluice's own); --check-restore PATH of from_args programs:
+// execute() checks whether the job would restore execution.state-recovery.path, prints the report and exits
+// the process (0: it would restore, 1: it would not) instead of running (docs/savepoints.md).
+extern const ConfigOption<bool> kCheckRestoreOnly;
 // execution.checkpointing.incremental (Boolean, false; deprecated key state.backend.incremental): incremental
 // checkpoints of RocksDB keyed state.
 extern const ConfigOption<bool> kIncrementalCheckpoints;

@@ -1,0 +1,118 @@
+#include "cluster/stop_with_savepoint.h"
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/file_system.h"
+#include "checkpoint/savepoint_files.h"
+
+namespace sluice::cluster {
+
+Result<std::string> create_savepoint_folder(const std::string& target_dir, bool stop, const JobId& job_id,
+                                            JobStatus status, const checkpoint::CheckpointStorage* storage) {
+  const std::string what = std::string(stop ? "stop-with-savepoint" : "savepoint") + " of job " + job_id.to_hex();
+  if (storage == nullptr) {
+    return Status::failed_precondition(what + ": checkpointing is off, and the checkpoint coordinator takes "
+                                              "savepoints (set execution.checkpointing.interval)");
+  }
+  if (status != JobStatus::kRunning) {
+    return Status::failed_precondition(what + ": the job is " + job_status_name(status) + ", not RUNNING");
+  }
+  if (!storage->supports_savepoints()) {
+    return Status::failed_precondition(what + ": checkpoint storage " + storage->describe() +
+                                       " cannot write savepoints (set execution.checkpointing.dir)");
+  }
+  auto folder = checkpoint::create_savepoint_dir(*checkpoint::local_file_system(), target_dir, job_id);
+  if (!folder.is_ok()) return folder.status().with_context(what);
+  return folder;
+}
+
+void StopWithSavepoint::start(Request r, JobStatus status) {
+  const bool running = status == JobStatus::kRunning;
+  if (!running || stop_) {
+    requests_.fail(r.trigger_id, Status::failed_precondition(
+                                     stop_ ? "a stop-with-savepoint of this job is already in progress"
+                                           : std::string("the job is ") + job_status_name(status) + ", not RUNNING"));
+    (void)checkpoint::local_file_system()->remove_all(r.folder);
+    return;
+  }
+  spdlog::info("job {}: stop-with-savepoint{} into {}", job_name_, r.drain ? " (drain)" : "", r.folder);
+  stop_ = std::move(r);
+  coordinator_.stop_periodic_scheduling();
+  const bool drain = stop_->drain;
+  tasks_.for_each_task([drain](runtime::StreamTask& task, bool is_source) {
+    if (!drain) task.skip_end_input_on_finish();
+    if (!is_source) return;
+    runtime::StreamTask* t = &task;
+    task.mailbox().put([t, drain] { t->stop_source(drain); });
+  });
+  // Without drain the savepoint's barriers follow the stop in every source's mailbox; with drain it is taken
+  // once every task reached the end of its input (on_end_of_data).
+  if (!drain) trigger_savepoint(running);
+}
+
+bool StopWithSavepoint::on_end_of_data(bool running) {
+  if (!stop_ || !stop_->drain) return false;
+  trigger_savepoint(running);
+  return true;
+}
+
+void StopWithSavepoint::on_savepoint_complete(CheckpointId id, bool running) {
+  // The sinks commit on the stop's savepoint (it completes only after their final commit), then every task ends.
+  if (stop_ && id == stop_->savepoint && running) finish_tasks_after(id);
+}
+
+void StopWithSavepoint::on_savepoint_aborted(CheckpointId id, const Status& cause, bool running) {
+  if (stop_ && id == stop_->savepoint) abandon(cause, running);
+}
+
+void StopWithSavepoint::on_failover(const Status& cause) {
+  if (!stop_) return;
+  requests_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint: the job failed over"));
+  stop_.reset();
+}
+
+void StopWithSavepoint::on_job_end(bool finished) {
+  if (stop_ && finished) requests_.finish_stop(stop_->trigger_id);
+}
+
+void StopWithSavepoint::trigger_savepoint(bool running) {
+  auto id = coordinator_.trigger_savepoint(stop_->folder);
+  if (!id.is_ok()) {
+    abandon(id.status(), running);
+    return;
+  }
+  stop_->savepoint = *id;
+  requests_.bind(stop_->trigger_id, *id);
+}
+
+void StopWithSavepoint::abandon(const Status& cause, bool running) {
+  spdlog::warn("job {}: stop-with-savepoint failed: {}", job_name_, cause.to_string());
+  requests_.fail(stop_->trigger_id, cause.with_context("stop-with-savepoint"));
+  const bool drain = stop_->drain;
+  stop_.reset();
+  if (!running) return;
+  if (!drain) {
+    tasks_.for_each_task([](runtime::StreamTask& task, bool is_source) {
+      task.keep_end_input_on_finish();
+      runtime::StreamTask* t = &task;
+      if (is_source) task.mailbox().put([t] { t->resume_source(); });
+    });
+  }
+  coordinator_.start_periodic_scheduling();
+}
+
+// Every task commits up to `id`, then ends. All notifications are queued before any finish, so no task ends
+// (ending the input of the next one) before every task has its notification.
+void StopWithSavepoint::finish_tasks_after(CheckpointId id) {
+  coordinator_.stop_periodic_scheduling();
+  tasks_.for_each_task([id](runtime::StreamTask& task, bool) {
+    runtime::StreamTask* t = &task;
+    task.mailbox().put([t, id] { t->notify_checkpoint_complete(id); });
+  });
+  tasks_.for_each_task([](runtime::StreamTask& task, bool) {
+    runtime::StreamTask* t = &task;
+    task.mailbox().put([t] { t->finish(); });
+  });
+}
+
+}  // namespace sluice::cluster

@@ -1,0 +1,16 @@
+# Sourced by the CLI tests that control a running demo. start_demo ARGS...: starts `$sluice demo ARGS` in the
+# background (output in demo.out), sets demo_pid, waits until `sluice list` shows it and sets job_line (its line)
+# and job_id. Needs $sluice and a fail function; the caller's XDG_RUNTIME_DIR keeps the registry its own.
+start_demo() {
+  "$sluice" demo "$@" > demo.out 2>&1 &
+  demo_pid=$!
+  job_line=
+  for _ in $(seq 1 3000); do
+    job_line=$("$sluice" list 2>/dev/null | head -n 1)
+    [ -n "$job_line" ] && break
+    kill -0 "$demo_pid" 2>/dev/null || fail "the demo ended before it registered"
+    sleep 0.05
+  done
+  [ -n "$job_line" ] || fail "sluice list never showed the demo"
+  job_id=$(echo "$job_line" | awk '{print $1}')
+}
