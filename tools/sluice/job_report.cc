@@ -129,22 +129,34 @@ FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobCli
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
       if (done_.load()) break;
-      runtime::FailurePoint point = classes[static_cast<size_t>(i)];
-      // -1: the vertex the point belongs to. Between the sync and async parts of a snapshot any task can fail:
-      // a seeded one of the first snapshot_vertices (the demo: the source chain, vertex 0, or the keyed operator
-      // and sink, vertex 1), or any. For the source, -1 subtask: one that still produces records.
-      int32_t vertex = -1;
-      if (point == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot && f.snapshot_vertices > 0) {
-        vertex = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.snapshot_vertices));
+      // The drawn class first; if the job has no place for it (a keyed-operator failure in a job without keyed
+      // state), the next class that arms, in kFailureClasses order: the count asked for is still injected.
+      std::vector<runtime::FailurePoint> candidates{classes[static_cast<size_t>(i)]};
+      for (runtime::FailurePoint c : runtime::kFailureClasses) {
+        if (c != candidates.front()) candidates.push_back(c);
       }
-      int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.parallelism));
-      if (point == runtime::FailurePoint::kSource) subtask = -1;
-      auto where = [](int32_t id) { return id < 0 ? std::string("any") : std::to_string(id); };
-      std::printf("  injecting failure %d [%s] into vertex %s, subtask index %s at %lld source events\n", i + 1,
-                  runtime::failure_point_name(point), where(vertex).c_str(), where(subtask).c_str(),
-                  static_cast<long long>(threshold));
-      Status armed = cp_client.arm_failure(point, vertex, subtask,
-                                           "failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
+      Status armed = Status::ok();
+      for (runtime::FailurePoint point : candidates) {
+        // -1: the vertex the point belongs to. Between the sync and async parts of a snapshot any task can fail:
+        // a seeded one of the first snapshot_vertices (the demo: the source chain, vertex 0, or the keyed operator
+        // and sink, vertex 1), or any. For the source, -1 subtask: one that still produces records.
+        int32_t vertex = -1;
+        if (point == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot && f.snapshot_vertices > 0) {
+          vertex = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.snapshot_vertices));
+        }
+        int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.parallelism));
+        if (point == runtime::FailurePoint::kSource) subtask = -1;
+        armed = cp_client.arm_failure(point, vertex, subtask,
+                                      "failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
+        if (!armed.is_ok()) continue;
+        // Vertex -1: the vertex that holds the point; subtask -1: a source subtask that still produces records.
+        const std::string in_vertex = vertex < 0 ? "" : " in vertex " + std::to_string(vertex);
+        const std::string in_subtask =
+            subtask < 0 ? ", a producing subtask" : ", subtask index " + std::to_string(subtask);
+        std::printf("  injecting failure %d [%s]%s%s at %lld source events\n", i + 1, runtime::failure_point_name(point),
+                    in_vertex.c_str(), in_subtask.c_str(), static_cast<long long>(threshold));
+        break;
+      }
       if (!armed.is_ok()) {
         std::fprintf(stderr, "  cannot inject failure %d: %s\n", i + 1, armed.to_string().c_str());
         break;
