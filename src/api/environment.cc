@@ -86,7 +86,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   SLUICE_RETURN_IF_ERROR(validate_mode_dependent_options(config));
   if (!mc->checkpointing) {
     if (!restore_path.empty()) {
-      return Status::invalid_argument("execution.state-recovery.path is set but checkpointing is off: set "
+      return Status::invalid_argument("--restore / execution.state-recovery.path is set but checkpointing is off: set "
                                       "execution.checkpointing.interval to restore and keep checkpointing");
     }
     return Status::ok();
@@ -217,7 +217,7 @@ bool runs_in_batch(const Configuration& config, const StreamGraph& graph) {
 // The BATCH job's settings; checkpointing keys do not apply (no checkpoints in BATCH).
 Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cluster::MiniClusterConfig& mc) {
   if (!config.get(options::kStateRecoveryPath).empty() || config.contains(options::kStateRecoveryPath.key)) {
-    return Status::invalid_argument("execution.state-recovery.path is set, but a BATCH job (execution.runtime-mode) "
+    return Status::invalid_argument("--restore / execution.state-recovery.path is set, but a BATCH job (execution.runtime-mode) "
                                     "takes no checkpoints and restores none: run it in STREAMING to restore");
   }
   if (checkpointing_enabled(config)) {

@@ -79,4 +79,7 @@ cmp -s pa-STREAMING.lines pa-BATCH.lines || { echo "per-auction example differs 
 # A bad mode is refused, naming the key (an unbounded source in BATCH: batch_mode_it).
 if "$sluice" demo --events 10 -D execution.runtime-mode=FAST > bad.out 2>&1; then echo "bad mode accepted"; exit 1; fi
 grep -q 'execution.runtime-mode' bad.out || { echo "no clear error"; cat bad.out; exit 1; }
+# A restore in BATCH is refused, naming the flag the user typed.
+if "$sluice" demo --events 10 $B --restore latest --checkpoint-dir ck > rs.out 2>&1; then echo "BATCH restore accepted"; exit 1; fi
+grep -q -- '--restore / execution.state-recovery.path is set, but a BATCH job' rs.out || { echo "unclear BATCH restore error"; cat rs.out; exit 1; }
 echo OK
