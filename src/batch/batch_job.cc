@@ -10,7 +10,7 @@
 #include "batch/blocking_exchange.h"
 #include "batch/stage_plan.h"
 #include "runtime/stream_task.h"
-#include "sluice/core/process_cpu_time.h"
+#include "sluice/api/job_run_meter.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
 
@@ -71,8 +71,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     {
       std::lock_guard lock(mu_);
       status_ = JobStatus::kRunning;
-      start_ns_ = cfg_.clock->monotonic_ns();
-      start_cpu_s_ = process_cpu_seconds();
+      run_meter_.start(cfg_.clock->monotonic_ns());
     }
     spdlog::info("job {} ({}): BATCH, {} stage(s), working folder {}", jg_.job_name, job_id_.to_hex(),
                  plan_.stages.size(), dir_);
@@ -202,12 +201,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
     std::lock_guard lock(mu_);
-    result_.job_id = job_id_;
-    result_.job_name = jg_.job_name;
-    result_.status = terminal;
-    result_.error = error;
-    result_.runtime_ms = (cfg_.clock->monotonic_ns() - start_ns_) / 1'000'000;
-    result_.cpu_seconds = process_cpu_seconds() - start_cpu_s_;
+    result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
     status_ = terminal;
     cv_.notify_all();
   }
@@ -432,8 +426,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   JobStatus status_ = JobStatus::kCreated;
   std::vector<int32_t> stage_runs_;
   BatchStats stats_;
-  int64_t start_ns_ = 0;
-  double start_cpu_s_ = 0;
+  JobRunMeter run_meter_;
   JobExecutionResult result_;
 };
 

@@ -19,7 +19,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/stream_task.h"
-#include "sluice/core/process_cpu_time.h"
+#include "sluice/api/job_run_meter.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
 
@@ -210,8 +210,7 @@ class LocalJob final : public CheckpointingJobClient,
   Status start() {
     {
       std::lock_guard lock(mu_);
-      start_ns_ = cfg_.clock->monotonic_ns();
-      start_cpu_s_ = process_cpu_seconds();
+      run_meter_.start(cfg_.clock->monotonic_ns());
     }
     SLUICE_RETURN_IF_ERROR(deploy_attempt());
     set_status(JobStatus::kRunning);
@@ -775,12 +774,7 @@ class LocalJob final : public CheckpointingJobClient,
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
                                            ") before the savepoint completed"));
     std::lock_guard lock(mu_);
-    result_.job_id = job_id_;
-    result_.job_name = jg_.job_name;
-    result_.status = terminal;
-    result_.error = error;
-    result_.runtime_ms = (cfg_.clock->monotonic_ns() - start_ns_) / 1'000'000;
-    result_.cpu_seconds = process_cpu_seconds() - start_cpu_s_;
+    result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
     status_ = terminal;
     cv_.notify_all();
   }
@@ -848,8 +842,7 @@ class LocalJob final : public CheckpointingJobClient,
   JobStatus status_ = JobStatus::kCreated;
   int32_t attempt_ = 0;
   std::vector<std::pair<int64_t, int64_t>> recoveries_;
-  int64_t start_ns_ = 0;
-  double start_cpu_s_ = 0;
+  JobRunMeter run_meter_;
   JobExecutionResult result_;
 };
 
