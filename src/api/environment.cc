@@ -224,6 +224,10 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
     spdlog::warn("execution.runtime-mode BATCH: execution.checkpointing.interval is ignored (a BATCH job takes no "
                  "checkpoints; a failed stage re-runs from its inputs)");
   }
+  if (config.get(options::kStateBackendType) != StateBackendType::kHashMap) {
+    spdlog::warn("execution.runtime-mode BATCH: state.backend.type is ignored (BATCH keyed state holds one key at a "
+                 "time on the heap, as Flink's batch state backend; docs/batch.md)");
+  }
   batch::BatchJobConfig bc;
   bc.network = mc.network;
   bc.clock = mc.clock;

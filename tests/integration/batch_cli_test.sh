@@ -82,4 +82,9 @@ grep -q 'execution.runtime-mode' bad.out || { echo "no clear error"; cat bad.out
 # A restore in BATCH is refused, naming the flag the user typed.
 if "$sluice" demo --events 10 $B --restore latest --checkpoint-dir ck > rs.out 2>&1; then echo "BATCH restore accepted"; exit 1; fi
 grep -q -- '--restore / execution.state-recovery.path is set, but a BATCH job' rs.out || { echo "unclear BATCH restore error"; cat rs.out; exit 1; }
+# A configured RocksDB backend is ignored in BATCH, with a warning that says so (the result is still verified).
+"$sluice" demo --events 20000 --parallelism 2 --seed 3 --output demo-r $B -D state.backend.type=rocksdb --verify \
+  --summary-json r.json > r.out 2>&1
+grep -q '"verified": true' r.json || { echo "demo with rocksdb configured in BATCH did not verify"; cat r.out; exit 1; }
+grep -q 'state.backend.type is ignored' r.out || { echo "no warning that state.backend.type is ignored"; cat r.out; exit 1; }
 echo OK
