@@ -24,22 +24,43 @@ RdKafkaPtr marker_consumer(const KafkaSinkOptions& options, IsolationLevel isola
   return std::move(c).value();
 }
 
-int32_t partition_count(rd_kafka_t* rk, const std::string& topic, int32_t timeout_ms) {
+// The topic's partition count from the metadata: -1 when the topic is missing or not ready (e.g.
+// LEADER_NOT_AVAILABLE right after its creation); `request_error` when the metadata request itself failed.
+struct TopicPartitions {
+  rd_kafka_resp_err_t request_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  int32_t partitions = -1;
+};
+
+TopicPartitions partition_count(rd_kafka_t* rk, const std::string& topic, int32_t timeout_ms) {
   rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, t, &md, timeout_ms);
-  int32_t n = -1;
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    n = md->topics[0].partition_cnt;
+  TopicPartitions out;
+  out.request_error = rd_kafka_metadata(rk, 0, t, &md, timeout_ms);
+  if (out.request_error == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
+      md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    out.partitions = md->topics[0].partition_cnt;
   }
   if (md != nullptr) rd_kafka_metadata_destroy(md);
   rd_kafka_topic_destroy(t);
-  return n;
+  return out;
 }
 
 }  // namespace
 
 int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& topic, int32_t partitions) {
+  // Metadata first, through a consumer (allow.auto.create.topics is false for consumers, so asking does not create
+  // the topic with the broker's default partition count): a topic that exists is used as it is, so a user without
+  // the CREATE permission can pre-create it, and a cluster without CreateTopics (librdkafka's mock) works.
+  {
+    RdKafkaPtr probe = marker_consumer(options, IsolationLevel::kReadUncommitted);
+    const TopicPartitions found = partition_count(probe.get(), topic, options.request_timeout_ms);
+    if (found.request_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      throw std::runtime_error("kafka sink: cannot read the metadata of marker topic '" + topic + "' within " +
+                               std::to_string(options.request_timeout_ms) + " ms (request_timeout_ms): " +
+                               rd_kafka_err2str(found.request_error));
+    }
+    if (found.partitions > 0) return found.partitions;
+  }
   Producer admin(options, "", "sink-admin");
   rd_kafka_t* rk = admin.handle();
   char err[512];
@@ -68,7 +89,7 @@ int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& 
   // A topic just created may take a moment to appear in the metadata.
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(options.request_timeout_ms);
   while (true) {
-    const int32_t n = partition_count(rk, topic, 5000);
+    const int32_t n = partition_count(rk, topic, 5000).partitions;
     if (n > 0) return n;
     if (SteadyClock::now() > deadline) {
       throw std::runtime_error("kafka sink: marker topic '" + topic + "' has no partitions in the metadata");

@@ -9,8 +9,10 @@
 
 namespace sluice::kafka::internal {
 
-// Creates `topic` with `partitions` partitions unless it exists, and returns its partition count. Throws
-// std::runtime_error when the cluster cannot be reached or refuses (within options.request_timeout_ms).
+// Returns the partition count of `topic`, creating it with `partitions` partitions when the metadata (read through
+// a consumer, which does not auto-create topics) shows it missing: an existing topic is used as it is, so it can be
+// pre-created, and CreateTopics is sent only when needed. Throws std::runtime_error when the cluster cannot be
+// reached or refuses (within options.request_timeout_ms).
 int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& topic, int32_t partitions);
 
 // The marker values committed in partition `partition` of `topic` from `from_offset` on, read with a

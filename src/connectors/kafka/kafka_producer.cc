@@ -55,12 +55,20 @@ void Producer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opa
   if (msg->_private != nullptr) *static_cast<int64_t*>(msg->_private) = msg->offset;
 }
 
+std::string Producer::who() const {
+  return transactional_id_.empty() ? std::string("producer") : "transactional id " + transactional_id_;
+}
+
 void Producer::check_delivery() {
-  if (!delivery_error_.empty()) {
-    throw std::runtime_error("kafka sink: delivery failed (" +
-                             (transactional_id_.empty() ? std::string("producer") : "transactional id " + transactional_id_) +
-                             "): " + delivery_error_);
+  if (delivery_error_.empty()) return;
+  std::string text = "kafka sink: delivery failed (" + who() + "): " + delivery_error_;
+  // A fatal error (e.g. fenced: the records were purged, their own error says only that) is the actual cause.
+  char fatal[512];
+  if (rd_kafka_fatal_error(rk_, fatal, sizeof fatal) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    fatal_ = true;
+    text += std::string("; the producer has a fatal error: ") + fatal;
   }
+  throw std::runtime_error(text);
 }
 
 void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
@@ -97,7 +105,10 @@ void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
     std::string text = rd_kafka_error_string(e);
     rd_kafka_error_destroy(e);
     if (code != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      throw std::runtime_error("kafka sink: cannot produce to topic '" + topic + "': " + text);
+      // A transaction in an error state refuses records; the delivery error that put it there is the cause.
+      rd_kafka_poll(rk_, 0);
+      check_delivery();
+      throw std::runtime_error("kafka sink: cannot produce to topic '" + topic + "' (" + who() + "): " + text);
     }
     rd_kafka_poll(rk_, 10);  // back-pressure: let deliveries drain the queue
     check_delivery();

@@ -45,6 +45,7 @@ class Producer {
  private:
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque);
   void check_delivery();
+  std::string who() const;  // "transactional id <id>", or "producer"
   void check(rd_kafka_error_t* error, const char* what);
 
   rd_kafka_t* rk_ = nullptr;

@@ -1,7 +1,8 @@
 // The Kafka sink against the test broker. At-least-once: nothing lost across seeded failures. Exactly-once,
 // checked by read_committed consumers: each record once after seeded failures (the Kafka source replaying), nothing
 // visible before its checkpoint completed, failures right before and right after a commit, a transaction the
-// broker aborted on its timeout while the job was down, and a zombie writer fenced by a restore.
+// broker aborted on its timeout while the job was down, and a zombie writer fenced by a restore. The marker topic:
+// created when missing, used as it is when it exists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 
 #include <unistd.h>
 
+#include "../kafka_markers.h"
+#include "hooked_kafka_sink.h"
 #include "kafka_test_util.h"
 #include "sluice/connectors/kafka/kafka_sink.h"
 #include "sluice/connectors/kafka/kafka_source.h"
@@ -185,33 +188,6 @@ TEST(KafkaSinkJob, ExactlyOnceAfterSeededFailuresEachRecordOnceForReadCommitted)
   }
 }
 
-// A sink that runs a hook around each commit of the Kafka sink's committer (checks and injected failures).
-using CommitHook = std::function<void(const std::vector<KafkaCommittable>&, Committer<KafkaCommittable>&)>;
-class HookedSink final : public TwoPhaseCommittingSink<std::string, KafkaCommittable> {
- public:
-  HookedSink(KafkaSinkOptions o, CommitHook hook) : inner_(std::move(o), ValueStringSerializer{}), hook_(std::move(hook)) {}
-  std::unique_ptr<PrecommittingSinkWriter<std::string, KafkaCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
-    return inner_.create_writer(ctx);
-  }
-  std::unique_ptr<Committer<KafkaCommittable>> create_committer() const override {
-    return std::make_unique<Hooked>(inner_.create_committer(), hook_);
-  }
-  std::unique_ptr<Committer<KafkaCommittable>> create_subtask_committer(TwoPhaseCommitContext& ctx) const override {
-    return std::make_unique<Hooked>(inner_.create_subtask_committer(ctx), hook_);
-  }
-
- private:
-  struct Hooked final : Committer<KafkaCommittable> {
-    Hooked(std::unique_ptr<Committer<KafkaCommittable>> committer, CommitHook h)
-        : inner(std::move(committer)), hook(std::move(h)) {}
-    void commit(const std::vector<KafkaCommittable>& c) override { hook(c, *inner); }
-    std::unique_ptr<Committer<KafkaCommittable>> inner;
-    CommitHook hook;
-  };
-  KafkaSink<std::string, ValueStringSerializer> inner_;
-  CommitHook hook_;
-};
-
 JobExecutionResult run_hooked(const std::string& in, const JobDirs& dirs, KafkaSinkOptions sink, CommitHook hook,
                               const std::string& interval = "50ms") {
   StreamExecutionEnvironment env(checkpointed(dirs, interval));
@@ -244,7 +220,7 @@ TEST(KafkaSinkJob, ExactlyOnceRecordsBecomeVisibleOnlyWhenTheirCheckpointComplet
   auto checked = std::make_shared<std::atomic<int>>(0);
   JobDirs dirs;
   auto r = run_hooked(in, dirs, sink_options(out, DeliveryGuarantee::kExactlyOnce),
-                      [checked, out](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner) {
+                      [checked, out](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner, int32_t) {
                         if (*checked >= 3 || !has_records(cs)) {
                           inner.commit(cs);
                           return;
@@ -279,7 +255,7 @@ TEST(KafkaSinkJob, ExactlyOnceAcrossFailuresBeforeAndAfterACommit) {
   auto failures = std::make_shared<std::atomic<int>>(0);
   JobDirs dirs;
   auto r = run_hooked(in, dirs, sink_options(out, DeliveryGuarantee::kExactlyOnce),
-                      [commits, failures](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner) {
+                      [commits, failures](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner, int32_t) {
                         const int n = ++*commits;
                         if (n == 3 && has_records(cs)) {
                           ++*failures;
@@ -310,7 +286,7 @@ TEST(KafkaSinkJob, ExactlyOnceAfterTheBrokerAbortedATransactionOnTimeout) {
   auto aborted = std::make_shared<std::atomic<int64_t>>(0);
   JobDirs dirs;
   auto r = run_hooked(in, dirs, o,
-                      [done, aborted](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner) {
+                      [done, aborted](const std::vector<KafkaCommittable>& cs, Committer<KafkaCommittable>& inner, int32_t) {
                         if (!*done && has_records(cs)) {
                           *done = true;
                           for (const auto& c : cs) *aborted += static_cast<int64_t>(c.records.size());
@@ -325,6 +301,26 @@ TEST(KafkaSinkJob, ExactlyOnceAfterTheBrokerAbortedATransactionOnTimeout) {
   EXPECT_EQ(read_topic(out, 1, "read_committed"), numbers(kRecords));
   // The aborted copy is still in the log (invisible): the records were written twice, read once.
   EXPECT_GE(read_topic(out, 1, "read_uncommitted").size(), static_cast<size_t>(kRecords + aborted->load()));
+}
+
+// The marker topic: created with the requested partition count when missing (the metadata lookup before it does
+// not auto-create it with the broker's default of 1), used as it is when it exists (no CreateTopics: a user
+// without the CREATE permission, or librdkafka's mock cluster, can pre-create it).
+TEST(KafkaSinkMarkers, AMissingMarkerTopicIsCreatedAndAnExistingOneUsedAsItIs) {
+  const KafkaSinkOptions o = sink_options(output_topic("sink-markers-unused", 1), DeliveryGuarantee::kExactlyOnce);
+  const std::string missing = unique_name("markers-missing");
+  EXPECT_EQ(internal::ensure_marker_topic(o, missing, 3), 3);
+  KafkaPtr admin = make_client(RD_KAFKA_PRODUCER, {});
+  rd_kafka_topic_t* t = rd_kafka_topic_new(admin.get(), missing.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  ASSERT_EQ(rd_kafka_metadata(admin.get(), 0, t, &md, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_EQ(md->topic_cnt, 1);
+  EXPECT_EQ(md->topics[0].partition_cnt, 3);
+  rd_kafka_metadata_destroy(md);
+  rd_kafka_topic_destroy(t);
+
+  const std::string existing = output_topic("markers-existing", 2);
+  EXPECT_EQ(internal::ensure_marker_topic(o, existing, 5), 2);
 }
 
 // A TwoPhaseCommitContext outside a job (for driving a writer and committer by hand).

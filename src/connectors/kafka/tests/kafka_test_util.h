@@ -43,7 +43,9 @@ using ErrorPtr = std::unique_ptr<rd_kafka_error_t, ErrorDeleter>;
 
 inline std::string error_text(const ErrorPtr& e) { return e ? rd_kafka_error_string(e.get()) : "ok"; }
 
-inline KafkaPtr make_client(rd_kafka_type_t type, const std::vector<std::pair<std::string, std::string>>& props) {
+// A client of `servers` (the test broker unless given, e.g. librdkafka's mock cluster) with `props`.
+inline KafkaPtr make_client(rd_kafka_type_t type, const std::vector<std::pair<std::string, std::string>>& props,
+                            const std::string& servers = bootstrap()) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   auto set = [&](const std::string& k, const std::string& v) {
@@ -51,7 +53,7 @@ inline KafkaPtr make_client(rd_kafka_type_t type, const std::vector<std::pair<st
       ADD_FAILURE() << k << "=" << v << ": " << err;
     }
   };
-  set("bootstrap.servers", bootstrap());
+  set("bootstrap.servers", servers);
   for (const auto& [k, v] : props) set(k, v);
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
   if (rk == nullptr) {
@@ -184,13 +186,16 @@ struct ReadResult {
   int64_t position = -1;  // the consumer's position at the partition's end
 };
 
-// Reads partition `partition` of `topic` from offset 0 until the consumer reports the partition's end.
-inline ReadResult read_partition(const std::string& topic, int32_t partition, const char* isolation) {
-  KafkaPtr c = make_client(RD_KAFKA_CONSUMER, {{"group.id", unique_name("reader")},
-                                               {"isolation.level", isolation},
-                                               {"enable.partition.eof", "true"},
-                                               {"enable.auto.commit", "false"},
-                                               {"fetch.wait.max.ms", "50"}});
+// Reads partition `partition` of `topic` (on `servers`) from offset 0 until the consumer reports the partition's end.
+inline ReadResult read_partition(const std::string& topic, int32_t partition, const char* isolation,
+                                 const std::string& servers = bootstrap()) {
+  KafkaPtr c = make_client(RD_KAFKA_CONSUMER,
+                           {{"group.id", unique_name("reader")},
+                            {"isolation.level", isolation},
+                            {"enable.partition.eof", "true"},
+                            {"enable.auto.commit", "false"},
+                            {"fetch.wait.max.ms", "50"}},
+                           servers);
   ReadResult out;
   rd_kafka_topic_partition_list_t* tps = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(tps, topic.c_str(), partition)->offset = RD_KAFKA_OFFSET_BEGINNING;
