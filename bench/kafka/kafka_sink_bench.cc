@@ -17,11 +17,7 @@
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
+using sluice::bench::env_or;
 
 using sluice::bench::fresh_topic;
 
@@ -35,21 +31,14 @@ double librdkafka_loop(const std::string& bootstrap, int64_t records, const std:
   if (per_txn > 0) rd_kafka_conf_set(conf, "transactional.id", (topic + "-id").c_str(), err, sizeof err);
   rd_kafka_t* p = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (per_txn > 0) rd_kafka_error_destroy(rd_kafka_init_transactions(p, 30000));
+  auto vus = sluice::bench::value_record(topic, value);
   const auto start = SteadyClock::now();
   for (int64_t i = 0; i < records; ++i) {
     if (per_txn > 0 && i % per_txn == 0) {
       if (i > 0) rd_kafka_error_destroy(rd_kafka_commit_transaction(p, 60000));
       rd_kafka_error_destroy(rd_kafka_begin_transaction(p));
     }
-    rd_kafka_vu_t vus[3];
-    vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-    vus[0].u.cstr = topic.c_str();
-    vus[1].vtype = RD_KAFKA_VTYPE_VALUE;
-    vus[1].u.mem.ptr = const_cast<char*>(value.data());
-    vus[1].u.mem.size = value.size();
-    vus[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-    vus[2].u.i = RD_KAFKA_MSG_F_COPY;
-    while (rd_kafka_error_t* e = rd_kafka_produceva(p, vus, 3)) {
+    while (rd_kafka_error_t* e = rd_kafka_produceva(p, vus.data(), vus.size())) {
       const bool full = rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__QUEUE_FULL;
       rd_kafka_error_destroy(e);
       if (!full) {
@@ -103,11 +92,7 @@ double sluice_job(const std::string& bootstrap, int64_t records, const std::stri
 }  // namespace
 
 int main() {
-  const std::string bootstrap = env_or("SLUICE_KAFKA_BOOTSTRAP", "");
-  if (bootstrap.empty()) {
-    std::fprintf(stderr, "set SLUICE_KAFKA_BOOTSTRAP=host:port (a broker, e.g. scripts/test-servers/kafka-start)\n");
-    return 2;
-  }
+  const std::string bootstrap = sluice::bench::bootstrap_from_env();
   const int64_t records = std::stoll(env_or("SLUICE_KAFKA_BENCH_RECORDS", "1000000"));
   const std::string only = env_or("SLUICE_KAFKA_BENCH_ONLY", "");  // a row's name: run just that one
   const std::string value(100, 'x');
