@@ -551,6 +551,7 @@ class LocalJob final : public CheckpointingJobClient,
       running_tasks_ = static_cast<int32_t>(tasks_.size());
       end_of_data_tasks_ = 0;
       final_checkpoint_floor_ = CheckpointId(-1);
+      final_checkpoint_deferred_ = false;
       for (auto& t : tasks_) t.thread = std::thread([task = t.task.get()] { task->run(); });
     }
     return Status::ok();
@@ -579,6 +580,16 @@ class LocalJob final : public CheckpointingJobClient,
       if (c) c->close();
   }
 
+  // Triggers the final checkpoint if the end of data asked for it while the coordinator refused one (a
+  // checkpoint was in flight); without this the job would wait for the next periodic trigger, up to an interval.
+  void trigger_deferred_final_checkpoint() {
+    if (!final_checkpoint_deferred_ || !coordinator_) return;
+    if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
+      final_checkpoint_deferred_ = false;
+      coordinator_->stop_periodic_scheduling();
+    }
+  }
+
   void control_loop() {
     while (true) {
       Event e;
@@ -597,10 +608,10 @@ class LocalJob final : public CheckpointingJobClient,
             // Drained for a stop: the final snapshot is the stop's savepoint.
             if (stop_->on_end_of_data(st == JobStatus::kRunning)) break;
             // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
-            // ends). Refused (max concurrent, min pause): the next periodic one is the final one.
-            if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
-              coordinator_->stop_periodic_scheduling();
-            }
+            // ends). Refused (max concurrent, min pause): it is triggered when the checkpoint in flight ends, or
+            // the next periodic one is the final one.
+            final_checkpoint_deferred_ = true;
+            trigger_deferred_final_checkpoint();
           }
           break;
         case Event::Kind::kCheckpointAborted:
@@ -608,10 +619,17 @@ class LocalJob final : public CheckpointingJobClient,
           if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning &&
               e.attempt == current_attempt()) {
             coordinator_->start_periodic_scheduling();
+          } else if (st == JobStatus::kRunning && e.attempt == current_attempt()) {
+            trigger_deferred_final_checkpoint();
           }
           break;
         case Event::Kind::kCheckpointComplete:
-          if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning) {
+          if (final_checkpoint_floor_.value() < 0 || e.id < final_checkpoint_floor_) {
+            // One that was in flight at the end of data: the final checkpoint may go now.
+            if (st == JobStatus::kRunning) trigger_deferred_final_checkpoint();
+            break;
+          }
+          if (st == JobStatus::kRunning) {
             coordinator_->stop_periodic_scheduling();  // the final checkpoint is done: nothing more to trigger
             std::lock_guard lock(tasks_mu_);
             for (auto& t : tasks_) {
@@ -826,6 +844,7 @@ class LocalJob final : public CheckpointingJobClient,
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
+  bool final_checkpoint_deferred_ = false;  // the end of data's final checkpoint was refused: trigger it later
   Status error_;
   SavepointRequests savepoints_;
   std::unique_ptr<StopWithSavepoint> stop_;  // with checkpointing

@@ -680,7 +680,10 @@ void StreamTask::loop() {
       for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
       if (st == InputStatus::kEndOfInput) {
         source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
-        if (!d_.batch_commit_after_stage && (!checkpointing() || !d_.checkpoints_after_tasks_finish)) return;
+        if (!d_.batch_commit_after_stage && (!checkpointing() || !d_.checkpoints_after_tasks_finish)) {
+          mailbox_.drain();  // e.g. an earlier checkpoint's notify-complete: its commit still happens
+          return;
+        }
         reach_end_of_data();
         flush_outputs();
         continue;
@@ -694,7 +697,12 @@ void StreamTask::loop() {
     } else if (at_end_of_data_ && d_.batch_commit_after_stage) {
       notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));  // only mails now: commit, finish
     } else if (!process_input()) {
-      if (!d_.batch_commit_after_stage) return;
+      if (!d_.batch_commit_after_stage) {
+        // Mails posted before the last end of partition run first: the cluster posts the final checkpoint's
+        // notify-complete to every task before it tells the sources to finish, so it may still be queued here.
+        mailbox_.drain();
+        return;
+      }
       reach_end_of_data();
       flush_outputs();
     }
