@@ -20,12 +20,6 @@ export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
 mkdir -p "$XDG_RUNTIME_DIR"
 
 fail() { echo "FAIL: $*"; for f in *.out; do echo "--- $f:"; cat "$f"; done; exit 1; }
-expect() {  # expect RC NAME CMD...: runs CMD into NAME.out, checks its exit status
-  local want=$1 name=$2; shift 2
-  local rc=0; "$@" > "$name.out" 2>&1 || rc=$?
-  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want"
-}
-contains() { grep -qF -- "$2" "$1.out" || fail "$1: no '$2'"; }
 
 events=3000000
 rocksdb=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true)
