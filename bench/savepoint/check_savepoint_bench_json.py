@@ -15,12 +15,14 @@ def main():
     doc, check = run_bench("check_savepoint_bench_json")
     fail = check.fail
     results = doc.get("results")
-    if not isinstance(results, list) or len(results) != 2:
-        fail("expected one result per backend (hashmap, rocksdb)")
+    if not isinstance(results, list) or len(results) != 4:
+        fail("expected one result per backend (hashmap, rocksdb) and format (canonical, native)")
+    cases = set()
     for r in results:
         sp = r.get("savepoint")
         if not isinstance(sp, dict):
             fail("no 'savepoint' section")
+        cases.add((r.get("backend"), sp.get("format")))
         for k in ["ms", "bytes", "files", "bytes_per_key"]:
             if not number(sp.get(k)) or sp[k] <= 0:
                 fail("savepoint.%s missing or not positive" % k)
@@ -28,6 +30,8 @@ def main():
             rs = r.get(which)
             if not isinstance(rs, dict) or not number(rs.get("restore_ms")) or rs["restore_ms"] <= 0:
                 fail("%s.restore_ms missing or not positive" % which)
+    if cases != {(b, f) for b in ["hashmap", "rocksdb"] for f in ["canonical", "native"]}:
+        fail("expected every backend x format case, got %s" % sorted(cases))
     print("savepoint_bench JSON ok: %d cases" % len(results))
 
 

@@ -1,16 +1,17 @@
 // savepoint_bench: what savepoints cost (issue 7's benchmark). For each state backend (hashmap, rocksdb) and key
 // count (--keys, repeatable; default 1 M and 10 M), a keyed job (generator -> filter to the first K numbers ->
 // key_by(n) -> ValueState<i64> per key -> discard) at parallelism P fills K keys, then:
-// - savepoint: a canonical savepoint taken while the job runs - trigger to completion (ms) and its size (bytes on
-//   disk, files in the folder);
-// - restore: the savepoint restored at the same parallelism P and at another one (--new-parallelism): the time
+// - savepoint: one savepoint per format (--format, repeatable; default canonical and native), taken one after the
+//   other while the job runs - trigger to completion (ms) and its size (bytes on disk, files in the folder);
+// - restore: each savepoint restored at the same parallelism P and at another one (--new-parallelism): the time
 //   from submission until every keyed subtask processed its first record after restoring (a probe number passes
 //   the filter every 100,003 numbers, i.e. every few ms), so restore_ms is the slowest subtask's restore plus the
 //   deployment; then the job is cancelled.
-// Prints one JSON object (progress on stderr). Canonical format only: the native format is not built yet.
+// Prints one JSON object (progress on stderr), one result per backend, key count and format.
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -38,16 +39,18 @@ struct Options {
   int32_t parallelism = 2;
   int32_t new_parallelism = 3;
   std::vector<std::string> backends;
+  std::vector<checkpoint::SavepointFormatType> formats;
   std::string dir;
 };
 
 constexpr const char* kUsage =
     "usage: savepoint_bench [--keys K ...] [--parallelism P] [--new-parallelism Q] [--backend hashmap|rocksdb ...]\n"
-    "                       [--dir DIR]\n"
+    "                       [--format canonical|native ...] [--dir DIR]\n"
     "  --keys K              keys of the keyed state (repeatable; default 1000000 and 10000000)\n"
     "  --parallelism P       parallelism of the job that takes the savepoint (default 2)\n"
     "  --new-parallelism Q   the other parallelism it is restored at (default 3)\n"
     "  --backend NAME        state backend (repeatable; default hashmap and rocksdb)\n"
+    "  --format NAME         savepoint format (repeatable; default canonical and native)\n"
     "  --dir DIR             working folder (default a new folder in $TMPDIR, removed at the end)\n";
 
 constexpr int64_t kProbeEvery = 100'003;
@@ -138,25 +141,9 @@ Result<std::string> await(cluster::CheckpointingJobClient& cp, const Result<std:
   return st->location;
 }
 
-Result<nlohmann::json> run_case(const Options& o, const std::string& backend, int64_t keys) {
-  const std::string dir = o.dir + "/" + backend + "-" + std::to_string(keys);
-  nlohmann::json r{{"backend", backend}, {"keys", keys}, {"parallelism", o.parallelism}};
-  SLUICE_ASSIGN_OR_RETURN(Job job, start_job(dir, backend, o.parallelism, keys, ""));
-  const auto fill_start = Clock::now();
-  while (job.processed->load() < keys) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  r["fill_ms"] = std::chrono::duration<double, std::milli>(Clock::now() - fill_start).count();
-  const auto sp_start = Clock::now();
-  SLUICE_ASSIGN_OR_RETURN(std::string savepoint, await(*job.cp, job.cp->trigger_savepoint(dir + "/savepoints")));
-  const double savepoint_ms = std::chrono::duration<double, std::milli>(Clock::now() - sp_start).count();
-  job.client->cancel();
-  job.client->wait();
-  job.client.reset();
-  int64_t files = 0;
-  const uint64_t bytes = folder_bytes(savepoint, &files);
-  r["savepoint"] = {{"format", "canonical"}, {"ms", savepoint_ms}, {"bytes", bytes}, {"files", files},
-                    {"bytes_per_key", static_cast<double>(bytes) / static_cast<double>(keys)}};
-  spdlog::info("{} {} keys: savepoint {:.0f} ms, {} bytes", backend, keys, savepoint_ms, bytes);
-
+// Restores `savepoint` at the same and at the new parallelism; records both times in `r`.
+Status measure_restores(const Options& o, const std::string& dir, const std::string& backend, int64_t keys,
+                        const std::string& savepoint, nlohmann::json& r) {
   for (int32_t p : {o.parallelism, o.new_parallelism}) {
     const auto t0 = Clock::now();
     SLUICE_ASSIGN_OR_RETURN(Job restored, start_job(dir, backend, p, keys, savepoint));
@@ -174,10 +161,45 @@ Result<nlohmann::json> run_case(const Options& o, const std::string& backend, in
     restored.client.reset();
     const std::string which = p == o.parallelism ? "restore_same_parallelism" : "restore_new_parallelism";
     r[which] = {{"parallelism", p}, {"restore_ms", restore_ms}};
-    spdlog::info("{} {} keys: restored at parallelism {} in {:.0f} ms", backend, keys, p, restore_ms);
+    spdlog::info("{} {} keys {}: restored at parallelism {} in {:.0f} ms", backend, keys,
+                 r["savepoint"]["format"].get<std::string>(), p, restore_ms);
+  }
+  return Status::ok();
+}
+
+// One job fills the keys and takes a savepoint of every format; each is then restored. One result per format.
+Result<std::vector<nlohmann::json>> run_case(const Options& o, const std::string& backend, int64_t keys) {
+  const std::string dir = o.dir + "/" + backend + "-" + std::to_string(keys);
+  SLUICE_ASSIGN_OR_RETURN(Job job, start_job(dir, backend, o.parallelism, keys, ""));
+  const auto fill_start = Clock::now();
+  while (job.processed->load() < keys) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double fill_ms = std::chrono::duration<double, std::milli>(Clock::now() - fill_start).count();
+  std::vector<nlohmann::json> results;
+  std::vector<std::string> savepoints;
+  for (checkpoint::SavepointFormatType format : o.formats) {
+    const auto sp_start = Clock::now();
+    SLUICE_ASSIGN_OR_RETURN(std::string savepoint,
+                            await(*job.cp, job.cp->trigger_savepoint(dir + "/savepoints", format)));
+    const double savepoint_ms = std::chrono::duration<double, std::milli>(Clock::now() - sp_start).count();
+    int64_t files = 0;
+    const uint64_t bytes = folder_bytes(savepoint, &files);
+    std::string name = checkpoint::savepoint_format_name(format);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    nlohmann::json r{{"backend", backend}, {"keys", keys}, {"parallelism", o.parallelism}, {"fill_ms", fill_ms}};
+    r["savepoint"] = {{"format", name}, {"ms", savepoint_ms}, {"bytes", bytes}, {"files", files},
+                      {"bytes_per_key", static_cast<double>(bytes) / static_cast<double>(keys)}};
+    spdlog::info("{} {} keys: {} savepoint {:.0f} ms, {} bytes", backend, keys, name, savepoint_ms, bytes);
+    results.push_back(std::move(r));
+    savepoints.push_back(savepoint);
+  }
+  job.client->cancel();
+  job.client->wait();
+  job.client.reset();
+  for (size_t i = 0; i < results.size(); ++i) {
+    SLUICE_RETURN_IF_ERROR(measure_restores(o, dir, backend, keys, savepoints[i], results[i]));
   }
   fs::remove_all(dir);
-  return r;
+  return results;
 }
 
 int run(int argc, char** argv) {
@@ -199,6 +221,11 @@ int run(int argc, char** argv) {
       (a == "--parallelism" ? o.parallelism : o.new_parallelism) = *p;
     } else if (a == "--backend") {
       o.backends.push_back(value());
+    } else if (a == "--format") {
+      const std::string v = value();
+      auto f = checkpoint::parse_savepoint_format(v);
+      if (!f) return std::fprintf(stderr, "--format '%s': expected canonical or native\n%s", v.c_str(), kUsage), 2;
+      o.formats.push_back(*f);
     } else if (a == "--dir") {
       o.dir = value();
     } else {
@@ -208,6 +235,7 @@ int run(int argc, char** argv) {
   }
   if (o.keys.empty()) o.keys = {1'000'000, 10'000'000};
   if (o.backends.empty()) o.backends = {"hashmap", "rocksdb"};
+  if (o.formats.empty()) o.formats = {checkpoint::SavepointFormatType::kCanonical, checkpoint::SavepointFormatType::kNative};
   const bool own_dir = o.dir.empty();
   if (own_dir) o.dir = (fs::temp_directory_path() / ("savepoint-bench-" + std::to_string(::getpid()))).string();
   nlohmann::json out{{"bench", "savepoint"},
@@ -224,7 +252,7 @@ int run(int argc, char** argv) {
         rc = 1;
         continue;
       }
-      out["results"].push_back(*r);
+      for (auto& one : *r) out["results"].push_back(std::move(one));
     }
   }
   if (own_dir) fs::remove_all(o.dir);

@@ -267,7 +267,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   auto jg = graph::build_job_graph(graph, jo);
   if (!jg.is_ok()) fail(jg.status().to_string());
   checkpoint::FileSystemCheckpointStorage storage(config.get(options::kCheckpointsDirectory));
-  const cluster::RestoreCheck check = cluster::check_restore(graph, *jg, restore, storage);
+  const cluster::RestoreCheck check = cluster::check_restore(
+      graph, *jg, restore, storage, OptionType<StateBackendType>::format(state_backend_kind_of(config)));
   std::printf("%s", check.to_text().c_str());
   std::fflush(stdout);
   std::exit(check.would_restore() ? 0 : 1);

@@ -1,6 +1,7 @@
 #include "checkpoint/checkpoint_metadata.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace sluice::checkpoint {
 
@@ -15,6 +16,18 @@ void sort_unique(std::vector<std::string>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 }  // namespace
+
+const char* savepoint_format_name(SavepointFormatType format) {
+  return format == SavepointFormatType::kNative ? "NATIVE" : "CANONICAL";
+}
+
+std::optional<SavepointFormatType> parse_savepoint_format(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "canonical") return SavepointFormatType::kCanonical;
+  if (lower == "native") return SavepointFormatType::kNative;
+  return std::nullopt;
+}
 
 uint64_t CheckpointMetadata::state_size_bytes() const {
   uint64_t total = 0;
@@ -58,6 +71,7 @@ std::vector<std::string> CheckpointMetadata::referenced_files() const {
 
 std::vector<std::string> CheckpointMetadata::shared_files() const {
   std::vector<std::string> files;
+  if (is_native_savepoint()) return files;  // its database files belong to the savepoint alone
   for_each_subtask(*this, [&](const OperatorSubtaskState& st) {
     if (!st.incremental_keyed_state) return;
     for (const IncrementalFile& f : st.incremental_keyed_state->shared_files) files.push_back(f.file.relative_path);

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/core/ids.h"
@@ -114,6 +115,17 @@ struct OperatorState {
 
 enum class SnapshotType : uint8_t { kCheckpoint = 0, kSavepoint = 1 };
 
+// How a savepoint holds keyed state (Flink's SavepointFormatType). kCanonical: the backend-independent full format
+// (KeyGroupsStateHandle), restorable into either backend. kNative: the state backend's own snapshot format - for
+// RocksDB the database's files (an IncrementalKeyedStateHandle whose files all sit in the savepoint folder), for
+// the heap backend its full snapshot (the same bytes as canonical) - restorable only into the backend that took
+// it (CheckpointMetadata::state_backend). Checkpoints are always kCanonical here (their format follows
+// execution.checkpointing.incremental).
+enum class SavepointFormatType : uint8_t { kCanonical = 0, kNative = 1 };
+const char* savepoint_format_name(SavepointFormatType format);  // "CANONICAL", "NATIVE" (Flink's names)
+// "canonical" / "native", any case; nullopt otherwise.
+std::optional<SavepointFormatType> parse_savepoint_format(std::string_view text);
+
 struct CheckpointMetadata {
   // 1: full snapshots only. 2: adds IncrementalKeyedStateHandle (a version-1 reader would drop it silently, so
   // the version was bumped; version-1 metadata still decodes, and may not hold incremental handles).
@@ -128,11 +140,20 @@ struct CheckpointMetadata {
   JobId job_id;                 // the run that took it
   int64_t trigger_timestamp_ms = 0;
   SnapshotType type = SnapshotType::kCheckpoint;
+  // Savepoints only (kCanonical for checkpoints and for savepoints written before native ones existed).
+  SavepointFormatType savepoint_format = SavepointFormatType::kCanonical;
+  // The state backend that took it: "hashmap" or "rocksdb" (state.backend.type); empty in metadata written before
+  // it was recorded. A native savepoint restores only into this backend.
+  std::string state_backend;
   std::vector<OperatorState> operators;
   std::map<std::string, std::string> properties;  // job-level facts a restore checks (e.g. "demo.seed")
   bool operator==(const CheckpointMetadata& o) const {
     return checkpoint_id == o.checkpoint_id && job_id == o.job_id && trigger_timestamp_ms == o.trigger_timestamp_ms &&
-           type == o.type && operators == o.operators && properties == o.properties;
+           type == o.type && savepoint_format == o.savepoint_format && state_backend == o.state_backend &&
+           operators == o.operators && properties == o.properties;
+  }
+  bool is_native_savepoint() const {
+    return type == SnapshotType::kSavepoint && savepoint_format == SavepointFormatType::kNative;
   }
 
   // The lowest version that holds this metadata, which encode_metadata writes: 3 with channel state, else 2, so
@@ -150,7 +171,7 @@ struct CheckpointMetadata {
   // Every file the checkpoint refers to (relative paths), for verify and cleanup.
   std::vector<std::string> referenced_files() const;
   // The shared files of its incremental handles (relative paths, sorted, unique): what the SharedStateRegistry
-  // counts.
+  // counts. Empty for a native savepoint (its files are its own, never shared).
   std::vector<std::string> shared_files() const;
   bool has_incremental_state() const;
   // Some subtask holds channel state (an unaligned checkpoint that persisted in-flight data).

@@ -39,6 +39,8 @@ class CheckpointStreamFactory {
   // across subtasks and restores); the handle's path is "shared/<name>". If this checkpoint is aborted before it
   // completes, discard(n) deletes the shared files it uploaded (other checkpoints never refer to them: a backend
   // reuses only files of completed checkpoints). write_private_file puts it into the checkpoint's own folder.
+  // For a savepoint (begin_savepoint; native format) both put the file into the savepoint's folder under a plain
+  // name: it never refers to shared/.
   // Both: written as <name>.inprogress, fsynced, renamed; kCancelled if the checkpoint was discarded meanwhile
   // (the file is then removed); the default implementation returns kFailedPrecondition.
   virtual Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& /*name_hint*/,

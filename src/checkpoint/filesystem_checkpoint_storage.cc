@@ -197,22 +197,19 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     return result;
   }
 
+  // A (native) savepoint keeps every file in its own folder under a plain name: nothing goes to shared/.
   Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
                                               const std::string& local_path) override {
-    if (savepoint_) return no_files_of_a_checkpoint(owner);
-    return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true);
+    if (savepoint_) return upload(owner, "", name_hint, local_path, /*shared=*/false, /*keep_extension=*/true);
+    return upload(owner, std::string(kSharedDirName), name_hint, local_path, /*shared=*/true, /*keep_extension=*/true);
   }
   Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
                                                const std::string& local_path) override {
-    if (savepoint_) return no_files_of_a_checkpoint(owner);
-    return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false);
+    if (savepoint_) return upload(owner, "", name_hint, local_path, /*shared=*/false, /*keep_extension=*/false);
+    return upload(owner, checkpoint_dir_name(id_), name_hint, local_path, /*shared=*/false, /*keep_extension=*/false);
   }
 
  private:
-  Status no_files_of_a_checkpoint(const std::string& owner) const {
-    return Status::failed_precondition(owner + ": savepoint " + std::to_string(id_.value()) +
-                                       " is self-contained: it takes a full snapshot, never incremental files");
-  }
 
   // write_state's file case, between enter_writer and leave_writer; `written`: the file, once it exists.
   Result<StreamStateHandle> write_file_entered(const std::string& owner, const std::string& name_hint,
@@ -240,11 +237,13 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     return h;
   }
 
+  // `folder`: relative to job_dir_ ("" for the savepoint folder itself); `shared`: a file of the job's shared/
+  // folder, deleted by discard(n) while n is not complete.
   Result<StreamStateHandle> upload(const std::string& owner, const std::string& folder, const std::string& name_hint,
-                                   const std::string& local_path, bool shared) {
+                                   const std::string& local_path, bool shared, bool keep_extension) {
     SLUICE_RETURN_IF_ERROR(shared_->enter_writer(id_).with_context(owner));
     std::string written;
-    auto result = upload_entered(owner, folder, name_hint, local_path, shared, &written);
+    auto result = upload_entered(owner, folder, name_hint, local_path, shared, keep_extension, &written);
     Status left = shared_->leave_writer(id_, written);
     if (!left.is_ok()) return left.with_context(owner);
     return result;
@@ -253,20 +252,20 @@ class FsStreamFactory final : public CheckpointStreamFactory {
   // upload between enter_writer and leave_writer; `written`: the file, once it exists.
   Result<StreamStateHandle> upload_entered(const std::string& owner, const std::string& folder,
                                            const std::string& name_hint, const std::string& local_path, bool shared,
-                                           std::string* written) {
+                                           bool keep_extension, std::string* written) {
     FileSystem& fs = *shared_->fs;
     const std::string name = sanitize_name(name_hint);
     StreamStateHandle h;
     std::string path;
-    // Shared files keep their extension: "<hint>-<16 hex>.sst".
+    // SST files keep their extension: "<hint>-<16 hex>.sst".
     std::string ext;
-    if (shared) {
+    if (keep_extension) {
       std::string base = path_file_name(local_path);
       size_t dot = base.rfind('.');
       if (dot != std::string::npos && dot > 0 && dot + 1 < base.size()) ext = "." + sanitize_name(base.substr(dot + 1));
     }
     for (int attempt = 0;; ++attempt) {
-      h.relative_path = folder + "/" + name + "-" + shared_->random_suffix() + ext;
+      h.relative_path = (folder.empty() ? "" : folder + "/") + name + "-" + shared_->random_suffix() + ext;
       path = join_path(job_dir_, h.relative_path);
       auto kind = fs.stat(path);
       if (!kind.is_ok()) return kind.status().with_context(owner);
@@ -408,7 +407,9 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata_entered(const Ch
   // with one commit instead of three in a row).
   // An incremental checkpoint's shared files must be durable too: sync shared/ with the others.
   std::vector<std::string> dirs{dir, jd};
-  if (metadata.has_incremental_state()) dirs.push_back(join_path(jd, kSharedDirName));
+  if (metadata.has_incremental_state() && metadata.type == SnapshotType::kCheckpoint) {
+    dirs.push_back(join_path(jd, kSharedDirName));
+  }
   Status st = sync_dirs_while(s, std::move(dirs), [&] { return s.fs->write_file(tmp, bytes, Durability::kSync); });
   if (st.is_ok()) {
     st = s.fs->rename(tmp, final_path);

@@ -92,7 +92,10 @@ Status validate_shared_path(const std::string& p, const std::string& where) {
   return Status::ok();
 }
 
-Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_parallelism, const std::string& where) {
+// `native_savepoint`: the handle of a native savepoint, whose SST files sit in the savepoint folder under plain
+// names (none reused); in a checkpoint they are in a shared/ folder.
+Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_parallelism, const std::string& where,
+                            bool native_savepoint) {
   if (!k.range.is_empty() && (k.range.start() < 0 || k.range.end_inclusive() >= max_parallelism)) {
     return Status::invalid_argument(where + ": key-group range " + k.range.to_string() + " outside [0, " +
                                     std::to_string(max_parallelism - 1) + "]");
@@ -114,7 +117,10 @@ Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_pa
       if (f.file.is_inline() || !f.file.inline_bytes.empty()) {
         return Status::invalid_argument(fw + ": incremental files are never inline");
       }
-      if (shared) {
+      if (shared && native_savepoint) {
+        if (f.reused) return Status::invalid_argument(fw + ": a native savepoint reuses no file of a checkpoint");
+        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw));
+      } else if (shared) {
         SLUICE_RETURN_IF_ERROR(validate_shared_path(f.file.relative_path, fw));
       } else {
         if (f.reused) return Status::invalid_argument(fw + ": a private file cannot be reused");
@@ -147,16 +153,24 @@ Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, co
   return validate_handle(k.stream, where + " keyed state");
 }
 
-// A savepoint is self-contained and relocatable: full keyed state only (no shared files), always aligned (no
-// channel state), and its files named without a folder, so they resolve inside the savepoint's own folder
-// wherever it is moved (checkpoint_files.h, handle_file_path).
-Status validate_self_contained(const OperatorSubtaskState& st, const std::string& where) {
+// A savepoint is self-contained and relocatable: no shared files (a canonical one holds full keyed state only, a
+// native one the database files of RocksDB in its own folder), always aligned (no channel state), and its files
+// named without a folder, so they resolve inside the savepoint's own folder wherever it is moved
+// (checkpoint_files.h, handle_file_path).
+Status validate_self_contained(const OperatorSubtaskState& st, SavepointFormatType format, const std::string& where) {
+  std::vector<const StreamStateHandle*> files{st.keyed_state ? &st.keyed_state->stream : nullptr,
+                                              st.operator_state ? &*st.operator_state : nullptr};
   if (st.incremental_keyed_state) {
-    return Status::invalid_argument(where + ": a savepoint cannot hold incremental keyed state (shared files)");
+    if (format != SavepointFormatType::kNative) {
+      return Status::invalid_argument(where + ": a canonical savepoint cannot hold RocksDB files (an incremental "
+                                              "keyed state handle); only a native one can");
+    }
+    for (const auto* list : {&st.incremental_keyed_state->shared_files, &st.incremental_keyed_state->private_files}) {
+      for (const IncrementalFile& f : *list) files.push_back(&f.file);
+    }
   }
   if (st.channel_state) return Status::invalid_argument(where + ": a savepoint is aligned and holds no channel state");
-  for (const StreamStateHandle* h : {st.keyed_state ? &st.keyed_state->stream : nullptr,
-                                     st.operator_state ? &*st.operator_state : nullptr}) {
+  for (const StreamStateHandle* h : files) {
     if (h != nullptr && !h->is_inline() && h->relative_path.find('/') != std::string::npos) {
       return Status::invalid_argument(where + ": savepoint file '" + h->relative_path +
                                       "' is not a plain file name inside the savepoint folder");
@@ -179,6 +193,8 @@ void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
   out->set_job_id(m.job_id.to_hex());
   out->set_trigger_timestamp_ms(m.trigger_timestamp_ms);
   out->set_type(m.type == SnapshotType::kSavepoint ? pb::SAVEPOINT : pb::CHECKPOINT);
+  out->set_savepoint_format(m.savepoint_format == SavepointFormatType::kNative ? pb::NATIVE : pb::CANONICAL);
+  out->set_state_backend(m.state_backend);
   for (const OperatorState& op : m.operators) {
     pb::OperatorState* pop = out->add_operators();
     pop->set_operator_id(op.operator_id);
@@ -249,6 +265,12 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
     case pb::SAVEPOINT: out.type = SnapshotType::kSavepoint; break;
     default: return Status::invalid_argument("unknown snapshot type " + std::to_string(m.type()));
   }
+  switch (m.savepoint_format()) {
+    case pb::CANONICAL: out.savepoint_format = SavepointFormatType::kCanonical; break;
+    case pb::NATIVE: out.savepoint_format = SavepointFormatType::kNative; break;
+    default: return Status::invalid_argument("unknown savepoint format " + std::to_string(m.savepoint_format()));
+  }
+  out.state_backend = m.state_backend();
   out.operators.reserve(static_cast<size_t>(m.operators_size()));
   for (const pb::OperatorState& pop : m.operators()) {
     OperatorState op;
@@ -313,6 +335,9 @@ Status validate_metadata(const CheckpointMetadata& m) {
   if (m.type != SnapshotType::kCheckpoint && m.type != SnapshotType::kSavepoint) {
     return Status::invalid_argument("unknown snapshot type " + std::to_string(static_cast<int>(m.type)));
   }
+  if (m.type == SnapshotType::kCheckpoint && m.savepoint_format != SavepointFormatType::kCanonical) {
+    return Status::invalid_argument("a checkpoint has no savepoint format (only savepoints are native)");
+  }
   std::set<std::string> ids;
   for (const OperatorState& op : m.operators) {
     std::string where = "operator '" + op.operator_id + "'";
@@ -332,17 +357,19 @@ Status validate_metadata(const CheckpointMetadata& m) {
                                         std::to_string(op.parallelism));
       }
       prev = st.subtask_index;
+      if (m.type == SnapshotType::kSavepoint) {
+        SLUICE_RETURN_IF_ERROR(validate_self_contained(st, m.savepoint_format, swhere));
+      }
       if (st.keyed_state) SLUICE_RETURN_IF_ERROR(validate_keyed(*st.keyed_state, op.max_parallelism, swhere));
       if (st.incremental_keyed_state) {
         if (st.keyed_state) {
           return Status::invalid_argument(swhere + ": has both a full and an incremental keyed state handle");
         }
-        SLUICE_RETURN_IF_ERROR(
-            validate_incremental(*st.incremental_keyed_state, op.max_parallelism, swhere + " incremental keyed state"));
+        SLUICE_RETURN_IF_ERROR(validate_incremental(*st.incremental_keyed_state, op.max_parallelism,
+                                                    swhere + " incremental keyed state", m.is_native_savepoint()));
       }
       if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
       if (st.channel_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.channel_state, swhere + " channel state"));
-      if (m.type == SnapshotType::kSavepoint) SLUICE_RETURN_IF_ERROR(validate_self_contained(st, swhere));
     }
   }
   return Status::ok();

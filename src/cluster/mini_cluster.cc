@@ -84,6 +84,9 @@ class LocalJob final : public CheckpointingJobClient,
     setup.target = this;
     setup.clock = cfg_.clock;
     setup.properties = cfg_.properties;
+    if (auto kind = parse_state_backend_type(cfg_.state_backend_type); kind.is_ok()) {
+      setup.state_backend = std::string(state_backend_kind_name(*kind));
+    }
     setup.metrics = job_metrics_;
     for (const auto& ev : eg_.subtasks) {
       const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
@@ -124,6 +127,8 @@ class LocalJob final : public CheckpointingJobClient,
       for (const auto& v : jg_.vertices) {
         for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
       }
+      SLUICE_RETURN_IF_ERROR(
+          check_native_savepoint_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
       SLUICE_RETURN_IF_ERROR(check_channel_state_parallelism(cfg_.restore->metadata, job_operators));
       std::vector<std::string> heads;
       for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
@@ -269,10 +274,10 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   // ---- savepoints ----
-  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+  Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
     const std::string trigger_id = savepoints_.add(/*stop=*/false);
-    auto id = coordinator_->trigger_savepoint(folder);
+    auto id = coordinator_->trigger_savepoint(folder, format);
     if (!id.is_ok()) {
       (void)checkpoint::local_file_system()->remove_all(folder);
       savepoints_.fail(trigger_id, id.status());
@@ -281,7 +286,8 @@ class LocalJob final : public CheckpointingJobClient,
     savepoints_.bind(trigger_id, *id);
     return trigger_id;
   }
-  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
+                                          checkpoint::SavepointFormatType format) override {
     if (!cfg_.checkpoints_after_tasks_finish) {
       return Status::failed_precondition(
           "stop-with-savepoint needs execution.checkpointing.checkpoints-after-tasks-finish (the sinks commit on the "
@@ -290,7 +296,7 @@ class LocalJob final : public CheckpointingJobClient,
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/true));
     const std::string trigger_id = savepoints_.add(/*stop=*/true);
     Event e = Event::of(Event::Kind::kStop);
-    e.stop = StopWithSavepoint::Request{trigger_id, folder, drain, CheckpointId(0)};
+    e.stop = StopWithSavepoint::Request{trigger_id, folder, drain, format, CheckpointId(0)};
     post(std::move(e));
     return trigger_id;
   }
@@ -330,7 +336,8 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   // ---- CheckpointTriggerTarget (coordinator threads) ----
-  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type) override {
+  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
+                          checkpoint::SavepointFormatType format) override {
     if (!cfg_.checkpoints_after_tasks_finish) {
       const int32_t attempt = current_attempt();
       FinishedTask f;
@@ -356,7 +363,7 @@ class LocalJob final : public CheckpointingJobClient,
     for (size_t v = 0; v < coordinators_.size(); ++v) {
       if (coordinators_[v]) enumerator_states[static_cast<int32_t>(v)] = coordinators_[v]->snapshot_enumerator(id);
     }
-    runtime::CheckpointBarrier barrier{id, timestamp_ms, type};
+    runtime::CheckpointBarrier barrier{id, timestamp_ms, type, format};
     for (auto& t : tasks_) {
       if (!jg_.vertices[static_cast<size_t>(t.vertex)].is_source) continue;
       std::vector<uint8_t> es = t.subtask == 0 ? enumerator_states[t.vertex] : std::vector<uint8_t>{};

@@ -129,18 +129,24 @@ class CheckpointingJobClient : public JobClient {
 
   // ---- savepoints (docs/savepoints.md) ----
   // Triggers a savepoint into a new folder savepoint-<job>-<random> under `target_dir` (created if missing) and
-  // returns its trigger id at once; poll savepoint_status. The savepoint is aligned, full (never incremental),
-  // commits no side effects (sinks get no notification for it), is never used for failover and never deleted
-  // by the job. kInvalidArgument for an empty `target_dir`; kFailedPrecondition when the job is not RUNNING or
-  // the coordinator refuses (the folder is removed again); kIOError when the folder cannot be created.
-  virtual Result<std::string> trigger_savepoint(const std::string& target_dir) = 0;
+  // returns its trigger id at once; poll savepoint_status. The savepoint is aligned, self-contained (never refers
+  // to a checkpoint's shared files), commits no side effects (sinks get no notification for it), is never used
+  // for failover and never deleted by the job. `format`: canonical (portable: another backend, max parallelism
+  // re-hashing) or native (the backend's own files: faster, restores only into the same backend).
+  // kInvalidArgument for an empty `target_dir`; kFailedPrecondition when the job is not RUNNING or the
+  // coordinator refuses (the folder is removed again); kIOError when the folder cannot be created.
+  virtual Result<std::string> trigger_savepoint(
+      const std::string& target_dir,
+      checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical) = 0;
   // Stop-with-savepoint: the sources stop (with `drain`: they end their input first - final watermark MAX, so
   // windows and timers fire, and end of input), a final savepoint is taken, the sinks commit on its completion,
   // and the job FINISHES. The request (poll savepoint_status) completes only once the job finished. If the
   // savepoint fails the stop fails: without drain the sources resume and the job runs on; with drain the job
   // ends through a final checkpoint instead. Errors as trigger_savepoint, and kFailedPrecondition when a stop is
   // already in progress or execution.checkpointing.checkpoints-after-tasks-finish is false.
-  virtual Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) = 0;
+  virtual Result<std::string> stop_with_savepoint(
+      const std::string& target_dir, bool drain,
+      checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical) = 0;
   // nullopt for an unknown trigger id.
   virtual std::optional<SavepointRequestStatus> savepoint_status(const std::string& trigger_id) const = 0;
   // Blocks until the request is no longer IN_PROGRESS or `timeout_ms` passed.

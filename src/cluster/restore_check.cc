@@ -47,12 +47,16 @@ std::string RestoreCheck::to_text() const {
 }
 
 RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, const RestoreFrom& restore,
-                           checkpoint::CheckpointStorage& storage) {
+                           checkpoint::CheckpointStorage& storage, std::string_view state_backend_type) {
   const checkpoint::CheckpointMetadata& md = restore.metadata;
   RestoreCheck c;
   c.snapshot = std::string(md.type == checkpoint::SnapshotType::kSavepoint ? "savepoint " : "checkpoint ") +
                std::to_string(md.checkpoint_id.value()) + " of job " + md.job_id.to_hex() + " (" + restore.location +
                ")";
+  if (md.type == checkpoint::SnapshotType::kSavepoint) {
+    c.snapshot += ", " + std::string(checkpoint::savepoint_format_name(md.savepoint_format)) + " format";
+    if (!md.state_backend.empty()) c.snapshot += ", taken with the " + md.state_backend + " state backend";
+  }
   c.max_parallelism = jg.max_parallelism;
 
   std::vector<std::string> ids, heads;
@@ -80,7 +84,8 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
   } else {
     c.dropped = std::move(unmatched);
   }
-  for (Status s : {check_channel_state_parallelism(md, operators), check_channel_state_heads(md, heads),
+  for (Status s : {check_native_savepoint_backend(md, restore.location, state_backend_type),
+                   check_channel_state_parallelism(md, operators), check_channel_state_heads(md, heads),
                    storage.check_restore_files(restore.location, md, checkpoint::RestoreFileCheck::kSizes)}) {
     if (!s.is_ok()) c.problems.push_back(s.to_string());
   }

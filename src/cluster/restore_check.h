@@ -33,8 +33,9 @@ struct RestoreCheck {
   std::string to_text() const;
 };
 
-// `job_graph` is built with the max parallelism the job would run with (max_parallelism_for_restore).
+// `job_graph` is built with the max parallelism the job would run with (max_parallelism_for_restore);
+// `state_backend_type`: the job's state.backend.type (a native savepoint restores only into its own backend).
 RestoreCheck check_restore(const StreamGraph& stream_graph, const graph::JobGraph& job_graph, const RestoreFrom& restore,
-                           checkpoint::CheckpointStorage& storage);
+                           checkpoint::CheckpointStorage& storage, std::string_view state_backend_type);
 
 }  // namespace sluice::cluster

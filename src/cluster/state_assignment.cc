@@ -90,8 +90,10 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     for (const auto& st : os->subtasks) {
       if (st.incremental_keyed_state && !range.is_empty()) {
         if (rehashing) {
-          return Status::invalid_argument(what + ": incremental RocksDB state cannot be re-hashed into max parallelism " +
-                                          std::to_string(max_parallelism) + " (restore a savepoint instead)");
+          return Status::invalid_argument(what + ": RocksDB files (an incremental checkpoint or a native savepoint) "
+                                          "cannot be re-hashed into max parallelism " + std::to_string(max_parallelism) +
+                                          " (restore at the old max parallelism, take a canonical savepoint and "
+                                          "re-hash that)");
         }
         if (os->max_parallelism != max_parallelism) {
           return Status::invalid_argument(what + ": the checkpoint has max parallelism " + std::to_string(os->max_parallelism) +
@@ -106,7 +108,8 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
           h.backend_id = ih.backend_id;
           h.checkpoint_id = ih.checkpoint_id;
           h.state_meta = ih.state_meta;
-          h.what = "checkpoint " + std::to_string(md.checkpoint_id.value()) + " (" + location + ") operator '" +
+          h.what = std::string(md.type == checkpoint::SnapshotType::kSavepoint ? "savepoint " : "checkpoint ") +
+                   std::to_string(md.checkpoint_id.value()) + " (" + location + ") operator '" +
                    os->operator_name + "' subtask " + std::to_string(st.subtask_index) + " incremental keyed state";
           for (const auto* list : {&ih.shared_files, &ih.private_files}) {
             const bool shared = list == &ih.shared_files;
@@ -190,6 +193,21 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     out.emplace(c.operator_id, std::move(r));
   }
   return out;
+}
+
+Status check_native_savepoint_backend(const CheckpointMetadata& md, const std::string& location,
+                                      std::string_view state_backend_type) {
+  if (!md.is_native_savepoint()) return Status::ok();
+  SLUICE_ASSIGN_OR_RETURN(StateBackendKind configured, parse_state_backend_type(state_backend_type));
+  const std::string configured_name(state_backend_kind_name(configured));
+  if (md.state_backend == configured_name) return Status::ok();
+  return Status::invalid_argument(
+      "savepoint " + std::to_string(md.checkpoint_id.value()) + " (" + location + ") is in the NATIVE format of the " +
+      (md.state_backend.empty() ? std::string("unknown") : md.state_backend) +
+      " state backend, and this job is configured with state.backend.type " + configured_name +
+      ": a native savepoint restores only into the backend that took it (restore it with state.backend.type: " +
+      (md.state_backend.empty() ? std::string("?") : md.state_backend) +
+      ", take a canonical savepoint there - `sluice savepoint JOB --type canonical` - and restore that)");
 }
 
 Status check_channel_state_parallelism(const CheckpointMetadata& md, const std::vector<OperatorToRestore>& job_operators) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/channel_state.h"
@@ -59,6 +60,13 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     const checkpoint::CheckpointMetadata& metadata, const std::string& location, checkpoint::CheckpointStorage& storage,
     const std::vector<OperatorToRestore>& chain, int32_t subtask, const KeyGroupRange& range, int32_t max_parallelism,
     SharedFileReuse reuse = SharedFileReuse::kNoReuse, KeyGroupRehash rehash = KeyGroupRehash::kRefuse);
+
+// A native savepoint holds the state backend's own files (docs/savepoints.md), so it restores only into the
+// backend that took it (Flink's rule for the native format). `state_backend_type`: the job's state.backend.type
+// (any spelling parse_state_backend_type accepts). kInvalidArgument naming the savepoint, the backend it was taken
+// with and the configured one; Ok for a canonical savepoint, a checkpoint, or the same backend.
+Status check_native_savepoint_backend(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
+                                      std::string_view state_backend_type);
 
 // A checkpoint with channel state (an unaligned checkpoint's in-flight data) restores only when every operator
 // keeps its parallelism: the data belongs to particular channels between particular subtasks. kInvalidArgument

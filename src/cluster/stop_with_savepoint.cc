@@ -76,7 +76,7 @@ void StopWithSavepoint::on_job_end(bool finished) {
 }
 
 void StopWithSavepoint::trigger_savepoint(bool running) {
-  auto id = coordinator_.trigger_savepoint(stop_->folder);
+  auto id = coordinator_.trigger_savepoint(stop_->folder, stop_->format);
   if (!id.is_ok()) {
     abandon(id.status(), running);
     return;

@@ -43,6 +43,7 @@ class StopWithSavepoint {
     std::string trigger_id;
     std::string folder;  // the savepoint folder, created
     bool drain = false;
+    checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical;
     CheckpointId savepoint{0};  // 0 until triggered
   };
 

@@ -39,6 +39,7 @@ struct CheckpointCoordinator::Action {
   CheckpointId id{0};
   SnapshotType type = SnapshotType::kCheckpoint;
   int64_t timestamp_ms = 0;           // kTrigger
+  checkpoint::SavepointFormatType savepoint_format = checkpoint::SavepointFormatType::kCanonical;  // kTrigger
   CheckpointMetadata metadata;        // kWriteMetadata, kCompleted
   std::string location;               // kCompleted; kTrigger: the savepoint's folder (trigger_savepoint)
   std::optional<CheckpointStatsEntry> stats;  // kCompleted: persisted next to the _metadata
@@ -88,6 +89,7 @@ CheckpointCoordinator::CheckpointCoordinator(CheckpointCoordinatorSetup setup,
       on_completed_(std::move(setup.on_completed)),
       on_aborted_(std::move(setup.on_aborted)),
       properties_(std::move(setup.properties)),
+      state_backend_(std::move(setup.state_backend)),
       metrics_(setup.metrics),
       timer_period_(setup.timer_period),
       registry_(setup.shared_state_registry ? std::move(setup.shared_state_registry)
@@ -152,7 +154,8 @@ TriggerState CheckpointCoordinator::trigger_state_locked() const {
 
 // ---- triggering ----
 
-Result<CheckpointId> CheckpointCoordinator::trigger_savepoint(const std::string& savepoint_dir) {
+Result<CheckpointId> CheckpointCoordinator::trigger_savepoint(const std::string& savepoint_dir,
+                                                             checkpoint::SavepointFormatType format) {
   std::unique_lock<std::mutex> lock(mu_);
   const int64_t now = now_mono_ms();
   const TriggerState state = trigger_state_locked();
@@ -160,7 +163,7 @@ Result<CheckpointId> CheckpointCoordinator::trigger_savepoint(const std::string&
   if (!decision.trigger()) {
     return Status::failed_precondition("savepoint not triggered: " + describe_wait(decision, state, now, config_));
   }
-  const CheckpointId id = start_checkpoint_locked(SnapshotType::kSavepoint, now, savepoint_dir).id();
+  const CheckpointId id = start_checkpoint_locked(SnapshotType::kSavepoint, now, savepoint_dir, format).id();
   dispatch_locked(lock);
   return id;
 }
@@ -182,10 +185,12 @@ Result<CheckpointId> CheckpointCoordinator::trigger_checkpoint(SnapshotType type
 }
 
 PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType type, int64_t now_ms,
-                                                                  const std::string& savepoint_dir) {
+                                                                  const std::string& savepoint_dir,
+                                                                  checkpoint::SavepointFormatType format) {
   const CheckpointId id(next_id_++);
   const int64_t timestamp_ms = clock_->now_ms();
   auto [it, inserted] = pending_.emplace(id, PendingCheckpoint(id, type, timestamp_ms, now_ms, plan_));
+  it->second.set_savepoint_format(format);
   registry_->checkpoint_pending(id);
   stats_.report_triggered(id, type, timestamp_ms, now_ms, plan_->num_tasks());
   spdlog::info("Triggering {} {} for job {} ({} tasks to acknowledge)", type_name(type), id.value(),
@@ -196,6 +201,7 @@ PendingCheckpoint& CheckpointCoordinator::start_checkpoint_locked(SnapshotType t
   action->type = type;
   action->timestamp_ms = timestamp_ms;
   action->location = savepoint_dir;
+  action->savepoint_format = format;
   actions_.push_back(std::move(action));
   return it->second;
 }
@@ -267,7 +273,9 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
     handle_bytes += state_handle_bytes(s);
     checkpointed_bytes += checkpointed_handle_bytes(s);
   }
-  std::vector<std::string> shared_files = shared_files_of(state);
+  // A savepoint's files are its own (a native one keeps its RocksDB files in its folder): nothing to count.
+  const std::vector<std::string> shared_files =
+      it->second.type() == SnapshotType::kCheckpoint ? shared_files_of(state) : std::vector<std::string>{};
   std::string error;
   switch (p.acknowledge(vertex, subtask, state, &error)) {
     case PendingCheckpoint::AckResult::kUnknownTask:
@@ -297,6 +305,7 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
     action->id = id;
     action->type = p.type();
     action->metadata = p.finalize(job_id_, properties_);
+    action->metadata.state_backend = state_backend_;
     actions_.push_back(std::move(action));
   }
   dispatch_locked(lock);
@@ -527,7 +536,7 @@ void CheckpointCoordinator::run_action(Action& a) {
           break;
         }
       }
-      target_->trigger_checkpoint(a.id, a.timestamp_ms, a.type);
+      target_->trigger_checkpoint(a.id, a.timestamp_ms, a.type, a.savepoint_format);
       break;
     }
     case Action::Kind::kWriteMetadata: {

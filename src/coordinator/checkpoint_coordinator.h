@@ -89,6 +89,9 @@ struct CheckpointCoordinatorSetup {
   // Called for every aborted checkpoint and savepoint, after notify_checkpoint_aborted (logs, tests).
   std::function<void(CheckpointId, CheckpointFailureReason, const Status& cause)> on_aborted;
   std::map<std::string, std::string> properties;  // copied into every metadata (e.g. "demo.seed")
+  // state.backend.type of the job ("hashmap", "rocksdb"), recorded in every metadata: a native savepoint restores
+  // only into the backend that took it.
+  std::string state_backend;
   // Optional: registers Flink's job-level checkpoint gauges here (numberOfCompletedCheckpoints, ...). Must
   // outlive the coordinator.
   MetricGroup* metrics = nullptr;
@@ -128,8 +131,10 @@ class CheckpointCoordinator {
   // Triggers a savepoint written into `savepoint_dir` (an existing, empty folder): before the trigger reaches the
   // target, storage->begin_savepoint(id, savepoint_dir) routes its files there; if that fails the savepoint is
   // aborted (kStorageFailure, not counted) with the storage's error. Forced like every savepoint; refused after
-  // shutdown().
-  Result<CheckpointId> trigger_savepoint(const std::string& savepoint_dir);
+  // shutdown(). `format`: what the tasks write (the barrier carries it) and the metadata records. Neither format
+  // registers files in the SharedStateRegistry: a savepoint's files are its own.
+  Result<CheckpointId> trigger_savepoint(const std::string& savepoint_dir,
+                                         checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical);
 
   // Task (vertex, subtask) acknowledges checkpoint `id` with its operators' state (by operator id; operators
   // without state may be left out) and its statistics.
@@ -180,8 +185,9 @@ class CheckpointCoordinator {
   TriggerState trigger_state_locked() const;
   void tick_locked();
   using ActionList = std::vector<std::unique_ptr<Action>>;
-  PendingCheckpoint& start_checkpoint_locked(checkpoint::SnapshotType type, int64_t now_ms,
-                                             const std::string& savepoint_dir = "");
+  PendingCheckpoint& start_checkpoint_locked(
+      checkpoint::SnapshotType type, int64_t now_ms, const std::string& savepoint_dir = "",
+      checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical);
   void abort_locked(CheckpointId id, CheckpointFailureReason reason, const Status& cause, ActionList& out);
   void enqueue_back_locked(ActionList&& actions);
   void remember_ended_locked(CheckpointId id, Outcome outcome);
@@ -207,6 +213,7 @@ class CheckpointCoordinator {
   const std::function<void(const checkpoint::CheckpointMetadata&, const std::string&)> on_completed_;
   const std::function<void(CheckpointId, CheckpointFailureReason, const Status&)> on_aborted_;
   const std::map<std::string, std::string> properties_;
+  const std::string state_backend_;
   MetricGroup* const metrics_;
   const std::chrono::milliseconds timer_period_;
   const std::shared_ptr<SharedStateRegistry> registry_;

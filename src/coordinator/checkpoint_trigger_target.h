@@ -20,9 +20,10 @@ class CheckpointTriggerTarget {
  public:
   virtual ~CheckpointTriggerTarget() = default;
   // Start checkpoint (or savepoint, `type`) `id`: every source subtask snapshots its split offsets and emits
-  // barrier `id` of that type. `timestamp_ms`: the trigger's wall-clock time (ms since epoch), recorded in the
-  // metadata.
-  virtual void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type) = 0;
+  // barrier `id` of that type (and, for a savepoint, `format`: what keyed operators write). `timestamp_ms`: the
+  // trigger's wall-clock time (ms since epoch), recorded in the metadata.
+  virtual void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
+                                  checkpoint::SavepointFormatType format) = 0;
   // Checkpoint `id`'s _metadata is durable: tasks may commit side effects up to `id`. Sent for checkpoints,
   // in strictly increasing id order; not for savepoints (Flink 1.15+: savepoints commit no side effects).
   virtual void notify_checkpoint_complete(CheckpointId id) = 0;

@@ -78,6 +78,7 @@ CheckpointMetadata PendingCheckpoint::finalize(const JobId& job, const std::map<
   metadata.job_id = job;
   metadata.trigger_timestamp_ms = trigger_timestamp_ms_;
   metadata.type = type_;
+  metadata.savepoint_format = savepoint_format_;
   metadata.properties = properties;
   std::map<std::string, size_t> position;  // operator id -> index in metadata.operators
   for (const OperatorDescriptor& op : plan_->operators()) {

@@ -39,6 +39,9 @@ class PendingCheckpoint {
 
   CheckpointId id() const { return id_; }
   checkpoint::SnapshotType type() const { return type_; }
+  // Savepoints: the format their tasks write (kCanonical unless set); recorded in the metadata.
+  checkpoint::SavepointFormatType savepoint_format() const { return savepoint_format_; }
+  void set_savepoint_format(checkpoint::SavepointFormatType format) { savepoint_format_ = format; }
   int64_t trigger_timestamp_ms() const { return trigger_timestamp_ms_; }      // wall clock, ms since epoch
   int64_t trigger_monotonic_ms() const { return trigger_monotonic_ms_; }      // Clock::monotonic_ns / 1e6
   const CheckpointPlan& plan() const { return *plan_; }
@@ -65,6 +68,7 @@ class PendingCheckpoint {
  private:
   CheckpointId id_;
   checkpoint::SnapshotType type_;
+  checkpoint::SavepointFormatType savepoint_format_ = checkpoint::SavepointFormatType::kCanonical;
   int64_t trigger_timestamp_ms_;
   int64_t trigger_monotonic_ms_;
   std::shared_ptr<const CheckpointPlan> plan_;

@@ -40,6 +40,7 @@ struct SavepointBody {
   std::string target_directory;
   bool cancel_job = false;
   bool drain = false;
+  checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical;  // formatType
 };
 
 // Reads and checks the JSON body; false after answering 400 (malformed body, unknown format type).
@@ -74,9 +75,10 @@ bool read_savepoint_body(const httplib::Request& req, const httplib::ContentRead
       !bool_field("drain", &out->drain) || !string_field("formatType", &format)) {
     return false;
   }
-  if (format != "CANONICAL") {
-    error(res, format == "NATIVE" ? 501 : 400,
-          "formatType '" + format + "': Sluice takes CANONICAL savepoints only (the native format is not built yet)");
+  if (format == "NATIVE") {
+    out->format = checkpoint::SavepointFormatType::kNative;
+  } else if (format != "CANONICAL") {
+    error(res, 400, "formatType '" + format + "': expected CANONICAL or NATIVE (Flink's SavepointFormatType)");
     return false;
   }
   return true;
@@ -203,7 +205,7 @@ void RestServer::Impl::routes() {
       return error(res, 400, "cancel-job is not supported (Flink deprecated savepoint-and-cancel): stop the job "
                              "with a savepoint instead (POST /jobs/:jobid/stop, `sluice stop`)");
     }
-    with_job(req, res, [&](RestJob& job) { answer_trigger(res, job.trigger_savepoint(body.target_directory)); });
+    with_job(req, res, [&](RestJob& job) { answer_trigger(res, job.trigger_savepoint(body.target_directory, body.format)); });
   });
 
   server.Post(R"(/jobs/([0-9a-fA-F]{32})/stop)", [this](const httplib::Request& req, httplib::Response& res,
@@ -211,7 +213,7 @@ void RestServer::Impl::routes() {
     SavepointBody body;
     if (!read_savepoint_body(req, reader, "targetDirectory", res, &body)) return;
     with_job(req, res, [&](RestJob& job) {
-      answer_trigger(res, job.stop_with_savepoint(body.target_directory, body.drain));
+      answer_trigger(res, job.stop_with_savepoint(body.target_directory, body.drain, body.format));
     });
   });
 

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/checkpoint_metadata.h"
 #include "rest/checkpoint_view.h"
 #include "sluice/config/configuration.h"
 #include "sluice/core/ids.h"
@@ -72,9 +73,12 @@ class RestJob {
   // Triggers a savepoint (into `target_dir`, or the job's execution.checkpointing.savepoint-dir when empty) and
   // returns its trigger id at once. kInvalidArgument (400) when no directory is known; kFailedPrecondition (409)
   // when the job cannot take one now (not running, checkpointing off).
-  virtual Result<std::string> trigger_savepoint(const std::string& target_dir) = 0;
+  // `format`: Flink's formatType (CANONICAL, the default, or NATIVE).
+  virtual Result<std::string> trigger_savepoint(const std::string& target_dir,
+                                                checkpoint::SavepointFormatType format) = 0;
   // Stop-with-savepoint (`drain`: end the input first, so windows and timers fire); errors as trigger_savepoint.
-  virtual Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) = 0;
+  virtual Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
+                                                  checkpoint::SavepointFormatType format) = 0;
   // nullopt for an unknown trigger id.
   virtual std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) = 0;
 };

@@ -1,6 +1,13 @@
 # Sourced by the CLI tests that control a running demo. start_demo ARGS...: starts `$sluice demo ARGS` in the
 # background (output in demo.out), sets demo_pid, waits until `sluice list` shows it and sets job_line (its line)
 # and job_id. Needs $sluice and a fail function; the caller's XDG_RUNTIME_DIR keeps the registry its own.
+# expect RC NAME CMD...: runs CMD into NAME.out and fails unless it exits RC; contains NAME TEXT: NAME.out has TEXT.
+expect() {
+  local want=$1 name=$2; shift 2
+  local rc=0; "$@" > "$name.out" 2>&1 || rc=$?
+  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want"
+}
+contains() { grep -qF -- "$2" "$1.out" || fail "$1: no '$2'"; }
 start_demo() {
   "$sluice" demo "$@" > demo.out 2>&1 &
   demo_pid=$!

@@ -43,18 +43,19 @@ struct Run {
   cluster::CheckpointingJobClient* cp = nullptr;
 };
 
-// The main job at `parallelism` on `backend`; restoring `restore` when set. Checkpoints are due only every hour:
-// in these runs only savepoints and the final checkpoint of a bounded job complete.
+// The main job at `parallelism` on `backend`; restoring `restore` when set. Checkpoints are due only every hour
+// (unless `extra` sets another interval): in these runs only savepoints and the final checkpoint of a bounded job
+// complete. `extra` is applied last, over these defaults.
 inline Result<Run> start(const std::string& base, const std::string& job, int32_t parallelism, const std::string& backend,
                   const std::string& output, const std::string& restore = "", bool allow_non_restored = false,
                   const std::vector<std::pair<std::string, std::string>>& extra = {}, int64_t events = kEvents) {
   Configuration config;
-  for (const auto& [k, v] : extra) SLUICE_RETURN_IF_ERROR(config.set_string(k, v));
   for (auto st : {config.set_string("execution.checkpointing.interval", "1h"),
                   config.set_string("execution.checkpointing.dir", base + "/ck"),
                   config.set_string("state.backend.type", backend)}) {
     if (!st.is_ok()) return st;
   }
+  for (const auto& [k, v] : extra) SLUICE_RETURN_IF_ERROR(config.set_string(k, v));
   if (!restore.empty()) SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.path", restore));
   if (allow_non_restored) {
     SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.ignore-unclaimed-state", "true"));
@@ -119,9 +120,10 @@ inline std::map<std::string, std::pair<int64_t, std::string>> final_lines(const 
   return out;
 }
 
-// Stops `r` with a savepoint into `dir`; returns the savepoint folder.
-inline std::string stop(Run& r, const std::string& dir, bool drain) {
-  auto trigger = r.cp->stop_with_savepoint(dir, drain);
+// Stops `r` with a savepoint (of `format`) into `dir`; returns the savepoint folder.
+inline std::string stop(Run& r, const std::string& dir, bool drain,
+                        checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical) {
+  auto trigger = r.cp->stop_with_savepoint(dir, drain, format);
   EXPECT_TRUE(trigger.is_ok()) << trigger.status().to_string();
   if (!trigger.is_ok()) return "";
   auto result = r.client->wait();

@@ -29,12 +29,6 @@ sp=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)
 wait "$demo_pid" || fail "the stopped demo failed"
 demo_pid=
 
-expect() {  # expect RC NAME CMD...: runs CMD into NAME.out, checks its exit status
-  local want=$1 name=$2; shift 2
-  local rc=0; "$@" > "$name.out" 2>&1 || rc=$?
-  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want"
-}
-contains() { grep -qF -- "$2" "$1.out" || fail "$1: no '$2'"; }
 
 expect 0 same "$sluice" savepoint check "$sp" --job demo --parallelism 3
 contains same "(uid per-auction)"

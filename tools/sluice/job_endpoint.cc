@@ -64,15 +64,16 @@ class ClientRestJob final : public rest::RestJob {
     client_.cancel();
   }
 
-  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+  Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_RETURN_IF_ERROR(savepoints_possible());
     SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
-    return checkpointing_->trigger_savepoint(dir);
+    return checkpointing_->trigger_savepoint(dir, format);
   }
-  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
+                                          checkpoint::SavepointFormatType format) override {
     SLUICE_RETURN_IF_ERROR(savepoints_possible());
     SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
-    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, checkpointing_->stop_with_savepoint(dir, drain));
+    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, checkpointing_->stop_with_savepoint(dir, drain, format));
     std::lock_guard lock(stop_->mu);
     stop_->trigger_id = trigger_id;
     return trigger_id;

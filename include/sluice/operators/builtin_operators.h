@@ -262,9 +262,12 @@ class AbstractKeyedOperator : public Base {
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     OperatorSnapshot snap = Base::snapshot_state(id, ts);
     snap.key_group_range = backend_->key_group_range();
-    if (this->setup_.incremental_checkpoints && !this->snapshot_is_savepoint_ &&
-        backend_->kind() == StateBackendKind::kRocksDB) {
-      auto inc = backend_->snapshot_incremental(id);
+    const bool native_savepoint = this->snapshot_kind_ == OperatorSnapshotKind::kNativeSavepoint;
+    const bool incremental_checkpoint =
+        this->setup_.incremental_checkpoints && this->snapshot_kind_ == OperatorSnapshotKind::kCheckpoint;
+    if ((incremental_checkpoint || native_savepoint) && backend_->kind() == StateBackendKind::kRocksDB) {
+      auto inc = backend_->snapshot_incremental(id, native_savepoint ? SnapshotFileReuse::kUploadEverything
+                                                                     : SnapshotFileReuse::kReuseCompletedUploads);
       if (inc.is_ok()) {
         snap.incremental_keyed = std::move(inc).value();
       } else {  // declined by the asynchronous part, with the reason

@@ -33,6 +33,13 @@ namespace sluice {
 
 class SourceCoordinatorGateway;  // source/source_operator.h
 
+// What a snapshot is for; keyed operators pick their keyed state's format by it.
+enum class OperatorSnapshotKind : uint8_t {
+  kCheckpoint,          // execution.checkpointing.incremental decides (RocksDB: incremental files; else full)
+  kCanonicalSavepoint,  // the canonical full format (portable across backends), whatever incremental says
+  kNativeSavepoint,     // the backend's own format: RocksDB's files, all uploaded (self-contained); heap: full
+};
+
 // Everything the runtime hands an operator before open().
 struct OperatorSetup {
   TaskInfo info;
@@ -166,9 +173,9 @@ class StreamOperator {
   }
   virtual void notify_checkpoint_complete(CheckpointId) {}
   virtual void notify_checkpoint_aborted(CheckpointId) {}
-  // Set by the runtime right before snapshot_state: true when the snapshot is a savepoint, whose keyed state is
-  // always written in the canonical full format (portable), whatever execution.checkpointing.incremental says.
-  void set_snapshot_is_savepoint(bool savepoint) { snapshot_is_savepoint_ = savepoint; }
+  // Set by the runtime right before snapshot_state: what the snapshot is for, which decides the keyed state's
+  // format (docs/savepoints.md).
+  void set_snapshot_kind(OperatorSnapshotKind kind) { snapshot_kind_ = kind; }
   OperatorStateStore& operator_state_store() { return operator_state_; }
 
   const TaskInfo& info() const { return setup_.info; }
@@ -224,7 +231,7 @@ class StreamOperator {
   std::optional<RuntimeContext> ctx_;
   SideOutputs side_outputs_;
   OperatorStateStore operator_state_;
-  bool snapshot_is_savepoint_ = false;
+  OperatorSnapshotKind snapshot_kind_ = OperatorSnapshotKind::kCheckpoint;
 };
 
 // An operator with one input of type IN and main output OUT. Its input interface is Output<IN>, so the

@@ -32,6 +32,11 @@
 
 namespace sluice {
 
+// Whether a snapshot may refer to SST files that completed checkpoints uploaded (an incremental checkpoint), or
+// lists every SST file to upload (a native savepoint: self-contained, it never refers to a checkpoint's shared/
+// files; its uploads are not remembered for reuse either, as they live in the savepoint's folder).
+enum class SnapshotFileReuse : uint8_t { kReuseCompletedUploads, kUploadEverything };
+
 // A file of the local native checkpoint.
 struct LocalSnapshotFile {
   std::string name;  // "000012.sst", "MANIFEST-000005", "CURRENT", "OPTIONS-000007"

@@ -218,8 +218,11 @@ class KeyedStateBackend {
   }
 
   // ---- incremental snapshots (incremental_snapshot.h; the RocksDB backend only) ----
-  // The synchronous part of an incremental snapshot for checkpoint `id`. Others: kFailedPrecondition.
-  virtual Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) {
+  // The synchronous part of an incremental snapshot for checkpoint (or native savepoint) `id`; `reuse` says
+  // whether it may refer to earlier uploads. Others: kFailedPrecondition.
+  virtual Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(
+      CheckpointId id, SnapshotFileReuse reuse = SnapshotFileReuse::kReuseCompletedUploads) {
+    (void)reuse;
     return Status::failed_precondition("checkpoint " + std::to_string(id.value()) + ": the " +
                                        std::string(state_backend_kind_name(kind())) +
                                        " state backend takes no incremental snapshots");

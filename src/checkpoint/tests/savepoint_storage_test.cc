@@ -97,9 +97,18 @@ TEST(SavepointStorage, AnAbortedSavepointLeavesNoFolder) {
   auto factory = storage.stream_factory(CheckpointId(3));
   ASSERT_TRUE(factory.is_ok());
   ASSERT_TRUE((*factory)->write_state("op", "keyed-0", pattern(100)).is_ok());
-  // Never incremental: a savepoint is self-contained.
-  auto upload = (*factory)->write_shared_file("op", "sst", tmp / "sp");
-  EXPECT_EQ(upload.status().code(), StatusCode::kFailedPrecondition);
+  // A native savepoint's RocksDB files go into its own folder under plain names, never into shared/.
+  const std::string local = tmp / "000012.sst";
+  testing::write_raw(local, pattern(64, 9));
+  auto upload = (*factory)->write_shared_file("op", "per-auction-0", local);
+  ASSERT_TRUE(upload.is_ok()) << upload.status().to_string();
+  EXPECT_EQ(upload->relative_path.find('/'), std::string::npos) << upload->relative_path;
+  EXPECT_EQ(fs::path(upload->relative_path).extension(), ".sst");
+  EXPECT_TRUE(fs::exists(fs::path(*folder) / upload->relative_path));
+  auto manifest = (*factory)->write_private_file("op", "MANIFEST-000005", local);
+  ASSERT_TRUE(manifest.is_ok()) << manifest.status().to_string();
+  EXPECT_EQ(manifest->relative_path.find('/'), std::string::npos) << manifest->relative_path;
+  EXPECT_TRUE(fs::is_empty(*storage.job_dir() + "/shared"));
   ASSERT_TRUE(storage.discard(CheckpointId(3)).is_ok());
   EXPECT_FALSE(fs::exists(*folder));
   EXPECT_TRUE(fs::exists(tmp / "sp"));
@@ -130,6 +139,61 @@ TEST(SavepointStorage, MetadataOfASavepointMustBeSelfContained) {
   EXPECT_NE(refused.message().find("plain file name"), std::string::npos) << refused.to_string();
   m.type = SnapshotType::kCheckpoint;  // a checkpoint's files live in chk-<n>/
   EXPECT_TRUE(validate_metadata(m).is_ok());
+}
+
+TEST(SavepointStorage, OnlyANativeSavepointHoldsRocksDBFilesAndOnlyUnderPlainNames) {
+  CheckpointMetadata m;
+  m.checkpoint_id = CheckpointId(4);
+  m.job_id = kJob;
+  m.type = SnapshotType::kSavepoint;
+  m.savepoint_format = SavepointFormatType::kNative;
+  m.state_backend = "rocksdb";
+  OperatorState op;
+  op.operator_id = "per-auction";
+  op.parallelism = 1;
+  op.max_parallelism = 128;
+  IncrementalKeyedStateHandle h;
+  h.range = KeyGroupRange(0, 127);
+  h.backend_id = std::string(32, 'a');
+  h.checkpoint_id = CheckpointId(4);
+  h.shared_files = {{"000012.sst", testing::file_handle("per-auction-0-0123456789abcdef.sst", 64, 1), false}};
+  h.private_files = {{"CURRENT", testing::file_handle("CURRENT-0123456789abcdef", 16, 2), false}};
+  OperatorSubtaskState st;
+  st.incremental_keyed_state = h;
+  op.subtasks = {st};
+  m.operators = {op};
+  ASSERT_TRUE(validate_metadata(m).is_ok()) << validate_metadata(m).to_string();
+  EXPECT_TRUE(m.shared_files().empty()) << "a native savepoint's files are its own";
+  EXPECT_EQ(m.referenced_files().size(), 2u);
+  // The format and the backend survive the encoding; older metadata (no such fields) reads as canonical.
+  auto bytes = encode_metadata(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto back = decode_metadata(*bytes, "test");
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(*back, m);
+  EXPECT_TRUE(back->is_native_savepoint());
+  EXPECT_EQ(back->state_backend, "rocksdb");
+
+  CheckpointMetadata canonical = m;
+  canonical.savepoint_format = SavepointFormatType::kCanonical;
+  EXPECT_NE(validate_metadata(canonical).message().find("only a native one"), std::string::npos)
+      << validate_metadata(canonical).to_string();
+  CheckpointMetadata in_shared = m;
+  in_shared.operators[0].subtasks[0].incremental_keyed_state->shared_files[0].file.relative_path = "shared/x.sst";
+  EXPECT_NE(validate_metadata(in_shared).message().find("plain file name"), std::string::npos)
+      << validate_metadata(in_shared).to_string();
+  CheckpointMetadata reused = m;
+  reused.operators[0].subtasks[0].incremental_keyed_state->shared_files[0].reused = true;
+  EXPECT_NE(validate_metadata(reused).message().find("reuses no file"), std::string::npos)
+      << validate_metadata(reused).to_string();
+  CheckpointMetadata checkpoint = m;
+  checkpoint.type = SnapshotType::kCheckpoint;
+  EXPECT_EQ(validate_metadata(checkpoint).code(), StatusCode::kInvalidArgument) << "a checkpoint has no format";
+
+  EXPECT_EQ(parse_savepoint_format("Native"), SavepointFormatType::kNative);
+  EXPECT_EQ(parse_savepoint_format("CANONICAL"), SavepointFormatType::kCanonical);
+  EXPECT_FALSE(parse_savepoint_format("fast").has_value());
+  EXPECT_STREQ(savepoint_format_name(SavepointFormatType::kNative), "NATIVE");
 }
 
 TEST(SavepointStorage, DisposeDeletesTheSavepointAndRefusesCheckpoints) {

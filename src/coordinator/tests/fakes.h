@@ -191,9 +191,12 @@ class RecordingTarget final : public CheckpointTriggerTarget {
     return violations_;
   }
 
-  void trigger_checkpoint(CheckpointId id, int64_t, checkpoint::SnapshotType type) override {
+  void trigger_checkpoint(CheckpointId id, int64_t, checkpoint::SnapshotType type,
+                          checkpoint::SavepointFormatType format) override {
     log_->add(Event::of(Event::Kind::kTrigger, id.value(), CheckpointFailureReason::kDeclined,
-                        type == checkpoint::SnapshotType::kSavepoint ? "savepoint" : "checkpoint"));
+                        type == checkpoint::SnapshotType::kCheckpoint        ? "checkpoint"
+                        : format == checkpoint::SavepointFormatType::kNative ? "native savepoint"
+                                                                             : "savepoint"));
     std::function<void(CheckpointId)> fn;
     {
       std::lock_guard<std::mutex> lock(mu_);

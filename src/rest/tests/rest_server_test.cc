@@ -65,16 +65,18 @@ class FakeJob final : public RestJob {
     std::lock_guard lock(mu_);
     state_ = "CANCELLING";
   }
-  Result<std::string> trigger_savepoint(const std::string& target_dir) override {
+  Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     std::lock_guard lock(mu_);
+    last_format = format;
     if (target_dir.empty()) return Status::invalid_argument("no savepoint directory");
     if (state_ != "RUNNING") return Status::failed_precondition("the job is " + state_ + ", not RUNNING");
     last_dir = target_dir;
     return std::string(32, 'a');
   }
-  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain) override {
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
+                                          checkpoint::SavepointFormatType format) override {
     last_drain = drain;
-    return trigger_savepoint(target_dir);
+    return trigger_savepoint(target_dir, format);
   }
   std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
     if (trigger_id != std::string(32, 'a')) return std::nullopt;
@@ -94,6 +96,7 @@ class FakeJob final : public RestJob {
     state_ = std::move(s);
   }
   std::string last_dir;
+  checkpoint::SavepointFormatType last_format = checkpoint::SavepointFormatType::kCanonical;
   bool last_drain = false;
   int polls = 0;
   std::string id() const { return overview_.job_id.to_hex(); }
@@ -250,11 +253,20 @@ TEST_F(RestServerTest, SavepointAndStopRequestsAnswerATriggerIdAndTheStatusInFli
   EXPECT_EQ(failed["status"]["id"], "COMPLETED");
   EXPECT_THAT(failed["operation"]["failure-cause"]["stack-trace"].get<std::string>(), HasSubstr("disk full"));
 
-  // Bad requests: no directory, malformed body, the native format, savepoint-and-cancel; a job not running.
+  // formatType NATIVE reaches the job (savepoint and stop); CANONICAL is the default.
+  EXPECT_EQ(job->last_format, checkpoint::SavepointFormatType::kCanonical);
+  EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "formatType": "NATIVE"})").status, 202);
+  EXPECT_EQ(job->last_format, checkpoint::SavepointFormatType::kNative);
+  EXPECT_EQ(call("POST", jobs + "/stop", R"({"targetDirectory": "/sp", "formatType": "CANONICAL"})").status, 202);
+  EXPECT_EQ(job->last_format, checkpoint::SavepointFormatType::kCanonical);
+  EXPECT_EQ(call("POST", jobs + "/stop", R"({"targetDirectory": "/sp", "formatType": "NATIVE"})").status, 202);
+  EXPECT_EQ(job->last_format, checkpoint::SavepointFormatType::kNative);
+
+  // Bad requests: no directory, malformed body, an unknown format, savepoint-and-cancel; a job not running.
   EXPECT_EQ(call("POST", jobs + "/savepoints").status, 400);
   EXPECT_EQ(call("POST", jobs + "/savepoints", "[1]").status, 400);
   EXPECT_EQ(call("POST", jobs + "/stop", R"({"drain": "yes"})").status, 400);
-  EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "formatType": "NATIVE"})").status, 501);
+  EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "formatType": "FAST"})").status, 400);
   EXPECT_EQ(call("POST", jobs + "/savepoints", R"({"target-directory": "/sp", "cancel-job": true})").status, 400);
   job->set_state("FINISHED");
   EXPECT_EQ(call("POST", jobs + "/stop", R"({"targetDirectory": "/sp"})").status, 409);

@@ -10,6 +10,7 @@ RuntimeEvent encode_barrier(const CheckpointBarrier& b) {
   out.write_fixed<int64_t>(b.id.value());
   out.write_fixed<int64_t>(b.timestamp_ms);
   out.write_u8(static_cast<uint8_t>(b.type));
+  out.write_u8(static_cast<uint8_t>(b.format));
   return ev;
 }
 
@@ -20,10 +21,12 @@ Result<CheckpointBarrier> decode_barrier(const RuntimeEvent& ev) {
   b.id = CheckpointId(in.read_fixed<int64_t>());
   b.timestamp_ms = in.read_fixed<int64_t>();
   uint8_t type = in.read_u8();
-  if (!in.ok() || !in.at_end() || type > 1) {
+  uint8_t format = in.read_u8();
+  if (!in.ok() || !in.at_end() || type > 1 || format > 1) {
     return Status::corruption("checkpoint barrier event of " + std::to_string(ev.payload.size()) + " bytes is malformed");
   }
   b.type = static_cast<checkpoint::SnapshotType>(type);
+  b.format = static_cast<checkpoint::SavepointFormatType>(format);
   return b;
 }
 

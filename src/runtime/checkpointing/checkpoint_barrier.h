@@ -19,6 +19,11 @@ struct CheckpointBarrier {
   CheckpointId id{0};
   int64_t timestamp_ms = 0;  // when the coordinator triggered it
   checkpoint::SnapshotType type = checkpoint::SnapshotType::kCheckpoint;
+  // Savepoints: the format keyed operators write (kCanonical for checkpoints).
+  checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical;
+  bool is_native_savepoint() const {
+    return type == checkpoint::SnapshotType::kSavepoint && format == checkpoint::SavepointFormatType::kNative;
+  }
   bool operator==(const CheckpointBarrier&) const = default;
 };
 

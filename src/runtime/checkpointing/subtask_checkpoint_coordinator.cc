@@ -123,7 +123,9 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
   };
   auto pieces = std::make_shared<std::vector<Piece>>();
   for (const auto& c : chain) {
-    c.op->set_snapshot_is_savepoint(barrier.type == checkpoint::SnapshotType::kSavepoint);
+    c.op->set_snapshot_kind(barrier.type == checkpoint::SnapshotType::kCheckpoint ? OperatorSnapshotKind::kCheckpoint
+                            : barrier.is_native_savepoint() ? OperatorSnapshotKind::kNativeSavepoint
+                                                            : OperatorSnapshotKind::kCanonicalSavepoint);
     pieces->push_back(Piece{c.operator_id, c.operator_name, c.op->snapshot_state(barrier.id, barrier.timestamp_ms)});
   }
   emit_barrier();

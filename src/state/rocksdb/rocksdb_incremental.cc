@@ -49,11 +49,13 @@ bool is_sst(const std::string& name) { return name.size() > 4 && name.compare(na
 
 class RocksDBIncrementalSnapshot final : public IncrementalKeyedSnapshot {
  public:
-  RocksDBIncrementalSnapshot(std::string dir, std::shared_ptr<RocksDBUploadTracker> tracker)
-      : dir_(std::move(dir)), tracker_(std::move(tracker)) {}
+  RocksDBIncrementalSnapshot(std::string dir, std::shared_ptr<RocksDBUploadTracker> tracker, SnapshotFileReuse reuse)
+      : dir_(std::move(dir)), tracker_(std::move(tracker)), reuse_(reuse) {}
   ~RocksDBIncrementalSnapshot() override { release(); }
 
   void set_uploaded(std::map<std::string, SharedFileRef> shared) override {
+    // A native savepoint's files live in its own folder (paths relative to it): never reused by checkpoints.
+    if (reuse_ == SnapshotFileReuse::kUploadEverything) return;
     std::lock_guard<std::mutex> lock(tracker_->mu);
     tracker_->pending[checkpoint_id.value()] = std::move(shared);
   }
@@ -69,6 +71,7 @@ class RocksDBIncrementalSnapshot final : public IncrementalKeyedSnapshot {
  private:
   const std::string dir_;
   const std::shared_ptr<RocksDBUploadTracker> tracker_;
+  const SnapshotFileReuse reuse_;
   std::mutex mu_;
   bool released_ = false;
 };
@@ -175,7 +178,8 @@ void RocksDBBackendCore::notify_checkpoint_aborted(CheckpointId id) {
   tracker_->pending.erase(id.value());
 }
 
-Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_incremental(CheckpointId id) {
+Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_incremental(CheckpointId id,
+                                                                                           SnapshotFileReuse reuse) {
   if (!pending_.empty()) {
     return Status::failed_precondition(
         "a state restored from a full snapshot is not registered by the program; an incremental snapshot holds "
@@ -186,7 +190,7 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
   std::error_code ec;
   fs::remove_all(dir, ec);  // a leftover of an earlier attempt with the same id
   SLUICE_ASSIGN_OR_RETURN(std::vector<LocalSnapshotFile> files, store_->create_native_checkpoint(dir));
-  auto snap = std::make_unique<RocksDBIncrementalSnapshot>(dir, tracker_);
+  auto snap = std::make_unique<RocksDBIncrementalSnapshot>(dir, tracker_, reuse);
   snap->range = range_;
   snap->backend_id = backend_id_;
   snap->checkpoint_id = id;
@@ -203,7 +207,8 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
       continue;
     }
     auto reused = tracker_->confirmed.find(f.name);
-    if (reused != tracker_->confirmed.end() && reused->second.size_bytes == f.size_bytes) {
+    if (reuse == SnapshotFileReuse::kReuseCompletedUploads && reused != tracker_->confirmed.end() &&
+        reused->second.size_bytes == f.size_bytes) {
       snap->shared_reused.emplace(f.name, reused->second);
     } else {
       snap->shared_to_upload.push_back(std::move(f));

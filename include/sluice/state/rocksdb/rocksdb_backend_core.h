@@ -98,8 +98,10 @@ class RocksDBBackendCore {
   // ---- incremental snapshots ----
   // The synchronous part: flush + native checkpoint into <working dir>-chk-<id>. kFailedPrecondition naming
   // the state if a state restored from a full snapshot is not registered (its entries are not in RocksDB yet);
-  // kIOError if RocksDB fails.
-  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id);
+  // kIOError if RocksDB fails. kUploadEverything (native savepoints): every SST is listed to upload, and the
+  // snapshot's uploads are never offered for reuse.
+  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id,
+      SnapshotFileReuse reuse = SnapshotFileReuse::kReuseCompletedUploads);
   // Restores incremental handles (any number, of any key-group ranges: rescaling) into this backend, which
   // must be fresh (nothing registered or restored). Errors name the handle and file: kNotFound (missing file),
   // kCorruption (size or checksum differ, or the database does not open), kInvalidArgument (another max

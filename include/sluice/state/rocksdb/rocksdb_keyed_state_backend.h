@@ -61,8 +61,9 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
     for (const auto& invalidate : timer_invalidators_) invalidate();  // timer column families changed
     return st;
   }
-  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(CheckpointId id) override {
-    return core_->snapshot_incremental(id);
+  Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(
+      CheckpointId id, SnapshotFileReuse reuse = SnapshotFileReuse::kReuseCompletedUploads) override {
+    return core_->snapshot_incremental(id, reuse);
   }
   Status restore_incremental(const std::vector<IncrementalRestoreHandle>& handles) override {
     return core_->restore_incremental(handles);

@@ -186,6 +186,13 @@ TEST(CheckpointBarrier, EventsRoundTripAndRejectGarbage) {
   auto decoded = decode_barrier(encode_barrier(b));
   ASSERT_TRUE(decoded.is_ok());
   EXPECT_EQ(decoded.value(), b);
+  EXPECT_FALSE(decoded->is_native_savepoint());
+  // A native savepoint's barrier carries its format to every task (keyed operators write RocksDB files).
+  CheckpointBarrier native{C(43), 1234568, checkpoint::SnapshotType::kSavepoint, checkpoint::SavepointFormatType::kNative};
+  auto native_decoded = decode_barrier(encode_barrier(native));
+  ASSERT_TRUE(native_decoded.is_ok());
+  EXPECT_EQ(native_decoded.value(), native);
+  EXPECT_TRUE(native_decoded->is_native_savepoint());
   EXPECT_EQ(decode_cancel_marker(encode_cancel_marker(C(7))).value(), C(7));
   RuntimeEvent bad = encode_barrier(b);
   bad.payload.pop_back();
