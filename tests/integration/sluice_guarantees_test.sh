@@ -50,3 +50,11 @@ for t in "${targets[@]}"; do
 done
 grep -q "^$total cells, 0 mismatch(es)" "$out" || fail "summary line: expected $total cells"
 cat "$out"
+
+# Bad flags: the error names the flag (and nothing is run or created).
+for bad in "--runs -1" "--keys 0" "--records-per-phase 1" "--seed -1"; do
+  if "$sluice" guarantees $bad > "$work/bad.out" 2>&1; then fail "guarantees $bad was accepted"; fi
+  grep -q -- "${bad%% *}" "$work/bad.out" || fail "guarantees $bad: the error does not name the flag: $(cat "$work/bad.out")"
+done
+if "$sluice" guarantees --pg-conninfo x > "$work/bad.out" 2>&1; then fail "--pg-conninfo without --with-postgres was accepted"; fi
+grep -q -- '--with-postgres' "$work/bad.out" || fail "--pg-conninfo alone: unclear error: $(cat "$work/bad.out")"
