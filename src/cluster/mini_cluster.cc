@@ -253,8 +253,9 @@ class LocalJob final : public CheckpointingJobClient,
     if (!cfg_.restore) return std::nullopt;
     return std::make_pair(cfg_.restore->metadata.checkpoint_id.value(), cfg_.restore->location);
   }
-  Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) override {
-    SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause));
+  Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
+                     int64_t from_checkpoint_id = 0) override {
+    SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause, from_checkpoint_id));
     // Wake the tasks, so an idle one reaches its next mailbox turn now.
     std::lock_guard lock(tasks_mu_);
     for (auto& t : tasks_) t.task->mailbox().put([] {});
@@ -265,6 +266,10 @@ class LocalJob final : public CheckpointingJobClient,
 
   Result<CheckpointId> trigger_checkpoint() override {
     if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
+    // With the status check: a failover cannot start between the check and the trigger, so a checkpoint
+    // triggered here is either refused or pending when the failover aborts the pending ones (an orphan would
+    // block max-concurrent-checkpoints until its timeout).
+    std::lock_guard trigger(trigger_mu_);
     const JobStatus st = status();
     if (st != JobStatus::kRunning) {
       return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": the job is " +
@@ -277,7 +282,12 @@ class LocalJob final : public CheckpointingJobClient,
   Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
     const std::string trigger_id = savepoints_.add(/*stop=*/false);
-    auto id = coordinator_->trigger_savepoint(folder, format);
+    std::lock_guard trigger(trigger_mu_);  // as trigger_checkpoint: never pending past a failover's abort
+    auto id = status() == JobStatus::kRunning
+                  ? coordinator_->trigger_savepoint(folder, format)
+                  : Result<CheckpointId>(Status::failed_precondition("savepoint of job " + job_id_.to_hex() +
+                                                                     ": the job is " + job_status_name(status()) +
+                                                                     ", not RUNNING"));
     if (!id.is_ok()) {
       (void)checkpoint::local_file_system()->remove_all(folder);
       savepoints_.fail(trigger_id, id.status());
@@ -696,7 +706,10 @@ class LocalJob final : public CheckpointingJobClient,
       finish_job(JobStatus::kFailed, cause);
       return false;
     }
-    set_status(JobStatus::kRestarting);
+    {
+      std::lock_guard trigger(trigger_mu_);
+      set_status(JobStatus::kRestarting);
+    }
     stop_->on_failover(cause);
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
@@ -851,7 +864,8 @@ class LocalJob final : public CheckpointingJobClient,
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
-  bool final_checkpoint_deferred_ = false;  // the end of data's final checkpoint was refused: trigger it later
+  bool final_checkpoint_deferred_ = false;
+  std::mutex trigger_mu_;  // user triggers (checkpoint, savepoint) vs the failover's status change  // the end of data's final checkpoint was refused: trigger it later
   Status error_;
   SavepointRequests savepoints_;
   std::unique_ptr<StopWithSavepoint> stop_;  // with checkpointing

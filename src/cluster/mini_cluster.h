@@ -108,8 +108,10 @@ class CheckpointingJobClient : public JobClient {
   // that reaches `point` fails there, on its own thread, with "injected failure [<point>] <cause>", and the job
   // fails over as for any task failure. Armed failures survive restarts until they fire. kInvalidArgument
   // when no task of the job matches and can reach the point (e.g. kSink on a vertex without a sink, or a
-  // checkpoint point with checkpointing off).
-  virtual Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) = 0;
+  // checkpoint point with checkpointing off). from_checkpoint_id > 0: only at a checkpoint point for a checkpoint
+  // id >= it (FaultInjector::arm).
+  virtual Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
+                             int64_t from_checkpoint_id = 0) = 0;
   // The armed failures that fired, in order.
   virtual std::vector<runtime::InjectedFailure> injected_failures() const = 0;
   // The generic injected failure: the task of (vertex, subtask) fails at its next mailbox turn with `cause`

@@ -42,21 +42,21 @@ class CellTarget {
   virtual bool supports(SinkKind kind) const = 0;
   // Makes the sink's target empty for a run whose scratch folder is `run_dir` (exists, empty) and unique `tag`.
   virtual Status prepare(SinkKind kind, const std::string& run_dir, const std::string& tag) = 0;
-  // Adds the sink to the job. `marker_crash`, for the write-ahead-log sink: when set, its next committed-checkpoint
-  // marker write fails once, after the batch's data (CrashBeforeMarkerSink).
+  // Adds the sink to the job. `marker_crash`, for the write-ahead-log sink: when set to n > 0, its next
+  // committed-checkpoint marker write for a checkpoint >= n fails once, after the batch's data (CrashBeforeMarkerSink).
   virtual DataStreamSink<KeyCount> add_sink(const DataStream<KeyCount>& results, SinkKind kind,
                                             const std::string& run_dir, const std::string& tag,
-                                            std::shared_ptr<std::atomic<bool>> marker_crash) = 0;
+                                            std::shared_ptr<std::atomic<int64_t>> marker_crash) = 0;
   virtual Result<TargetContents> read(SinkKind kind, const std::string& run_dir, const std::string& tag) = 0;
 };
 
-// A write-ahead-log sink whose target fails once, when armed, between a batch's data and its committed-checkpoint
-// marker: the seed's at-least-once window of the write-ahead log, hit on purpose. The failure is an exception
+// A write-ahead-log sink whose target fails once, when armed (with the first checkpoint id it may fail at),
+// between a batch's data and its committed-checkpoint marker: the seed's at-least-once window of the write-ahead log, hit on purpose. The failure is an exception
 // from the sink (the task fails and the job recovers as from any failure); unarmed it only delegates.
 template <class T>
 class CrashBeforeMarkerSink final : public WriteAheadSink<T> {
  public:
-  CrashBeforeMarkerSink(std::shared_ptr<const WriteAheadSink<T>> inner, std::shared_ptr<std::atomic<bool>> armed)
+  CrashBeforeMarkerSink(std::shared_ptr<const WriteAheadSink<T>> inner, std::shared_ptr<std::atomic<int64_t>> armed)
       : inner_(std::move(inner)), armed_(std::move(armed)) {}
   std::unique_ptr<WriteAheadTarget<T>> create_target(WriteAheadContext& ctx) const override {
     return std::make_unique<Target>(inner_->create_target(ctx), armed_);
@@ -65,12 +65,13 @@ class CrashBeforeMarkerSink final : public WriteAheadSink<T> {
  private:
   class Target final : public WriteAheadTarget<T> {
    public:
-    Target(std::unique_ptr<WriteAheadTarget<T>> inner, std::shared_ptr<std::atomic<bool>> armed)
+    Target(std::unique_ptr<WriteAheadTarget<T>> inner, std::shared_ptr<std::atomic<int64_t>> armed)
         : inner_(std::move(inner)), armed_(std::move(armed)) {}
     bool is_checkpoint_committed(int32_t s, int64_t c) override { return inner_->is_checkpoint_committed(s, c); }
     void send_values(const std::vector<T>& v, int32_t s, int64_t c) override { inner_->send_values(v, s, c); }
     void commit_checkpoint(int32_t s, int64_t c) override {
-      if (armed_ && armed_->exchange(false)) {
+      int64_t from = armed_ ? armed_->load() : 0;
+      if (from > 0 && c >= from && armed_->compare_exchange_strong(from, 0)) {
         throw std::runtime_error("injected failure between a batch's data and its committed-checkpoint marker");
       }
       inner_->commit_checkpoint(s, c);
@@ -79,10 +80,10 @@ class CrashBeforeMarkerSink final : public WriteAheadSink<T> {
 
    private:
     std::unique_ptr<WriteAheadTarget<T>> inner_;
-    std::shared_ptr<std::atomic<bool>> armed_;
+    std::shared_ptr<std::atomic<int64_t>> armed_;
   };
   std::shared_ptr<const WriteAheadSink<T>> inner_;
-  std::shared_ptr<std::atomic<bool>> armed_;
+  std::shared_ptr<std::atomic<int64_t>> armed_;
 };
 
 // "<key>,<count>", the line format of file targets.

@@ -42,7 +42,7 @@ class Run {
   Run(CellTarget& target, SourceKind source, SinkKind sink, const RunSettings& settings, const std::string& tag)
       : target_(target), source_(source), sink_(sink), settings_(settings), tag_(tag),
         dir_(settings.work_dir + "/" + tag), log_(std::make_shared<RecordLog>()),
-        marker_crash_(std::make_shared<std::atomic<bool>>(false)) {}
+        marker_crash_(std::make_shared<std::atomic<int64_t>>(0)) {}
   ~Run() {
     if (client_ && !is_globally_terminal(client_->status())) {
       client_->cancel();
@@ -139,10 +139,16 @@ class Run {
     if (failed) return Status::failed_precondition("checkpoint " + std::to_string(id.value()) + " failed");
     return Status::ok();
   }
-  Status arm(FailurePoint point, int32_t vertex, int32_t subtask) {
-    return cp_->arm_failure(point, vertex, subtask, "guarantees " + tag_);
+  Status arm(FailurePoint point, int32_t vertex, int32_t subtask, int64_t from_checkpoint_id = 0) {
+    return cp_->arm_failure(point, vertex, subtask, "guarantees " + tag_, from_checkpoint_id);
   }
-  void arm_marker_crash() { marker_crash_->store(true); }
+  // The next checkpoint's id: the adversarial failures are armed for it, not for the notification of the one that
+  // just completed, which a sink may not have run yet.
+  int64_t next_checkpoint_id() const {
+    const auto stats = cp_->checkpoint_stats();
+    return stats.latest_completed ? stats.latest_completed->id.value() + 1 : 1;
+  }
+  void arm_marker_crash(int64_t from_checkpoint_id) { marker_crash_->store(from_checkpoint_id); }
   // Waits until `restarts` recoveries happened and the job runs again, triggering checkpoints meanwhile (the
   // armed point may need one to be reached).
   Status recover(int32_t restarts, bool trigger_checkpoints) {
@@ -174,7 +180,7 @@ class Run {
   const RunSettings& settings_;
   std::string tag_, dir_;
   std::shared_ptr<RecordLog> log_;
-  std::shared_ptr<std::atomic<bool>> marker_crash_;
+  std::shared_ptr<std::atomic<int64_t>> marker_crash_;
   std::unique_ptr<StreamExecutionEnvironment> env_;
   std::unique_ptr<JobClient> client_;
   cluster::CheckpointingJobClient* cp_ = nullptr;
@@ -253,14 +259,14 @@ Result<RunResult> run_adversarial(CellTarget& target, SourceKind source, SinkKin
     SLUICE_RETURN_IF_ERROR(run.arm(FailurePoint::kTask, kSinkVertex, 0));
     SLUICE_RETURN_IF_ERROR(run.recover(1, /*trigger_checkpoints=*/false));
   } else if (sink == SinkKind::kWriteAheadLog) {
-    run.arm_marker_crash();
+    run.arm_marker_crash(run.next_checkpoint_id());
     (void)run.checkpoint();  // completes; the failure comes with its notification
     SLUICE_RETURN_IF_ERROR(run.recover(1, false));
   } else {
     const bool after_completion = sink == SinkKind::kTwoPhaseCommit;
     SLUICE_RETURN_IF_ERROR(run.arm(after_completion ? FailurePoint::kBetweenCompletionAndCommit
                                                     : FailurePoint::kBetweenSyncAndAsyncSnapshot,
-                                   kSinkVertex, -1));
+                                   kSinkVertex, -1, run.next_checkpoint_id()));
     SLUICE_RETURN_IF_ERROR(run.trigger().status());
     SLUICE_RETURN_IF_ERROR(run.recover(1, false));
   }

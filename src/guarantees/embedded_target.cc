@@ -87,7 +87,7 @@ Status EmbeddedTarget::prepare(SinkKind kind, const std::string& run_dir, const 
 
 DataStreamSink<KeyCount> EmbeddedTarget::add_sink(const DataStream<KeyCount>& results, SinkKind kind,
                                                   const std::string& run_dir, const std::string&,
-                                                  std::shared_ptr<std::atomic<bool>> marker_crash) {
+                                                  std::shared_ptr<std::atomic<int64_t>> marker_crash) {
   switch (kind) {
     case SinkKind::kPlain:
       return results.sink_to(file::FileSink<KeyCount>::for_row_format(out_dir(run_dir), encode_key_count));

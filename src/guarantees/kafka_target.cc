@@ -81,7 +81,7 @@ Status KafkaTarget::prepare(SinkKind, const std::string&, const std::string& tag
 }
 
 DataStreamSink<KeyCount> KafkaTarget::add_sink(const DataStream<KeyCount>& results, SinkKind kind, const std::string&,
-                                               const std::string& tag, std::shared_ptr<std::atomic<bool>>) {
+                                               const std::string& tag, std::shared_ptr<std::atomic<int64_t>>) {
   if (kind == SinkKind::kWriteAheadLog) throw std::invalid_argument("Kafka has no write-ahead-log sink");
   kafka::KafkaSinkOptions o;
   o.bootstrap_servers = bootstrap_;

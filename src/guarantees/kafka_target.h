@@ -20,7 +20,7 @@ class KafkaTarget final : public CellTarget {
   bool supports(SinkKind kind) const override { return kind != SinkKind::kWriteAheadLog; }
   Status prepare(SinkKind kind, const std::string& run_dir, const std::string& tag) override;
   DataStreamSink<KeyCount> add_sink(const DataStream<KeyCount>& results, SinkKind kind, const std::string& run_dir,
-                                    const std::string& tag, std::shared_ptr<std::atomic<bool>> marker_crash) override;
+                                    const std::string& tag, std::shared_ptr<std::atomic<int64_t>> marker_crash) override;
   Result<TargetContents> read(SinkKind kind, const std::string& run_dir, const std::string& tag) override;
 
  private:

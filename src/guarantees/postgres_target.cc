@@ -59,7 +59,7 @@ Status PostgresTarget::prepare(SinkKind kind, const std::string&, const std::str
 
 DataStreamSink<KeyCount> PostgresTarget::add_sink(const DataStream<KeyCount>& results, SinkKind kind,
                                                   const std::string&, const std::string& tag,
-                                                  std::shared_ptr<std::atomic<bool>> marker_crash) {
+                                                  std::shared_ptr<std::atomic<int64_t>> marker_crash) {
   switch (kind) {
     case SinkKind::kPlain:
     case SinkKind::kIdempotent: {

@@ -58,9 +58,10 @@ void FaultInjector::refresh_masks_locked() {
   }
 }
 
-Status FaultInjector::arm(FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) {
+Status FaultInjector::arm(FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
+                          int64_t from_checkpoint_id) {
   std::lock_guard lock(mu_);
-  Armed a{point, vertex, subtask, cause};
+  Armed a{point, vertex, subtask, cause, from_checkpoint_id};
   bool task_exists = false, reachable = false;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     if ((vertex >= 0 && tasks_[i].vertex != vertex) || (subtask >= 0 && tasks_[i].subtask != subtask)) continue;
@@ -94,6 +95,7 @@ std::optional<std::string> FaultInjector::claim(FailurePoint point, int32_t vert
   if (task == tasks_.size()) return std::nullopt;
   for (auto it = armed_.begin(); it != armed_.end(); ++it) {
     if (it->point != point || !matches(*it, task)) continue;
+    if (it->from_checkpoint_id > 0 && checkpoint_id < it->from_checkpoint_id) continue;
     InjectedFailure f;
     f.point = point;
     f.vertex = vertex;

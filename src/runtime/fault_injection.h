@@ -86,7 +86,11 @@ class FaultInjector {
 
   // Arms one failure at `point` for (vertex, subtask); -1 for either means any. kInvalidArgument when no task of
   // the job matches and can reach the point (the message names what is missing).
-  Status arm(FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause);
+  // from_checkpoint_id > 0: only a pass of `point` for a checkpoint id >= it claims the failure (the checkpoint
+  // points; a pass without a checkpoint id never does), so a driver that arms right after checkpoint n completed
+  // is not taken by n's own notification still queued at a task.
+  Status arm(FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
+             int64_t from_checkpoint_id = 0);
 
   // The mask of points armed for (vertex, subtask): a stable address for the injector's lifetime. A task reads
   // it with a relaxed load and calls claim() for a set bit. Null for an unknown task.
@@ -105,6 +109,7 @@ class FaultInjector {
     FailurePoint point;
     int32_t vertex, subtask;
     std::string cause;
+    int64_t from_checkpoint_id = 0;
   };
   bool matches(const Armed& a, size_t task) const;
   void refresh_masks_locked();

@@ -47,6 +47,22 @@ TEST(FaultInjector, ArmSetsTheBitOnlyOnTasksThatMatchAndCanReachThePoint) {
   EXPECT_EQ(f.armed_points(7, 0), nullptr);
 }
 
+TEST(FaultInjector, AFailureArmedFromACheckpointIgnoresEarlierCheckpointsAndPassesWithoutOne) {
+  auto f = two_vertex_job();
+  ASSERT_TRUE(f.arm(FailurePoint::kBetweenCompletionAndCommit, 1, -1, "after 3", 3).is_ok());
+  EXPECT_EQ(mask(f, 1, 0), bit(FailurePoint::kBetweenCompletionAndCommit));
+  // Checkpoint 2's notification, still queued when the driver armed: not taken.
+  EXPECT_FALSE(f.claim(FailurePoint::kBetweenCompletionAndCommit, 1, 0, 0, 2).has_value());
+  EXPECT_FALSE(f.claim(FailurePoint::kBetweenCompletionAndCommit, 1, 0, 0, -1).has_value());
+  EXPECT_EQ(f.num_armed(), 1);
+  auto fired = f.claim(FailurePoint::kBetweenCompletionAndCommit, 1, 1, 0, 3);
+  ASSERT_TRUE(fired.has_value());
+  EXPECT_NE(fired->find("after 3"), std::string::npos);
+  EXPECT_EQ(f.num_armed(), 0);
+  ASSERT_EQ(f.injected().size(), 1u);
+  EXPECT_EQ(f.injected()[0].checkpoint_id, 3);
+}
+
 TEST(FaultInjector, ArmRejectsUnknownTasksAndUnreachablePoints) {
   auto f = two_vertex_job();
   Status no_task = f.arm(FailurePoint::kTask, 5, 0, "x");
