@@ -2,6 +2,16 @@
 # background (output in demo.out), sets demo_pid, waits until `sluice list` shows it and sets job_line (its line)
 # and job_id. Needs $sluice and a fail function; the caller's XDG_RUNTIME_DIR keeps the registry its own.
 # expect RC NAME CMD...: runs CMD into NAME.out and fails unless it exits RC; contains NAME TEXT: NAME.out has TEXT.
+# enter_demo_workdir: a fresh $work (removed at exit, with a demo still running killed), entered, with a job
+# registry of its own (XDG_RUNTIME_DIR).
+enter_demo_workdir() {
+  work=$(mktemp -d)
+  demo_pid=
+  trap 'if [ -n "$demo_pid" ]; then kill -9 "$demo_pid" 2>/dev/null; fi; rm -rf "$work"' EXIT
+  cd "$work"
+  export XDG_RUNTIME_DIR="$work/run"
+  mkdir -p "$XDG_RUNTIME_DIR"
+}
 expect() {
   local want=$1 name=$2; shift 2
   local rc=0; "$@" > "$name.out" 2>&1 || rc=$?

@@ -11,19 +11,13 @@
 # - `--type fast` is refused by the CLI.
 set -euo pipefail
 sluice=$1
-work=$(mktemp -d)
-demo_pid=
-cleanup() { [ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
-mkdir -p "$XDG_RUNTIME_DIR"
+. "$(dirname "$0")/demo_job.sh"
+enter_demo_workdir
 
 fail() { echo "FAIL: $*"; for f in *.out; do echo "--- $f:"; cat "$f"; done; exit 1; }
 
 events=3000000
 rocksdb=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true)
-. "$(dirname "$0")/demo_job.sh"
 start_demo --events $events --parallelism 2 --checkpoint-interval 200ms --checkpoint-dir ck --output out "${rocksdb[@]}"
 
 expect 2 bad-type "$sluice" savepoint "${job_id:0:7}" "$work/savepoints" --type fast

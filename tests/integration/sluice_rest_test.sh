@@ -7,13 +7,8 @@
 # (dead pid) cleaned by `sluice list`.
 set -euo pipefail
 sluice=$1
-work=$(mktemp -d)
-demo_pid=
-cleanup() { [ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
-mkdir -p "$XDG_RUNTIME_DIR"
+. "$(dirname "$0")/demo_job.sh"
+enter_demo_workdir
 registry="$XDG_RUNTIME_DIR/sluice"
 
 fail() { echo "FAIL: $*"; echo "--- demo output:"; cat demo.out 2>/dev/null || true; exit 1; }

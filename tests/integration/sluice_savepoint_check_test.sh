@@ -11,17 +11,11 @@
 set -euo pipefail
 sluice=$1
 example=$2
-work=$(mktemp -d)
-demo_pid=
-cleanup() { [ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
-mkdir -p "$XDG_RUNTIME_DIR"
+. "$(dirname "$0")/demo_job.sh"
+enter_demo_workdir
 
 fail() { echo "FAIL: $*"; for f in *.out; do echo "--- $f:"; cat "$f"; done; exit 1; }
 
-. "$(dirname "$0")/demo_job.sh"
 start_demo --events 3000000 --parallelism 2 --checkpoint-interval 1h --checkpoint-dir ck --output out
 "$sluice" stop "${job_id:0:7}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || fail "sluice stop"
 sp=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)

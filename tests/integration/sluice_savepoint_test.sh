@@ -6,18 +6,12 @@
 # Along the way: `sluice stop` of a job that is gone fails (exit 1), and `sluice savepoint inspect` checks the files.
 set -euo pipefail
 sluice=$1
-work=$(mktemp -d)
-demo_pid=
-cleanup() { [ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$work"
-export XDG_RUNTIME_DIR="$work/run"   # a registry of this test's own
-mkdir -p "$XDG_RUNTIME_DIR"
+. "$(dirname "$0")/demo_job.sh"
+enter_demo_workdir
 
 fail() { echo "FAIL: $*"; echo "--- demo output:"; cat demo.out 2>/dev/null || true; exit 1; }
 
 events=3000000
-. "$(dirname "$0")/demo_job.sh"
 start_demo --events $events --parallelism 4 --checkpoint-interval 1h --checkpoint-dir ck --output out
 
 "$sluice" stop "${job_id:0:7}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || { cat stop.out; fail "sluice stop"; }
