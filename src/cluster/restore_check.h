@@ -6,7 +6,11 @@
 // the new parallelism and chaining, every file's size - and then assigns every subtask's state exactly as the
 // deployment does (assign_subtask_state: reads every state file with its checksum, re-hashes keys when asked), so
 // a damaged file, a key-group mismatch or a failing redistribution shows here, not in the running job.
-// Not checked yet: state schema compatibility (serializers are registered by the operators when they open).
+// Not checked here: state schema compatibility. A keyed state's serializers are the C++ types of the state
+// descriptors that user functions create in open(), which the job graph does not carry and the check does not
+// run (open() is user code, may reach external systems); the restore resolves them at registration instead,
+// logs one line per restored state (as is, or migrated with what changed) and fails naming the state and field
+// when a schema is incompatible (state/state_schema.h, docs/savepoints.md "State schema evolution").
 //
 // Thread-safety: a pure function of its inputs plus reads of the snapshot's files.
 #pragma once

@@ -16,25 +16,62 @@ std::string TypeSerializerSnapshot::to_string() const {
   return s;
 }
 
+namespace {
+// Set in the written version varint when field names follow (a uint32 version never has it).
+constexpr uint64_t kFieldNamesFlag = uint64_t{1} << 32;
+}  // namespace
+
 void TypeSerializerSnapshot::write(DataOutputView& out) const {
   out.write_string(type_name);
-  out.write_varint(version);
+  out.write_varint(field_names ? (version | kFieldNamesFlag) : version);
   out.write_varint(nested.size());
   for (const auto& n : nested) n.write(out);
+  if (field_names) {
+    out.write_varint(field_names->size());
+    for (const auto& name : *field_names) out.write_string(name);
+  }
 }
 
 TypeSerializerSnapshot TypeSerializerSnapshot::read(DataInputView& in) {
   // Depth is bounded by the input size: each level consumes at least 3 bytes.
   TypeSerializerSnapshot s;
   s.type_name = in.read_string();
-  s.version = static_cast<uint32_t>(in.read_varint());
+  const uint64_t version = in.read_varint();
+  if ((version & ~(kFieldNamesFlag | 0xffffffffULL)) != 0) in.fail();
+  s.version = static_cast<uint32_t>(version);
   uint64_t n = in.read_varint();
   if (n > in.remaining()) {
     in.fail();
     return s;
   }
   for (uint64_t i = 0; i < n && in.ok(); ++i) s.nested.push_back(read(in));
+  if (in.ok() && (version & kFieldNamesFlag) != 0) {
+    const uint64_t names = in.read_varint();
+    if (names != n) {  // one name per field
+      in.fail();
+      return s;
+    }
+    s.field_names.emplace();
+    for (uint64_t i = 0; i < names && in.ok(); ++i) s.field_names->push_back(in.read_string());
+  }
   return s;
 }
+
+namespace detail {
+std::vector<std::string> split_field_names(const char* stringified_fields) {
+  std::vector<std::string> names;
+  std::string current;
+  for (const char* p = stringified_fields; ; ++p) {
+    if (*p == ',' || *p == '\0') {
+      names.push_back(current);
+      current.clear();
+      if (*p == '\0') break;
+    } else if (*p != ' ' && *p != '\t' && *p != '\n') {
+      current += *p;
+    }
+  }
+  return names;
+}
+}  // namespace detail
 
 }  // namespace sluice

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "runtime/blocking_record_framing.h"
 #include "runtime/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
@@ -370,6 +372,13 @@ void StreamTask::open_chain() {
   // Tail first: downstream operators are ready before upstream ones emit (open may emit, e.g. a source).
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) (*it)->op->open();
   opened_ = true;
+  // The restore's per-state schema resolution is known only now: the program registered its states in open().
+  for (auto& c : chain_ops_) {
+    for (const std::string& line : c.op->state_schema_reports()) {
+      spdlog::info("operator '{}' subtask {}: restored {}", c.op->info().operator_name, c.op->info().subtask_index,
+                   line);
+    }
+  }
 }
 
 void StreamTask::end_chain() {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "sluice/state/key_group.h"
-#include "sluice/state/state_ttl_config.h"
+#include "sluice/state/state_schema.h"
 
 namespace sluice {
 namespace {
@@ -56,26 +56,16 @@ std::string StateMetaInfo::type_description() const {
 }
 
 Status check_state_compatible(const StateMetaInfo& restored, const StateMetaInfo& registered) {
-  if (restored.kind == registered.kind && restored.namespace_serializer == registered.namespace_serializer &&
-      restored.value_serializers == registered.value_serializers) {
-    return Status::ok();
+  bool same = restored.kind == registered.kind && same_schema(restored.namespace_serializer, registered.namespace_serializer) &&
+              restored.value_serializers.size() == registered.value_serializers.size();
+  for (size_t i = 0; same && i < restored.value_serializers.size(); ++i) {
+    same = same_schema(restored.value_serializers[i], registered.value_serializers[i]);
   }
-  // TTL switched on or off: the stored values gain or lose their timestamps (state_ttl_config.h).
-  const bool restored_ttl = !restored.value_serializers.empty() &&
-                            is_ttl_serializer_snapshot(restored.value_serializers.back());
-  const bool registered_ttl = !registered.value_serializers.empty() &&
-                              is_ttl_serializer_snapshot(registered.value_serializers.back());
-  if (restored.kind == registered.kind && restored_ttl != registered_ttl) {
-    return Status::invalid_argument(
-        "state '" + registered.name + "': the snapshot has it " + (restored_ttl ? "with" : "without") +
-        " time-to-live (" + restored.type_description() + ") but it is registered " +
-        (registered_ttl ? "with" : "without") + " time-to-live (" + registered.type_description() +
-        "); enabling or disabling TTL changes the stored values' serializer, which a restore does not migrate "
-        "(as in Flink): keep the TTL setting or use a new state name");
-  }
+  if (same) return Status::ok();
+  SLUICE_RETURN_IF_ERROR(check_state_migratable(restored, registered));
   return Status::invalid_argument("state '" + registered.name + "': restored as " + restored.type_description() +
                                   " but registered as " + registered.type_description() +
-                                  " (changing a state's kind or serializers is not supported; use a new name)");
+                                  " (this restore path needs the serializers compatible as is)");
 }
 
 KeyGroupSnapshotWriter::KeyGroupSnapshotWriter(std::vector<uint8_t>* out, int32_t max_parallelism,

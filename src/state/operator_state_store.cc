@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "sluice/core/serializer_compatibility.h"
 #include "sluice/state/key_group.h"
 
 namespace sluice {
@@ -134,7 +135,8 @@ std::vector<std::string> OperatorStateStore::take_restored(const std::string& na
                                                            const TypeSerializerSnapshot& serializer) {
   auto it = pending_.find(name);
   if (it == pending_.end()) return {};
-  if (it->second.mode != mode || it->second.element_serializer != serializer) {
+  // same_schema: a snapshot written before field names were recorded restores (operator state does not migrate).
+  if (it->second.mode != mode || !same_schema(it->second.element_serializer, serializer)) {
     throw std::invalid_argument("restored operator state '" + name + "' is " + operator_state_mode_name(it->second.mode) +
                                 " state of " + it->second.element_serializer.to_string() + ", but the program asks for " +
                                 operator_state_mode_name(mode) + " state of " + serializer.to_string());

@@ -10,15 +10,19 @@
 //   struct Trade { std::string symbol; int64_t qty; double price;
 //                  SLUICE_FIELDS(Trade, symbol, qty, price) };
 //
-// The fields are written in the listed order. Add `static constexpr uint32_t sluice_version = 2;` inside
-// the struct when its layout changes; the version is part of the serializer snapshot. A struct may instead
+// The fields are written in the listed order; the serializer snapshot records their names, so restored state
+// migrates when fields are added (they get their default member initializer), removed or reordered
+// (serializer_compatibility.h says what is compatible). `static constexpr uint32_t sluice_version = 2;` inside
+// the struct is recorded too (informational for SLUICE_FIELDS structs: the fields decide). A struct may instead
 // define `void serialize(DataOutputView&) const`, `static T deserialize(DataInputView&)`, and the static
-// constexpr members `sluice_type_name` (a const char*) and `sluice_version` for full control.
+// constexpr members `sluice_type_name` (a const char*) and `sluice_version` for full control; a change of its
+// sluice_version is then incompatible unless it also defines
+// `static T deserialize_version(DataInputView&, uint32_t old_version)` (serializer_compatibility.h).
 //
-// Every serializer has a TypeSerializerSnapshot (type name + version + nested snapshots) written next to
-// state in snapshots, so a later version can detect and migrate a changed schema (Flink's
-// TypeSerializerSnapshot idea). Serializers are stateless: all functions are static and thread-safe.
-// Deserializing malformed bytes does not throw: the DataInputView's ok() turns false.
+// Every serializer has a TypeSerializerSnapshot (type name + version + nested snapshots, + field names for
+// SLUICE_FIELDS structs) written next to state in snapshots, so a later version can detect and migrate a changed
+// schema (Flink's TypeSerializerSnapshot idea). Serializers are stateless: all functions are static and
+// thread-safe. Deserializing malformed bytes does not throw: the DataInputView's ok() turns false.
 #pragma once
 
 #include <array>
@@ -41,9 +45,14 @@ struct TypeSerializerSnapshot {
   std::string type_name;  // "i64", "string", "vector", or the user struct's name
   uint32_t version = 1;
   std::vector<TypeSerializerSnapshot> nested;  // element / field serializers
+  // SLUICE_FIELDS structs: the field names, one per nested snapshot. Absent for other types and in snapshots
+  // written before names were recorded (those match fields by position: serializer_compatibility.h).
+  std::optional<std::vector<std::string>> field_names = std::nullopt;
 
   bool operator==(const TypeSerializerSnapshot&) const = default;
-  std::string to_string() const;  // "vector<pair<string,i64>>@1"
+  std::string to_string() const;  // "vector<pair<string,i64>>@1" (field names left out)
+  // Format: string type_name, varint version (bit 32 set: field names follow the nested snapshots), varint
+  // nested count, nested snapshots, [varint name count, names]. Snapshots without names keep the old bytes.
   void write(DataOutputView& out) const;
   static TypeSerializerSnapshot read(DataInputView& in);
 };
@@ -64,6 +73,8 @@ concept HasCustomSerialize = requires(const T& t, DataOutputView& out, DataInput
   t.serialize(out);
   { T::deserialize(in) } -> std::same_as<T>;
 };
+// "a, b,c" (a SLUICE_FIELDS argument list) -> {"a", "b", "c"}.
+std::vector<std::string> split_field_names(const char* stringified_fields);
 template <class T>
 constexpr uint32_t struct_version() {
   if constexpr (requires { T::sluice_version; }) {
@@ -278,9 +289,13 @@ struct TypeSerializer<T, std::enable_if_t<detail::HasSluiceFields<T>>> {
     return v;
   }
   static TypeSerializerSnapshot snapshot() {
-    TypeSerializerSnapshot s{T::sluice_type_name, detail::struct_version<T>(), {}};
+    TypeSerializerSnapshot s{T::sluice_type_name, detail::struct_version<T>(), {}, {}};
     using Tie = decltype(std::declval<T&>().sluice_fields());
     append_fields(s, std::make_index_sequence<std::tuple_size_v<Tie>>{});
+    if constexpr (requires { T::sluice_field_names; }) {
+      s.field_names = detail::split_field_names(T::sluice_field_names);
+      if (s.field_names->size() != s.nested.size()) s.field_names.reset();  // not plain member names
+    }
     return s;
   }
 
@@ -297,12 +312,13 @@ template <class T>
 struct TypeSerializer<T, std::enable_if_t<detail::HasCustomSerialize<T> && !detail::HasSluiceFields<T>>> {
   static void serialize(const T& v, DataOutputView& out) { v.serialize(out); }
   static T deserialize(DataInputView& in) { return T::deserialize(in); }
-  static TypeSerializerSnapshot snapshot() { return {T::sluice_type_name, detail::struct_version<T>(), {}}; }
+  static TypeSerializerSnapshot snapshot() { return {T::sluice_type_name, detail::struct_version<T>(), {}, {}}; }
 };
 
 // Lists a struct's serialized fields, in order. Use inside the struct's body.
 #define SLUICE_FIELDS(Type, ...)                                                 \
   static constexpr const char* sluice_type_name = #Type;                         \
+  static constexpr const char* sluice_field_names = #__VA_ARGS__;                \
   auto sluice_fields() { return std::tie(__VA_ARGS__); }                         \
   auto sluice_fields() const { return std::tie(__VA_ARGS__); }
 

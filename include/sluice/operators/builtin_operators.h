@@ -281,6 +281,15 @@ class AbstractKeyedOperator : public Base {
   void notify_checkpoint_complete(CheckpointId id) override { backend_->notify_checkpoint_complete(id); }
   void notify_checkpoint_aborted(CheckpointId id) override { backend_->notify_checkpoint_aborted(id); }
   int64_t state_size_bytes() const override { return backend_ ? backend_->state_size_bytes_estimate() : 0; }
+  std::vector<std::string> state_schema_reports() const override {
+    std::vector<std::string> lines;
+    if (backend_) {
+      for (const StateSchemaReport& r : backend_->schema_reports()) {
+        if (r.kind != SchemaCompatibilityKind::kCompatibleAsIs) lines.push_back(r.to_string());
+      }
+    }
+    return lines;
+  }
 
  protected:
   std::unique_ptr<KeyedStateBackend<K>> backend_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <typeindex>
 #include <utility>
+#include <vector>
 
 #include "sluice/api/runtime_context.h"
 #include "sluice/core/status.h"
@@ -154,6 +155,10 @@ class StreamOperator {
   virtual void close() {}
   // Approximate bytes of keyed state this operator holds (0 for stateless operators). Task thread only.
   virtual int64_t state_size_bytes() const { return 0; }
+  // After open(): the restored keyed states that were migrated to the serializers the program registered them
+  // with (state schema evolution; an incompatible one failed the registration, one compatible as is is not
+  // listed), one line per state (StateSchemaReport::to_string). The task logs them.
+  virtual std::vector<std::string> state_schema_reports() const { return {}; }
 
   // ---- checkpointing (Flink's StreamOperatorStateHandler / CheckpointListener) ----
   // After setup(), before open(): installs restored state (`restored` is null on a fresh start), then lets

@@ -54,9 +54,9 @@ struct StateMetaInfo {
   std::string type_description() const;
 };
 
-// kInvalidArgument naming the state when `restored` (from a snapshot) and `registered` (by the program) differ
-// in kind, namespace serializer or value serializers. Schema migration is not supported yet: the serializer
-// snapshots must be equal.
+// kInvalidArgument naming the state unless `restored` (from a snapshot) and `registered` (by the program) are
+// compatible as is (same kind; serializers same_schema: serializer_compatibility.h). Paths that migrate use
+// resolve_state_schema (state_schema.h) instead.
 Status check_state_compatible(const StateMetaInfo& restored, const StateMetaInfo& registered);
 
 // Builds one key group's snapshot. Call add_state once per non-empty state in name order, then finish().

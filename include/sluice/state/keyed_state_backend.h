@@ -12,7 +12,7 @@
 // Registration: get_*_state with a name registered before returns the same object. The same name with
 // another kind, value type, namespace type or TTL on/off throws std::invalid_argument naming the state (it
 // comes from user open(); the task turns it into a failure), as does an empty name or a restored state whose
-// kind or serializers differ from the registration (a state with TTL stores TtlValue<...>: state_ttl_config.h).
+// schema is incompatible with the registration (compatible changes migrate: state_schema.h; TTL: TtlValue<...>).
 //
 // State TTL: states whose descriptor enables a time-to-live read processing time from the backend's TTL clock
 // (set_ttl_clock; default SystemClock). States without TTL pay nothing for the feature: they are other classes.
@@ -54,6 +54,7 @@
 #include "sluice/state/state.h"
 #include "sluice/state/state_backend.h"
 #include "sluice/state/state_descriptor.h"
+#include "sluice/state/state_schema.h"
 #include "sluice/state/timer_queue.h"
 
 namespace sluice {
@@ -204,7 +205,7 @@ class KeyedStateBackend {
   virtual Status snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const = 0;
   // Replaces the contents of the snapshot's key group with the snapshot's. kCorruption if the bytes are
   // damaged or truncated; kInvalidArgument if the key group is outside this backend's range, the max
-  // parallelism or key serializer differ, or a registered state's kind or serializers differ (naming it).
+  // parallelism or key serializer differ, or a registered state's schema is incompatible (state_schema.h).
   // On error nothing changes. States not registered yet are kept and checked when they are registered.
   virtual Status restore_key_group(const uint8_t* data, size_t size) = 0;
 
@@ -266,7 +267,28 @@ class KeyedStateBackend {
     return names;
   }
 
+  // How restored states met their registrations (state schema evolution, state_schema.h): one report per state
+  // that had restored entries, in the order they were resolved, with the entries a migration rewrote. The
+  // runtime logs them after the operators opened (the restore check cannot know them before: the serializers are
+  // the types of the program's state descriptors, registered in open()).
+  const std::vector<StateSchemaReport>& schema_reports() const { return schema_reports_; }
+
  protected:
+  // Adds to the report of r.state, or starts it.
+  void report_schema(StateSchemaReport r) {
+    for (StateSchemaReport& known : schema_reports_) {
+      if (known.state != r.state) continue;
+      known.migrated_entries += r.migrated_entries;
+      if (known.kind == SchemaCompatibilityKind::kCompatibleAsIs) {
+        const uint64_t n = known.migrated_entries;
+        known = std::move(r);
+        known.migrated_entries = n;
+      }
+      return;
+    }
+    schema_reports_.push_back(std::move(r));
+  }
+
   const CurrentKeyContext<K>& key_context() const { return current_; }
   // Called after every set_current_key (heap TTL cleanup for every record). The listener must live as long
   // as the backend. With no listener set_current_key pays one predictable branch.
@@ -326,6 +348,7 @@ class KeyedStateBackend {
   std::vector<std::function<void()>> key_change_listeners_;
   std::shared_ptr<const Clock> ttl_clock_ = SystemClock::shared();
   std::unordered_map<std::string, Registered> states_;
+  std::vector<StateSchemaReport> schema_reports_;
 };
 
 }  // namespace sluice

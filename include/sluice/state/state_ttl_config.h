@@ -23,6 +23,7 @@
 
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
+#include "sluice/core/serializer_compatibility.h"
 
 namespace sluice {
 
@@ -166,6 +167,20 @@ struct TypeSerializer<TtlValue<T>> {
     return v;
   }
   static TypeSerializerSnapshot snapshot() { return {"ttl", 1, {TypeSerializer<T>::snapshot()}}; }
+};
+
+// Schema migration (serializer_compatibility.h) of TTL values: the timestamp stays, the value migrates.
+template <class T>
+struct SchemaMigration<TtlValue<T>> {
+  static SchemaCompatibility resolve(const TypeSerializerSnapshot& old, SchemaMigrationPlan& plan) {
+    return detail::resolve_container<T>(old, plan, old.type_name == "ttl", TypeSerializer<TtlValue<T>>::snapshot());
+  }
+  static TtlValue<T> read(const SchemaMigrationPlan& plan, DataInputView& in) {
+    TtlValue<T> v;
+    v.last_access_ms = in.read_fixed<int64_t>();
+    v.value = read_migrated<T>(plan.nested[0], in);
+    return v;
+  }
 };
 
 // The serializer snapshot of TtlValue<T> from T's (what a TTL state records as its value serializer).

@@ -162,12 +162,45 @@ Result<std::unique_ptr<RocksDBBackendCore>> RocksDBBackendCore::open(KeyGroupRan
       new RocksDBBackendCore(range, max_parallelism, std::move(key_serializer), std::move(store), options));
 }
 
+Status RocksDBBackendCore::add_restored(const RocksDBStateCodec& codec, const StateMetaInfo& registered,
+                                        const StateSnapshotView& view, KeyGroup kg, int32_t cf,
+                                        RocksDBStore::WriteBatch& batch, RocksDBCodecScratch& scratch,
+                                        std::vector<StateSchemaReport>& reports) const {
+  SLUICE_ASSIGN_OR_RETURN(StateSchemaResolution r, codec.resolve_restored(view.meta, registered));
+  uint64_t migrated = 0;
+  if (r.compatibility.is_as_is()) {
+    SLUICE_RETURN_IF_ERROR(codec.add_restored_entries(view, kg, max_parallelism_, cf, batch, scratch));
+  } else {
+    // Migrated at restore (Flink's RocksDB backend rewrites at registration too): the column family only ever
+    // holds values of the registered serializers.
+    std::vector<uint8_t> entries;
+    SLUICE_RETURN_IF_ERROR(codec.migrate_restored(r.plan, view, entries));
+    SLUICE_RETURN_IF_ERROR(codec.add_restored_entries(
+        StateSnapshotView{registered, view.entry_count, entries.data(), entries.size()}, kg, max_parallelism_, cf,
+        batch, scratch));
+    migrated = view.entry_count;
+  }
+  reports.push_back(make_schema_report(view.meta, registered, r.compatibility, migrated));
+  return Status::ok();
+}
+
+std::vector<StateSchemaReport> RocksDBBackendCore::take_schema_reports() { return std::exchange(reports_, {}); }
+
 int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec,
                                            const TtlCompactionFilterConfig* ttl) {
   if (auto it = restored_cf_meta_.find(meta.name); it != restored_cf_meta_.end()) {
-    // Restored incrementally: the entries are in the column family already.
-    Status st = check_state_compatible(it->second, meta);
-    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    // Restored from RocksDB files (incremental checkpoint, native savepoint): the entries are in the column family already, in the layout of the snapshot's
+    // serializers. Rewriting them in place is not built: such a restore needs them compatible as is.
+    Result<StateSchemaResolution> r = codec->resolve_restored(it->second, meta);
+    if (!r.is_ok()) throw std::invalid_argument(r.status().to_string());
+    if (!r->compatibility.is_as_is()) {
+      throw std::invalid_argument(
+          "state '" + meta.name + "': restored from RocksDB files (an incremental checkpoint or a native savepoint) as " +
+          it->second.type_description() + ", registered as " + meta.type_description() + " (" +
+          r->compatibility.reason + "): migrating state restored from RocksDB files is not supported; restore from a canonical savepoint "
+          "or a full checkpoint (execution.checkpointing.incremental: false), which migrates");
+    }
+    reports_.push_back(make_schema_report(it->second, meta, r->compatibility, 0));
     Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
     if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
     restored_cf_meta_.erase(it);
@@ -178,8 +211,8 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
   }
   const RestoredStateStore::State* restored = pending_.find(meta.name);
   if (restored != nullptr) {
-    Status st = check_state_compatible(restored->meta, meta);
-    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    Result<StateSchemaResolution> r = codec->resolve_restored(restored->meta, meta);
+    if (!r.is_ok()) throw std::invalid_argument(r.status().to_string());
   }
   // A column family left by a registration that failed below is empty and reused.
   Result<int32_t> cf = store_->column_family(column_family_of(meta.name), ttl);
@@ -188,15 +221,17 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
   if (restored != nullptr) {
     RocksDBStore::WriteBatch batch(*store_);
     RocksDBCodecScratch scratch;
+    std::vector<StateSchemaReport> reports;
     for (const auto& [kg, entries] : restored->key_groups) {
       const std::vector<uint8_t>& bytes = *entries.bytes;
       StateSnapshotView view{restored->meta, entries.count, bytes.data(), bytes.size()};
-      Status st = codec->add_restored_entries(view, KeyGroup(kg), max_parallelism_, *cf, batch, scratch);
+      Status st = add_restored(*codec, meta, view, KeyGroup(kg), *cf, batch, scratch, reports);
       if (!st.is_ok()) throw std::invalid_argument(st.to_string());
     }
     Status st = store_->try_write(batch);
     if (!st.is_ok()) throw RocksDBError(st.to_string());
     pending_.erase(meta.name);
+    for (StateSchemaReport& r : reports) reports_.push_back(std::move(r));
   }
   states_.emplace(meta.name, RegisteredState{meta, *cf, std::move(codec)});
   return *cf;
@@ -206,10 +241,10 @@ void RocksDBBackendCore::register_heap_state(StateTableBase* table, std::shared_
   const StateMetaInfo& meta = table->meta();
   auto fill = [&](KeyGroup kg, const StateSnapshotView& view) {
     const int32_t index = range_.index_of(kg);
-    Status st = table->stage_key_group(kg, index, view, max_parallelism_);
-    if (!st.is_ok()) {
+    Result<SchemaCompatibility> c = table->stage_restored(kg, index, view, max_parallelism_, nullptr);
+    if (!c.is_ok()) {
       table->discard_staged();
-      throw std::invalid_argument(st.to_string());
+      throw std::invalid_argument(c.status().to_string());
     }
     table->commit_staged(index);
   };
@@ -235,8 +270,6 @@ void RocksDBBackendCore::register_heap_state(StateTableBase* table, std::shared_
     if (!st.is_ok()) throw RocksDBError(st.to_string());
     restored_cf_meta_.erase(it);
   } else if (const RestoredStateStore::State* restored = pending_.find(meta.name)) {
-    Status st = check_state_compatible(restored->meta, meta);
-    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
     for (const auto& [kg, e] : restored->key_groups) {
       fill(KeyGroup(kg), StateSnapshotView{restored->meta, e.count, e.bytes->data(), e.bytes->size()});
     }
@@ -340,10 +373,7 @@ Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
   if (!range_.contains(view.key_group)) {
     return Status::invalid_argument(what + ": outside this backend's key-group range " + range_.to_string());
   }
-  if (view.key_serializer != key_serializer_) {
-    return Status::invalid_argument(what + ": the snapshot's key serializer is " + view.key_serializer.to_string() +
-                                    ", this backend's is " + key_serializer_.to_string());
-  }
+  SLUICE_RETURN_IF_ERROR(check_key_serializer(what, view.key_serializer, key_serializer_));
   const int32_t kg = view.key_group.value();
   const std::string lower = rocksdb_layout::key_group_prefix(kg);
   const std::string upper = rocksdb_layout::key_group_prefix(kg + 1);
@@ -356,17 +386,15 @@ Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
   }
   RocksDBCodecScratch scratch;
   const int32_t index = range_.index_of(view.key_group);
+  std::vector<StateSchemaReport> reports;
   for (const StateSnapshotView& s : view.states) {
     auto it = states_.find(s.meta.name);
     auto heap = heap_states_.find(s.meta.name);
     Status st;
     if (heap != heap_states_.end()) {
-      st = check_state_compatible(s.meta, heap->second.table->meta());
-      if (st.is_ok()) st = heap->second.table->stage_key_group(view.key_group, index, s, max_parallelism_);
+      st = heap->second.table->stage_restored(view.key_group, index, s, max_parallelism_, nullptr).status();
     } else if (it != states_.end()) {
-      st = check_state_compatible(s.meta, it->second.meta);
-      if (st.is_ok()) st = it->second.codec->add_restored_entries(s, view.key_group, max_parallelism_, it->second.cf,
-                                                                   batch, scratch);
+      st = add_restored(*it->second.codec, it->second.meta, s, view.key_group, it->second.cf, batch, scratch, reports);
     } else {
       st = pending_.check_consistent(s.meta);
     }
@@ -381,6 +409,7 @@ Status RocksDBBackendCore::restore_key_group(const uint8_t* data, size_t size) {
     return written;
   }
   for (auto& [name, h] : heap_states_) h.table->commit_staged(index);
+  for (StateSchemaReport& r : reports) reports_.push_back(std::move(r));
   pending_.clear_key_group(view.key_group);
   for (const StateSnapshotView& s : view.states) {
     if (states_.find(s.meta.name) == states_.end() && heap_states_.find(s.meta.name) == heap_states_.end()) {

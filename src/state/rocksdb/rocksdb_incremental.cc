@@ -231,10 +231,7 @@ Status RocksDBBackendCore::restore_incremental(const std::vector<IncrementalRest
       return Status::invalid_argument(h.what + ": taken with max parallelism " + std::to_string(m.max_parallelism) +
                                       ", this backend has " + std::to_string(max_parallelism_));
     }
-    if (m.key_serializer != key_serializer_) {
-      return Status::invalid_argument(h.what + ": the key serializer is " + m.key_serializer.to_string() +
-                                      ", this backend's is " + key_serializer_.to_string());
-    }
+    SLUICE_RETURN_IF_ERROR(check_key_serializer(h.what, m.key_serializer, key_serializer_));
     if (h.range.intersection(range_).is_empty()) continue;
     for (StateMetaInfo& s : m.states) {
       auto [it, added] = metas.emplace(s.name, s);

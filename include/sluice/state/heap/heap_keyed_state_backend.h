@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -167,20 +168,20 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     if (!range.contains(view.key_group)) {
       return Status::invalid_argument(what + ": outside this backend's key-group range " + range.to_string());
     }
-    const TypeSerializerSnapshot key_serializer = TypeSerializer<K>::snapshot();
-    if (view.key_serializer != key_serializer) {
-      return Status::invalid_argument(what + ": the snapshot's key serializer is " + view.key_serializer.to_string() +
-                                      ", this backend's is " + key_serializer.to_string());
-    }
+    SLUICE_RETURN_IF_ERROR(check_key_serializer(what, view.key_serializer, TypeSerializer<K>::snapshot()));
     const int32_t index = range.index_of(view.key_group);
 
     // Phase 1: check and decode everything; nothing visible changes.
     Status st = Status::ok();
+    std::vector<StateSchemaReport> reports;
     for (const StateSnapshotView& s : view.states) {
       auto it = tables_.find(s.meta.name);
       if (it != tables_.end()) {
-        st = check_state_compatible(s.meta, it->second->meta());
-        if (st.is_ok()) st = it->second->stage_key_group(view.key_group, index, s, this->max_parallelism());
+        uint64_t migrated = 0;
+        Result<SchemaCompatibility> c =
+            it->second->stage_restored(view.key_group, index, s, this->max_parallelism(), &migrated);
+        st = c.status();
+        if (c.is_ok()) reports.push_back(make_schema_report(s.meta, it->second->meta(), *c, migrated));
       } else {
         st = pending_.check_consistent(s.meta);
       }
@@ -192,6 +193,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     }
     // Phase 2: replace the key group in every registered table and in the pending store.
     for (auto& [name, t] : tables_) t->commit_staged(index);
+    for (StateSchemaReport& r : reports) this->report_schema(std::move(r));
     pending_.clear_key_group(view.key_group);
     for (const StateSnapshotView& s : view.states) {
       if (tables_.find(s.meta.name) == tables_.end()) pending_.put_key_group(view.key_group, s);
@@ -228,19 +230,28 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   std::unique_ptr<internal_state_t<N, D>> create_heap_table(const D& d, const StateMetaInfo& meta) {
     using Table = StateTable<K, N, V>;
     auto table = std::make_unique<Table>(meta, this->key_group_range().num_key_groups(), *versions_);
+    std::optional<StateSchemaReport> report;
     if (const RestoredStateStore::State* restored = pending_.find(meta.name)) {
-      Status st = check_state_compatible(restored->meta, meta);
+      Status st = Status::ok();
+      SchemaCompatibility compatibility;
+      uint64_t migrated = 0;
       for (auto it = restored->key_groups.begin(); st.is_ok() && it != restored->key_groups.end(); ++it) {
         const KeyGroup kg(it->first);
         const int32_t index = this->key_group_range().index_of(kg);
         const std::vector<uint8_t>& bytes = *it->second.bytes;
         StateSnapshotView view{restored->meta, it->second.count, bytes.data(), bytes.size()};
-        st = table->stage_key_group(kg, index, view, this->max_parallelism());
-        if (st.is_ok()) table->commit_staged(index);
+        Result<SchemaCompatibility> c = table->stage_restored(kg, index, view, this->max_parallelism(), &migrated);
+        st = c.status();
+        if (c.is_ok()) {
+          compatibility = *c;
+          table->commit_staged(index);
+        }
       }
       if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+      report = make_schema_report(restored->meta, meta, compatibility, migrated);
     }
     auto state = make_state<N>(d, table.get());  // may throw: nothing has changed yet
+    if (report) this->report_schema(std::move(*report));
     if constexpr (detail::TtlStored<V>::kIsTtl) {
       const StateTtlConfig& ttl = d.ttl_config();
       if (ttl.cleanup_in_full_snapshot()) table->set_ttl_snapshot_filter(this->ttl_clock(), ttl.ttl_ms());

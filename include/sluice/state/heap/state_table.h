@@ -44,6 +44,7 @@
 #include "sluice/state/heap/state_versions.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
+#include "sluice/state/state_schema.h"
 #include "sluice/state/state_ttl_config.h"
 
 namespace sluice {
@@ -441,6 +442,36 @@ class StateTableBase {
   // Task thread, right after StateVersions::begin_snapshot(): the views of all key groups. O(key groups).
   virtual std::unique_ptr<StateTableSnapshot> snapshot() const = 0;
 
+  // How restored entries written under `restored` meet this table's types (state_schema.h). Tables of user
+  // state migrate; the default (timer queues) accepts only compatible as is.
+  virtual Result<StateSchemaResolution> resolve_restored(const StateMetaInfo& restored) const {
+    SLUICE_RETURN_IF_ERROR(check_state_compatible(restored, meta()));
+    return StateSchemaResolution{};
+  }
+  // Rewrites entries per a resolution that needs migration, appending to `out`.
+  virtual Status migrate_restored(const SchemaMigrationPlan&, const StateSnapshotView& old, std::vector<uint8_t>&) const {
+    return Status::internal("state '" + old.meta.name + "': this table does not migrate restored entries");
+  }
+
+  // stage_key_group of restored entries written under view.meta: resolved against this table, migrated if that
+  // is needed (*migrated_entries counts them), staged under this table's meta. The resolution's errors, or
+  // stage_key_group's.
+  Result<SchemaCompatibility> stage_restored(KeyGroup kg, int32_t index, const StateSnapshotView& view,
+                                             int32_t max_parallelism, uint64_t* migrated_entries) {
+    SLUICE_ASSIGN_OR_RETURN(StateSchemaResolution r, resolve_restored(view.meta));
+    if (r.compatibility.is_as_is()) {
+      SLUICE_RETURN_IF_ERROR(stage_key_group(kg, index, view, max_parallelism));
+      return r.compatibility;
+    }
+    std::vector<uint8_t> migrated;
+    SLUICE_RETURN_IF_ERROR(migrate_restored(r.plan, view, migrated));
+    SLUICE_RETURN_IF_ERROR(stage_key_group(kg, index, StateSnapshotView{meta(), view.entry_count, migrated.data(),
+                                                                        migrated.size()},
+                                           max_parallelism));
+    if (migrated_entries != nullptr) *migrated_entries += view.entry_count;
+    return r.compatibility;
+  }
+
  private:
   StateMetaInfo meta_;
 };
@@ -582,6 +613,14 @@ class StateTable final : public StateTableBase {
     staged_ = std::move(staged);
     staged_index_ = index;
     return Status::ok();
+  }
+
+  Result<StateSchemaResolution> resolve_restored(const StateMetaInfo& restored) const override {
+    return resolve_state_schema<V>(restored, meta());
+  }
+  Status migrate_restored(const SchemaMigrationPlan& plan, const StateSnapshotView& old,
+                          std::vector<uint8_t>& out) const override {
+    return migrate_entries<V>(plan, old, out);
   }
 
   void commit_staged(int32_t index) override {

@@ -42,6 +42,7 @@
 #include "sluice/state/rocksdb/rocksdb_state_codec.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/state_backend.h"
+#include "sluice/state/state_schema.h"
 
 namespace sluice {
 
@@ -71,10 +72,10 @@ class RocksDBBackendCore {
   const RocksDBStore& store() const { return *store_; }
 
   // Registers a new state: creates its column family and moves its restored entries, if any, into it.
-  // Returns the column family. Throws std::invalid_argument naming the state if the restored state's kind or
-  // serializers differ from `meta` or its entries do not decode (the state is then not registered and its
-  // restored entries stay); RocksDBError if RocksDB fails. `ttl` installs the State TTL compaction filter
-  // on the column family.
+  // Returns the column family. Throws std::invalid_argument naming the state if the restored state's schema is
+  // incompatible with `meta` (state_schema.h; compatible ones migrate) or its entries do not decode (the state
+  // is then not registered, its entries stay); RocksDBError if RocksDB fails. `ttl` installs the State TTL
+  // compaction filter on the column family.
   int32_t register_state(const StateMetaInfo& meta, std::shared_ptr<const RocksDBStateCodec> codec,
                          const TtlCompactionFilterConfig* ttl = nullptr);
 
@@ -90,6 +91,10 @@ class RocksDBBackendCore {
 
   int64_t num_entries() const;
   int64_t state_size_bytes_estimate() const;
+
+  // The schema resolutions (state_schema.h) of the restored entries added since the last call, one per state
+  // and key group; the typed backend merges them into KeyedStateBackend::schema_reports.
+  std::vector<StateSchemaReport> take_schema_reports();
 
   Status snapshot_key_group(KeyGroup kg, std::vector<uint8_t>* out) const;
   std::unique_ptr<KeyedStateSnapshot> snapshot();
@@ -117,6 +122,11 @@ class RocksDBBackendCore {
  private:
   RocksDBBackendCore(KeyGroupRange range, int32_t max_parallelism, TypeSerializerSnapshot key_serializer,
                      std::unique_ptr<RocksDBStore> store, RocksDBStateBackendOptions options);
+  // Adds restored entries of a registered state to `batch`: resolved against `registered` (state_schema.h) and
+  // migrated when that is needed. Errors: the resolution's, or the codec's.
+  Status add_restored(const RocksDBStateCodec& codec, const StateMetaInfo& registered, const StateSnapshotView& view,
+                      KeyGroup kg, int32_t cf, RocksDBStore::WriteBatch& batch, RocksDBCodecScratch& scratch,
+                      std::vector<StateSchemaReport>& reports) const;
   // Non-ok when some state cannot be written in the canonical format (restored incrementally, not registered).
   Status full_snapshot_precondition() const;
   // pending_ plus the entries of the heap-held states (of key group `only`, or of all key groups).
@@ -141,6 +151,7 @@ class RocksDBBackendCore {
   std::shared_ptr<RocksDBUploadTracker> tracker_;
   // States whose column family came with an incremental restore and that are not registered yet.
   std::map<std::string, StateMetaInfo, std::less<>> restored_cf_meta_;
+  std::vector<StateSchemaReport> reports_;  // not yet taken by the typed backend
 };
 
 }  // namespace sluice

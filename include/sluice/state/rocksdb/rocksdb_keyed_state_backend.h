@@ -59,6 +59,7 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   Status restore_key_group(const uint8_t* data, size_t size) override {
     Status st = core_->restore_key_group(data, size);
     for (const auto& invalidate : timer_invalidators_) invalidate();  // timer column families changed
+    take_schema_reports();
     return st;
   }
   Result<std::unique_ptr<IncrementalKeyedSnapshot>> snapshot_incremental(
@@ -103,7 +104,12 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
     if (d.ttl_config().is_enabled()) return create_ttl_state<N>(d, meta);
     auto codec = std::make_shared<TypedRocksDBStateCodec<K, N, D>>(meta.name);
     const int32_t cf = core_->register_state(meta, std::move(codec));
+    take_schema_reports();
     return make_state<N>(d, cf);
+  }
+
+  void take_schema_reports() {
+    for (StateSchemaReport& r : core_->take_schema_reports()) this->report_schema(std::move(r));
   }
 
   // Called by KeyedStateBackend::get_timer_queue for a name registered for the first time: a timer column
@@ -137,6 +143,7 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
       if constexpr (D::kKind == StateKind::kList) filter->list_element_size = &ttl_list_element_size<Stored>;
     }
     const int32_t cf = core_->register_state(meta, std::move(codec), filter ? &*filter : nullptr);
+    take_schema_reports();
     return make_ttl_state<N>(d, cf);
   }
 

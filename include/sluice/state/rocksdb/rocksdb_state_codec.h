@@ -29,10 +29,12 @@
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
 #include "sluice/state/key_group.h"
+#include "sluice/state/heap/state_table.h"
 #include "sluice/state/key_group_snapshot.h"
 #include "sluice/state/rocksdb/rocksdb_key_layout.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/state_descriptor.h"
+#include "sluice/state/state_schema.h"
 #include "sluice/state/state_ttl_config.h"
 
 namespace sluice {
@@ -65,6 +67,18 @@ class RocksDBStateCodec {
   virtual Status add_restored_entries(const StateSnapshotView& view, KeyGroup kg, int32_t max_parallelism,
                                       int32_t cf, RocksDBStore::WriteBatch& batch,
                                       RocksDBCodecScratch& scratch) const = 0;
+
+  // Schema evolution (state_schema.h): how entries written under `restored` meet the registered types, and their
+  // rewrite when that needs migration (appended to `out` in the canonical encoding). The default (timers) accepts
+  // only compatible as is.
+  virtual Result<StateSchemaResolution> resolve_restored(const StateMetaInfo& restored,
+                                                         const StateMetaInfo& registered) const {
+    SLUICE_RETURN_IF_ERROR(check_state_compatible(restored, registered));
+    return StateSchemaResolution{};
+  }
+  virtual Status migrate_restored(const SchemaMigrationPlan&, const StateSnapshotView& old, std::vector<uint8_t>&) const {
+    return Status::internal("state '" + old.meta.name + "': this codec does not migrate restored entries");
+  }
 
  private:
   std::string name_;
@@ -118,6 +132,21 @@ int64_t count_list_elements(std::string_view stored) {
   return n;
 }
 
+// The type of a canonical entry's whole value bytes for a descriptor (key_group_snapshot.h).
+template <class D>
+struct CanonicalEntryValue {
+  using type = typename RocksDBStored<D>::value_type;
+};
+template <class T>
+struct CanonicalEntryValue<ListStateDescriptor<T>> {
+  using type = std::vector<T>;
+};
+// The heap's map type: it needs no operator< or std::hash on UK, and has the canonical map bytes.
+template <class UK, class UV>
+struct CanonicalEntryValue<MapStateDescriptor<UK, UV>> {
+  using type = HeapMapValue<UK, UV>;
+};
+
 }  // namespace detail
 
 template <class K, class N, class D>
@@ -125,6 +154,16 @@ class TypedRocksDBStateCodec final : public RocksDBStateCodec {
  public:
   using RocksDBStateCodec::RocksDBStateCodec;
   static constexpr StateKind kKind = D::kKind;
+  using EntryValue = typename detail::CanonicalEntryValue<D>::type;
+
+  Result<StateSchemaResolution> resolve_restored(const StateMetaInfo& restored,
+                                                 const StateMetaInfo& registered) const override {
+    return resolve_state_schema<EntryValue>(restored, registered);
+  }
+  Status migrate_restored(const SchemaMigrationPlan& plan, const StateSnapshotView& old,
+                          std::vector<uint8_t>& out) const override {
+    return migrate_entries<EntryValue>(plan, old, out);
+  }
 
   // Whether the stored values (list elements, map values) are TtlValue.
   static constexpr bool stores_ttl_values() {

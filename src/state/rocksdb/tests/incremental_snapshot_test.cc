@@ -349,6 +349,52 @@ TEST(IncrementalSnapshot, RegistrationChecksTheRestoredMetaInfo) {
   EXPECT_EQ(v.value(), 1);
 }
 
+namespace v1 {
+struct Order {
+  int64_t qty = 0;
+  SLUICE_FIELDS(Order, qty)
+};
+}  // namespace v1
+namespace v2 {  // gains a field: a savepoint or full checkpoint migrates it
+struct Order {
+  int64_t qty = 0;
+  std::string note = "none";
+  SLUICE_FIELDS(Order, qty, note)
+};
+}  // namespace v2
+
+// Entries restored from RocksDB files are in the snapshot's layout; a state whose schema changed cannot be
+// rewritten in place, so registration fails naming the state and pointing at the restores that migrate.
+TEST(IncrementalSnapshot, ASchemaChangeThatNeedsMigrationIsRefusedNamingTheState) {
+  FakeStorage storage;
+  IncrementalRestoreHandle h;
+  {
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto& v = b->get_state(ValueStateDescriptor<v1::Order>("orders"));
+    b->set_current_key("a");
+    v.update(v1::Order{7});
+    h = storage.upload(*take(*b, 1)).handle;
+  }
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  ASSERT_TRUE(r->restore_incremental({h}).is_ok());
+  try {
+    r->get_state(ValueStateDescriptor<v2::Order>("orders"));
+    FAIL() << "a migration of state restored from RocksDB files was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("state 'orders'"), std::string::npos) << what;
+    EXPECT_NE(what.find("field 'note' added"), std::string::npos) << what;
+    EXPECT_NE(what.find("canonical savepoint or a full checkpoint"), std::string::npos) << what;
+  }
+  // The same program restores as is.
+  auto same = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  ASSERT_TRUE(same->restore_incremental({h}).is_ok());
+  auto& v = same->get_state(ValueStateDescriptor<v1::Order>("orders"));
+  same->set_current_key("a");
+  ASSERT_TRUE(v.value().has_value());
+  EXPECT_EQ(v.value()->qty, 7);
+}
+
 TEST(IncrementalStateMeta, RoundTripsAndRejectsDamage) {
   IncrementalStateMeta m;
   m.max_parallelism = 128;

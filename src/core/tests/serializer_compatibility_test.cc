@@ -1,0 +1,254 @@
+// State schema evolution: resolution of old serializer snapshots against the current types and decoding of the
+// old bytes (core/serializer_compatibility.h). Versions of one struct live in namespaces v1, v2, ... so they
+// share the struct name, as one program's struct does across releases.
+#include "sluice/core/serializer_compatibility.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <unordered_map>
+
+namespace sluice {
+namespace {
+
+namespace v1 {
+struct Inner {
+  int32_t a = 0;
+  SLUICE_FIELDS(Inner, a)
+};
+struct Trade {
+  std::string symbol;
+  int64_t qty = 0;
+  double price = 0;
+  std::vector<Inner> legs;
+  SLUICE_FIELDS(Trade, symbol, qty, price, legs)
+};
+struct Custom {
+  uint32_t x = 0;
+  static constexpr const char* sluice_type_name = "Custom";
+  static constexpr uint32_t sluice_version = 1;
+  void serialize(DataOutputView& out) const { out.write_fixed<uint32_t>(x); }
+  static Custom deserialize(DataInputView& in) { return Custom{in.read_fixed<uint32_t>()}; }
+};
+}  // namespace v1
+
+namespace v2 {  // a field added with a default, nested struct gains a field too
+struct Inner {
+  int32_t a = 0;
+  std::string b = "b-default";
+  SLUICE_FIELDS(Inner, a, b)
+};
+struct Trade {
+  std::string symbol;
+  int64_t qty = 0;
+  double price = 0;
+  std::vector<Inner> legs;
+  std::string note = "none";
+  static constexpr uint32_t sluice_version = 2;
+  SLUICE_FIELDS(Trade, symbol, qty, price, legs, note)
+};
+// Hand-written serializer at version 2 with a migration hook; CustomNoHook without one.
+struct Custom {
+  uint64_t x = 0;
+  static constexpr const char* sluice_type_name = "Custom";
+  static constexpr uint32_t sluice_version = 2;
+  void serialize(DataOutputView& out) const { out.write_fixed<uint64_t>(x); }
+  static Custom deserialize(DataInputView& in) { return Custom{in.read_fixed<uint64_t>()}; }
+  static Custom deserialize_version(DataInputView& in, uint32_t old_version) {
+    if (old_version == 1) return Custom{in.read_fixed<uint32_t>() + 1000u};
+    in.fail();
+    return {};
+  }
+};
+}  // namespace v2
+
+namespace v3 {  // reordered, `qty` removed, `legs` of another element type kept
+struct Trade {
+  double price = 0;
+  std::vector<v1::Inner> legs;
+  std::string symbol;
+  SLUICE_FIELDS(Trade, price, legs, symbol)
+};
+struct Custom {  // version 2, no hook
+  uint64_t x = 0;
+  static constexpr const char* sluice_type_name = "Custom";
+  static constexpr uint32_t sluice_version = 2;
+  void serialize(DataOutputView& out) const { out.write_fixed<uint64_t>(x); }
+  static Custom deserialize(DataInputView& in) { return Custom{in.read_fixed<uint64_t>()}; }
+};
+}  // namespace v3
+
+namespace v4 {  // qty changed type
+struct Trade {
+  std::string symbol;
+  double qty = 0;
+  double price = 0;
+  std::vector<v1::Inner> legs;
+  SLUICE_FIELDS(Trade, symbol, qty, price, legs)
+};
+}  // namespace v4
+
+v1::Trade sample() { return v1::Trade{"ACME", 42, 9.5, {v1::Inner{1}, v1::Inner{2}}}; }
+
+template <class T>
+T migrate(const TypeSerializerSnapshot& old, const std::vector<uint8_t>& bytes, SchemaCompatibility* c = nullptr) {
+  SchemaMigrationPlan plan;
+  SchemaCompatibility r = resolve_schema<T>(old, plan);
+  if (c != nullptr) *c = r;
+  EXPECT_FALSE(r.is_incompatible()) << r.reason;
+  DataInputView in(bytes.data(), bytes.size());
+  T v = read_migrated<T>(plan, in);
+  EXPECT_TRUE(in.ok() && in.at_end());
+  return v;
+}
+
+TypeSerializerSnapshot without_names(TypeSerializerSnapshot s) {
+  s.field_names.reset();
+  for (auto& n : s.nested) n = without_names(std::move(n));
+  return s;
+}
+
+TEST(SerializerCompatibility, StructSnapshotsRecordFieldNamesAndRoundTrip) {
+  const TypeSerializerSnapshot s = TypeSerializer<v2::Trade>::snapshot();
+  ASSERT_TRUE(s.field_names.has_value());
+  EXPECT_EQ(*s.field_names, (std::vector<std::string>{"symbol", "qty", "price", "legs", "note"}));
+  EXPECT_EQ(*s.nested[3].nested[0].field_names, (std::vector<std::string>{"a", "b"}));
+  std::vector<uint8_t> buf;
+  DataOutputView out(&buf);
+  s.write(out);
+  DataInputView in(buf.data(), buf.size());
+  EXPECT_EQ(TypeSerializerSnapshot::read(in), s);
+  EXPECT_TRUE(in.ok() && in.at_end());
+}
+
+TEST(SerializerCompatibility, SnapshotsWithoutNamesKeepTheirOldBytes) {
+  // string "i64", version 1, no nested: what every build wrote and must keep reading.
+  const std::vector<uint8_t> old_bytes = {3, 'i', '6', '4', 1, 0};
+  std::vector<uint8_t> buf;
+  DataOutputView out(&buf);
+  TypeSerializer<int64_t>::snapshot().write(out);
+  EXPECT_EQ(buf, old_bytes);
+  const TypeSerializerSnapshot named = TypeSerializer<v1::Trade>::snapshot();
+  buf.clear();
+  without_names(named).write(out);
+  DataInputView in(buf.data(), buf.size());
+  const TypeSerializerSnapshot read = TypeSerializerSnapshot::read(in);
+  EXPECT_FALSE(read.field_names.has_value());
+  EXPECT_TRUE(same_schema(read, named));  // a nameless old snapshot is the same schema
+}
+
+TEST(SerializerCompatibility, IdenticalSchemasAreCompatibleAsIs) {
+  SchemaMigrationPlan plan;
+  EXPECT_TRUE(resolve_schema<v1::Trade>(TypeSerializer<v1::Trade>::snapshot(), plan).is_as_is());
+  EXPECT_TRUE(plan.as_is);
+  EXPECT_TRUE(resolve_schema<v1::Trade>(without_names(TypeSerializer<v1::Trade>::snapshot()), plan).is_as_is());
+  EXPECT_TRUE(resolve_schema<std::vector<int64_t>>(TypeSerializer<std::vector<int64_t>>::snapshot(), plan).is_as_is());
+  // std::map and std::unordered_map write the same bytes.
+  EXPECT_TRUE((resolve_schema<std::unordered_map<int64_t, std::string>>(
+                   TypeSerializer<std::map<int64_t, std::string>>::snapshot(), plan)
+                   .is_as_is()));
+}
+
+TEST(SerializerCompatibility, AddedFieldsMigrateWithTheirDefaults) {
+  SchemaCompatibility c;
+  const v2::Trade t = migrate<v2::Trade>(TypeSerializer<v1::Trade>::snapshot(), serialize_bytes(sample()), &c);
+  EXPECT_EQ(c.kind, SchemaCompatibilityKind::kCompatibleAfterMigration);
+  EXPECT_NE(c.reason.find("field 'note' added"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("field 'b' added"), std::string::npos) << c.reason;
+  EXPECT_EQ(t.symbol, "ACME");
+  EXPECT_EQ(t.qty, 42);
+  EXPECT_EQ(t.price, 9.5);
+  ASSERT_EQ(t.legs.size(), 2u);
+  EXPECT_EQ(t.legs[1].a, 2);
+  EXPECT_EQ(t.legs[1].b, "b-default");
+  EXPECT_EQ(t.note, "none");
+}
+
+TEST(SerializerCompatibility, RemovedAndReorderedFieldsMigrate) {
+  SchemaCompatibility c;
+  const v3::Trade t = migrate<v3::Trade>(TypeSerializer<v1::Trade>::snapshot(), serialize_bytes(sample()), &c);
+  EXPECT_EQ(c.kind, SchemaCompatibilityKind::kCompatibleAfterMigration);
+  EXPECT_NE(c.reason.find("field 'qty' removed"), std::string::npos) << c.reason;
+  EXPECT_EQ(t.symbol, "ACME");
+  EXPECT_EQ(t.price, 9.5);
+  ASSERT_EQ(t.legs.size(), 2u);
+  EXPECT_EQ(t.legs[0].a, 1);
+  // And back: v3 -> v1 adds qty (default 0), reorders the rest.
+  const v1::Trade back = migrate<v1::Trade>(TypeSerializer<v3::Trade>::snapshot(), serialize_bytes(t));
+  EXPECT_EQ(back.symbol, "ACME");
+  EXPECT_EQ(back.qty, 0);
+  EXPECT_EQ(back.price, 9.5);
+}
+
+TEST(SerializerCompatibility, AChangedFieldTypeIsIncompatibleNamingTheField) {
+  SchemaMigrationPlan plan;
+  SchemaCompatibility c = resolve_schema<v4::Trade>(TypeSerializer<v1::Trade>::snapshot(), plan);
+  EXPECT_TRUE(c.is_incompatible());
+  EXPECT_NE(c.reason.find("field 'qty': restored as i64, registered as f64"), std::string::npos) << c.reason;
+  // Nested: the path names both fields.
+  c = resolve_schema<std::vector<v4::Trade>>(TypeSerializer<std::vector<v1::Trade>>::snapshot(), plan);
+  EXPECT_TRUE(c.is_incompatible());
+  c = resolve_schema<int32_t>(TypeSerializer<int64_t>::snapshot(), plan);
+  EXPECT_EQ(c.reason, "restored as i64, registered as i32");
+}
+
+TEST(SerializerCompatibility, NamelessSnapshotsMigrateOnlyAppendedFields) {
+  // v1 written before names were recorded: v2 appended `note` (and Inner appended `b`): positional migration.
+  const v2::Trade t = migrate<v2::Trade>(without_names(TypeSerializer<v1::Trade>::snapshot()), serialize_bytes(sample()));
+  EXPECT_EQ(t.qty, 42);
+  EXPECT_EQ(t.note, "none");
+  EXPECT_EQ(t.legs[0].b, "b-default");
+  // v3 dropped and reordered fields: without names that cannot be matched.
+  SchemaMigrationPlan plan;
+  SchemaCompatibility c = resolve_schema<v3::Trade>(without_names(TypeSerializer<v1::Trade>::snapshot()), plan);
+  EXPECT_TRUE(c.is_incompatible()) << c.reason;
+}
+
+TEST(SerializerCompatibility, HandWrittenSerializersMigrateOnlyThroughTheirHook) {
+  const std::vector<uint8_t> bytes = serialize_bytes(v1::Custom{5});
+  SchemaCompatibility c;
+  const v2::Custom m = migrate<v2::Custom>(TypeSerializer<v1::Custom>::snapshot(), bytes, &c);
+  EXPECT_EQ(c.kind, SchemaCompatibilityKind::kCompatibleAfterMigration);
+  EXPECT_EQ(m.x, 1005u);
+  SchemaMigrationPlan plan;
+  c = resolve_schema<v3::Custom>(TypeSerializer<v1::Custom>::snapshot(), plan);
+  EXPECT_TRUE(c.is_incompatible());
+  EXPECT_NE(c.reason.find("deserialize_version"), std::string::npos) << c.reason;
+}
+
+struct WithCustom {
+  int32_t a = 0;
+  v1::Custom c;
+  SLUICE_FIELDS(WithCustom, a, c)
+};
+struct OnlyA {
+  int32_t a = 0;
+  SLUICE_FIELDS(OnlyA, a)
+};
+
+TEST(SerializerCompatibility, ARemovedFieldOfAHandWrittenTypeCannotBeSkipped) {
+  TypeSerializerSnapshot old = TypeSerializer<WithCustom>::snapshot();
+  old.type_name = "OnlyA";
+  SchemaMigrationPlan plan;
+  SchemaCompatibility c = resolve_schema<OnlyA>(old, plan);
+  EXPECT_TRUE(c.is_incompatible());
+  EXPECT_NE(c.reason.find("field 'c'"), std::string::npos) << c.reason;
+}
+
+TEST(SerializerCompatibility, SkipStepsOverEveryBuiltInLayout) {
+  using Big = std::tuple<std::map<std::string, std::vector<int16_t>>, std::optional<std::pair<bool, double>>,
+                         std::array<uint8_t, 3>, v2::Trade>;
+  Big v{{{"a", {1, 2}}, {"b", {}}}, std::pair<bool, double>{true, 2.5}, {1, 2, 3}, v2::Trade{}};
+  std::vector<uint8_t> bytes = serialize_bytes(v);
+  bytes.push_back(0x7f);  // one byte after the value
+  const TypeSerializerSnapshot s = TypeSerializer<Big>::snapshot();
+  ASSERT_TRUE(can_skip(s));
+  DataInputView in(bytes.data(), bytes.size());
+  skip_serialized(s, in);
+  ASSERT_TRUE(in.ok());
+  EXPECT_EQ(in.remaining(), 1u);
+  EXPECT_FALSE(can_skip(TypeSerializer<v1::Custom>::snapshot()));
+}
+
+}  // namespace
+}  // namespace sluice
