@@ -1,6 +1,7 @@
 // Concurrent checkpoints in a running job (execution.checkpointing.max-concurrent-checkpoints, .min-pause):
 // the main job at parallelism 2 on filesystem storage whose file writes the test can hold, so checkpoint 1's
-// asynchronous part is still running when checkpoint 2 starts - deterministically, without timing.
+// asynchronous part is still running when checkpoint 2 starts - deterministically, without timing. Also the
+// final checkpoint that the end of data asks for while another is in flight.
 #include <gtest/gtest.h>
 
 #include "checkpoint/filesystem_checkpoint_storage.h"
@@ -300,6 +301,44 @@ TEST(CheckpointConcurrency, ANewerCheckpointCompletingFirstSubsumesTheOlderOne) 
   EXPECT_EQ(it::check_exactly_once(run.job), "");
   // The job's folder is gone: no stray files of the subsumed checkpoint kept it.
   EXPECT_EQ(it::entries_of(run.base + "/ck"), std::vector<std::string>{});
+  std::filesystem::remove_all(run.base);
+}
+
+// The end of data asks for the final checkpoint while checkpoint 1 is still in flight: the coordinator refuses
+// it (max one pending). The cluster triggers it as soon as checkpoint 1 completes instead of waiting for the next
+// periodic trigger, which here is an hour away, so the job finishes at once with its output exactly once.
+TEST(CheckpointConcurrency, AFinalCheckpointRefusedWhileOneIsInFlightIsTriggeredWhenThatOneCompletes) {
+  JobRun run;
+  run.fs->hold_first_write("/chk-1/per-auction-keyed");
+  coordinator::CheckpointCoordinatorConfig c;
+  c.interval = std::chrono::hours(1);  // no periodic trigger during the test
+  c.max_concurrent = 1;
+  start(run, "deferred-final", c);
+  ASSERT_TRUE(run.client);
+  auto& cp = it::checkpointing(*run.client);
+  ASSERT_TRUE(it::wait_for([&] { return run.client->status() == JobStatus::kRunning; }));
+  auto first = cp.trigger_checkpoint();
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_EQ(*first, CheckpointId(1));
+  ASSERT_TRUE(it::wait_for([&] { return run.fs->holding("/chk-1/per-auction-keyed"); }));
+
+  it::g_throttle_us = 0;  // the sources reach the end of their input while checkpoint 1 is held
+  std::this_thread::sleep_for(500ms);
+  auto s = cp.checkpoint_stats();
+  EXPECT_EQ(s.num_in_progress, 1);
+  EXPECT_EQ(s.num_completed, 0);
+  EXPECT_EQ(run.client->status(), JobStatus::kRunning) << "the job cannot end before its final checkpoint";
+
+  run.fs->release("/chk-1/per-auction-keyed");
+  ASSERT_TRUE(it::wait_for([&] { return run.client->status() == JobStatus::kFinished; }, 60s))
+      << "the deferred final checkpoint was not triggered when checkpoint 1 completed";
+  JobExecutionResult result = run.client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  s = cp.checkpoint_stats();
+  ASSERT_TRUE(s.latest_completed);
+  EXPECT_EQ(s.latest_completed->id, CheckpointId(2)) << "checkpoint 1, then the final one";
+  EXPECT_EQ(s.num_completed, 2);
+  EXPECT_EQ(it::check_exactly_once(run.job), "");
   std::filesystem::remove_all(run.base);
 }
 
