@@ -124,7 +124,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   }
 
   // ---- TaskListener (task threads) ----
-  // A task with a two-phase-commit sink pre-committed (its committables, kept for a commit retry) ...
+  // A task whose sinks commit after the stage pre-committed (its committables, kept for a commit retry) ...
   void on_task_precommitted(int32_t vertex, int32_t subtask, std::vector<runtime::BatchPrecommit> sinks) override {
     std::lock_guard lock(stage_mu_);
     precommits_[{vertex, subtask}] = std::move(sinks);
@@ -182,7 +182,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   bool commits_after_stage(int32_t vertex) const {
     bool any = false;
     for (int32_t node_id : jg_.vertices[static_cast<size_t>(vertex)].nodes)
-      any = any || static_cast<bool>(sg_->node(node_id).submission_warnings);
+      any = any || sg_->node(node_id).commits_on_checkpoint_complete;
     return any;
   }
 

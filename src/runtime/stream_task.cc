@@ -657,7 +657,7 @@ void StreamTask::reach_end_of_data() {
     const StreamGraph& sg = *d_.stream_graph;
     std::vector<BatchPrecommit> precommits;
     for (auto& slot : slots_) {
-      if (!sg.node(slot->node_id).is_sink) continue;
+      if (!sg.node(slot->node_id).commits_on_checkpoint_complete) continue;
       OperatorSnapshot snap = slot->op->snapshot_state(CheckpointId(kBatchCommitCheckpoint), d_.clock->now_ms());
       precommits.push_back(BatchPrecommit{slot->node_id, std::move(snap.operator_state)});
     }

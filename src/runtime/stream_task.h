@@ -126,7 +126,8 @@ struct TaskDeployment {
   // BATCH: the input arrives sorted by key; the chain's head (a keyed one-input operator) keeps one key's state
   // at a time (OperatorSetup::batch_sorted_input).
   bool batch_sorted_input = false;
-  // BATCH, a chain with a two-phase-commit sink: its commit waits for the whole stage. At the end of its input
+  // BATCH, a chain with a sink that commits on checkpoint completion (StreamNode::commits_on_checkpoint_complete:
+  // two-phase-commit and write-ahead-log sinks): its commit waits for the whole stage. At the end of its input
   // the task pre-commits (the sinks' snapshot_state for kBatchCommitCheckpoint; its operators see
   // OperatorSetup::checkpointing, so they keep what they would commit), hands the snapshots over
   // (on_task_precommitted), ends its output partitions (its exchange files commit: its data is complete), reports

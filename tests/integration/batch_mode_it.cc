@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <map>
 #include <random>
@@ -30,6 +31,7 @@
 #include "seeded_failover.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
+#include "sluice/connectors/sqlite/sqlite_sinks.h"
 #include "sluice/sluice.h"
 
 namespace sluice {
@@ -142,6 +144,7 @@ Configuration base_config(const std::string& mode) {
 // Runs the program; in BATCH directly on the batch runtime with `failures` armed, returning the client's figures.
 struct RunResult {
   Results results;
+  std::multiset<std::string> rows;  // what a custom program's collect() read
   std::vector<int32_t> stage_runs;  // empty: not the batch runtime
   batch::BatchStats stats;
   std::vector<runtime::InjectedFailure> injected;
@@ -154,7 +157,14 @@ struct Failure {
   int32_t subtask = 0;
 };
 
-RunResult run(const std::string& mode, const std::vector<std::string>& extra = {}, const std::vector<Failure>& failures = {}) {
+// A program and how to read its committed output (default: build() and its file sinks).
+struct Program {
+  std::function<void(StreamExecutionEnvironment&, const std::string& out)> build;
+  std::function<void(const std::string& out, RunResult&)> collect;
+};
+
+RunResult run(const std::string& mode, const std::vector<std::string>& extra = {}, const std::vector<Failure>& failures = {},
+              const Program& program = {}) {
   g_max_entries = 0;
   g_processing_fired = 0;
   static int run_number = 0;
@@ -164,7 +174,12 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
   for (const auto& kv : extra) EXPECT_TRUE(c.apply_dynamic_property(kv).is_ok()) << kv;
   StreamExecutionEnvironment env(c);
   RunResult r;
-  build(env, out);
+  std::filesystem::create_directories(out);
+  if (program.build) {
+    program.build(env, out);
+  } else {
+    build(env, out);
+  }
   if (failures.empty()) {
     auto client = env.execute_async("batch-it");
     EXPECT_TRUE(client.is_ok()) << client.status().to_string();
@@ -204,6 +219,7 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
     r.stats = (*client)->batch_stats();
     r.injected = (*client)->injected_failures();
   }
+  if (program.collect) program.collect(out, r);
   r.results.raw = failover_test::committed_lines(out + "/raw");
   r.results.rolling = failover_test::committed_lines(out + "/rolling");
   r.results.windows = failover_test::committed_lines(out + "/windows");
@@ -350,6 +366,72 @@ TEST(BatchModeIT, AFailureWhileTheSinksCommitRetriesTheCommitNotTheStage) {
       EXPECT_EQ(canonical(r.results), want);
       EXPECT_EQ(r.stage_runs, (std::vector<int32_t>{1, 1, 1}));  // no stage ran again
       EXPECT_EQ(r.stats.commit_retries, c.retries);
+    }
+  }
+}
+
+// The same through write-ahead-log sinks on SQLite (no server): they commit after their stage too, and the retry
+// writes only the batches whose marker is missing. The rows equal the failure-free run's, each once.
+TEST(BatchModeIT, WriteAheadSinksOnSqliteCommitOnceAfterAFailureWhileCommitting) {
+  const sqlite::SqliteRowEncoder<Reading> encode = [](const Reading& r, sqlite::SqliteRow& row) {
+    row = {std::to_string(r.key), std::to_string(r.ts), std::to_string(r.value)};
+  };
+  const auto table = [](const std::string& out, const std::string& name) {
+    sqlite::SqliteTableOptions o;
+    o.path = out + "/results.db";
+    o.table = name;
+    o.columns = {"k", "a", "b"};
+    o.mode = sqlite::SqliteWriteMode::kInsert;
+    return o;
+  };
+  Program program;
+  program.build = [&](StreamExecutionEnvironment& env, const std::string& out) {
+    for (const char* name : {"raw", "windows"}) {
+      ASSERT_TRUE(sqlite::sqlite_execute(out + "/results.db", std::string("CREATE TABLE ") + name +
+                                                                   " (k INTEGER, a INTEGER, b INTEGER)")
+                      .is_ok());
+    }
+    auto src = env.from_source(make_generator_source(kEvents, [](int64_t i) { return reading(i); }),
+                               WatermarkStrategy<Reading>::for_bounded_out_of_orderness(std::chrono::milliseconds(kEvents))
+                                   .with_timestamp_assigner([](const Reading& r) { return r.ts; }),
+                               "readings")
+                   .uid("readings");
+    src.sink_to(sqlite::SqliteWriteAheadSink<Reading>(table(out, "raw"), encode)).uid("raw-sink");
+    src.key_by([](const Reading& r) { return r.key; })
+        .window(TumblingEventTimeWindows::of(100))
+        .reduce([](const Reading& a, const Reading& b) { return Reading{a.key, std::min(a.ts, b.ts), a.value + b.value}; })
+        .uid("windows")
+        .map([](Reading&& r) { return Reading{r.key, r.ts / 100 * 100, r.value}; })
+        .sink_to(sqlite::SqliteWriteAheadSink<Reading>(table(out, "windows"), encode))
+        .uid("windows-sink");
+  };
+  program.collect = [](const std::string& out, RunResult& r) {
+    for (const char* name : {"raw", "windows"}) {
+      auto rows = sqlite::sqlite_query(out + "/results.db", std::string("SELECT k, a, b FROM ") + name);
+      ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+      for (const auto& row : *rows) r.rows.insert(std::string(name) + ":" + row[0] + "," + row[1] + "," + row[2]);
+    }
+  };
+  const Canonical want = oracle();
+  std::multiset<std::string> expected;
+  for (const std::string& line : want.raw) expected.insert("raw:" + line);
+  for (const auto& [k, a, b] : want.windows) expected.insert("windows:" + line_of(k, a, b));
+  EXPECT_EQ(run("BATCH", {}, {}, program).rows, expected);  // the failure-free run
+
+  using runtime::FailurePoint;
+  const char* sinks[] = {"raw-sink", "windows-sink"};  // in stage 0, 1
+  for (uint32_t seed : {1u, 2u}) {
+    std::mt19937 rng(seed);
+    const int32_t subtask = static_cast<int32_t>(rng() % 2);
+    const char* sink = sinks[seed - 1];
+    SCOPED_TRACE("seed " + std::to_string(seed) + " subtask " + std::to_string(subtask) + " " + sink);
+    for (FailurePoint point : {FailurePoint::kAfterCommit, FailurePoint::kBetweenCompletionAndCommit}) {
+      SCOPED_TRACE(runtime::failure_point_name(point));
+      RunResult r = run("BATCH", {}, {Failure{point, sink, subtask}}, program);
+      ASSERT_EQ(r.injected.size(), 1u);
+      EXPECT_EQ(r.rows, expected);
+      EXPECT_EQ(r.stage_runs, (std::vector<int32_t>{1, 1}));
+      EXPECT_EQ(r.stats.commit_retries, 1);
     }
   }
 }
