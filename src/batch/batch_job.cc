@@ -473,6 +473,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       stats_.sorted_records += s.records;
       stats_.sort_spilled_runs += s.spilled_runs;
       stats_.sort_spilled_bytes += s.spilled_bytes;
+      stats_.sort_merge_passes += s.merge_passes;
       stats_.sort_peak_memory_bytes = std::max(stats_.sort_peak_memory_bytes, s.peak_memory_bytes);
     }
   }

@@ -62,6 +62,7 @@ struct BatchStats {
   int64_t sorted_records = 0;          // records that went through the input sorters (last run of each stage)
   int64_t sort_spilled_runs = 0;       // sorted runs spilled to disk, all runs
   int64_t sort_spilled_bytes = 0;
+  int64_t sort_merge_passes = 0;       // intermediate merge passes (more runs than the merge fan-in), all runs
   int64_t sort_peak_memory_bytes = 0;  // the largest in-memory run of any sorter
   int64_t commit_retries = 0;          // commit retries after a failure in a stage's commit phase, all stages
 };
