@@ -2,12 +2,15 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "batch/blocking_exchange.h"
+#include "batch/sink_commit_retry.h"
 #include "batch/stage_plan.h"
 #include "runtime/stream_task.h"
 #include "sluice/api/job_run_meter.h"
@@ -37,6 +40,10 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       for (int32_t node_id : v.nodes) keyed = keyed || sg_->node(node_id).keyed;
       if (v.is_source) points |= runtime::failure_point_bit(runtime::FailurePoint::kSource);
       if (keyed) points |= runtime::failure_point_bit(runtime::FailurePoint::kKeyedOperator);
+      if (commits_after_stage(ev.vertex)) {
+        points |= runtime::failure_point_bit(runtime::FailurePoint::kBetweenCompletionAndCommit) |
+                  runtime::failure_point_bit(runtime::FailurePoint::kAfterCommit);
+      }
       injectable.push_back({ev.vertex, ev.subtask_index, points});
     }
     injector_ = std::make_unique<runtime::FaultInjector>(std::move(injectable));
@@ -117,7 +124,12 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   }
 
   // ---- TaskListener (task threads) ----
-  // A task with a two-phase-commit sink pre-committed and waits for the stage (batch_commit_after_stage).
+  // A task whose sinks commit after the stage pre-committed (its committables, kept for a commit retry) ...
+  void on_task_precommitted(int32_t vertex, int32_t subtask, std::vector<runtime::BatchPrecommit> sinks) override {
+    std::lock_guard lock(stage_mu_);
+    precommits_[{vertex, subtask}] = std::move(sinks);
+  }
+  // ... and waits for the stage (batch_commit_after_stage).
   void on_task_end_of_data(int32_t, int32_t) override {
     {
       std::lock_guard lock(stage_mu_);
@@ -125,10 +137,11 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     }
     stage_cv_.notify_all();
   }
-  void on_task_finished(int32_t, int32_t) override {
+  void on_task_finished(int32_t vertex, int32_t subtask) override {
     {
       std::lock_guard lock(stage_mu_);
       ++finished_tasks_;
+      finished_.insert({vertex, subtask});
     }
     stage_cv_.notify_all();
   }
@@ -140,6 +153,13 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     std::unique_ptr<runtime::StreamTask> task;
     std::thread thread;
     bool commits_after_stage = false;
+  };
+  // How a run of a stage ended.
+  struct StageResult {
+    Status status;
+    // The failure came after every task finished or pre-committed: retry the commit (pending_commits_), not the
+    // stage.
+    bool in_commit_phase = false;
   };
   // One run of one stage: what it deployed.
   struct StageRun {
@@ -158,6 +178,14 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   }
   void wake() { stage_cv_.notify_all(); }
 
+  // The vertex's chain holds a sink that commits once its stage succeeded.
+  bool commits_after_stage(int32_t vertex) const {
+    bool any = false;
+    for (int32_t node_id : jg_.vertices[static_cast<size_t>(vertex)].nodes)
+      any = any || sg_->node(node_id).commits_on_checkpoint_complete;
+    return any;
+  }
+
   std::string exchange_file(int32_t edge, int32_t producer, int32_t subpartition) const {
     return dir_ + "/exchange-e" + std::to_string(edge) + "-p" + std::to_string(producer) + "-s" +
            std::to_string(subpartition) + ".data";
@@ -168,18 +196,27 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     Status error = Status::ok();
     JobStatus terminal = JobStatus::kFinished;
     for (size_t s = 0; s < plan_.stages.size() && terminal == JobStatus::kFinished; ++s) {
+      bool commit_pending = false;  // the stage's output is complete; its sinks' commit failed
       while (true) {
-        {
-          std::lock_guard lock(mu_);
-          ++stage_runs_[s];
+        Status st;
+        if (commit_pending) {
+          st = retry_commits();
+        } else {
+          {
+            std::lock_guard lock(mu_);
+            ++stage_runs_[s];
+          }
+          StageResult r = run_stage(static_cast<int32_t>(s));
+          st = r.status;
+          commit_pending = !st.is_ok() && r.in_commit_phase;
         }
-        Status st = run_stage(static_cast<int32_t>(s));
         if (st.is_ok()) break;
         if (cancel_requested()) {
           terminal = JobStatus::kCanceled;
           break;
         }
-        spdlog::warn("job {}: stage {} failed: {}", jg_.job_name, s, st.to_string());
+        spdlog::warn("job {}: stage {} failed{}: {}", jg_.job_name, s,
+                     commit_pending ? " while its sinks committed" : "", st.to_string());
         RestartDecision d = decide_restart(*restart_, st, cfg_.clock->now_ms());
         if (!d.restart) {
           error = st.with_context(d.reason);
@@ -194,7 +231,11 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
           terminal = JobStatus::kCanceled;
           break;
         }
-        spdlog::info("job {}: re-running stage {} (run {})", jg_.job_name, s, stage_runs()[s] + 1);
+        if (commit_pending) {
+          spdlog::info("job {}: retrying the commit of stage {} ({} task(s))", jg_.job_name, s, pending_commits_.size());
+        } else {
+          spdlog::info("job {}: re-running stage {} (run {})", jg_.job_name, s, stage_runs()[s] + 1);
+        }
       }
       if (terminal == JobStatus::kFinished) delete_inputs_of(static_cast<int32_t>(s));
     }
@@ -297,7 +338,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       // Two-phase-commit sinks commit once the whole stage succeeded, so a re-run never finds output committed.
-      for (int32_t node_id : v.nodes) d.batch_commit_after_stage = d.batch_commit_after_stage || static_cast<bool>(sg_->node(node_id).submission_warnings);
+      d.batch_commit_after_stage = commits_after_stage(v.id);
       TaskSlot slot;
       slot.commits_after_stage = d.batch_commit_after_stage;
       slot.task = std::make_unique<runtime::StreamTask>(std::move(d), this);
@@ -308,16 +349,19 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     return Status::ok();
   }
 
-  Status run_stage(int32_t stage) {
+  StageResult run_stage(int32_t stage) {
     {
       std::lock_guard lock(stage_mu_);
       finished_tasks_ = 0;
       waiting_tasks_ = 0;
       failure_ = Status::ok();
+      precommits_.clear();
+      finished_.clear();
     }
+    pending_commits_.clear();
     StageRun run;
     int32_t num_tasks = 0;
-    SLUICE_RETURN_IF_ERROR(deploy_stage(stage, &run, &num_tasks));
+    if (Status st = deploy_stage(stage, &run, &num_tasks); !st.is_ok()) return StageResult{st, false};
     run.spiller->start();
     for (auto& r : run.replayers) r->start();
     for (auto& t : run.tasks) t.thread = std::thread([task = t.task.get()] { task->run(); });
@@ -347,8 +391,10 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
           outcome = run.spiller->status();
           break;
         }
-        if (!commit_sent && waiting_tasks_ > 0 && finished_tasks_ + waiting_tasks_ == num_tasks) {
-          // Every task is done and the sinks pre-committed: now they commit, then end.
+        if (!commit_sent && waiting_tasks_ > 0 && finished_tasks_ + waiting_tasks_ == num_tasks &&
+            run.spiller->status().is_ok()) {
+          // Every task is done, every output file committed and the sinks pre-committed (their committables are
+          // in precommits_): now they commit, then end. From here on a failure retries the commit.
           commit_sent = true;
           for (auto& t : run.tasks) {
             if (!t.commits_after_stage) continue;
@@ -374,7 +420,38 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     for (auto& c : run.coordinators)
       if (c) c->close();
     record_stats(run);
-    return outcome;
+    if (!outcome.is_ok() && commit_sent && outcome.code() != StatusCode::kCancelled) {
+      // The tasks that did not finish may not have committed: their sinks commit again from what they
+      // pre-committed. (A finished task's sinks committed.)
+      std::lock_guard lock(stage_mu_);
+      for (const auto& ev : eg_.subtasks) {
+        auto it = precommits_.find({ev.vertex, ev.subtask_index});
+        if (it == precommits_.end() || finished_.count({ev.vertex, ev.subtask_index}) != 0) continue;
+        pending_commits_.push_back(TaskCommits{ev.vertex, ev.subtask_index, ev.key_group_range, it->second});
+      }
+    }
+    return StageResult{outcome, commit_sent && outcome.code() != StatusCode::kCancelled};
+  }
+
+  // The commit retry (sink_commit_retry.h) of the tasks in pending_commits_; those that commit are done.
+  Status retry_commits() {
+    CommitRetryContext ctx;
+    ctx.stream_graph = sg_.get();
+    ctx.job_graph = &jg_;
+    ctx.clock = cfg_.clock.get();
+    ctx.job_metrics = job_metrics_;
+    ctx.job_id = job_id_.to_hex();
+    ctx.fault_injector = injector_.get();
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.commit_retries;
+      ctx.attempt_number = static_cast<int32_t>(stats_.commit_retries);
+    }
+    while (!pending_commits_.empty()) {
+      SLUICE_RETURN_IF_ERROR(retry_sink_commits(ctx, pending_commits_.back()));
+      pending_commits_.pop_back();
+    }
+    return Status::ok();
   }
 
   // A replayer or the spiller that ended with an error (not a cancellation).
@@ -396,6 +473,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       stats_.sorted_records += s.records;
       stats_.sort_spilled_runs += s.spilled_runs;
       stats_.sort_spilled_bytes += s.spilled_bytes;
+      stats_.sort_merge_passes += s.merge_passes;
       stats_.sort_peak_memory_bytes = std::max(stats_.sort_peak_memory_bytes, s.peak_memory_bytes);
     }
   }
@@ -412,12 +490,16 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   std::unique_ptr<runtime::FaultInjector> injector_;
   std::unique_ptr<RestartBackoffTimeStrategy> restart_;
   std::thread control_;
+  std::vector<TaskCommits> pending_commits_;  // control thread: tasks whose sinks must commit again
 
   // The running stage (stage_mu_).
   std::mutex stage_mu_;
   std::condition_variable stage_cv_;
   int32_t finished_tasks_ = 0;
   int32_t waiting_tasks_ = 0;  // at the end of their input, waiting to commit
+  std::set<std::pair<int32_t, int32_t>> finished_;  // (vertex, subtask) of the finished tasks
+  // (vertex, subtask) -> what its sinks pre-committed, in the running stage.
+  std::map<std::pair<int32_t, int32_t>, std::vector<runtime::BatchPrecommit>> precommits_;
   Status failure_;
   bool cancel_requested_ = false;
 

@@ -11,8 +11,11 @@
 // Failure recovery (Flink's region failover for blocking exchanges): a failed task cancels its stage's tasks;
 // after the restart strategy's backoff only that stage runs again - from its sources' start (bounded sources
 // replay their whole input; the enumerators start afresh) or from the files of the earlier stages, which stay
-// until their consumers' stage finished. Earlier stages never run again (stage_runs() shows it). The restart
-// strategy gives up: the job FAILS.
+// until their consumers' stage finished. Earlier stages never run again (stage_runs() shows it). Once every task
+// of the stage finished or pre-committed its sinks, the stage's output is complete and its committables are kept
+// (sink_commit_retry.h): a failure after that point does not re-run the stage but retries the commit of exactly
+// those committables (BatchStats::commit_retries), so the output counts once. The restart strategy paces both and
+// gives up: the job FAILS.
 //
 // Lifecycle: CREATED -> RUNNING -> FINISHED / FAILED / CANCELED (cancel() stops the running stage). The job's
 // folder is removed when it ends. Thread-safety: the client is thread-safe; one control thread runs the stages.
@@ -48,7 +51,9 @@ struct BatchJobConfig {
   int64_t auto_watermark_interval_ms = 200;
   RestartStrategyConfig restart;  // what a failed stage does
   uint64_t jitter_seed = 1;
-  // Armed before the first stage starts (runtime/fault_injection.h; kTask, kSource and kKeyedOperator apply).
+  // Armed before the first stage starts (runtime/fault_injection.h; kTask, kSource and kKeyedOperator apply, and
+  // for tasks with a sink that commits after the stage kBetweenCompletionAndCommit and kAfterCommit - passed in the
+  // stage's commit phase and again in each commit retry).
   std::vector<ArmedFailure> failures;
 };
 
@@ -57,7 +62,9 @@ struct BatchStats {
   int64_t sorted_records = 0;          // records that went through the input sorters (last run of each stage)
   int64_t sort_spilled_runs = 0;       // sorted runs spilled to disk, all runs
   int64_t sort_spilled_bytes = 0;
+  int64_t sort_merge_passes = 0;       // intermediate merge passes (more runs than the merge fan-in), all runs
   int64_t sort_peak_memory_bytes = 0;  // the largest in-memory run of any sorter
+  int64_t commit_retries = 0;          // commit retries after a failure in a stage's commit phase, all stages
 };
 
 class BatchJobClient : public JobClient {
@@ -68,7 +75,8 @@ class BatchJobClient : public JobClient {
   virtual int32_t stage_of_vertex(int32_t vertex) const = 0;
   // Fault injection (runtime/fault_injection.h) while the job runs: the failure fires in the first matching task
   // that reaches `point` from now on - in the running stage or a later one. kInvalidArgument when no task of the job
-  // can reach it (in BATCH: kTask, kSource, kKeyedOperator).
+  // can reach it (in BATCH: kTask, kSource, kKeyedOperator; kBetweenCompletionAndCommit, kAfterCommit for tasks
+  // whose sinks commit after the stage).
   virtual Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause) = 0;
   virtual std::vector<runtime::InjectedFailure> injected_failures() const = 0;
   virtual BatchStats batch_stats() const = 0;

@@ -32,11 +32,59 @@ bool heap_after(const runtime::BlockingRecordView& a, size_t a_run, const runtim
 
 }  // namespace
 
-ExternalSorter::ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix)
-    : budget_(std::max<int64_t>(memory_budget_bytes, 1)), spill_dir_(std::move(spill_dir)), prefix_(std::move(prefix)) {}
+// ---- RunMerger ----
+
+RunMerger::RunMerger() = default;
+RunMerger::~RunMerger() = default;
+
+Status RunMerger::open(const std::vector<std::string>& runs) {
+  for (const std::string& path : runs) {
+    auto reader = std::make_unique<EntryFileReader>();
+    SLUICE_RETURN_IF_ERROR(reader->open(path));
+    readers_.push_back(std::move(reader));
+  }
+  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
+  for (size_t run = 0; run < readers_.size(); ++run) {
+    Head h;
+    h.run = run;
+    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[run]->next(&h.view));
+    if (has) heap_.push_back(h);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  return Status::ok();
+}
+
+Result<bool> RunMerger::next(runtime::BlockingRecordView* out) {
+  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
+  // The entry returned last lives in its reader's buffer until now: only now may that reader move on.
+  if (pending_refill_ != SIZE_MAX) {
+    Head h;
+    h.run = pending_refill_;
+    pending_refill_ = SIZE_MAX;
+    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[h.run]->next(&h.view));
+    if (has) {
+      heap_.push_back(h);
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    }
+  }
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), cmp);
+  const Head top = heap_.back();
+  heap_.pop_back();
+  *out = top.view;
+  pending_refill_ = top.run;
+  return true;
+}
+
+// ---- ExternalSorter ----
+
+ExternalSorter::ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix,
+                               int32_t max_fan_in)
+    : budget_(std::max<int64_t>(memory_budget_bytes, 1)), spill_dir_(std::move(spill_dir)), prefix_(std::move(prefix)),
+      max_fan_in_(std::max<int32_t>(max_fan_in, 2)) {}
 
 ExternalSorter::~ExternalSorter() {
-  readers_.clear();
+  merger_.reset();
   for (const std::string& f : spill_files_) {
     std::error_code ec;
     std::filesystem::remove(f, ec);
@@ -67,7 +115,7 @@ void ExternalSorter::sort_run() {
 Status ExternalSorter::spill() {
   sort_run();
   const std::string path =
-      spill_dir_ + "/" + prefix_ + "-run-" + std::to_string(spill_files_.size());
+      spill_dir_ + "/" + prefix_ + "-run-" + std::to_string(stats_.spilled_runs);
   EntryFileWriter w;
   SLUICE_RETURN_IF_ERROR(w.open(path));
   for (uint64_t off : offsets_) {
@@ -93,53 +141,61 @@ Status ExternalSorter::finish() {
   if (!offsets_.empty()) SLUICE_RETURN_IF_ERROR(spill());
   arena_ = {};
   offsets_ = {};
-  return start_merge();
+  while (spill_files_.size() > static_cast<size_t>(max_fan_in_)) SLUICE_RETURN_IF_ERROR(merge_pass());
+  merger_ = std::make_unique<RunMerger>();
+  return merger_->open(spill_files_);
 }
 
-Status ExternalSorter::start_merge() {
-  merging_ = true;
-  for (size_t run = 0; run < spill_files_.size(); ++run) {
-    auto reader = std::make_unique<EntryFileReader>();
-    SLUICE_RETURN_IF_ERROR(reader->open(spill_files_[run]));
-    readers_.push_back(std::move(reader));
+// Groups of max_fan_in_ consecutive runs become one run each (a last group of one stays as it is): the order of the
+// runs, and so the stability, is kept.
+Status ExternalSorter::merge_pass() {
+  const int64_t pass = ++stats_.merge_passes;
+  std::vector<std::string> merged;
+  for (size_t first = 0; first < spill_files_.size(); first += static_cast<size_t>(max_fan_in_)) {
+    const size_t last = std::min(spill_files_.size(), first + static_cast<size_t>(max_fan_in_));
+    if (last - first == 1) {
+      merged.push_back(spill_files_[first]);
+      continue;
+    }
+    const std::vector<std::string> group(spill_files_.begin() + static_cast<std::ptrdiff_t>(first),
+                                         spill_files_.begin() + static_cast<std::ptrdiff_t>(last));
+    const std::string path = spill_dir_ + "/" + prefix_ + "-merge-" + std::to_string(pass) + "-" +
+                             std::to_string(merged.size());
+    {
+      RunMerger in;
+      SLUICE_RETURN_IF_ERROR(in.open(group));
+      EntryFileWriter out;
+      SLUICE_RETURN_IF_ERROR(out.open(path));
+      runtime::BlockingRecordView v;
+      std::vector<uint8_t> entry;
+      while (true) {
+        SLUICE_ASSIGN_OR_RETURN(bool has, in.next(&v));
+        if (!has) break;
+        entry.clear();
+        runtime::append_blocking_record(v.key, v.key_size, v.record, v.record_size, &entry);
+        SLUICE_RETURN_IF_ERROR(out.append(entry.data(), entry.size()));
+      }
+      SLUICE_RETURN_IF_ERROR(out.commit());
+      stats_.merge_written_bytes += out.bytes_written();
+    }
+    merged.push_back(path);
+    for (const std::string& f : group) {
+      std::error_code ec;
+      std::filesystem::remove(f, ec);
+    }
   }
-  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
-  for (size_t run = 0; run < readers_.size(); ++run) {
-    Head h;
-    h.run = run;
-    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[run]->next(&h.view));
-    if (has) heap_.push_back(h);
-  }
-  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  spill_files_ = std::move(merged);
   return Status::ok();
 }
 
 Result<bool> ExternalSorter::next(runtime::BlockingRecordView* out) {
   if (!finished_) return Status::failed_precondition("ExternalSorter::next before finish()");
-  if (!merging_) {
+  if (!merger_) {
     if (memory_next_ >= offsets_.size()) return false;
     *out = view_at(arena_, offsets_[memory_next_++]);
     return true;
   }
-  auto cmp = [](const Head& a, const Head& b) { return heap_after(a.view, a.run, b.view, b.run); };
-  // The entry returned last lives in its reader's buffer until now: only now may that reader move on.
-  if (pending_refill_ != SIZE_MAX) {
-    Head h;
-    h.run = pending_refill_;
-    pending_refill_ = SIZE_MAX;
-    SLUICE_ASSIGN_OR_RETURN(bool has, readers_[h.run]->next(&h.view));
-    if (has) {
-      heap_.push_back(h);
-      std::push_heap(heap_.begin(), heap_.end(), cmp);
-    }
-  }
-  if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), cmp);
-  const Head top = heap_.back();
-  heap_.pop_back();
-  *out = top.view;
-  pending_refill_ = top.run;
-  return true;
+  return merger_->next(out);
 }
 
 }  // namespace sluice::batch

@@ -5,9 +5,13 @@
 // (execution.sorted-inputs.memory: entry bytes plus an 8-byte index per entry), it is sorted and spilled to a
 // file `<spill_dir>/<prefix>-run-<n>`. finish() sorts what is left; if nothing was spilled the entries are read
 // from memory, else the rest is spilled too and next() merges the runs k-way with a heap (one buffered reader per
-// run). Order: by key bytes (lexicographic, shorter first on a common prefix), so equal keys are adjacent; stable:
+// run). At most max_fan_in runs are merged at once: with more, finish() first merges them in passes - each pass
+// merges groups of max_fan_in consecutive runs into one run file (`<prefix>-merge-<pass>-<n>`, the inputs removed)
+// until at most max_fan_in are left, which next() merges. Every entry is then written and read once more per pass.
+// Order: by key bytes (lexicographic, shorter first on a common prefix), so equal keys are adjacent; stable:
 // entries with equal keys come out in the order they were added (runs are merged with ties going to the earlier
-// run). An entry larger than the budget forms a run of its own. Spill files are removed by the destructor.
+// run, and a pass merges consecutive runs in order). An entry larger than the budget forms a run of its own. Spill
+// files are removed by the destructor.
 // Errors: kIOError naming the spill file; kFailedPrecondition for add() after finish() or next() before it.
 // Thread-safety: one thread.
 #pragma once
@@ -28,13 +32,43 @@ struct SorterStats {
   int64_t records = 0;
   int64_t spilled_runs = 0;
   int64_t spilled_bytes = 0;
+  int64_t merge_passes = 0;        // intermediate merge passes (0: the spilled runs were merged in one)
+  int64_t merge_written_bytes = 0;  // what the intermediate passes wrote
   int64_t peak_memory_bytes = 0;  // the largest in-memory run, with its index
+};
+
+// Merges sorted run files k-way with a heap: one buffered reader (EntryFileReader: a 256 KiB read buffer and an
+// open file) per run; the smallest key first, ties to the earlier run.
+class RunMerger {
+ public:
+  RunMerger();
+  ~RunMerger();
+  RunMerger(const RunMerger&) = delete;
+  RunMerger& operator=(const RunMerger&) = delete;
+  Status open(const std::vector<std::string>& runs);
+  // The next entry (valid until the next call), or false once all were returned.
+  Result<bool> next(runtime::BlockingRecordView* out);
+
+ private:
+  struct Head {
+    runtime::BlockingRecordView view;
+    size_t run = 0;
+  };
+  std::vector<std::unique_ptr<EntryFileReader>> readers_;
+  std::vector<Head> heap_;  // min-heap by (key, run)
+  size_t pending_refill_ = SIZE_MAX;  // the run whose head was returned last: refilled on the next call
 };
 
 class ExternalSorter {
  public:
-  // memory_budget_bytes > 0.
-  ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix);
+  // How many runs one merge reads at once. Each open run costs a file descriptor and a 256 KiB read buffer outside
+  // the memory budget: 128 runs are 32 MiB, half of the default execution.sorted-inputs.memory, and well below the
+  // usual 1024 open files. Flink's taskmanager.runtime.max-fan has the same default.
+  static constexpr int32_t kDefaultMaxFanIn = 128;
+
+  // memory_budget_bytes > 0; max_fan_in >= 2.
+  ExternalSorter(int64_t memory_budget_bytes, std::string spill_dir, std::string prefix,
+                 int32_t max_fan_in = kDefaultMaxFanIn);
   ExternalSorter(const ExternalSorter&) = delete;
   ExternalSorter& operator=(const ExternalSorter&) = delete;
   ~ExternalSorter();
@@ -50,26 +84,20 @@ class ExternalSorter {
  private:
   Status spill();
   void sort_run();
-  Status start_merge();
+  Status merge_pass();
 
   const int64_t budget_;
   const std::string spill_dir_;
   const std::string prefix_;
+  const int32_t max_fan_in_;
   std::vector<uint8_t> arena_;     // framed entries back to back
   std::vector<uint64_t> offsets_;  // entry start in arena_, sorted by sort_run()
-  std::vector<std::string> spill_files_;
+  std::vector<std::string> spill_files_;  // the current runs, in order
   SorterStats stats_;
   bool finished_ = false;
   size_t memory_next_ = 0;  // next index into offsets_ when reading from memory
 
-  struct Head {
-    runtime::BlockingRecordView view;
-    size_t run = 0;
-  };
-  std::vector<std::unique_ptr<EntryFileReader>> readers_;
-  std::vector<Head> heap_;  // min-heap by (key, run)
-  bool merging_ = false;
-  size_t pending_refill_ = SIZE_MAX;  // the run whose head was returned last: refilled on the next call
+  std::unique_ptr<RunMerger> merger_;  // the final merge; null when reading from memory
 };
 
 // Key order of the sorter: lexicographic over the bytes, a prefix first.

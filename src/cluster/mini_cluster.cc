@@ -53,7 +53,8 @@ class LocalJob final : public CheckpointingJobClient,
         points |= runtime::failure_point_bit(FailurePoint::kBetweenSyncAndAsyncSnapshot);
         if (sink) {
           points |= runtime::failure_point_bit(FailurePoint::kSink) |
-                    runtime::failure_point_bit(FailurePoint::kBetweenCompletionAndCommit);
+                    runtime::failure_point_bit(FailurePoint::kBetweenCompletionAndCommit) |
+                    runtime::failure_point_bit(FailurePoint::kAfterCommit);
         }
       }
       injectable.push_back({ev.vertex, ev.subtask_index, points});

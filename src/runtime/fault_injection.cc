@@ -12,6 +12,7 @@ const char* requirement(FailurePoint p) {
     case FailurePoint::kSink: return "a sink in the task's chain and checkpointing on";
     case FailurePoint::kBetweenSyncAndAsyncSnapshot: return "checkpointing on";
     case FailurePoint::kBetweenCompletionAndCommit: return "a sink in the task's chain and checkpointing on";
+    case FailurePoint::kAfterCommit: return "a sink in the task's chain and checkpointing on";
   }
   return "?";
 }
@@ -26,6 +27,7 @@ const char* failure_point_name(FailurePoint p) {
     case FailurePoint::kSink: return "sink";
     case FailurePoint::kBetweenSyncAndAsyncSnapshot: return "between-sync-and-async-snapshot";
     case FailurePoint::kBetweenCompletionAndCommit: return "between-completion-and-commit";
+    case FailurePoint::kAfterCommit: return "after-commit";
   }
   return "unknown";
 }

@@ -18,6 +18,9 @@
 //  - kBetweenCompletionAndCommit: a task whose chain holds a sink, when notify_checkpoint_complete(n) arrives
 //    (n completed, its _metadata durable), before the sink commits n's committables. The restore from n must
 //    commit them, idempotently: exactly once in the output.
+//  - kAfterCommit: a task whose chain holds a sink, right after notify_checkpoint_complete(n) returned (its sinks
+//    committed n's committables), before the task goes on. What the restore (STREAMING) or the commit retry
+//    (BATCH) commits again must not show twice: committing a committed committable is a no-op.
 //
 // Cost when nothing is armed: the task reads its own armed-points mask (one relaxed atomic load) once per
 // mailbox-loop iteration and once per input buffer or checkpoint step - never per record.
@@ -46,8 +49,9 @@ enum class FailurePoint : uint8_t {
   kSink,
   kBetweenSyncAndAsyncSnapshot,
   kBetweenCompletionAndCommit,
+  kAfterCommit,
 };
-inline constexpr int kNumFailurePoints = 6;
+inline constexpr int kNumFailurePoints = 7;
 
 // The five points of issue 3's failure classes (everything but the generic kTask), in the order above.
 inline constexpr FailurePoint kFailureClasses[] = {
@@ -55,7 +59,8 @@ inline constexpr FailurePoint kFailureClasses[] = {
     FailurePoint::kBetweenSyncAndAsyncSnapshot, FailurePoint::kBetweenCompletionAndCommit};
 
 constexpr uint32_t failure_point_bit(FailurePoint p) { return 1u << static_cast<uint32_t>(p); }
-// "task", "source", "keyed-operator", "sink", "between-sync-and-async-snapshot", "between-completion-and-commit".
+// "task", "source", "keyed-operator", "sink", "between-sync-and-async-snapshot", "between-completion-and-commit",
+// "after-commit".
 const char* failure_point_name(FailurePoint p);
 // The inverse of failure_point_name; nullopt for an unknown name.
 std::optional<FailurePoint> parse_failure_point(std::string_view name);
@@ -67,7 +72,8 @@ struct InjectedFailure {
   int32_t subtask = -1;
   int32_t attempt = 0;   // the job attempt it failed in (0: the first run)
   // The checkpoint it interrupted (kSink, kBetweenSyncAndAsyncSnapshot: the one being taken;
-  // kBetweenCompletionAndCommit: the completed one not committed yet); -1 for the other points.
+  // kBetweenCompletionAndCommit: the completed one not committed yet; kAfterCommit: the one just committed); -1
+  // for the other points.
   int64_t checkpoint_id = -1;
   std::string message;   // "injected failure [<point>] <cause>"
 };

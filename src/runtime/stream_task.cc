@@ -98,11 +98,29 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
       processing_time_(std::make_unique<QueuedProcessingTimeService>(d_.clock)) {
   armed_failures_ = d_.fault_injector ? d_.fault_injector->armed_points(d_.vertex, d_.subtask_index) : nullptr;
   if (armed_failures_ == nullptr) armed_failures_ = &kNothingArmed;
-  const auto& vx = d_.job_graph->vertices.at(static_cast<size_t>(d_.vertex));
-  name_ = vx.name + " (" + std::to_string(d_.subtask_index + 1) + "/" + std::to_string(vx.parallelism) + ")";
+  name_ = subtask_name(*d_.job_graph, d_.vertex, d_.subtask_index);
 }
 
 StreamTask::~StreamTask() = default;
+
+std::string subtask_name(const graph::JobGraph& job_graph, int32_t vertex, int32_t subtask) {
+  const auto& vx = job_graph.vertices.at(static_cast<size_t>(vertex));
+  return vx.name + " (" + std::to_string(subtask + 1) + "/" + std::to_string(vx.parallelism) + ")";
+}
+
+TaskInfo operator_task_info(const graph::JobGraph& job_graph, const StreamNode& node, int32_t vertex, int32_t subtask,
+                            int32_t attempt_number) {
+  TaskInfo info;
+  info.task_name = subtask_name(job_graph, vertex, subtask);
+  info.operator_name = node.name;
+  info.operator_uid = node.uid;
+  info.job_name = job_graph.job_name;
+  info.subtask_index = subtask;
+  info.parallelism = job_graph.vertices.at(static_cast<size_t>(vertex)).parallelism;
+  info.max_parallelism = job_graph.max_parallelism;
+  info.attempt_number = attempt_number;
+  return info;
+}
 
 std::chrono::nanoseconds StreamTask::timer_wait_bound(std::chrono::nanoseconds max) const {
   return at_end_of_data_ ? max : processing_time_->wait_bound(max);
@@ -244,14 +262,7 @@ void StreamTask::build_chain() {
   for (auto& slot : slots_) {
     const StreamNode& node = sg.node(slot->node_id);
     OperatorSetup s;
-    s.info.task_name = name_;
-    s.info.operator_name = node.name;
-    s.info.operator_uid = node.uid;
-    s.info.job_name = d_.job_graph->job_name;
-    s.info.subtask_index = d_.subtask_index;
-    s.info.parallelism = vx.parallelism;
-    s.info.max_parallelism = d_.job_graph->max_parallelism;
-    s.info.attempt_number = d_.attempt_number;
+    s.info = operator_task_info(*d_.job_graph, node, d_.vertex, d_.subtask_index, d_.attempt_number);
     s.metrics = slot->metrics;
     s.clock = d_.clock;
     s.key_group_range = d_.key_group_range;
@@ -614,6 +625,10 @@ void StreamTask::notify_checkpoint_complete(CheckpointId id) {
     inject_failure(FailurePoint::kBetweenCompletionAndCommit, sink_op_, id.value());
   }
   for (auto& c : chain_ops_) c.op->notify_checkpoint_complete(id);
+  // Committed: a failure now must not show the output twice (the restore or commit retry commits it again).
+  if (sink_op_ != nullptr && failure_armed(FailurePoint::kAfterCommit)) {
+    inject_failure(FailurePoint::kAfterCommit, sink_op_, id.value());
+  }
 }
 
 void StreamTask::notify_checkpoint_aborted(CheckpointId id) {
@@ -646,14 +661,20 @@ void StreamTask::reach_end_of_data() {
   if (at_end_of_data_) return;
   end_chain();
   at_end_of_data_ = true;
+  for (auto& o : d_.outputs) o.partition->broadcast_event(end_of_data_event());
   if (d_.batch_commit_after_stage) {  // BATCH: pre-commit now, commit once the stage succeeded
     const StreamGraph& sg = *d_.stream_graph;
+    std::vector<BatchPrecommit> precommits;
     for (auto& slot : slots_) {
-      if (!sg.node(slot->node_id).is_sink) continue;
-      (void)slot->op->snapshot_state(CheckpointId(kBatchCommitCheckpoint), d_.clock->now_ms());
+      if (!sg.node(slot->node_id).commits_on_checkpoint_complete) continue;
+      OperatorSnapshot snap = slot->op->snapshot_state(CheckpointId(kBatchCommitCheckpoint), d_.clock->now_ms());
+      precommits.push_back(BatchPrecommit{slot->node_id, std::move(snap.operator_state)});
     }
+    // The task's data is complete: its exchange files commit before the sinks do, so a failure in the commit
+    // phase never needs this stage's output again.
+    for (auto& o : d_.outputs) o.partition->finish();
+    listener_->on_task_precommitted(d_.vertex, d_.subtask_index, std::move(precommits));
   }
-  for (auto& o : d_.outputs) o.partition->broadcast_event(end_of_data_event());
   listener_->on_task_end_of_data(d_.vertex, d_.subtask_index);
 }
 

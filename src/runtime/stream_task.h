@@ -64,9 +64,24 @@
 
 namespace sluice::runtime {
 
+// BATCH: what one sink of a task pre-committed at the end of its input (TaskDeployment::batch_commit_after_stage):
+// its snapshot's operator state - the committables, as a checkpoint would keep them. Restoring a fresh instance of
+// the sink from it commits exactly those committables again (batch/sink_commit_retry.h).
+struct BatchPrecommit {
+  int32_t node_id = -1;  // the sink's StreamNode
+  std::vector<uint8_t> operator_state;
+};
+
 class TaskListener {
  public:
   virtual ~TaskListener() = default;
+  // BATCH (TaskDeployment::batch_commit_after_stage): the task's sinks pre-committed; called before
+  // on_task_end_of_data, from the task thread. Default: ignored.
+  virtual void on_task_precommitted(int32_t vertex, int32_t subtask, std::vector<BatchPrecommit> sinks) {
+    (void)vertex;
+    (void)subtask;
+    (void)sinks;
+  }
   // With checkpointing on, a task whose input ended reports it and waits: it finishes only after a final
   // checkpoint completed (so two-phase-commit sinks commit their last data), when told to by finish().
   virtual void on_task_end_of_data(int32_t vertex, int32_t subtask) = 0;
@@ -111,11 +126,14 @@ struct TaskDeployment {
   // BATCH: the input arrives sorted by key; the chain's head (a keyed one-input operator) keeps one key's state
   // at a time (OperatorSetup::batch_sorted_input).
   bool batch_sorted_input = false;
-  // BATCH, a chain with a two-phase-commit sink: its commit waits for the whole stage. At the end of its input
+  // BATCH, a chain with a sink that commits on checkpoint completion (StreamNode::commits_on_checkpoint_complete:
+  // two-phase-commit and write-ahead-log sinks): its commit waits for the whole stage. At the end of its input
   // the task pre-commits (the sinks' snapshot_state for kBatchCommitCheckpoint; its operators see
-  // OperatorSetup::checkpointing, so they keep what they would commit), reports on_task_end_of_data and waits;
-  // notify_checkpoint_complete(kBatchCommitCheckpoint) then commits, finish() ends it. A stage that fails before
-  // that leaves nothing committed, so its re-run writes the output once.
+  // OperatorSetup::checkpointing, so they keep what they would commit), hands the snapshots over
+  // (on_task_precommitted), ends its output partitions (its exchange files commit: its data is complete), reports
+  // on_task_end_of_data and waits; notify_checkpoint_complete(kBatchCommitCheckpoint) then commits, finish() ends
+  // it. A stage that fails before that leaves nothing committed, so its re-run writes the output once; a failure
+  // after it retries the commit from the snapshots (docs/batch.md).
   bool batch_commit_after_stage = false;
 
   // Checkpointing; off when checkpoint_responder is null.
@@ -147,6 +165,12 @@ struct TaskDeployment {
 // barriers). Process-wide; any thread.
 void set_input_suspended_for_testing(int32_t vertex);
 bool input_suspended_for_testing(int32_t vertex);
+
+// The name of subtask `subtask` of job vertex `vertex` ("<chain name> (2/4)"), and what an operator `node` of it is
+// told about itself (OperatorSetup::info).
+std::string subtask_name(const graph::JobGraph& job_graph, int32_t vertex, int32_t subtask);
+TaskInfo operator_task_info(const graph::JobGraph& job_graph, const StreamNode& node, int32_t vertex, int32_t subtask,
+                            int32_t attempt_number);
 
 // The checkpoint id a BATCH sink pre-commits and commits under (TaskDeployment::batch_commit_after_stage).
 inline constexpr int64_t kBatchCommitCheckpoint = 1;

@@ -7,6 +7,8 @@
 // - a sort above execution.sorted-inputs.memory spills runs to disk and still gives the same result;
 // - seeded injected failures in each stage recover with the same result, re-running only the failed stage
 //   (stage_runs); earlier stages never run again;
+// - a failure in a stage's commit phase (after or before a sink subtask committed, also inside a commit retry)
+//   retries the commit of the kept committables instead of re-running the stage: the same result, committed once;
 // - BATCH with an unbounded source fails at submission naming it; AUTOMATIC picks BATCH for bounded sources.
 #include <gtest/gtest.h>
 
@@ -16,6 +18,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <map>
 #include <random>
@@ -28,6 +31,7 @@
 #include "seeded_failover.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
+#include "sluice/connectors/sqlite/sqlite_sinks.h"
 #include "sluice/sluice.h"
 
 namespace sluice {
@@ -82,15 +86,16 @@ struct CountPerKey final : KeyedProcessFunction<int64_t, Reading, std::tuple<int
 
 // The committed output lines: key,ts,running sum / key,window start,sum / key,count,sum.
 struct Results {
-  std::multiset<std::string> rolling, windows, per_key;
+  std::multiset<std::string> raw, rolling, windows, per_key;
 };
 
 std::string line_of(int64_t a, int64_t b, int64_t c) {
   return std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(c);
 }
 
-// Stage 0: the source; stage 1: rolling reduce, windows, a relay behind a rebalance; stage 2: the per-key process.
-// Each result goes to an exactly-once file sink under `out`: rolling/, windows/, per-key/.
+// Stage 0: the source, its records also straight into a sink; stage 1: rolling reduce, windows, a relay behind a
+// rebalance; stage 2: the per-key process. Each result goes to an exactly-once file sink under `out`: raw/,
+// rolling/, windows/, per-key/.
 void build(StreamExecutionEnvironment& env, const std::string& out) {
   auto src = env.from_source(make_generator_source(kEvents, [](int64_t i) { return reading(i); }),
                              WatermarkStrategy<Reading>::for_bounded_out_of_orderness(std::chrono::milliseconds(kEvents))
@@ -98,6 +103,7 @@ void build(StreamExecutionEnvironment& env, const std::string& out) {
                              "readings")
                  .uid("readings");
   auto reading_line = [](const Reading& r, std::string& line) { line += line_of(r.key, r.ts, r.value); };
+  src.sink_to(file::TransactionalFileSink<Reading>(out + "/raw", reading_line)).uid("raw-sink");
   src.key_by([](const Reading& r) { return r.key; })
       .reduce([](const Reading& a, const Reading& b) { return Reading{a.key, std::max(a.ts, b.ts), a.value + b.value}; })
       .uid("rolling")
@@ -138,6 +144,7 @@ Configuration base_config(const std::string& mode) {
 // Runs the program; in BATCH directly on the batch runtime with `failures` armed, returning the client's figures.
 struct RunResult {
   Results results;
+  std::multiset<std::string> rows;  // what a custom program's collect() read
   std::vector<int32_t> stage_runs;  // empty: not the batch runtime
   batch::BatchStats stats;
   std::vector<runtime::InjectedFailure> injected;
@@ -150,7 +157,14 @@ struct Failure {
   int32_t subtask = 0;
 };
 
-RunResult run(const std::string& mode, const std::vector<std::string>& extra = {}, const std::vector<Failure>& failures = {}) {
+// A program and how to read its committed output (default: build() and its file sinks).
+struct Program {
+  std::function<void(StreamExecutionEnvironment&, const std::string& out)> build;
+  std::function<void(const std::string& out, RunResult&)> collect;
+};
+
+RunResult run(const std::string& mode, const std::vector<std::string>& extra = {}, const std::vector<Failure>& failures = {},
+              const Program& program = {}) {
   g_max_entries = 0;
   g_processing_fired = 0;
   static int run_number = 0;
@@ -160,7 +174,12 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
   for (const auto& kv : extra) EXPECT_TRUE(c.apply_dynamic_property(kv).is_ok()) << kv;
   StreamExecutionEnvironment env(c);
   RunResult r;
-  build(env, out);
+  std::filesystem::create_directories(out);
+  if (program.build) {
+    program.build(env, out);
+  } else {
+    build(env, out);
+  }
   if (failures.empty()) {
     auto client = env.execute_async("batch-it");
     EXPECT_TRUE(client.is_ok()) << client.status().to_string();
@@ -200,6 +219,8 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
     r.stats = (*client)->batch_stats();
     r.injected = (*client)->injected_failures();
   }
+  if (program.collect) program.collect(out, r);
+  r.results.raw = failover_test::committed_lines(out + "/raw");
   r.results.rolling = failover_test::committed_lines(out + "/rolling");
   r.results.windows = failover_test::committed_lines(out + "/windows");
   r.results.per_key = failover_test::committed_lines(out + "/per-key");
@@ -210,6 +231,7 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
 // What must be equal across modes: final rolling value and update count per key, the window sums, the per-key
 // timer output.
 struct Canonical {
+  std::multiset<std::string> raw;  // each reading once
   std::map<int64_t, std::pair<int64_t, int64_t>> rolling;  // key -> (updates, final sum)
   std::vector<std::tuple<int64_t, int64_t, int64_t>> windows;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> per_key;
@@ -224,6 +246,7 @@ std::tuple<int64_t, int64_t, int64_t> parse(const std::string& line) {
 
 Canonical canonical(const Results& r) {
   Canonical c;
+  c.raw = r.raw;
   for (const std::string& line : r.rolling) {
     auto [key, ts, value] = parse(line);
     auto& e = c.rolling[key];
@@ -244,6 +267,7 @@ Canonical oracle() {
   std::map<int64_t, std::pair<int64_t, int64_t>> per;
   for (int64_t i = 0; i < kEvents; ++i) {
     Reading r = reading(i);
+    c.raw.insert(line_of(r.key, r.ts, r.value));
     auto& e = c.rolling[r.key];
     ++e.first;
     e.second += r.value;
@@ -301,6 +325,113 @@ TEST(BatchModeIT, AFailureInAStageReRunsOnlyThatStage) {
       std::vector<int32_t> expected{1, 1, 1};
       expected[static_cast<size_t>(stage)] = 2;
       EXPECT_EQ(r.stage_runs, expected);
+    }
+  }
+}
+
+// A failure once every sink of the stage pre-committed - after a sink subtask committed, or before it did - does
+// not re-run the stage: the commit of the kept committables is retried (a committed part file stays as it is), and
+// the output equals the failure-free run's. Also a failure inside a retry: the next retry commits.
+TEST(BatchModeIT, AFailureWhileTheSinksCommitRetriesTheCommitNotTheStage) {
+  const Canonical want = oracle();
+  EXPECT_EQ(canonical(run("BATCH").results), want);  // the failure-free run
+  using runtime::FailurePoint;
+  const char* sinks[] = {"raw-sink", "rolling-sink", "per-key-sink"};  // in stage 0, 1, 2
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    std::mt19937 rng(seed);
+    const int32_t subtask = static_cast<int32_t>(rng() % 2);
+    const char* sink = sinks[seed - 1];
+    SCOPED_TRACE("seed " + std::to_string(seed) + " subtask " + std::to_string(subtask) + " " + sink);
+    struct Case {
+      const char* what;
+      std::vector<Failure> failures;
+      int64_t retries;
+    };
+    const std::vector<Case> cases = {
+        {"after the subtask committed", {Failure{FailurePoint::kAfterCommit, sink, subtask}}, 1},
+        {"before the subtask committed", {Failure{FailurePoint::kBetweenCompletionAndCommit, sink, subtask}}, 1},
+        // The second failure fires in the first retry (the task did not finish, so it commits again there).
+        {"before the commit, then in the retry",
+         {Failure{FailurePoint::kBetweenCompletionAndCommit, sink, subtask},
+          Failure{FailurePoint::kBetweenCompletionAndCommit, sink, subtask}},
+         2},
+        {"after the commit, then after the retry's commit",
+         {Failure{FailurePoint::kAfterCommit, sink, subtask}, Failure{FailurePoint::kAfterCommit, sink, subtask}},
+         2},
+    };
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.what);
+      RunResult r = run("BATCH", {}, c.failures);
+      ASSERT_EQ(r.injected.size(), c.failures.size());
+      EXPECT_EQ(canonical(r.results), want);
+      EXPECT_EQ(r.stage_runs, (std::vector<int32_t>{1, 1, 1}));  // no stage ran again
+      EXPECT_EQ(r.stats.commit_retries, c.retries);
+    }
+  }
+}
+
+// The same through write-ahead-log sinks on SQLite (no server): they commit after their stage too, and the retry
+// writes only the batches whose marker is missing. The rows equal the failure-free run's, each once.
+TEST(BatchModeIT, WriteAheadSinksOnSqliteCommitOnceAfterAFailureWhileCommitting) {
+  const sqlite::SqliteRowEncoder<Reading> encode = [](const Reading& r, sqlite::SqliteRow& row) {
+    row = {std::to_string(r.key), std::to_string(r.ts), std::to_string(r.value)};
+  };
+  const auto table = [](const std::string& out, const std::string& name) {
+    sqlite::SqliteTableOptions o;
+    o.path = out + "/results.db";
+    o.table = name;
+    o.columns = {"k", "a", "b"};
+    o.mode = sqlite::SqliteWriteMode::kInsert;
+    return o;
+  };
+  Program program;
+  program.build = [&](StreamExecutionEnvironment& env, const std::string& out) {
+    for (const char* name : {"raw", "windows"}) {
+      ASSERT_TRUE(sqlite::sqlite_execute(out + "/results.db", std::string("CREATE TABLE ") + name +
+                                                                   " (k INTEGER, a INTEGER, b INTEGER)")
+                      .is_ok());
+    }
+    auto src = env.from_source(make_generator_source(kEvents, [](int64_t i) { return reading(i); }),
+                               WatermarkStrategy<Reading>::for_bounded_out_of_orderness(std::chrono::milliseconds(kEvents))
+                                   .with_timestamp_assigner([](const Reading& r) { return r.ts; }),
+                               "readings")
+                   .uid("readings");
+    src.sink_to(sqlite::SqliteWriteAheadSink<Reading>(table(out, "raw"), encode)).uid("raw-sink");
+    src.key_by([](const Reading& r) { return r.key; })
+        .window(TumblingEventTimeWindows::of(100))
+        .reduce([](const Reading& a, const Reading& b) { return Reading{a.key, std::min(a.ts, b.ts), a.value + b.value}; })
+        .uid("windows")
+        .map([](Reading&& r) { return Reading{r.key, r.ts / 100 * 100, r.value}; })
+        .sink_to(sqlite::SqliteWriteAheadSink<Reading>(table(out, "windows"), encode))
+        .uid("windows-sink");
+  };
+  program.collect = [](const std::string& out, RunResult& r) {
+    for (const char* name : {"raw", "windows"}) {
+      auto rows = sqlite::sqlite_query(out + "/results.db", std::string("SELECT k, a, b FROM ") + name);
+      ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+      for (const auto& row : *rows) r.rows.insert(std::string(name) + ":" + row[0] + "," + row[1] + "," + row[2]);
+    }
+  };
+  const Canonical want = oracle();
+  std::multiset<std::string> expected;
+  for (const std::string& line : want.raw) expected.insert("raw:" + line);
+  for (const auto& [k, a, b] : want.windows) expected.insert("windows:" + line_of(k, a, b));
+  EXPECT_EQ(run("BATCH", {}, {}, program).rows, expected);  // the failure-free run
+
+  using runtime::FailurePoint;
+  const char* sinks[] = {"raw-sink", "windows-sink"};  // in stage 0, 1
+  for (uint32_t seed : {1u, 2u}) {
+    std::mt19937 rng(seed);
+    const int32_t subtask = static_cast<int32_t>(rng() % 2);
+    const char* sink = sinks[seed - 1];
+    SCOPED_TRACE("seed " + std::to_string(seed) + " subtask " + std::to_string(subtask) + " " + sink);
+    for (FailurePoint point : {FailurePoint::kAfterCommit, FailurePoint::kBetweenCompletionAndCommit}) {
+      SCOPED_TRACE(runtime::failure_point_name(point));
+      RunResult r = run("BATCH", {}, {Failure{point, sink, subtask}}, program);
+      ASSERT_EQ(r.injected.size(), 1u);
+      EXPECT_EQ(r.rows, expected);
+      EXPECT_EQ(r.stage_runs, (std::vector<int32_t>{1, 1}));
+      EXPECT_EQ(r.stats.commit_retries, 1);
     }
   }
 }

@@ -194,6 +194,7 @@ class DataStream {
     std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> shared = std::make_shared<S>(std::move(sink));
     auto s = one_input<T>("Sink", [shared]() { return std::make_unique<TwoPhaseCommitSinkOperator<T, CommT>>(shared); });
     graph_->node(s.inputs().front().node_id).is_sink = true;
+    graph_->node(s.inputs().front().node_id).commits_on_checkpoint_complete = true;
     graph_->node(s.inputs().front().node_id).submission_warnings = [shared](const SinkSubmissionContext& job) {
       return shared->submission_warnings(job);
     };
@@ -206,6 +207,7 @@ class DataStream {
     std::shared_ptr<const WriteAheadSink<T>> shared = std::make_shared<S>(std::move(sink));
     auto s = one_input<T>("Sink", [shared]() { return std::make_unique<WriteAheadSinkOperator<T>>(shared); });
     graph_->node(s.inputs().front().node_id).is_sink = true;
+    graph_->node(s.inputs().front().node_id).commits_on_checkpoint_complete = true;
     return DataStreamSink<T>(graph_, s.inputs().front().node_id);
   }
   template <class S>

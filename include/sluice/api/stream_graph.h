@@ -67,6 +67,11 @@ struct StreamNode {
   int32_t parallelism = -1;  // -1 = the environment's default
   bool keyed = false;        // needs a key-group range and a keyed state backend
   bool is_sink = false;      // added by sink_to
+  // A sink whose output becomes visible when a checkpoint completes: notify_checkpoint_complete commits what its
+  // snapshot_state pre-committed, and restored from that snapshot it commits it again in open(), idempotently
+  // (sink_to of a TwoPhaseCommittingSink or a WriteAheadSink). BATCH commits such sinks once their stage
+  // succeeded, and retries their commit from the snapshot after a failure (docs/batch.md).
+  bool commits_on_checkpoint_complete = false;
   // Sources: the source reads a bounded input (Source::boundedness() == kBounded). execution.runtime-mode
   // BATCH needs every source bounded; AUTOMATIC picks BATCH when they all are.
   bool bounded = true;

@@ -1,5 +1,5 @@
-// ExternalSorter: key order, stability, spilling past the budget and the k-way merge; and the blocking entry
-// files it spills to.
+// ExternalSorter: key order, stability, spilling past the budget, the k-way merge and merge passes beyond the fan-in;
+// and the blocking entry files it spills to.
 #include "batch/external_sorter.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +105,41 @@ TEST(ExternalSorterTest, AboveItsBudgetSpillsSortedRunsAndMergesThem) {
       check(drain(sorter), expected_order(in));
     }
     for (const std::string& f : files) EXPECT_FALSE(std::filesystem::exists(f)) << f << " left behind";
+  }
+}
+
+// More runs than the merge fan-in: merged in passes of fan-in consecutive runs, the inputs removed after each
+// merge; the order is the one-pass order (keys, and per key the insertion order).
+TEST(ExternalSorterTest, MoreRunsThanTheFanInAreMergedInPasses) {
+  const std::string dir = temp_dir("passes");
+  for (uint32_t seed : {4u, 5u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::vector<Entry> in = random_entries(seed, 20000, 300);
+    const std::string prefix = "p" + std::to_string(seed);
+    {
+      ExternalSorter sorter(16 << 10, dir, prefix, /*max_fan_in=*/3);
+      for (const Entry& e : in) {
+        ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size(),
+                               reinterpret_cast<const uint8_t*>(e.record.data()), e.record.size()).is_ok());
+      }
+      ASSERT_TRUE(sorter.finish().is_ok());
+      const SorterStats& st = sorter.stats();
+      EXPECT_GT(st.spilled_runs, 27);  // > 3^3 runs: at least three passes before the final merge
+      int64_t expected_passes = 0;
+      for (int64_t runs = st.spilled_runs; runs > 3; runs = (runs + 2) / 3) ++expected_passes;
+      EXPECT_EQ(st.merge_passes, expected_passes);
+      EXPECT_GE(st.merge_passes, 3);
+      EXPECT_GE(st.merge_written_bytes, st.spilled_bytes);  // the first pass rewrites every entry
+      // What is left on disk: the runs of the final merge, no input of an earlier pass.
+      EXPECT_LE(sorter.spill_files().size(), 3u);
+      int on_disk = 0;
+      for (const auto& f : std::filesystem::directory_iterator(dir))
+        if (f.path().filename().string().rfind(prefix + "-", 0) == 0) ++on_disk;
+      EXPECT_EQ(on_disk, static_cast<int>(sorter.spill_files().size()));
+      check(drain(sorter), expected_order(in));
+    }
+    for (const auto& f : std::filesystem::directory_iterator(dir))
+      EXPECT_NE(f.path().filename().string().rfind(prefix + "-", 0), 0u) << f.path() << " left behind";
   }
 }
 
