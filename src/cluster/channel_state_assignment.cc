@@ -224,7 +224,9 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
     ce.old_max_parallelism = head[ci]->max_parallelism;
     ce.new_max_parallelism = jg.max_parallelism;
     auto route = route_channel_state(ce, p, c);
-    if (!route.is_ok()) return route.status().with_context("restoring the channel state of " + checkpoint + " " + head_name[ci]);
+    if (!route.is_ok()) {
+      return route.status().with_context("restoring the channel state of " + checkpoint + " " + head_name[ci]);
+    }
     int32_t new_channel = 0;
     for (const graph::JobEdge* in : jg.inputs_of(consumer.id)) {
       if (in == &e) break;
@@ -259,8 +261,8 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
   for (const auto& [ci, t] : totals) {
     const auto vi = static_cast<size_t>(ci);
     a.records_ += t.records;
-    std::string line = head_name[vi] + ": " + std::to_string(t.records) + " records (" + checkpoint::format_bytes(t.bytes) +
-                       ") in flight to it, parallelism " + std::to_string(head[vi]->parallelism) + " -> " +
+    std::string line = head_name[vi] + ": " + std::to_string(t.records) + " records (" +
+                       checkpoint::format_bytes(t.bytes) + ") in flight to it, parallelism " + std::to_string(head[vi]->parallelism) + " -> " +
                        std::to_string(jg.vertices[vi].parallelism);
     if (t.filtered) line += ", split by key group";
     if (t.rebalanced) line += ", spread round robin";

@@ -74,9 +74,9 @@ Result<std::vector<checkpoint::ChannelStateBuffer>> filter_by_key_group(
 class ChannelStateAssignment {
  public:
   // Reads and decodes the channel state of every chain head in `metadata` (each file once) and assigns it.
-  static Result<ChannelStateAssignment> build(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
-                                              checkpoint::CheckpointStorage& storage, const StreamGraph& stream_graph,
-                                              const graph::JobGraph& job_graph);
+  static Result<ChannelStateAssignment> build(const checkpoint::CheckpointMetadata& metadata,
+                                              const std::string& location, checkpoint::CheckpointStorage& storage,
+                                              const StreamGraph& stream_graph, const graph::JobGraph& job_graph);
 
   // What subtask `subtask` of job vertex `vertex` restores: input channel state only, each entry's channel one
   // of the new input gate's channels of the edge it came over (so the task feeds it to the right input),

@@ -155,8 +155,9 @@ InFlight in_flight(const checkpoint::RestorePoint& rp, checkpoint::CheckpointSto
 
 // Runs the job at `parallelism` under back-pressure until a completed unaligned checkpoint holds in-flight data,
 // then kills it (cancel; the checkpoint is retained). Returns that checkpoint.
-std::optional<checkpoint::RestorePoint> checkpoint_under_backpressure(const std::string& dir, const std::string& backend,
-                                                                      int32_t parallelism, bool stateless_head) {
+std::optional<checkpoint::RestorePoint> checkpoint_under_backpressure(const std::string& dir,
+                                                                      const std::string& backend, int32_t parallelism,
+                                                                      bool stateless_head) {
   reset();
   g_sleep_us = 400;  // about 2500 records a second per subtask: the source is far faster
   StreamExecutionEnvironment env;
@@ -234,7 +235,8 @@ void restore_and_finish(const Case& c, const checkpoint::RestorePoint& rp, const
     // the restored run's first checkpoint: the failover restores the rescaled in-flight data once more).
     const int32_t keyed_vertex = c.stateless_head ? 2 : 1;
     for (int64_t at : {static_cast<int64_t>(rng() % 2000) + 200, static_cast<int64_t>(rng() % 20'000) + 5'000}) {
-      if (!it::wait_for([&] { return g_outputs.load() >= at || is_globally_terminal((*client)->status()); }, 60s)) break;
+      auto reached = [&] { return g_outputs.load() >= at || is_globally_terminal((*client)->status()); };
+      if (!it::wait_for(reached, 60s)) break;
       if (is_globally_terminal((*client)->status())) break;
       cp.fail_task(keyed_vertex, static_cast<int32_t>(rng() % static_cast<uint64_t>(c.to)), "seeded failure");
       ++failures;

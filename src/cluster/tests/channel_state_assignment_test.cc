@@ -61,8 +61,8 @@ std::vector<int64_t> records_of(const std::vector<checkpoint::InputChannelState>
 }
 
 int32_t owner(int64_t record, int32_t parallelism) {
-  return subtask_for_key_group(kMaxParallelism, parallelism, key_group_for_key<int64_t>(record % kKeys, kMaxParallelism))
-      .value();
+  const KeyGroup kg = key_group_for_key<int64_t>(record % kKeys, kMaxParallelism);
+  return subtask_for_key_group(kMaxParallelism, parallelism, kg).value();
 }
 
 struct Pass final : KeyedProcessFunction<int64_t, int64_t, int64_t> {
@@ -98,7 +98,8 @@ Job keyed_job(int32_t src, int32_t keyed, int32_t parse = 0) {
   env.set_parallelism(src);
   auto numbers = env.from_generator(100, [](int64_t i) { return i; }, 0, "numbers").uid("numbers");
   if (parse > 0) {
-    numbers = numbers.rebalance().map([](const int64_t& v) { return v; }).name("parse").uid("parse").set_parallelism(parse);
+    auto parsed = numbers.rebalance().map([](const int64_t& v) { return v; });
+    numbers = parsed.name("parse").uid("parse").set_parallelism(parse);
   }
   numbers.key_by([](const int64_t& v) { return v % kKeys; })
       .process(Pass{})
@@ -134,7 +135,8 @@ CheckpointMetadata checkpoint_of(const std::vector<std::pair<std::string, int32_
 }
 
 TEST(ChannelStateRoute, KeepsEachOldConsumerWhenTheConsumerKeepsItsParallelism) {
-  for (Partitioning p : {Partitioning::kHash, Partitioning::kRebalance, Partitioning::kForward, Partitioning::kBroadcast}) {
+  for (Partitioning p :
+       {Partitioning::kHash, Partitioning::kRebalance, Partitioning::kForward, Partitioning::kBroadcast}) {
     auto r = route_channel_state(ChannelStateEdge{p, 4, 3, 3, 128, 128}, 1, 2);
     ASSERT_TRUE(r.is_ok());
     EXPECT_EQ(r->subtasks, std::vector<int32_t>{2});
@@ -553,7 +555,8 @@ TEST(ChannelStateAssignment, CorruptOrMissingChannelStateFailsLoudlyNamingTheChe
 }
 
 TEST(ChannelStateAssignment, RefusesChannelStateOfAnOperatorThatIsNoLongerAChainHead) {
-  CheckpointMetadata md = checkpoint_of({{"chained", 1}}, {{{"chained", 0}, SubtaskChannelState{{{0, {buffer_of({1})}}}, {}}}});
+  const SubtaskChannelState in{{{0, {buffer_of({1})}}}, {}};
+  CheckpointMetadata md = checkpoint_of({{"chained", 1}}, {{{"chained", 0}, in}});
   md.operators[0].operator_name = "keyed sum";
   EXPECT_TRUE(check_channel_state_heads(md, {"src", "chained"}).is_ok());
   Status s = check_channel_state_heads(md, {"src", "head"});
