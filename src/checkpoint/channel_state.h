@@ -5,8 +5,8 @@
 // that were sent before the channel's barrier (the barrier overtook them). Output channel state: for each
 // output and subpartition, the data buffers queued behind the barrier in the task's output when the barrier
 // overtook them. A buffer holds whole records, framed as the network stack frames them (the typed code reads
-// them back); it is restored as is: input buffers are processed before new input, output buffers are sent
-// before new output.
+// them back); events (watermarks) are never stored. On restore every buffer goes to a consuming subtask, which
+// processes it before new input (cluster/channel_state_assignment.h: at another parallelism split by key group).
 //
 // Encoding (little-endian, inside a StreamStateHandle whose size and XXH3-64 the storage checks):
 //   "SLCS" u32 version(=1) varint #inputs  { varint channel, varint #buffers { varint records, varint n, n bytes } }

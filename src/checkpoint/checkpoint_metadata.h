@@ -98,7 +98,7 @@ struct OperatorSubtaskState {
   // committables), in the format of state/operator_state_snapshot.h.
   std::optional<StreamStateHandle> operator_state;
   // The subtask's in-flight data of an unaligned checkpoint (channel_state.h encoding), on its chain's head
-  // operator only (format version 3). Restoring it needs the parallelism of every operator unchanged.
+  // operator only (format version 3). Restored at any parallelism (cluster/channel_state_assignment.h).
   std::optional<StreamStateHandle> channel_state;
   bool operator==(const OperatorSubtaskState&) const = default;
 };

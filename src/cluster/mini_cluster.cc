@@ -12,6 +12,7 @@
 #include "checkpoint/completed_checkpoint_store.h"
 #include "checkpoint/savepoint_files.h"
 #include "cluster/attempt_network.h"
+#include "cluster/channel_state_assignment.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
 #include "coordinator/checkpoint_coordinator.h"
@@ -124,13 +125,8 @@ class LocalJob final : public CheckpointingJobClient,
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_restored_state_matched(all_ids));
-      std::vector<OperatorToRestore> job_operators;
-      for (const auto& v : jg_.vertices) {
-        for (int32_t node_id : v.nodes) job_operators.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
-      }
       SLUICE_RETURN_IF_ERROR(
           check_native_savepoint_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
-      SLUICE_RETURN_IF_ERROR(check_channel_state_parallelism(cfg_.restore->metadata, job_operators));
       std::vector<std::string> heads;
       for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
       SLUICE_RETURN_IF_ERROR(check_channel_state_heads(cfg_.restore->metadata, heads));
@@ -504,6 +500,13 @@ class LocalJob final : public CheckpointingJobClient,
     }
 
     AttemptNetwork net = build_attempt_network(jg_, cfg_.network, cfg_.clock);
+    // The in-flight data of an unaligned checkpoint, reassigned to the consumer subtasks (each file read once).
+    ChannelStateAssignment channel_state;
+    if (restore_point_) {
+      SLUICE_ASSIGN_OR_RETURN(channel_state, ChannelStateAssignment::build(restore_point_->metadata,
+                                                                           restore_point_->location, *cfg_.storage,
+                                                                           *sg_, jg_));
+    }
 
     std::vector<TaskSlot> tasks;
     for (const auto& ev : eg_.subtasks) {
@@ -547,13 +550,7 @@ class LocalJob final : public CheckpointingJobClient,
                                                                                       : SharedFileReuse::kNoReuse,
                                                                 cfg_.restore ? cfg_.restore->rehash_key_groups
                                                                              : KeyGroupRehash::kRefuse));
-        ChannelTopology topology;
-        topology.input_channels = d.input_gate ? d.input_gate->num_channels() : 0;
-        for (const auto& o : d.outputs) topology.output_subpartitions.push_back(o.partition->num_subpartitions());
-        SLUICE_ASSIGN_OR_RETURN(d.restored_channel_state,
-                                assign_channel_state(restore_point_->metadata, restore_point_->location, *cfg_.storage,
-                                                     graph::operator_id(sg_->node(v.head_node)), ev.subtask_index,
-                                                     topology));
+        d.restored_channel_state = channel_state.take(v.id, ev.subtask_index);
         d.restored = true;
       }
       TaskSlot slot;

@@ -3,16 +3,11 @@
 #include <map>
 
 #include "checkpoint/byte_size_text.h"
+#include "cluster/channel_state_assignment.h"
 
 namespace sluice::cluster {
 
 namespace {
-
-const checkpoint::OperatorState* find_operator(const checkpoint::CheckpointMetadata& md, const std::string& id) {
-  for (const auto& op : md.operators)
-    if (op.operator_id == id) return &op;
-  return nullptr;
-}
 
 // "keyed state (128 key groups, re-hashed into 100) and operator state of 4 subtasks, parallelism 4 -> 2, 1.2 MiB"
 std::string describe_restored(const checkpoint::OperatorState& os, int32_t parallelism, int32_t max_parallelism) {
@@ -36,6 +31,7 @@ std::string RestoreCheck::to_text() const {
   std::string t = snapshot + "\nmax parallelism " + std::to_string(max_parallelism) + "\n";
   for (const auto& r : restored) t += "restores " + r + "\n";
   for (const auto& f : fresh) t += "starts empty " + f + "\n";
+  for (const auto& f : in_flight) t += "restores in-flight data of " + f + "\n";
   for (const auto& d : dropped) {
     t += "drops '" + d.operator_name + "' (operator id " + d.operator_id + "): " + d.describe() +
          " (--allow-non-restored-state)\n";
@@ -60,17 +56,15 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
   c.max_parallelism = jg.max_parallelism;
 
   std::vector<std::string> ids, heads;
-  std::vector<OperatorToRestore> operators;
   for (const auto& v : jg.vertices) {
     heads.push_back(graph::operator_id(sg.node(v.head_node)));
     for (int32_t node_id : v.nodes) {
       const StreamNode& n = sg.node(node_id);
       const std::string id = graph::operator_id(n);
       ids.push_back(id);
-      operators.push_back({id, v.parallelism});
       const std::string name = "'" + n.name + "' (" + (n.uid.empty() ? "generated id " : "uid ") + id + ")";
-      const checkpoint::OperatorState* os = find_operator(md, id);
-      if (os == nullptr || os->subtasks.empty()) {
+      const checkpoint::OperatorState* os = find_operator_state(md, id);
+      if (os == nullptr || !has_operator_or_keyed_state(*os)) {  // in-flight data alone is reported below
         c.fresh.push_back(name);
       } else {
         c.restored.push_back(name + ": " + describe_restored(*os, v.parallelism, jg.max_parallelism));
@@ -85,7 +79,7 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
     c.dropped = std::move(unmatched);
   }
   for (Status s : {check_native_savepoint_backend(md, restore.location, state_backend_type),
-                   check_channel_state_parallelism(md, operators), check_channel_state_heads(md, heads),
+                   check_channel_state_heads(md, heads),
                    storage.check_restore_files(restore.location, md, checkpoint::RestoreFileCheck::kSizes)}) {
     if (!s.is_ok()) c.problems.push_back(s.to_string());
   }
@@ -103,6 +97,13 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
       c.problems.push_back(assigned.status().to_string());
       break;
     }
+  }
+  // The in-flight data of an unaligned checkpoint, reassigned as the deployment does (reads every channel state file).
+  auto channel_state = ChannelStateAssignment::build(md, restore.location, storage, sg, jg);
+  if (!channel_state.is_ok()) {
+    c.problems.push_back(channel_state.status().to_string());
+  } else {
+    c.in_flight = channel_state->summary();
   }
   for (const auto& v : jg.vertices) {
     if (!v.is_source) continue;

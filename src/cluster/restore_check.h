@@ -3,9 +3,10 @@
 //
 // Runs what a submission runs before its tasks start - operators matched by uid (state of operators the job does
 // not have: a failure, or dropped with allow_non_restored_state), in-flight data of unaligned checkpoints against
-// the new parallelism and chaining, every file's size - and then assigns every subtask's state exactly as the
-// deployment does (assign_subtask_state: reads every state file with its checksum, re-hashes keys when asked), so
-// a damaged file, a key-group mismatch or a failing redistribution shows here, not in the running job.
+// the chaining, every file's size - and then assigns every subtask's state exactly as the deployment does
+// (assign_subtask_state: reads every state file with its checksum, re-hashes keys when asked; in-flight data
+// reassigned to the new subtasks by ChannelStateAssignment), so a damaged file, a key-group mismatch or a failing
+// redistribution shows here, not in the running job.
 // Not checked here: state schema compatibility. A keyed state's serializers are the C++ types of the state
 // descriptors that user functions create in open(), which the job graph does not carry and the check does not
 // run (open() is user code, may reach external systems); the restore resolves them at registration instead,
@@ -30,6 +31,9 @@ struct RestoreCheck {
   int32_t max_parallelism = 0;             // the job's
   std::vector<std::string> restored;       // per job operator with state in the snapshot, what it gets
   std::vector<std::string> fresh;          // job operators with no state in the snapshot (they start empty)
+  // Per operator that an unaligned checkpoint's in-flight data goes to, how it is reassigned
+  // (ChannelStateAssignment::summary: kept per subtask, split by key group, or spread round robin).
+  std::vector<std::string> in_flight;
   std::vector<UnmatchedOperatorState> dropped;  // state the job does not have, dropped (allow_non_restored_state)
   std::vector<std::string> problems;       // why the restore would fail; empty: it would restore
   bool would_restore() const { return problems.empty(); }

@@ -12,13 +12,18 @@ namespace sluice::cluster {
 using checkpoint::CheckpointMetadata;
 using checkpoint::OperatorState;
 
-namespace {
-const OperatorState* find_operator(const CheckpointMetadata& md, const std::string& id) {
+const OperatorState* find_operator_state(const CheckpointMetadata& md, const std::string& id) {
   for (const auto& op : md.operators)
     if (op.operator_id == id) return &op;
   return nullptr;
 }
-}  // namespace
+
+bool has_operator_or_keyed_state(const OperatorState& op) {
+  for (const auto& st : op.subtasks) {
+    if (st.keyed_state || st.incremental_keyed_state || st.operator_state) return true;
+  }
+  return false;
+}
 
 std::string UnmatchedOperatorState::describe() const {
   std::string what = keyed && operator_state ? "keyed and operator state" : keyed ? "keyed state" : "operator state";
@@ -31,7 +36,8 @@ std::vector<UnmatchedOperatorState> unmatched_operator_state(const CheckpointMet
   std::set<std::string> ids(job_operator_ids.begin(), job_operator_ids.end());
   std::vector<UnmatchedOperatorState> out;
   for (const auto& op : md.operators) {
-    if (op.subtasks.empty() || ids.count(op.operator_id)) continue;
+    // Channel state alone: check_channel_state_heads decides about it.
+    if (!has_operator_or_keyed_state(op) || ids.count(op.operator_id)) continue;
     UnmatchedOperatorState u;
     u.operator_id = op.operator_id;
     u.operator_name = op.operator_name;
@@ -76,7 +82,7 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     SharedFileReuse reuse, KeyGroupRehash rehash) {
   std::map<std::string, OperatorRestoreState> out;
   for (const auto& c : chain) {
-    const OperatorState* os = find_operator(md, c.operator_id);
+    const OperatorState* os = find_operator_state(md, c.operator_id);
     if (os == nullptr) continue;
     std::string what = "restoring operator '" + os->operator_name + "' (" + c.operator_id + ") from " + location;
     OperatorRestoreState r;
@@ -210,22 +216,6 @@ Status check_native_savepoint_backend(const CheckpointMetadata& md, const std::s
       ", take a canonical savepoint there - `sluice savepoint JOB --type canonical` - and restore that)");
 }
 
-Status check_channel_state_parallelism(const CheckpointMetadata& md, const std::vector<OperatorToRestore>& job_operators) {
-  if (!md.has_channel_state()) return Status::ok();
-  for (const auto& op : job_operators) {
-    const OperatorState* os = find_operator(md, op.operator_id);
-    if (os == nullptr || os->parallelism == op.parallelism) continue;
-    return Status::invalid_argument(
-        "checkpoint " + std::to_string(md.checkpoint_id.value()) +
-        " holds in-flight data (channel state of an unaligned checkpoint), which restores only at the same "
-        "parallelism, but operator '" + os->operator_name + "' (" + op.operator_id + ") changes from parallelism " +
-        std::to_string(os->parallelism) + " to " + std::to_string(op.parallelism) +
-        "; rescaling in-flight data is not supported yet (it belongs to the savepoints-and-rescaling work); "
-        "restore at the old parallelism");
-  }
-  return Status::ok();
-}
-
 Status check_channel_state_heads(const CheckpointMetadata& md, const std::vector<std::string>& head_operator_ids) {
   std::set<std::string> heads(head_operator_ids.begin(), head_operator_ids.end());
   for (const auto& op : md.operators) {
@@ -242,54 +232,11 @@ Status check_channel_state_heads(const CheckpointMetadata& md, const std::vector
   return Status::ok();
 }
 
-Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(const CheckpointMetadata& md,
-                                                                            const std::string& location,
-                                                                            checkpoint::CheckpointStorage& storage,
-                                                                            const std::string& head_operator_id,
-                                                                            int32_t subtask,
-                                                                            const ChannelTopology& topology) {
-  const OperatorState* os = find_operator(md, head_operator_id);
-  if (os == nullptr) return std::optional<checkpoint::SubtaskChannelState>();
-  for (const auto& st : os->subtasks) {
-    if (st.subtask_index != subtask || !st.channel_state) continue;
-    const std::string what = "checkpoint " + std::to_string(md.checkpoint_id.value()) + " (" + location +
-                             ") operator '" + os->operator_name + "' (" + head_operator_id + ") subtask " +
-                             std::to_string(subtask);
-    auto bytes = storage.read_state(location, *st.channel_state);
-    if (!bytes.is_ok()) return bytes.status().with_context("restoring the channel state of " + what);
-    SLUICE_ASSIGN_OR_RETURN(checkpoint::SubtaskChannelState state,
-                            checkpoint::decode_channel_state(*bytes, "restoring the channel state of " + what));
-    auto refuse = [&](const std::string& which, const std::string& has) {
-      return Status::invalid_argument("restoring the channel state of " + what + ": it holds in-flight data for " +
-                                      which + ", but in this job the task has " + has +
-                                      " (the job's topology changed); restoring would drop those records");
-    };
-    const auto outputs = static_cast<int32_t>(topology.output_subpartitions.size());
-    for (const auto& in : state.inputs) {
-      if (in.channel >= topology.input_channels) {
-        return refuse("input channel " + std::to_string(in.channel), std::to_string(topology.input_channels) + " input channels");
-      }
-    }
-    for (const auto& out : state.outputs) {
-      if (out.output >= outputs) {
-        return refuse("output " + std::to_string(out.output), std::to_string(outputs) + " outputs");
-      }
-      const int32_t subpartitions = topology.output_subpartitions[static_cast<size_t>(out.output)];
-      if (out.subpartition >= subpartitions) {
-        return refuse("output " + std::to_string(out.output) + " subpartition " + std::to_string(out.subpartition),
-                      std::to_string(subpartitions) + " subpartitions on output " + std::to_string(out.output));
-      }
-    }
-    return std::optional<checkpoint::SubtaskChannelState>(std::move(state));
-  }
-  return std::optional<checkpoint::SubtaskChannelState>();
-}
-
 Result<std::optional<std::vector<uint8_t>>> restored_enumerator_state(const CheckpointMetadata& md,
                                                                       const std::string& location,
                                                                       checkpoint::CheckpointStorage& storage,
                                                                       const std::string& source_operator_id) {
-  const OperatorState* os = find_operator(md, source_operator_id);
+  const OperatorState* os = find_operator_state(md, source_operator_id);
   if (os == nullptr) return std::optional<std::vector<uint8_t>>();
   for (const auto& st : os->subtasks) {
     if (st.subtask_index != 0 || !st.operator_state) continue;

@@ -13,13 +13,20 @@
 #include <string_view>
 #include <vector>
 
-#include "checkpoint/channel_state.h"
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/checkpoint_storage.h"
 #include "cluster/key_group_rehash.h"
 #include "sluice/operators/stream_operator.h"
 
 namespace sluice::cluster {
+
+// The state of operator `operator_id` in `metadata`; null when it has none.
+const checkpoint::OperatorState* find_operator_state(const checkpoint::CheckpointMetadata& metadata,
+                                                     const std::string& operator_id);
+
+// Whether some subtask of `op` holds keyed or operator state (channel state alone is in-flight data, not state
+// of the operator: channel_state_assignment.h restores it).
+bool has_operator_or_keyed_state(const checkpoint::OperatorState& op);
 
 struct OperatorToRestore {
   std::string operator_id;
@@ -68,35 +75,11 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
 Status check_native_savepoint_backend(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
                                       std::string_view state_backend_type);
 
-// A checkpoint with channel state (an unaligned checkpoint's in-flight data) restores only when every operator
-// keeps its parallelism: the data belongs to particular channels between particular subtasks. kInvalidArgument
-// naming the first operator whose parallelism differs (rescaling in-flight data is not supported yet).
-Status check_channel_state_parallelism(const checkpoint::CheckpointMetadata& metadata,
-                                       const std::vector<OperatorToRestore>& job_operators);
-
 // Channel state belongs to the task, stored on its chain's head operator. kInvalidArgument naming the operator
 // when the checkpoint holds channel state for an operator that is not a chain head in this job (its chaining
 // changed): the in-flight data would have no task to go to.
 Status check_channel_state_heads(const checkpoint::CheckpointMetadata& metadata,
                                  const std::vector<std::string>& head_operator_ids);
-
-// The channels of one subtask in the restoring job: what its channel state may refer to.
-struct ChannelTopology {
-  int32_t input_channels = 0;                 // of its input gate (0 for a source)
-  std::vector<int32_t> output_subpartitions;  // per output (one per outgoing JobEdge, job-graph order)
-};
-
-// The channel state of subtask `subtask` of the chain whose head operator is `head_operator_id`, read and
-// decoded; nullopt when it has none. A missing or corrupt file fails (kNotFound / kCorruption naming the
-// checkpoint and the operator); state for an input channel, output or subpartition that `topology` does not
-// have fails with kInvalidArgument naming the operator and the index (the job's topology changed; restoring
-// would drop in-flight records).
-Result<std::optional<checkpoint::SubtaskChannelState>> assign_channel_state(const checkpoint::CheckpointMetadata& metadata,
-                                                                            const std::string& location,
-                                                                            checkpoint::CheckpointStorage& storage,
-                                                                            const std::string& head_operator_id,
-                                                                            int32_t subtask,
-                                                                            const ChannelTopology& topology);
 
 // The split enumerator state a source operator stored in its subtask 0 operator state (the state named
 // kSourceEnumeratorStateName), or nullopt if the checkpoint has none for it.

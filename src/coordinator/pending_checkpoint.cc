@@ -91,8 +91,9 @@ CheckpointMetadata PendingCheckpoint::finalize(const JobId& job, const std::map<
   }
   for (SubtaskStateMap& task_states : states_) {
     for (auto& [operator_id, subtask_state] : task_states) {
-      if (!subtask_state.keyed_state && !subtask_state.incremental_keyed_state && !subtask_state.operator_state) {
-        continue;  // stateless: nothing to restore
+      if (!subtask_state.keyed_state && !subtask_state.incremental_keyed_state && !subtask_state.operator_state &&
+          !subtask_state.channel_state) {
+        continue;  // stateless, nothing in flight: nothing to restore
       }
       metadata.operators[position.at(operator_id)].subtasks.push_back(std::move(subtask_state));
     }

@@ -378,8 +378,8 @@ void StreamTask::open_chain() {
     c.op->initialize_state(it != d_.restore.end() ? &it->second : (d_.restored ? &empty : nullptr));
   }
   d_.restore.clear();  // the restored bytes are in the backends now
-  // In-flight data of an unaligned checkpoint: queued output first, ahead of anything open() may emit.
-  restore_output_channel_state();
+  // In-flight data of an unaligned checkpoint: queued as recovered input, processed before the gate's first buffer.
+  restore_input_channel_state();
   // Tail first: downstream operators are ready before upstream ones emit (open may emit, e.g. a source).
   for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) (*it)->op->open();
   opened_ = true;

@@ -20,9 +20,9 @@
 // and barriers on forward and broadcast outputs are sent in order behind the data. With an alignment timeout
 // the checkpoint starts aligned; once the timeout has passed since its trigger, an aligning task snapshots at
 // once, and barriers still queued in its input channels are promoted to overtake the data ahead of them
-// (InputGate::promote_due_events; that data becomes this task's input channel state). Restore: output channel
-// state is sent before the operators open (before any new output), input channel state is processed before the
-// first buffer of the input gate.
+// (InputGate::promote_due_events; that data becomes this task's input channel state). Restore: the cluster gives
+// every in-flight record, whichever side persisted it, to a consuming subtask (at any parallelism), which
+// processes it before the first buffer of its input gate.
 //
 // Failure: any exception (OperatorFailure names operator and subtask) ends the task as failed through
 // TaskListener::on_task_failed; cancel() ends it as cancelled. Operators are closed in both cases.
@@ -156,7 +156,9 @@ struct TaskDeployment {
   std::map<std::string, OperatorRestoreState> restore;
   // execution.checkpointing.unaligned.* (off by default).
   UnalignedCheckpointConfig unaligned;
-  // The in-flight data of the unaligned checkpoint restored from (cluster/state_assignment.h); none: nothing.
+  // The in-flight data of the unaligned checkpoint restored from that this subtask processes before new input:
+  // input channel state only, entries in processing order, each channel naming the input it feeds
+  // (cluster/channel_state_assignment.h); none: nothing.
   std::optional<checkpoint::SubtaskChannelState> restored_channel_state;
 };
 
@@ -230,7 +232,7 @@ class StreamTask {
   void drop_channel_state();
   bool take_priority_events();  // true if it took any
   void check_alignment_deadlines();
-  void restore_output_channel_state();
+  void restore_input_channel_state();
   bool process_recovered_input();  // true if it processed a recovered buffer
   void reach_end_of_data();
   bool checkpointing() const { return d_.checkpoint_responder != nullptr; }

@@ -1,6 +1,6 @@
 // StreamTask's unaligned-checkpoint side (stream_task.h describes the behaviour): barriers that overtake queued
 // output, the barrier handling that snapshots on the first barrier and collects input channel state, the
-// alignment timeout, and re-injecting channel state on restore. Task thread only.
+// alignment timeout, and processing the restored in-flight data before new input. Task thread only.
 #include <climits>
 #include <stdexcept>
 
@@ -152,24 +152,19 @@ void StreamTask::check_alignment_deadlines() {
   }
 }
 
-void StreamTask::restore_output_channel_state() {
+void StreamTask::restore_input_channel_state() {
   if (!d_.restored_channel_state) return;
   checkpoint::SubtaskChannelState& st = *d_.restored_channel_state;
-  for (const auto& out : st.outputs) {
-    if (out.output < 0 || out.output >= static_cast<int32_t>(d_.outputs.size()) ||
-        out.subpartition >= d_.outputs[static_cast<size_t>(out.output)].partition->num_subpartitions()) {
-      throw std::runtime_error("task " + name_ + ": the restored channel state holds data for output " +
-                               std::to_string(out.output) + " subpartition " + std::to_string(out.subpartition) +
-                               ", which this task does not have (the job's topology or parallelism changed)");
-    }
-    ResultPartition& p = *d_.outputs[static_cast<size_t>(out.output)].partition;
-    for (const auto& b : out.buffers) p.emit_recovered_buffer(out.subpartition, b.bytes.data(), b.bytes.size(), b.num_records);
+  // The cluster moves every in-flight record to the consumer (cluster/channel_state_assignment.h): nothing is
+  // re-sent on an output, so output channel state here is a bug, never data to drop silently.
+  if (!st.outputs.empty()) {
+    throw std::runtime_error("task " + name_ + ": the restored channel state holds output data, which the cluster "
+                             "assigns to the consuming subtasks");
   }
   for (auto& in : st.inputs) {
     if (!d_.input_gate || in.channel < 0 || in.channel >= d_.input_gate->num_channels()) {
       throw std::runtime_error("task " + name_ + ": the restored channel state holds data for input channel " +
-                               std::to_string(in.channel) + ", which this task does not have (the job's topology "
-                               "or parallelism changed)");
+                               std::to_string(in.channel) + ", which this task does not have");
     }
     for (auto& b : in.buffers) {
       recovered_input_.push_back(std::move(b));

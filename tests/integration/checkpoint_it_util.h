@@ -23,7 +23,10 @@
 
 #include "../../examples/per_auction/per_auction_job.h"
 #include "../../tools/sluice/verify.h"
+#include "checkpoint/channel_state.h"
 #include "checkpoint/file_system.h"
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
 #include "sluice/sluice.h"
@@ -386,6 +389,42 @@ inline std::map<int64_t, coordinator::CheckpointStatsEntry> stats_by_id(const co
   if (s.latest_completed) out[s.latest_completed->id.value()] = *s.latest_completed;
   if (s.latest_failed) out[s.latest_failed->id.value()] = *s.latest_failed;
   for (const auto& e : s.in_progress) out[e.id.value()] = e;
+  return out;
+}
+
+// ---- unaligned checkpoints --------------------------------------------------------------------------------
+
+// Checkpoints every `interval` (unaligned ones when `unaligned`) into a filesystem storage at `dir`, retained on
+// cancellation; state below 1 KiB inline; checkpoint failures tolerated (some tests time them out).
+inline cluster::MiniClusterConfig unaligned_test_config(const std::string& dir, std::chrono::milliseconds interval,
+                                                        bool unaligned = true) {
+  cluster::MiniClusterConfig mc;
+  mc.checkpointing = true;
+  mc.checkpoint_config.interval = interval;
+  mc.checkpoint_config.tolerable_failures = 1000;
+  checkpoint::FileSystemStorageOptions so;
+  so.inline_threshold_bytes = 1024;
+  mc.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, so);
+  mc.retention = checkpoint::ExternalizedCheckpointRetention::kRetainOnCancellation;
+  mc.unaligned.enabled = unaligned;
+  return mc;
+}
+
+// The decoded channel state of every subtask of the checkpoint at `rp`, with its operator's id.
+inline std::vector<std::pair<std::string, checkpoint::SubtaskChannelState>> channel_states(
+    const checkpoint::RestorePoint& rp, checkpoint::CheckpointStorage& storage) {
+  std::vector<std::pair<std::string, checkpoint::SubtaskChannelState>> out;
+  for (const auto& op : rp.metadata.operators) {
+    for (const auto& st : op.subtasks) {
+      if (!st.channel_state) continue;
+      auto raw = storage.read_state(rp.location, *st.channel_state);
+      EXPECT_TRUE(raw.is_ok()) << raw.status().to_string();
+      if (!raw.is_ok()) continue;
+      auto decoded = checkpoint::decode_channel_state(*raw, "test");
+      EXPECT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+      if (decoded.is_ok()) out.emplace_back(op.operator_id, std::move(decoded).value());
+    }
+  }
   return out;
 }
 

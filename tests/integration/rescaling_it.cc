@@ -13,13 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <set>
 
-#include "checkpoint/checkpoint_files.h"
-#include "checkpoint/filesystem_checkpoint_storage.h"
 #include "runtime/fault_injection.h"
 #include "savepoint_it_util.h"
-#include "sluice/state/key_group_snapshot.h"
 
 namespace sluice {
 namespace {
@@ -68,41 +64,6 @@ TEST(RescalingIT, MaxParallelismIsAdoptedARefusedConflictFailsAndRehashingRestor
   expect_exactly_once(base + "/out-rehash", kSmallEvents);
   EXPECT_EQ(final_lines(base + "/out"), final_lines(base + "/out-rehash"));
   fs::remove_all(base);
-}
-
-// The keys (serialized bytes) of the keyed state operator `uid` holds in the savepoint at `folder`.
-std::set<std::string> savepoint_keys(const std::string& folder, const std::string& uid) {
-  std::set<std::string> keys;
-  auto& fsys = *checkpoint::local_file_system();
-  auto loc = checkpoint::locate_checkpoint(fsys, folder);
-  EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
-  if (!loc.is_ok()) return keys;
-  auto md = checkpoint::read_checkpoint_metadata(fsys, *loc);
-  EXPECT_TRUE(md.is_ok()) << md.status().to_string();
-  if (!md.is_ok()) return keys;
-  checkpoint::FileSystemCheckpointStorage storage("");
-  for (const auto& op : md->operators) {
-    if (op.operator_id != uid) continue;
-    for (const auto& st : op.subtasks) {
-      if (!st.keyed_state) continue;
-      auto bytes = storage.read_state(loc->checkpoint_dir, st.keyed_state->stream);
-      EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-      if (!bytes.is_ok()) continue;
-      const auto& offsets = st.keyed_state->offsets;
-      for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-        if (offsets[i + 1] == offsets[i]) continue;
-        auto view = parse_key_group_snapshot(bytes->data() + offsets[i], offsets[i + 1] - offsets[i]);
-        EXPECT_TRUE(view.is_ok()) << view.status().to_string();
-        if (!view.is_ok()) continue;
-        for (const auto& state : view->states) {
-          SnapshotEntryReader r(state);
-          std::string_view k, n, v;
-          while (r.next(&k, &n, &v)) keys.emplace(k);
-        }
-      }
-    }
-  }
-  return keys;
 }
 
 struct MatrixCase {

@@ -76,18 +76,7 @@ int32_t two_input_vertex(const StreamExecutionEnvironment& env) {
   return -1;
 }
 
-cluster::MiniClusterConfig config(const std::string& dir) {
-  cluster::MiniClusterConfig mc;
-  mc.checkpointing = true;
-  mc.checkpoint_config.interval = 200ms;
-  mc.checkpoint_config.tolerable_failures = 1000;
-  checkpoint::FileSystemStorageOptions so;
-  so.inline_threshold_bytes = 1024;
-  mc.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, so);
-  mc.retention = checkpoint::ExternalizedCheckpointRetention::kRetainOnCancellation;
-  mc.unaligned.enabled = true;
-  return mc;
-}
+cluster::MiniClusterConfig config(const std::string& dir) { return it::unaligned_test_config(dir, 200ms); }
 
 std::pair<std::vector<int64_t>, std::vector<int64_t>> seen() {
   std::lock_guard lock(g_mu);
@@ -121,17 +110,10 @@ TEST(TwoInputChannelState, BothInputsInFlightDataIsCheckpointedAndRestoredToItsI
   checkpoint::FileSystemCheckpointStorage reader(dir, {});
   std::set<int32_t> channels;
   int64_t records = 0;
-  for (const auto& op : rp->metadata.operators) {
-    if (op.operator_id != "co") continue;
-    for (const auto& st : op.subtasks) {
-      if (!st.channel_state) continue;
-      auto raw = reader.read_state(rp->location, *st.channel_state);
-      ASSERT_TRUE(raw.is_ok()) << raw.status().to_string();
-      auto decoded = checkpoint::decode_channel_state(*raw, "test");
-      ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
-      for (const auto& in : decoded->inputs) channels.insert(in.channel);
-      records += static_cast<int64_t>(decoded->num_records());
-    }
+  for (const auto& [op, state] : it::channel_states(*rp, reader)) {
+    if (op != "co") continue;
+    for (const auto& in : state.inputs) channels.insert(in.channel);
+    records += static_cast<int64_t>(state.num_records());
   }
   EXPECT_EQ(channels, (std::set<int32_t>{0, 1})) << "in-flight data of both inputs";
   ASSERT_GT(records, 0);

@@ -153,6 +153,28 @@ TEST(PendingCheckpoint, FinalizeBuildsMetadataGroupedByOperatorWithSortedSubtask
   EXPECT_EQ(md.operators[3].subtasks[1].subtask_index, 2);
 }
 
+// A stateless chain head of an unaligned checkpoint has channel state only: it must stay in the metadata (dropping
+// it lost that head's in-flight records on restore).
+TEST(PendingCheckpoint, FinalizeKeepsASubtaskWhoseOnlyStateIsChannelState) {
+  PendingCheckpoint p(CheckpointId(3), SnapshotType::kCheckpoint, 0, 0, plan_of(make_tasks(1, 2)));
+  for (int32_t s = 0; s < 2; ++s) {
+    SubtaskStateMap m;
+    m["op-0"] = OperatorSubtaskState{};
+    if (s == 1) {
+      checkpoint::StreamStateHandle h;
+      h.inline_bytes = {1, 2, 3};
+      h.size_bytes = 3;
+      m["op-0"].channel_state = h;
+    }
+    ASSERT_EQ(p.acknowledge(0, s, m), PendingCheckpoint::AckResult::kAccepted);
+  }
+  const checkpoint::CheckpointMetadata md = p.finalize(JobId(1, 2), {});
+  ASSERT_EQ(md.operators[0].operator_id, "op-0");
+  ASSERT_EQ(md.operators[0].subtasks.size(), 1u);  // subtask 0 had nothing at all
+  EXPECT_EQ(md.operators[0].subtasks[0].subtask_index, 1);
+  EXPECT_TRUE(md.operators[0].subtasks[0].channel_state.has_value());
+}
+
 TEST(PendingCheckpoint, SavepointsAreNeverSubsumed) {
   auto plan = plan_of(make_tasks(1, 1));
   EXPECT_TRUE(PendingCheckpoint(CheckpointId(1), SnapshotType::kCheckpoint, 0, 0, plan).can_be_subsumed());

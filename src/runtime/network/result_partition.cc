@@ -99,20 +99,6 @@ void ResultPartition::enqueue_event(int32_t subpartition, const RuntimeEvent& ev
   channels_[static_cast<size_t>(subpartition)]->enqueue_buffer(std::move(encoded));
 }
 
-void ResultPartition::emit_recovered_buffer(int32_t subpartition, const uint8_t* bytes, size_t n,
-                                            int32_t num_records) {
-  assert(!finished_ && "emit_recovered_buffer after finish()");
-  flush(subpartition);
-  Subpartition& sp = subpartitions_[static_cast<size_t>(subpartition)];
-  Channel& channel = *channels_[static_cast<size_t>(subpartition)];
-  if (!sp.filling && !start_buffer(sp, channel)) return;  // cancelled or no receiver: drop
-  if (n > sp.bytes.size()) sp.bytes.resize(n);
-  if (n != 0) std::memcpy(sp.bytes.data(), bytes, n);
-  sp.used = n;
-  sp.num_records = num_records;
-  close_buffer(sp, channel);
-}
-
 void ResultPartition::finish() {
   if (finished_) return;
   broadcast_event(RuntimeEvent::end_of_partition());

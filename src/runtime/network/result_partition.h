@@ -80,10 +80,6 @@ class ResultPartition {
   // barrier with an alignment timeout). Never blocks.
   void enqueue_event(int32_t subpartition, const RuntimeEvent& event, int64_t promote_at_ms = 0);
 
-  // Restore: sends one data buffer persisted as output channel state (`num_records` whole records, framed as
-  // emit_record framed them) on `subpartition`, after flushing the partial buffer. May block like emit_record.
-  void emit_recovered_buffer(int32_t subpartition, const uint8_t* bytes, size_t n, int32_t num_records);
-
   // Enqueues a partial buffer (no-op if empty). flush_all() is what the buffer timeout calls. Never blocks.
   void flush(int32_t subpartition);
   void flush_all();
