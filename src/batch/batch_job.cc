@@ -337,7 +337,8 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       d.job_id = job_id_.to_hex();
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
-      // Two-phase-commit sinks commit once the whole stage succeeded, so a re-run never finds output committed.
+      // Sinks that commit on checkpoint completion commit once the stage's output is complete, so a stage re-run
+      // never finds output committed (a failure after that point retries the commit instead).
       d.batch_commit_after_stage = commits_after_stage(v.id);
       TaskSlot slot;
       slot.commits_after_stage = d.batch_commit_after_stage;
