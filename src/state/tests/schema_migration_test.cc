@@ -1,6 +1,7 @@
 // State schema evolution on both backends (state_schema.h): a snapshot written with one version of a value
 // struct restores into a backend whose program registers another version - Value, List and Map state and a
-// state with TTL, restored before and after registration, across every (source, target) pair of backends.
+// state with TTL, Reducing and Aggregating state, restored before and after registration, across every
+// (source, target) pair of backends.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -264,6 +265,63 @@ TEST_P(SchemaMigrationTest, EnablingTtlIsStillRefusedNamingTheState) {
     ADD_FAILURE() << "TTL switched on must fail";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("time-to-live"), std::string::npos) << e.what();
+  }
+}
+
+// Reducing state holds the struct itself, aggregating state its accumulator: both migrate as value state does.
+template <class Trade>
+Trade add_trades(const Trade& a, const Trade& b) {
+  Trade out = a;
+  out.qty += b.qty;
+  return out;
+}
+template <class Trade>
+class QtyOf final : public AggregateFunction<int64_t, Trade, int64_t> {
+ public:
+  Trade create_accumulator() const override { return Trade{}; }
+  void add(const int64_t& qty, Trade& acc) const override { acc.qty += qty; }
+  int64_t get_result(const Trade& acc) const override { return acc.qty; }
+  void merge(Trade& target, const Trade& other) const override { target.qty += other.qty; }
+};
+
+TEST_P(SchemaMigrationTest, ReducingAndAggregatingStateMigrate) {
+  auto& source = this->source<int64_t>(kAll, kMaxParallelism);
+  {
+    auto& reducing = source.get_reducing_state(ReducingStateDescriptor<v1::Trade>("reducing", add_trades<v1::Trade>));
+    auto& aggregating = source.get_aggregating_state(
+        AggregatingStateDescriptor<int64_t, v1::Trade, int64_t>("aggregating", std::make_shared<QtyOf<v1::Trade>>()));
+    for (int64_t k = 0; k < kKeys; ++k) {
+      source.set_current_key(k);
+      reducing.add(trade(k));
+      reducing.add(trade(k + 100));
+      aggregating.add(k);
+      aggregating.add(1000);
+    }
+  }
+  auto& target = this->target<int64_t>(kAll, kMaxParallelism);
+  ASSERT_TRUE(target.restore_intersecting_key_groups(snapshot_all(source)).is_ok());
+  auto& reducing = target.get_reducing_state(ReducingStateDescriptor<v2::Trade>("reducing", add_trades<v2::Trade>));
+  auto& aggregating = target.get_aggregating_state(
+      AggregatingStateDescriptor<int64_t, v2::Trade, int64_t>("aggregating", std::make_shared<QtyOf<v2::Trade>>()));
+  for (int64_t k = 0; k < kKeys; ++k) {
+    target.set_current_key(k);
+    std::optional<v2::Trade> r = reducing.get();
+    ASSERT_TRUE(r.has_value()) << k;
+    EXPECT_EQ(r->symbol, trade(k).symbol);
+    EXPECT_EQ(r->qty, trade(k).qty + trade(k + 100).qty);
+    EXPECT_EQ(r->note, "none");
+    reducing.add(v2::Trade{"x", 1, 0, "new"});
+    EXPECT_EQ(reducing.get()->qty, trade(k).qty + trade(k + 100).qty + 1);
+    EXPECT_EQ(aggregating.get(), k + 1000);
+    aggregating.add(5);
+    EXPECT_EQ(aggregating.get(), k + 1005);
+  }
+  for (const char* name : {"reducing", "aggregating"}) {
+    const StateSchemaReport* r = report_of(target, name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_EQ(r->kind, SchemaCompatibilityKind::kCompatibleAfterMigration) << r->to_string();
+    EXPECT_NE(r->detail.find("field 'note' added"), std::string::npos) << r->to_string();
+    EXPECT_EQ(r->migrated_entries, static_cast<uint64_t>(kKeys)) << r->to_string();
   }
 }
 
