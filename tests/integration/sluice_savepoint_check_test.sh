@@ -24,7 +24,7 @@ wait "$demo_pid" || fail "the stopped demo failed"
 demo_pid=
 
 
-expect 0 same "$sluice" savepoint check "$sp" --job demo --parallelism 3
+expect 0 same "$sluice" savepoint check "$sp" --job demo -p 3
 contains same "(uid per-auction)"
 contains same "parallelism 2 -> 3"
 contains same "would restore"

@@ -79,7 +79,7 @@ void add_savepoint_check_command(CLI::App& savepoint, int* exit_code) {
                "empty, what would be dropped or re-hashed; exit 0 if it would restore, 1 if not");
   check->add_option("PATH", f->path, "The savepoint folder, a chk-<n> folder, or its _metadata")->required();
   check->add_option("--job", f->job, "demo, or nexmark-qN (a query of `sluice nexmark --list`)")->required();
-  check->add_option("--parallelism", f->parallelism, "Parallelism the job would run at")
+  check->add_option("--parallelism,-p", f->parallelism, "Parallelism the job would run at")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   check->add_flag("--allow-non-restored-state", f->allow_non_restored_state,
                   "Drop (and report) state of operators the job does not have instead of failing");
