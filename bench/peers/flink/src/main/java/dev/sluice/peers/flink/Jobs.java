@@ -12,8 +12,10 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.configuration.WebOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.runtime.checkpoint.CheckpointStatsSnapshot;
@@ -35,7 +37,7 @@ import org.apache.flink.util.function.SerializableFunction;
  * Jobs --job demo|q0|q1|q2|q5|q7|q8[,...] [--events N] [--seed S] [--rate R] [--splits K] [--parallelism P]
  *      [--checkpoint-interval MS] [--checkpointing-mode exactly_once|at_least_once]
  *      [--state-backend hashmap|rocksdb] [--checkpoint-dir DIR] [--restart-delay-ms MS]
- *      [--inject-failure-at N] [--output DIR] [--summary-json FILE]
+ *      [--inject-failure-at N] [--managed-memory SIZE] [--output DIR] [--summary-json FILE]
  * </pre>
  *
  * Defaults follow `sluice demo` / `sluice nexmark`: 8 splits, parallelism 2, checkpointing off (interval 0),
@@ -44,7 +46,9 @@ import org.apache.flink.util.function.SerializableFunction;
  * after the other in this JVM (never two at once), each into DIR/JOB. --inject-failure-at N fails subtask 0
  * once after N events (FailOnce) and the fixed-delay restart strategy recovers it. Per job one line on stdout,
  * "flink JOB: N events, parallelism P, net runtime X ms", and with --summary-json a JSON object (one job) with
- * the job's runtime, checkpoint statistics and recovery time.
+ * the job's runtime, checkpoint statistics and recovery time. --managed-memory sets
+ * taskmanager.memory.managed.size (a MemorySize such as 128mb; default: the MiniCluster's 128 MB for local
+ * execution, split evenly over the slots; RocksDB's cache and write buffers come out of each slot's share).
  */
 public final class Jobs {
   private Jobs() {}
@@ -62,6 +66,7 @@ public final class Jobs {
     String checkpointDir = "out/flink-checkpoints";
     long restartDelayMs = 100;
     long injectFailureAt = 0;
+    String managedMemory; // taskmanager.memory.managed.size; null keeps the MiniCluster's default (128 MB)
     String output;
     String summaryJson;
   }
@@ -101,6 +106,7 @@ public final class Jobs {
         case "--checkpoint-dir": o.checkpointDir = v; break;
         case "--restart-delay-ms": o.restartDelayMs = Long.parseLong(v); break;
         case "--inject-failure-at": o.injectFailureAt = Long.parseLong(v); break;
+        case "--managed-memory": o.managedMemory = v; break;
         case "--output": o.output = v; break;
         case "--summary-json": o.summaryJson = v; break;
         default: usage("unknown argument '" + a + "'");
@@ -130,6 +136,8 @@ public final class Jobs {
     conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
     conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(o.restartDelayMs));
+    // Managed memory (RocksDB's block cache and write buffers come out of it, split over the slots).
+    if (o.managedMemory != null) conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse(o.managedMemory));
     // Keep every checkpoint's statistics for the summary (default 10).
     conf.set(WebOptions.CHECKPOINTS_HISTORY_SIZE, 10_000);
     return conf;
@@ -234,8 +242,8 @@ public final class Jobs {
     System.err.println("Jobs: " + why + "\nusage: Jobs --job demo|q0|q1|q2|q5|q7|q8[,...] [--events N] [--seed S] "
         + "[--rate R] [--splits K] [--parallelism P] [--checkpoint-interval MS] "
         + "[--checkpointing-mode exactly_once|at_least_once] [--state-backend hashmap|rocksdb] "
-        + "[--checkpoint-dir DIR] [--restart-delay-ms MS] [--inject-failure-at N] [--output DIR] "
-        + "[--summary-json FILE]");
+        + "[--checkpoint-dir DIR] [--restart-delay-ms MS] [--inject-failure-at N] "
+        + "[--managed-memory SIZE] [--output DIR] [--summary-json FILE]");
     System.exit(2);
   }
 }
