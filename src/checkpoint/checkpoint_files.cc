@@ -60,10 +60,26 @@ Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const Checkp
     return bytes.status();
   }
   SLUICE_ASSIGN_OR_RETURN(CheckpointMetadata m, decode_metadata(*bytes, location.metadata_path));
-  auto folder_id = parse_checkpoint_dir_name(path_file_name(location.checkpoint_dir));
+  const std::string folder = path_file_name(location.checkpoint_dir);
+  auto folder_id = parse_checkpoint_dir_name(folder);
   if (folder_id && *folder_id != m.checkpoint_id) {
     return Status::corruption(location.metadata_path + ": holds checkpoint " + std::to_string(m.checkpoint_id.value()) +
                               " but lies in folder " + checkpoint_dir_name(*folder_id));
+  }
+  if (!folder_id) {
+    // A checkpoint names its own files "chk-<n>/<file>" from its job directory (handle_file_path): in a renamed
+    // folder they cannot be found, and "state file does not exist" would not say why.
+    const std::string own = checkpoint_dir_name(m.checkpoint_id) + "/";
+    for (const std::string& f : m.referenced_files()) {
+      if (f.starts_with(own)) {
+        return Status::failed_precondition(
+            location.checkpoint_dir + ": checkpoint " + std::to_string(m.checkpoint_id.value()) +
+            " refers to its files as '" + f + "', relative to its job directory, so it restores only from a folder "
+            "named " + checkpoint_dir_name(m.checkpoint_id) + " (with the job's shared/ folder beside it when it is "
+            "incremental); this one was renamed. Rename it back, or take a savepoint: savepoint folders can be "
+            "moved and renamed");
+      }
+    }
   }
   return m;
 }

@@ -25,7 +25,9 @@ struct CheckpointLocation {
 Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& path);
 
 // Reads and decodes the `_metadata` file. kNotFound naming it when missing; kCorruption naming it when damaged,
-// or when a folder named chk-<n> holds the metadata of another checkpoint id.
+// or when a folder named chk-<n> holds the metadata of another checkpoint id. kFailedPrecondition naming the folder
+// when a checkpoint whose handles name its own folder ("chk-<n>/...") lies in a folder not named chk-<n> (renamed:
+// only savepoints, whose handles are bare file names, restore from any folder name).
 Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location);
 
 // Where the file a handle records as `relative_path` is, for the checkpoint (or savepoint) folder `checkpoint_dir`.

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "checkpoint/checkpoint_files.h"
+#include "checkpoint/file_system.h"
 #include "checkpoint/tests/checkpoint_fixture.h"
 
 namespace sluice::checkpoint {
@@ -152,6 +154,30 @@ TEST(RestorePath, MetadataInTheWrongFolderIsCorruption) {
   auto p = resolve_restore_path("latest", tmp.path());
   EXPECT_EQ(p.status().code(), StatusCode::kCorruption);
   EXPECT_NE(p.status().message().find("chk-4"), std::string::npos) << p.status().message();
+}
+
+TEST(RestorePath, ARenamedCheckpointFolderIsRefusedSayingWhy) {
+  TempDir tmp;
+  const std::string three = make_checkpoint(tmp.path(), kRunA, 3);
+  const std::string renamed = tmp / kRunA.to_hex() + "/my-copy";
+  fs::rename(three, renamed);
+  auto p = resolve_restore_path(renamed, "");
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
+  const std::string msg = p.status().message();
+  EXPECT_NE(msg.find(renamed), std::string::npos) << msg;
+  EXPECT_NE(msg.find("folder named chk-3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("savepoint"), std::string::npos) << msg;
+
+  // Moved elsewhere under its own name, it still resolves (its files are found from its new parent).
+  fs::create_directories(tmp / "elsewhere");
+  const std::string moved = tmp / "elsewhere/chk-3";
+  fs::rename(renamed, moved);
+  auto q = resolve_restore_path(moved, "");
+  ASSERT_TRUE(q.is_ok()) << q.status().to_string();
+  EXPECT_EQ(q->metadata.checkpoint_id, CheckpointId(3));
+  EXPECT_TRUE(check_restore_files(*local_file_system(), q->location, q->metadata, RestoreFileCheck::kChecksums)
+                  .is_ok());
 }
 
 TEST(RestorePath, SameHighestIdInTwoRunsPicksTheLaterTrigger) {
