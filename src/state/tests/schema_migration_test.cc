@@ -4,6 +4,8 @@
 // (source, target) pair of backends.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -323,6 +325,116 @@ TEST_P(SchemaMigrationTest, ReducingAndAggregatingStateMigrate) {
     EXPECT_NE(r->detail.find("field 'note' added"), std::string::npos) << r->to_string();
     EXPECT_EQ(r->migrated_entries, static_cast<uint64_t>(kKeys)) << r->to_string();
   }
+}
+
+// A MapState's user keys and a state's namespace are stored (and hashed) as keys: a change of their type is
+// incompatible, never migrated, and the error names the state.
+TEST_P(SchemaMigrationTest, AChangedUserKeyOrNamespaceTypeFailsNamingTheState) {
+  auto& source = this->source<int64_t>(kAll, kMaxParallelism);
+  write_v1(source);
+  {
+    auto& windowed = source.get_internal_state<int64_t>(ValueStateDescriptor<int64_t>("windowed"));
+    for (int64_t k = 0; k < kKeys; ++k) {
+      source.set_current_key(k);
+      windowed.set_current_namespace(k * 1000);
+      windowed.update(k);
+    }
+  }
+  auto& target = this->target<int64_t>(kAll, kMaxParallelism);
+  ASSERT_TRUE(target.restore_intersecting_key_groups(snapshot_all(source)).is_ok());
+  try {
+    target.get_map_state(MapStateDescriptor<std::string, v1::Trade>("map"));
+    ADD_FAILURE() << "a MapState whose user key became a string must not register";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'map'"), std::string::npos) << what;
+    EXPECT_NE(what.find("user key"), std::string::npos) << what;
+  }
+  try {
+    target.get_internal_state<std::string>(ValueStateDescriptor<int64_t>("windowed"));
+    ADD_FAILURE() << "a state whose namespace became a string must not register";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'windowed'"), std::string::npos) << what;
+    EXPECT_NE(what.find("namespace"), std::string::npos) << what;
+  }
+  // The unchanged ones still restore as is.
+  auto& map = target.get_map_state(MapStateDescriptor<int64_t, v1::Trade>("map"));
+  auto& windowed = target.get_internal_state<int64_t>(ValueStateDescriptor<int64_t>("windowed"));
+  target.set_current_key(7);
+  EXPECT_EQ(map.get(7 % 3)->qty, trade(7).qty);
+  windowed.set_current_namespace(7000);
+  EXPECT_EQ(windowed.value(), std::optional<int64_t>(7));
+}
+
+// A struct nested in an optional, a vector and a map's values migrates as a top-level one does.
+namespace nested_v1 {
+struct Leg {
+  std::string venue;
+  int64_t qty = 0;
+  SLUICE_FIELDS(Leg, venue, qty)
+};
+struct Order {
+  std::optional<Leg> first;
+  std::vector<Leg> legs;
+  std::map<std::string, Leg> by_venue;
+  SLUICE_FIELDS(Order, first, legs, by_venue)
+};
+}  // namespace nested_v1
+namespace nested_v2 {  // Leg gains a field, loses none; Order unchanged
+struct Leg {
+  std::string venue;
+  int64_t qty = 0;
+  int32_t fee_bps = 7;
+  SLUICE_FIELDS(Leg, venue, qty, fee_bps)
+};
+struct Order {
+  std::optional<Leg> first;
+  std::vector<Leg> legs;
+  std::map<std::string, Leg> by_venue;
+  SLUICE_FIELDS(Order, first, legs, by_venue)
+};
+}  // namespace nested_v2
+
+TEST_P(SchemaMigrationTest, AStructNestedInOptionalVectorAndMapMigrates) {
+  auto& source = this->source<int64_t>(kAll, kMaxParallelism);
+  {
+    auto& orders = source.get_state(ValueStateDescriptor<nested_v1::Order>("orders"));
+    for (int64_t k = 0; k < kKeys; ++k) {
+      source.set_current_key(k);
+      nested_v1::Order o;
+      if (k % 2 == 0) o.first = nested_v1::Leg{"X" + std::to_string(k), k};
+      o.legs = {nested_v1::Leg{"A", k + 1}, nested_v1::Leg{"B", k + 2}};
+      o.by_venue["A"] = nested_v1::Leg{"A", k + 3};
+      orders.update(o);
+    }
+  }
+  auto& target = this->target<int64_t>(kAll, kMaxParallelism);
+  ASSERT_TRUE(target.restore_intersecting_key_groups(snapshot_all(source)).is_ok());
+  auto& orders = target.get_state(ValueStateDescriptor<nested_v2::Order>("orders"));
+  for (int64_t k = 0; k < kKeys; ++k) {
+    target.set_current_key(k);
+    std::optional<nested_v2::Order> o = orders.value();
+    ASSERT_TRUE(o.has_value()) << k;
+    ASSERT_EQ(o->first.has_value(), k % 2 == 0) << k;
+    if (o->first) {
+      EXPECT_EQ(o->first->venue, "X" + std::to_string(k));
+      EXPECT_EQ(o->first->qty, k);
+      EXPECT_EQ(o->first->fee_bps, 7);
+    }
+    ASSERT_EQ(o->legs.size(), 2u);
+    EXPECT_EQ(o->legs[1].venue, "B");
+    EXPECT_EQ(o->legs[1].qty, k + 2);
+    EXPECT_EQ(o->legs[1].fee_bps, 7);
+    ASSERT_EQ(o->by_venue.count("A"), 1u);
+    EXPECT_EQ(o->by_venue["A"].qty, k + 3);
+    EXPECT_EQ(o->by_venue["A"].fee_bps, 7);
+  }
+  const StateSchemaReport* r = report_of(target, "orders");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->kind, SchemaCompatibilityKind::kCompatibleAfterMigration) << r->to_string();
+  EXPECT_NE(r->detail.find("fee_bps"), std::string::npos) << r->to_string();
+  EXPECT_EQ(r->migrated_entries, static_cast<uint64_t>(kKeys)) << r->to_string();
 }
 
 SLUICE_INSTANTIATE_FOR_BACKEND_PAIRS(SchemaMigrationTest);
