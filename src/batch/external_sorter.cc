@@ -94,21 +94,34 @@ ExternalSorter::~ExternalSorter() {
 Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size) {
   if (finished_) return Status::failed_precondition("ExternalSorter::add after finish()");
   const auto entry = static_cast<int64_t>(8 + key_size + record_size);
-  const auto in_memory = static_cast<int64_t>(arena_.size() + offsets_.size() * sizeof(uint64_t));
-  if (!offsets_.empty() && in_memory + entry + static_cast<int64_t>(sizeof(uint64_t)) > budget_) {
+  const auto in_memory = static_cast<int64_t>(arena_.size() + index_.size() * sizeof(IndexEntry));
+  if (!index_.empty() && in_memory + entry + static_cast<int64_t>(sizeof(IndexEntry)) > budget_) {
     SLUICE_RETURN_IF_ERROR(spill());
   }
-  offsets_.push_back(arena_.size());
+  if (arena_.capacity() == 0) {
+    // One allocation for the run: pages are committed as they are written, and growing by doubling would copy
+    // the whole run several times.
+    arena_.reserve(static_cast<size_t>(std::min<int64_t>(budget_, int64_t{1} << 30)));
+  }
+  uint64_t prefix = 0;
+  for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | (i < key_size ? key[i] : 0);
+  index_.push_back(IndexEntry{prefix, arena_.size()});
   runtime::append_blocking_record(key, key_size, record, record_size, &arena_);
   ++stats_.records;
-  stats_.peak_memory_bytes = std::max(stats_.peak_memory_bytes, static_cast<int64_t>(arena_.size() + offsets_.size() * 8));
+  stats_.peak_memory_bytes =
+      std::max(stats_.peak_memory_bytes, static_cast<int64_t>(arena_.size() + index_.size() * sizeof(IndexEntry)));
   return Status::ok();
 }
 
 void ExternalSorter::sort_run() {
-  std::stable_sort(offsets_.begin(), offsets_.end(), [this](uint64_t a, uint64_t b) {
-    const runtime::BlockingRecordView va = view_at(arena_, a), vb = view_at(arena_, b);
-    return compare_keys(va.key, va.key_size, vb.key, vb.key_size) < 0;
+  // Lexicographic by key bytes as compare_keys: the big-endian prefixes order keys that differ in their first
+  // 8 bytes (a shorter key's zero padding sorts it first unless the longer one continues with zero bytes, which
+  // leaves the prefixes equal); equal prefixes compare the full keys; equal keys keep their arrival order.
+  std::sort(index_.begin(), index_.end(), [this](const IndexEntry& a, const IndexEntry& b) {
+    if (a.key_prefix != b.key_prefix) return a.key_prefix < b.key_prefix;
+    const runtime::BlockingRecordView va = view_at(arena_, a.offset), vb = view_at(arena_, b.offset);
+    const int c = compare_keys(va.key, va.key_size, vb.key, vb.key_size);
+    return c != 0 ? c < 0 : a.offset < b.offset;
   });
 }
 
@@ -118,7 +131,11 @@ Status ExternalSorter::spill() {
       spill_dir_ + "/" + prefix_ + "-run-" + std::to_string(stats_.spilled_runs);
   EntryFileWriter w;
   SLUICE_RETURN_IF_ERROR(w.open(path));
-  for (uint64_t off : offsets_) {
+  // In key order the entries are scattered over the arena: fetch a few ahead.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < index_.size(); ++i) {
+    if (i + kAhead < index_.size()) __builtin_prefetch(arena_.data() + index_[i + kAhead].offset);
+    const uint64_t off = index_[i].offset;
     const runtime::BlockingRecordView v = view_at(arena_, off);
     SLUICE_RETURN_IF_ERROR(w.append(arena_.data() + off, v.entry_size()));
   }
@@ -127,7 +144,7 @@ Status ExternalSorter::spill() {
   ++stats_.spilled_runs;
   stats_.spilled_bytes += w.bytes_written();
   arena_.clear();
-  offsets_.clear();
+  index_.clear();
   return Status::ok();
 }
 
@@ -138,9 +155,9 @@ Status ExternalSorter::finish() {
     sort_run();
     return Status::ok();
   }
-  if (!offsets_.empty()) SLUICE_RETURN_IF_ERROR(spill());
+  if (!index_.empty()) SLUICE_RETURN_IF_ERROR(spill());
   arena_ = {};
-  offsets_ = {};
+  index_ = {};
   while (spill_files_.size() > static_cast<size_t>(max_fan_in_)) SLUICE_RETURN_IF_ERROR(merge_pass());
   merger_ = std::make_unique<RunMerger>();
   return merger_->open(spill_files_);
@@ -191,8 +208,8 @@ Status ExternalSorter::merge_pass() {
 Result<bool> ExternalSorter::next(runtime::BlockingRecordView* out) {
   if (!finished_) return Status::failed_precondition("ExternalSorter::next before finish()");
   if (!merger_) {
-    if (memory_next_ >= offsets_.size()) return false;
-    *out = view_at(arena_, offsets_[memory_next_++]);
+    if (memory_next_ >= index_.size()) return false;
+    *out = view_at(arena_, index_[memory_next_++].offset);
     return true;
   }
   return merger_->next(out);

@@ -2,7 +2,7 @@
 // sorted inputs / external merge sort, our own code).
 //
 // add() copies each (key, record) entry into an in-memory run. When the run would exceed the budget
-// (execution.sorted-inputs.memory: entry bytes plus an 8-byte index per entry), it is sorted and spilled to a
+// (execution.sorted-inputs.memory: entry bytes plus a 16-byte index per entry), it is sorted and spilled to a
 // file `<spill_dir>/<prefix>-run-<n>`. finish() sorts what is left; if nothing was spilled the entries are read
 // from memory, else the rest is spilled too and next() merges the runs k-way with a heap (one buffered reader per
 // run). At most max_fan_in runs are merged at once: with more, finish() first merges them in passes - each pass
@@ -12,6 +12,9 @@
 // entries with equal keys come out in the order they were added (runs are merged with ties going to the earlier
 // run, and a pass merges consecutive runs in order). An entry larger than the budget forms a run of its own. Spill
 // files are removed by the destructor.
+// Sorting compares normalized keys (Flink's idea for its sorters): the index holds each key's first 8 bytes as a
+// big-endian integer next to the entry's offset, so most comparisons never touch the arena; equal prefixes fall back
+// to the full key bytes, then to the offset (arrival order: stability without a stable sort).
 // Errors: kIOError naming the spill file; kFailedPrecondition for add() after finish() or next() before it.
 // Thread-safety: one thread.
 #pragma once
@@ -91,11 +94,15 @@ class ExternalSorter {
   const std::string prefix_;
   const int32_t max_fan_in_;
   std::vector<uint8_t> arena_;     // framed entries back to back
-  std::vector<uint64_t> offsets_;  // entry start in arena_, sorted by sort_run()
+  struct IndexEntry {
+    uint64_t key_prefix;  // the key's first 8 bytes, big-endian, zero-padded
+    uint64_t offset;      // entry start in arena_ (increasing with arrival)
+  };
+  std::vector<IndexEntry> index_;  // sorted by sort_run()
   std::vector<std::string> spill_files_;  // the current runs, in order
   SorterStats stats_;
   bool finished_ = false;
-  size_t memory_next_ = 0;  // next index into offsets_ when reading from memory
+  size_t memory_next_ = 0;  // next position in index_ when reading from memory
 
   std::unique_ptr<RunMerger> merger_;  // the final merge; null when reading from memory
 };

@@ -85,6 +85,34 @@ TEST(ExternalSorterTest, InMemoryGroupsByKeyAndKeepsInsertionOrderPerKey) {
   check(drain(sorter), expected_order(in));
 }
 
+// The sort compares 8-byte big-endian key prefixes first (normalized keys): keys longer than 8 bytes that share
+// them, keys that are prefixes of others up to zero bytes, and bytes above 0x7f must still sort as bytes.
+TEST(ExternalSorterTest, KeysSharingTheirFirstEightBytesOrHighBytesSortAsBytes) {
+  const std::string dir = temp_dir("prefix");
+  for (uint32_t seed : {5u, 6u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const std::string alphabet("\x00\x01\x7f\x80\xff" "ab", 7);
+    std::vector<Entry> in;
+    for (int i = 0; i < 6000; ++i) {
+      std::string key = rng() % 2 == 0 ? std::string("sameprefix") : std::string();
+      const size_t len = rng() % 11;
+      for (size_t j = 0; j < len; ++j) key.push_back(alphabet[rng() % alphabet.size()]);
+      in.push_back({key, "r" + std::to_string(i)});
+    }
+    for (int64_t budget : {int64_t{64} << 20, int64_t{16} << 10}) {  // in memory, then spilled and merged
+      ExternalSorter sorter(budget, dir, "p" + std::to_string(seed) + "-" + std::to_string(budget));
+      for (const Entry& e : in) {
+        ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size(),
+                               reinterpret_cast<const uint8_t*>(e.record.data()), e.record.size()).is_ok());
+      }
+      ASSERT_TRUE(sorter.finish().is_ok());
+      EXPECT_EQ(sorter.stats().spilled_runs > 0, budget < (1 << 20));
+      check(drain(sorter), expected_order(in));
+    }
+  }
+}
+
 TEST(ExternalSorterTest, AboveItsBudgetSpillsSortedRunsAndMergesThem) {
   const std::string dir = temp_dir("spill");
   for (uint32_t seed : {1u, 2u, 3u}) {
