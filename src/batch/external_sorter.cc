@@ -105,7 +105,7 @@ Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* r
   }
   uint64_t prefix = 0;
   for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | (i < key_size ? key[i] : 0);
-  index_.push_back(IndexEntry{prefix, arena_.size()});
+  index_.push_back(IndexEntry{prefix, static_cast<uint64_t>(arena_.size()) << 16 | std::min<size_t>(key_size, 0xFFFF)});
   runtime::append_blocking_record(key, key_size, record, record_size, &arena_);
   ++stats_.records;
   stats_.peak_memory_bytes =
@@ -119,9 +119,12 @@ void ExternalSorter::sort_run() {
   // leaves the prefixes equal); equal prefixes compare the full keys; equal keys keep their arrival order.
   std::sort(index_.begin(), index_.end(), [this](const IndexEntry& a, const IndexEntry& b) {
     if (a.key_prefix != b.key_prefix) return a.key_prefix < b.key_prefix;
-    const runtime::BlockingRecordView va = view_at(arena_, a.offset), vb = view_at(arena_, b.offset);
+    if (a.key_size() <= 8 && b.key_size() <= 8) {  // the prefixes hold both keys whole
+      return a.key_size() != b.key_size() ? a.key_size() < b.key_size() : a.offset() < b.offset();
+    }
+    const runtime::BlockingRecordView va = view_at(arena_, a.offset()), vb = view_at(arena_, b.offset());
     const int c = compare_keys(va.key, va.key_size, vb.key, vb.key_size);
-    return c != 0 ? c < 0 : a.offset < b.offset;
+    return c != 0 ? c < 0 : a.offset() < b.offset();
   });
 }
 
@@ -134,8 +137,8 @@ Status ExternalSorter::spill() {
   // In key order the entries are scattered over the arena: fetch a few ahead.
   constexpr size_t kAhead = 8;
   for (size_t i = 0; i < index_.size(); ++i) {
-    if (i + kAhead < index_.size()) __builtin_prefetch(arena_.data() + index_[i + kAhead].offset);
-    const uint64_t off = index_[i].offset;
+    if (i + kAhead < index_.size()) __builtin_prefetch(arena_.data() + index_[i + kAhead].offset());
+    const uint64_t off = index_[i].offset();
     const runtime::BlockingRecordView v = view_at(arena_, off);
     SLUICE_RETURN_IF_ERROR(w.append(arena_.data() + off, v.entry_size()));
   }
@@ -209,7 +212,7 @@ Result<bool> ExternalSorter::next(runtime::BlockingRecordView* out) {
   if (!finished_) return Status::failed_precondition("ExternalSorter::next before finish()");
   if (!merger_) {
     if (memory_next_ >= index_.size()) return false;
-    *out = view_at(arena_, index_[memory_next_++].offset);
+    *out = view_at(arena_, index_[memory_next_++].offset());
     return true;
   }
   return merger_->next(out);

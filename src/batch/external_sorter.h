@@ -14,7 +14,8 @@
 // files are removed by the destructor.
 // Sorting compares normalized keys (Flink's idea for its sorters): the index holds each key's first 8 bytes as a
 // big-endian integer next to the entry's offset, so most comparisons never touch the arena; equal prefixes fall back
-// to the full key bytes, then to the offset (arrival order: stability without a stable sort).
+// to the full key bytes (not even that when both keys fit in the prefix: then their sizes decide), then to the
+// offset (arrival order: stability without a stable sort).
 // Errors: kIOError naming the spill file; kFailedPrecondition for add() after finish() or next() before it.
 // Thread-safety: one thread.
 #pragma once
@@ -96,7 +97,9 @@ class ExternalSorter {
   std::vector<uint8_t> arena_;     // framed entries back to back
   struct IndexEntry {
     uint64_t key_prefix;  // the key's first 8 bytes, big-endian, zero-padded
-    uint64_t offset;      // entry start in arena_ (increasing with arrival)
+    uint64_t position;    // entry start in arena_ (increasing with arrival) << 16 | min(key size, 0xFFFF)
+    uint64_t offset() const { return position >> 16; }
+    uint64_t key_size() const { return position & 0xFFFF; }
   };
   std::vector<IndexEntry> index_;  // sorted by sort_run()
   std::vector<std::string> spill_files_;  // the current runs, in order
