@@ -143,7 +143,7 @@ Status check_restore_properties(const CheckpointMetadata& metadata, const std::m
 }
 
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
-                                          FileSystem* fs) {
+                                          FileSystem* fs, const std::string& input_name) {
   FileSystem& f = fs ? *fs : *local_file_system();
   if (path_or_latest == kRestoreLatest) return resolve_latest(f, checkpoint_dir);
   if (path_or_latest.empty()) {
@@ -151,9 +151,9 @@ Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, con
         "--restore / execution.state-recovery.path is set but empty: expected a chk-<n> folder, its _metadata file, "
         "or 'latest' (leave it unset to start fresh)");
   }
-  SLUICE_RETURN_IF_ERROR(explain_folder(f, path_or_latest).with_context("--restore " + path_or_latest));
+  SLUICE_RETURN_IF_ERROR(explain_folder(f, path_or_latest).with_context(input_name + " " + path_or_latest));
   auto point = read_point(f, path_or_latest);
-  if (!point.is_ok()) return point.status().with_context("--restore " + path_or_latest);
+  if (!point.is_ok()) return point.status().with_context(input_name + " " + path_or_latest);
   return point;
 }
 

@@ -33,8 +33,10 @@ struct RestorePoint {
 // An empty `path_or_latest` is an error (kInvalidArgument): "start fresh" is the option left unset, never an
 // empty value. A job folder (<dir>/<job-id>, chk-<n> folders inside) or a checkpoint directory (job folders
 // inside) is kInvalidArgument saying which it is and suggesting 'latest' or a chk-<n> folder.
+// `input_name`: how errors about an explicit path name the input the user gave ("--restore", or a command's
+// positional PATH).
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
-                                          FileSystem* fs = nullptr);
+                                          FileSystem* fs = nullptr, const std::string& input_name = "--restore");
 
 // Compares the job properties a checkpoint recorded (CheckpointMetadata::properties, set from the job's
 // properties, e.g. the demo's "demo.seed") with those of the job about to restore it. kFailedPrecondition

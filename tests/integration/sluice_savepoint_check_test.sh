@@ -5,7 +5,7 @@
 # - `--job nexmark-q1` (other operators): exit 1 listing the unmatched state; with --allow-non-restored-state exit 0
 #   reporting what would be dropped;
 # - another max parallelism: exit 1 naming --rehash-key-groups; with it exit 0 reporting the re-hash;
-# - a damaged copy (a state file cut by one byte): exit 1 naming the file;
+# - a damaged copy (a state file cut by one byte): exit 1 naming the file; a missing path: exit 1 naming PATH;
 # - a program built on from_args (per_auction_example --check-restore SP): checks without running (exit 1 here:
 #   the demo recorded stream parameters the example does not set) and writes no output.
 set -euo pipefail
@@ -48,6 +48,10 @@ largest=$(ls -S damaged | grep -v '^_metadata$' | head -n 1)
 truncate -s -1 "damaged/$largest"
 expect 1 damaged "$sluice" savepoint check "$work/damaged" --job demo
 contains damaged "$largest"
+
+expect 1 missing "$sluice" savepoint check "$work/no-such-savepoint" --job demo
+contains missing "PATH $work/no-such-savepoint"
+if grep -q -- "--restore" missing.out; then fail "the missing-path error names --restore, which savepoint check has not"; fi
 
 mkdir example && cd example
 expect 1 ../from-args "$example" --check-restore "$sp"

@@ -40,7 +40,7 @@ int check_savepoint(const CheckFlags& f) {
     if (!s.is_ok()) return fail(s.to_string());
   }
   // The stream parameters (the demo's events, seed, ...) are the snapshot's: the check is about the job's shape.
-  auto rp = checkpoint::resolve_restore_path(f.path, config.get(options::kCheckpointsDirectory));
+  auto rp = checkpoint::resolve_restore_path(f.path, config.get(options::kCheckpointsDirectory), nullptr, "PATH");
   if (!rp.is_ok()) {
     std::printf("problem: %s\nwould NOT restore: 1 problem\n", rp.status().to_string().c_str());
     return 1;
