@@ -271,7 +271,14 @@ void restore_and_finish(const Case& c, const checkpoint::RestorePoint& rp, const
   EXPECT_EQ(wrong, 0) << "keys whose final value differs from the failure-free run";
   if (!c.failures) {
     // Every key of the checkpoint, and no other, came back with its state (each gets records after the restore).
-    EXPECT_EQ(restored_keys.size(), snapshot_keys.size());
+    std::set<std::string> restored_key_bytes;
+    for (int64_t k : restored_keys) {
+      std::vector<uint8_t> bytes;
+      serialize_append(k, bytes);
+      restored_key_bytes.emplace(bytes.begin(), bytes.end());
+    }
+    EXPECT_EQ(restored_key_bytes.size(), snapshot_keys.size());
+    EXPECT_TRUE(restored_key_bytes == snapshot_keys) << "the restored keys differ from the checkpoint's";
   }
   std::printf("  %d -> %d (%s%s%s): checkpoint %lld with %lld records (%lld bytes) in flight, %zu keys restored\n",
               c.from, c.to, c.backend, c.stateless_head ? ", stateless head" : "", c.failures ? ", failures" : "",
