@@ -172,13 +172,14 @@ std::string job_name(Job j) {
 void build(StreamExecutionEnvironment& env, Job job, const std::string& out) {
   // Bounded out-of-orderness as long as the input: in STREAMING no record is late and state is cleaned up only at
   // the end, so both modes see every record.
+  const std::chrono::milliseconds out_of_orderness(kLeftEvents);
   auto left = env.from_source(make_generator_source(kLeftEvents, [](int64_t i) { return left_of(i); }),
-                              WatermarkStrategy<Left>::for_bounded_out_of_orderness(std::chrono::milliseconds(kLeftEvents))
+                              WatermarkStrategy<Left>::for_bounded_out_of_orderness(out_of_orderness)
                                   .with_timestamp_assigner([](const Left& l) { return l.ts; }),
                               "left")
                   .uid("left");
   auto right = env.from_source(make_generator_source(kRightEvents, [](int64_t j) { return right_of(j); }),
-                               WatermarkStrategy<Right>::for_bounded_out_of_orderness(std::chrono::milliseconds(kLeftEvents))
+                               WatermarkStrategy<Right>::for_bounded_out_of_orderness(out_of_orderness)
                                    .with_timestamp_assigner([](const Right& r) { return r.ts; }),
                                "right")
                    .uid("right");
@@ -328,7 +329,8 @@ TEST_P(BatchTwoInputIT, AFailureInTheTwoInputStageReRunsOnlyThatStage) {
     std::mt19937 rng(seed);
     const int32_t subtask = static_cast<int32_t>(rng() % 2);
     SCOPED_TRACE("seed " + std::to_string(seed) + " subtask " + std::to_string(subtask));
-    RunResult r = run(job, "BATCH", {}, {batch_test::Failure{runtime::FailurePoint::kKeyedOperator, "two-input", subtask}});
+    const batch_test::Failure failure{runtime::FailurePoint::kKeyedOperator, "two-input", subtask};
+    RunResult r = run(job, "BATCH", {}, {failure});
     ASSERT_EQ(r.run.injected.size(), 1u);
     EXPECT_EQ(r.lines, want);
     EXPECT_EQ(r.run.stage_runs, (std::vector<int32_t>{1, 2}));
