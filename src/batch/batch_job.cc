@@ -310,19 +310,22 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       }
       if (!v.is_source) {
         // Gate channel order as the StreamTask expects: input edges in job-graph order, then producer subtasks.
+        // A sorted two-input head: each file's input (the edge's type number), so the sorted entries carry it.
+        ReplayConfig rc;
+        rc.sorted = plan_.sorted_input[static_cast<size_t>(v.id)];
+        const bool tag_inputs = rc.sorted && sg_->node(v.head_node).kind == StreamNode::Kind::kTwoInput;
         std::vector<std::string> files;
         for (const graph::JobEdge* e : jg_.inputs_of(v.id)) {
           if (e->partitioning == Partitioning::kForward) {
             files.push_back(exchange_file(edge_index(e), ev.subtask_index, 0));
-            continue;
+          } else {
+            const int32_t producers = jg_.vertices[static_cast<size_t>(e->source_vertex)].parallelism;
+            for (int32_t i = 0; i < producers; ++i) files.push_back(exchange_file(edge_index(e), i, ev.subtask_index));
           }
-          const int32_t producers = jg_.vertices[static_cast<size_t>(e->source_vertex)].parallelism;
-          for (int32_t i = 0; i < producers; ++i) files.push_back(exchange_file(edge_index(e), i, ev.subtask_index));
+          if (tag_inputs) rc.file_inputs.resize(files.size(), e->type_number == 2 ? 2 : 1);
         }
-        ReplayConfig rc;
         rc.network = cfg_.network;
         rc.clock = cfg_.clock;
-        rc.sorted = plan_.sorted_input[static_cast<size_t>(v.id)];
         rc.sort_memory_bytes = cfg_.sort_memory_bytes;
         rc.spill_dir = dir_;
         rc.spill_prefix = "sort-v" + std::to_string(v.id) + "-t" + std::to_string(ev.subtask_index);

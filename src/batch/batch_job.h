@@ -59,7 +59,7 @@ struct BatchJobConfig {
 
 struct BatchStats {
   int64_t exchange_bytes_written = 0;  // blocking exchange files, all stages and runs
-  int64_t sorted_records = 0;          // records that went through the input sorters (last run of each stage)
+  int64_t sorted_records = 0;          // records that went through the input sorters, all runs (a re-run sorts again)
   int64_t sort_spilled_runs = 0;       // sorted runs spilled to disk, all runs
   int64_t sort_spilled_bytes = 0;
   int64_t sort_merge_passes = 0;       // intermediate merge passes (more runs than the merge fan-in), all runs

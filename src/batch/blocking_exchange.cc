@@ -1,6 +1,7 @@
 #include "batch/blocking_exchange.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "batch/entry_file.h"
 #include "runtime/watermark_event.h"
@@ -81,6 +82,10 @@ void ExchangeSpiller::run() {
 
 InputReplayer::InputReplayer(std::vector<std::string> files, ReplayConfig config, std::function<void()> on_done)
     : files_(std::move(files)), config_(std::move(config)), on_done_(std::move(on_done)) {
+  if (!config_.file_inputs.empty() && config_.file_inputs.size() != files_.size()) {
+    throw std::invalid_argument("input replayer: " + std::to_string(config_.file_inputs.size()) +
+                                " file inputs for " + std::to_string(files_.size()) + " files");
+  }
   for (size_t i = 0; i < files_.size(); ++i) {
     partitions_.push_back(std::make_unique<runtime::ResultPartition>(1, config_.network, nullptr, config_.clock));
   }
@@ -152,15 +157,22 @@ Status InputReplayer::replay() {
 
 Status InputReplayer::replay_sorted() {
   ExternalSorter sorter(config_.sort_memory_bytes, config_.spill_dir, config_.spill_prefix);
-  for (const std::string& file : files_) {
+  const bool tagged = !config_.file_inputs.empty();  // two inputs: each record carries its input
+  std::vector<uint8_t> scratch;
+  for (size_t f = 0; f < files_.size(); ++f) {
     EntryFileReader reader;
-    SLUICE_RETURN_IF_ERROR(reader.open(file));
+    SLUICE_RETURN_IF_ERROR(reader.open(files_[f]));
     runtime::BlockingRecordView v;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(bool has, reader.next(&v));
       if (!has) break;
       if (cancelled_.load(std::memory_order_relaxed)) return Status::ok();
-      SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, v.record, v.record_size));
+      if (tagged) {
+        runtime::frame_tagged_record(config_.file_inputs[f], v.record, v.record_size, &scratch);
+        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, scratch.data(), scratch.size()));
+      } else {
+        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, v.record, v.record_size));
+      }
     }
   }
   SLUICE_RETURN_IF_ERROR(sorter.finish());

@@ -8,9 +8,13 @@
 // InputReplayer (consumer side): one thread per consumer task. It feeds the task's input channels, in the gate's
 // channel order, from the files the previous stage committed: each file's records into its own channel, or,
 // when the task's input is sorted, every file's entries through an ExternalSorter into the first channel (in key
-// order; the other channels only end). Every channel then gets the final watermark (MAX, as a bounded source
-// ends: BATCH keeps no intermediate watermarks) and EndOfPartition. Back-pressure: the replayer blocks on the
-// channel's credits like a producer task.
+// order; the other channels only end). A sorted two-input head's records go through the sorter together, each
+// tagged with its input (runtime/blocking_record_framing.h, frame_tagged_record), and come out in one key order on
+// the first channel - which of the head's inputs that channel belongs to does not matter, the task dispatches by
+// tag - so both inputs' records of a key arrive before any of the next key (Flink's MultiInputSortingDataInput
+// merges per-input sorted streams by key instead; one sorter is simpler and keeps the ties in file order). Every
+// channel then gets the final watermark (MAX, as a bounded source ends: BATCH keeps no intermediate watermarks)
+// and EndOfPartition. Back-pressure: the replayer blocks on the channel's credits like a producer task.
 //
 // Errors (I/O, a missing or damaged file) end the thread with a status and call on_done; the stage fails.
 // Thread-safety: start / cancel / join / status from the control thread; on_done runs on the worker thread.
@@ -67,6 +71,8 @@ struct ReplayConfig {
   runtime::NetworkConfig network;
   std::shared_ptr<Clock> clock;
   bool sorted = false;
+  // Sorted two-input head: the input (1 or 2) each file feeds, parallel to the files; empty for one input.
+  std::vector<uint8_t> file_inputs;
   int64_t sort_memory_bytes = 64 << 20;  // execution.sorted-inputs.memory
   std::string spill_dir;
   std::string spill_prefix;

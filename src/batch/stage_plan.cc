@@ -22,7 +22,8 @@ StagePlan plan_stages(const StreamGraph& sg, const graph::JobGraph& jg) {
     plan.stage_of_vertex[static_cast<size_t>(v.id)] = stage;
     const StreamNode& head = sg.node(v.head_node);
     plan.sorted_input[static_cast<size_t>(v.id)] =
-        !inputs.empty() && all_hash && head.keyed && head.kind == StreamNode::Kind::kOneInput;
+        !inputs.empty() && all_hash && head.keyed &&
+        (head.kind == StreamNode::Kind::kOneInput || head.kind == StreamNode::Kind::kTwoInput);
     if (static_cast<size_t>(stage) >= plan.stages.size()) plan.stages.resize(static_cast<size_t>(stage) + 1);
     plan.stages[static_cast<size_t>(stage)].push_back(v.id);
   }

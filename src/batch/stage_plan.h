@@ -3,9 +3,10 @@
 // Every network JobEdge is a blocking exchange: its producer writes its whole output to local disk, and its
 // consumer starts only once the producer's stage has finished. Chained (forward) edges stay inside a vertex and
 // so inside a stage. A vertex's stage is 0 for a source, else 1 + the highest stage of its producers; the
-// vertices of one stage run at the same time, the stages one after the other. A keyed one-input head whose
-// every input edge is a key-group (hash) exchange reads its input sorted by key (Flink's sorted inputs); a
-// two-input keyed head (connect, joins) reads its inputs unsorted and keeps every key's state until the end.
+// vertices of one stage run at the same time, the stages one after the other. A keyed head - one-input, or
+// two-input (connect().key_by, interval joins) - whose every input edge is a key-group (hash) exchange reads its
+// input sorted by key (Flink's sorted inputs; a two-input head gets both inputs merged in one key order), so its
+// keyed state holds one key at a time.
 // Pure functions over the graph; thread-safe.
 #pragma once
 

@@ -58,4 +58,33 @@ inline bool parse_blocking_record(const uint8_t* data, size_t size, BlockingReco
   return true;
 }
 
+// A sorted two-input head (BATCH, docs/batch.md): the replayer sends both inputs' records, merged in one key order,
+// through one channel, each as [u8 input (1 or 2)][u32 record size][record bytes] - the task hands the record to
+// that input's deserializer. One channel, because a task reads its channels in whatever order data arrives, which
+// would break the key order across inputs.
+inline void frame_tagged_record(uint8_t input, const uint8_t* bytes, size_t size, std::vector<uint8_t>* out) {
+  out->resize(5 + size);
+  (*out)[0] = input;
+  const auto r = static_cast<uint32_t>(size);
+  std::memcpy(out->data() + 1, &r, 4);
+  if (size != 0) std::memcpy(out->data() + 5, bytes, size);
+}
+
+struct TaggedRecordView {
+  uint8_t input = 0;
+  const uint8_t* record = nullptr;
+  uint32_t record_size = 0;
+  size_t entry_size() const { return 5 + static_cast<size_t>(record_size); }
+};
+
+// False (nothing consumed) when [data, data + size) does not start with a whole tagged entry.
+inline bool parse_tagged_record(const uint8_t* data, size_t size, TaggedRecordView* out) {
+  if (size < 5) return false;
+  uint32_t r = 0;
+  std::memcpy(&r, data + 1, 4);
+  if (size < 5 + static_cast<size_t>(r)) return false;
+  *out = TaggedRecordView{data[0], data + 5, r};
+  return true;
+}
+
 }  // namespace sluice::runtime

@@ -324,16 +324,41 @@ void StreamTask::build_inputs(OutputBase* head_input1, OutputBase* head_input2) 
     inputs_[i].valve = std::make_unique<StatusWatermarkValve>(inputs_[i].num_channels);
   }
   channel_ended_.assign(channel_input_.size(), false);
+  tagged_input_ = num_inputs == 2 && d_.batch_sorted_input;
+}
+
+Result<int64_t> StreamTask::deserialize_tagged(const uint8_t* data, size_t size) {
+  int64_t n = 0;
+  TaggedRecordView v;
+  for (size_t at = 0; at < size; at += v.entry_size()) {
+    if (!parse_tagged_record(data + at, size - at, &v) || (v.input != 1 && v.input != 2)) {
+      return Status::corruption("sorted two-input buffer of " + std::to_string(size) + " bytes: entry " +
+                                std::to_string(n) + " is no whole [input 1|2][size][record] entry");
+    }
+    SLUICE_ASSIGN_OR_RETURN(int64_t records,
+                            inputs_[v.input - 1].deserializer->deserialize_buffer(v.record, v.record_size));
+    n += records;
+  }
+  return n;
 }
 
 // A channel delivered end of data or end of partition (whichever first): once every channel of an input did,
-// a two-input head learns that this input ended (end_input_of), before the chain ends.
+// a two-input head learns that this input ended (end_input_of), before the chain ends. With tagged input both
+// inputs end together, after the last channel.
 void StreamTask::on_channel_ended(int32_t channel) {
   if (channel_ended_[static_cast<size_t>(channel)]) return;
   channel_ended_[static_cast<size_t>(channel)] = true;
   const size_t input = channel_input_[static_cast<size_t>(channel)];
   TaskInput& in = inputs_[input];
-  if (++in.ended_channels == in.num_channels && two_input_head_ != nullptr) {
+  ++in.ended_channels;
+  if (tagged_input_) {  // either input's records may still come on another channel: both end with the last one
+    if (inputs_[0].ended_channels == inputs_[0].num_channels && inputs_[1].ended_channels == inputs_[1].num_channels) {
+      two_input_head_->end_input_of(1);
+      two_input_head_->end_input_of(2);
+    }
+    return;
+  }
+  if (in.ended_channels == in.num_channels && two_input_head_ != nullptr) {
     two_input_head_->end_input_of(static_cast<int32_t>(input) + 1);
   }
 }
@@ -455,8 +480,9 @@ bool StreamTask::process_input() {
       input_state_[static_cast<size_t>(next->channel_index)].push_back(
           checkpoint::ChannelStateBuffer{buf.num_records, buf.bytes});
     }
-    auto n = inputs_[channel_input_[static_cast<size_t>(next->channel_index)]].deserializer->deserialize_buffer(
-        buf.bytes.data(), buf.bytes.size());
+    auto n = tagged_input_ ? deserialize_tagged(buf.bytes.data(), buf.bytes.size())
+                           : inputs_[channel_input_[static_cast<size_t>(next->channel_index)]]
+                                 .deserializer->deserialize_buffer(buf.bytes.data(), buf.bytes.size());
     if (!n.is_ok()) {
       throw std::runtime_error("task " + name_ + ", input channel " + std::to_string(next->channel_index) + ": " +
                                n.status().to_string());

@@ -123,8 +123,10 @@ struct TaskDeployment {
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
   int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval (0: no periodic emission)
-  // BATCH: the input arrives sorted by key; the chain's head (a keyed one-input operator) keeps one key's state
-  // at a time (OperatorSetup::batch_sorted_input).
+  // BATCH: the input arrives sorted by key; the chain's head (a keyed operator) keeps one key's state at a time
+  // (OperatorSetup::batch_sorted_input). A two-input head gets both inputs merged in one key order as tagged
+  // entries (blocking_record_framing.h: each names its input) on any channel, and ends its inputs
+  // (end_input_of 1, then 2) only when every channel ended.
   bool batch_sorted_input = false;
   // BATCH, a chain with a sink that commits on checkpoint completion (StreamNode::commits_on_checkpoint_complete:
   // two-phase-commit and write-ahead-log sinks): its commit waits for the whole stage. At the end of its input
@@ -248,6 +250,8 @@ class StreamTask {
   void inject_failure(FailurePoint point, const StreamOperator* op, int64_t checkpoint_id);
   void build_inputs(OutputBase* head_input1, OutputBase* head_input2);
   void on_channel_ended(int32_t channel);
+  // A buffer of tagged entries (TaskDeployment::batch_sorted_input, two inputs): each record to its input.
+  Result<int64_t> deserialize_tagged(const uint8_t* data, size_t size);
   void apply_valve_output(int32_t channel, const StatusWatermarkValve::Output& out);
   StatusWatermarkValve& input_valve(int32_t channel) {
     return *inputs_[channel_input_[static_cast<size_t>(channel)]].valve;
@@ -328,6 +332,7 @@ class StreamTask {
   std::vector<int32_t> channel_local_;
   std::vector<bool> channel_ended_;
   TwoInputOperatorBase* two_input_head_ = nullptr;
+  bool tagged_input_ = false;  // BATCH sorted two-input head: data buffers hold tagged entries
 };
 
 }  // namespace sluice::runtime

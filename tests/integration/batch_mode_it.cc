@@ -26,8 +26,7 @@
 #include <tuple>
 #include <vector>
 
-#include "batch/batch_job.h"
-#include "graph/job_graph.h"
+#include "batch_it_util.h"
 #include "seeded_failover.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
@@ -130,16 +129,8 @@ void build(StreamExecutionEnvironment& env, const std::string& out) {
       .uid("per-key-sink");
 }
 
-Configuration base_config(const std::string& mode) {
-  Configuration c;
-  EXPECT_TRUE(c.apply_dynamic_property("execution.runtime-mode=" + mode).is_ok());
-  EXPECT_TRUE(c.apply_dynamic_property("parallelism.default=2").is_ok());
-  EXPECT_TRUE(c.apply_dynamic_property("io.tmp.dirs=" + ::testing::TempDir()).is_ok());
-  EXPECT_TRUE(c.apply_dynamic_property("restart-strategy.type=fixed-delay").is_ok());
-  EXPECT_TRUE(c.apply_dynamic_property("restart-strategy.fixed-delay.attempts=5").is_ok());
-  EXPECT_TRUE(c.apply_dynamic_property("restart-strategy.fixed-delay.delay=10ms").is_ok());
-  return c;
-}
+using batch_test::base_config;
+using batch_test::Failure;
 
 // Runs the program; in BATCH directly on the batch runtime with `failures` armed, returning the client's figures.
 struct RunResult {
@@ -148,13 +139,6 @@ struct RunResult {
   std::vector<int32_t> stage_runs;  // empty: not the batch runtime
   batch::BatchStats stats;
   std::vector<runtime::InjectedFailure> injected;
-};
-
-// An injected failure at `point` in the vertex holding the operator with uid `uid`.
-struct Failure {
-  runtime::FailurePoint point;
-  std::string uid;
-  int32_t subtask = 0;
 };
 
 // A program and how to read its committed output (default: build() and its file sinks).
@@ -180,45 +164,10 @@ RunResult run(const std::string& mode, const std::vector<std::string>& extra = {
   } else {
     build(env, out);
   }
-  if (failures.empty()) {
-    auto client = env.execute_async("batch-it");
-    EXPECT_TRUE(client.is_ok()) << client.status().to_string();
-    if (!client.is_ok()) return r;
-    JobExecutionResult res = (*client)->wait();
-    EXPECT_EQ(res.status, JobStatus::kFinished) << res.error.to_string();
-    if (auto* b = dynamic_cast<batch::BatchJobClient*>(client->get())) {
-      r.stage_runs = b->stage_runs();
-      r.stats = b->batch_stats();
-    }
-  } else {
-    // Failures must be armed before the first stage starts: submit on the batch runtime directly.
-    auto sg = std::make_shared<StreamGraph>(env.stream_graph());
-    graph::JobGraphOptions jo;
-    jo.job_name = "batch-it";
-    jo.default_parallelism = 2;
-    auto jg = graph::build_job_graph(*sg, jo);
-    EXPECT_TRUE(jg.is_ok());
-    batch::BatchJobConfig bc;
-    bc.tmp_dir = ::testing::TempDir();
-    bc.restart.type = RestartStrategyType::kFixedDelay;
-    bc.restart.fixed_delay.attempts = 5;
-    bc.restart.fixed_delay.delay_ms = 10;
-    for (const Failure& f : failures) {
-      int32_t vertex = -1;
-      for (const StreamNode& n : sg->nodes)
-        if (n.uid == f.uid) vertex = jg->vertex_of_node[static_cast<size_t>(n.id)];
-      EXPECT_GE(vertex, 0) << f.uid;
-      bc.failures.push_back(batch::ArmedFailure{f.point, vertex, f.subtask, "seeded"});
-    }
-    auto client = batch::submit_batch_job(sg, std::move(*jg), bc);
-    EXPECT_TRUE(client.is_ok()) << client.status().to_string();
-    if (!client.is_ok()) return r;
-    JobExecutionResult res = (*client)->wait();
-    EXPECT_EQ(res.status, JobStatus::kFinished) << res.error.to_string();
-    r.stage_runs = (*client)->stage_runs();
-    r.stats = (*client)->batch_stats();
-    r.injected = (*client)->injected_failures();
-  }
+  batch_test::BatchRun b = batch_test::execute(env, failures);
+  r.stage_runs = std::move(b.stage_runs);
+  r.stats = b.stats;
+  r.injected = std::move(b.injected);
   if (program.collect) program.collect(out, r);
   r.results.raw = failover_test::committed_lines(out + "/raw");
   r.results.rolling = failover_test::committed_lines(out + "/rolling");

@@ -90,7 +90,8 @@ class KeyedConnectedStreams {
   }
 
   // A custom keyed two-input operator (its node gets the subtask's key-group range); `make_op` returns a
-  // std::unique_ptr to a TwoInputStreamOperator<IN1, IN2, OUT>, typically an AbstractKeyedOperator.
+  // std::unique_ptr to a TwoInputStreamOperator<IN1, IN2, OUT>, typically an AbstractKeyedOperator, which sets
+  // each record's key with set_record_key (in BATCH its inputs arrive sorted by key and that ends each key).
   template <class OUT, class Factory>
   DataStream<OUT> transform(std::string name, Factory make_op) const {
     return detail::two_input<OUT>(first_.keyed_input(), second_.keyed_input(), std::move(name), std::move(make_op),

@@ -159,7 +159,8 @@ std::function<Status(std::vector<uint8_t>*, std::vector<uint64_t>*)> keyed_snaps
 // TwoInputStreamOperator<IN1, IN2, OUT>; Flink keeps this in AbstractStreamOperator for every shape): owns the
 // keyed state backend for this subtask's key groups and the timer services, fires event-time timers when the
 // operator's (combined) watermark advances, and checkpoints, restores and redistributes both by key group.
-// Setting the current key is the input side's business (KeyedOperatorBase, KeyedCoProcessOperator).
+// Each input side sets the current key from its records through set_record_key (KeyedOperatorBase,
+// KeyedCoProcessOperator, IntervalJoinOperator), which also ends a key on sorted input.
 template <class K, class Base>
 class AbstractKeyedOperator : public Base {
  public:
@@ -234,6 +235,7 @@ class AbstractKeyedOperator : public Base {
   // running job the sources' final kMaxWatermark has usually fired them through process_watermark already;
   // this also fires those registered since (e.g. by the processing-time timers just fired) and serves operators
   // run without a task.
+  // With sorted input the last key ends instead (a two-input operator gets end_input once, after both inputs).
   void end_input() override {
     if (this->setup_.batch_sorted_input) {  // the last key ends: its timers fire at +inf
       end_key_for_batch();
@@ -292,11 +294,32 @@ class AbstractKeyedOperator : public Base {
   }
 
  protected:
+  // The key of the record being processed (each input shape calls it with its key selector's result). With
+  // sorted input (BATCH: one key order over all inputs of the operator) a key whose serialized bytes differ from
+  // the previous record's first ends the previous key (end_key_for_batch).
+  template <class Key>
+  void set_record_key(const Key& key) {
+    if (this->setup_.batch_sorted_input) [[unlikely]] {
+      next_key_bytes_.clear();
+      DataOutputView out(&next_key_bytes_);
+      TypeSerializer<K>::serialize(key, out);
+      if (next_key_bytes_ != key_bytes_) {
+        end_key_for_batch();
+        key_bytes_.swap(next_key_bytes_);
+      }
+    }
+    backend_->set_current_key(key);
+  }
+
   std::unique_ptr<KeyedStateBackend<K>> backend_;
   std::map<std::string, std::shared_ptr<void>> timer_services_;      // InternalTimerService<K, N> by name
   std::vector<std::function<void(int64_t)>> watermark_advancers_;
   std::vector<std::function<void()>> end_of_input_firers_;
   std::vector<std::function<int64_t()>> key_end_firers_;
+
+ private:
+  std::vector<uint8_t> key_bytes_;       // sorted input: the current key, serialized
+  std::vector<uint8_t> next_key_bytes_;  // scratch
 };
 
 // Base of operators on a keyed stream: AbstractKeyedOperator over one input, and the current key set from each
@@ -307,30 +330,8 @@ class KeyedOperatorBase : public AbstractKeyedOperator<K, OneInputStreamOperator
   explicit KeyedOperatorBase(KS key_selector) : key_selector_(std::move(key_selector)) {}
 
  protected:
-  void set_key_of(const IN& record) {
-    if (this->setup_.batch_sorted_input) [[unlikely]] {
-      set_key_sorted(key_selector_(record));
-      return;
-    }
-    this->backend_->set_current_key(key_selector_(record));
-  }
+  void set_key_of(const IN& record) { this->set_record_key(key_selector_(record)); }
   KS key_selector_;
-
- private:
-  // Sorted input: a key whose serialized bytes differ from the previous record's ends the previous key.
-  template <class Key>
-  void set_key_sorted(const Key& key) {
-    next_key_bytes_.clear();
-    DataOutputView out(&next_key_bytes_);
-    TypeSerializer<K>::serialize(key, out);
-    if (next_key_bytes_ != key_bytes_) {
-      this->end_key_for_batch();
-      key_bytes_.swap(next_key_bytes_);
-    }
-    this->backend_->set_current_key(key);
-  }
-  std::vector<uint8_t> key_bytes_;
-  std::vector<uint8_t> next_key_bytes_;
 };
 
 // Runs a KeyedProcessFunction<K, IN, OUT> (F derives from it), with its timers (timer service "user-timers",

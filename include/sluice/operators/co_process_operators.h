@@ -100,7 +100,8 @@ class CoProcessOperator final : public TwoInputUdfOperator<IN1, IN2, OUT, F> {
 };
 
 // Runs a KeyedCoProcessFunction<K, IN1, IN2, OUT> (F derives from it) with keyed state and timers (timer service
-// "user-timers", as KeyedProcessOperator). KS1: const IN1& -> K, KS2: const IN2& -> K.
+// "user-timers", as KeyedProcessOperator). KS1: const IN1& -> K, KS2: const IN2& -> K. BATCH with sorted input:
+// both inputs' records of a key arrive before the next key's, and each key ends as in KeyedProcessOperator.
 template <class K, class IN1, class IN2, class OUT, class KS1, class KS2, class F>
 class KeyedCoProcessOperator final : public AbstractKeyedOperator<K, TwoInputStreamOperator<IN1, IN2, OUT>>,
                                      private Triggerable<K, VoidNamespace> {
@@ -138,13 +139,13 @@ class KeyedCoProcessOperator final : public AbstractKeyedOperator<K, TwoInputStr
   }
   void process_element1(IN1&& r) override {
     call_user(this->info(), [&] {
-      this->backend_->set_current_key(ks1_(static_cast<const IN1&>(r)));
+      this->set_record_key(ks1_(static_cast<const IN1&>(r)));
       fn_.process_element1(r, *ctx_, collector_);
     });
   }
   void process_element2(IN2&& r) override {
     call_user(this->info(), [&] {
-      this->backend_->set_current_key(ks2_(static_cast<const IN2&>(r)));
+      this->set_record_key(ks2_(static_cast<const IN2&>(r)));
       fn_.process_element2(r, *ctx_, collector_);
     });
   }

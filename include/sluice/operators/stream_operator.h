@@ -64,9 +64,10 @@ struct OperatorSetup {
   // pipeline.auto-watermark-interval: how often operators with periodic watermark generators emit (0: never).
   int64_t auto_watermark_interval_ms = 200;
   // execution.runtime-mode BATCH, for a keyed operator heading a task whose input arrives sorted (grouped) by
-  // key (docs/batch.md): the keyed state holds one key at a time. When the key changes, and at the end of input,
-  // the previous key's timers fire as if time had reached the end (event and processing time jump to +inf for
-  // that key, as Flink's BatchExecutionInternalTimeService) and its state is dropped.
+  // key (docs/batch.md; a two-input head gets both inputs in one key order): the keyed state holds one key at a
+  // time. When the key changes, and at the end of input (of both inputs), the previous key's timers fire as if
+  // time had reached the end (event and processing time jump to +inf for that key, as Flink's
+  // BatchExecutionInternalTimeService) and its state is dropped.
   bool batch_sorted_input = false;
 };
 

@@ -60,7 +60,12 @@ struct PassBoth final : KeyedCoProcessFunction<int64_t, int64_t, int64_t, int64_
   void process_element2(const int64_t& v, KeyedProcessContext<int64_t>&, Collector<int64_t>& out) override { out.collect(v); }
 };
 
-TEST(StagePlanTest, TwoInputKeyedHeadsAreNotSorted) {
+struct PassUnkeyed final : CoProcessFunction<int64_t, int64_t, int64_t> {
+  void process_element1(const int64_t& v, ProcessContext&, Collector<int64_t>& out) override { out.collect(v); }
+  void process_element2(const int64_t& v, ProcessContext&, Collector<int64_t>& out) override { out.collect(v); }
+};
+
+TEST(StagePlanTest, TwoInputKeyedHeadsReadSortedInputUnkeyedOnesDoNot) {
   StreamExecutionEnvironment env;
   auto a = env.from_sequence(0, 9).uid("a");
   auto b = env.from_sequence(0, 9).uid("b");
@@ -69,12 +74,14 @@ TEST(StagePlanTest, TwoInputKeyedHeadsAreNotSorted) {
       .process(PassBoth{})
       .uid("co")
       .sink_to(DiscardingSink<int64_t>());
+  a.rebalance().connect(b.rebalance()).process(PassUnkeyed{}).uid("unkeyed-co").sink_to(DiscardingSink<int64_t>());
   const StreamGraph& sg = env.stream_graph();
   graph::JobGraph jg = job_graph_of(sg);
   StagePlan plan = plan_stages(sg, jg);
   const int32_t co = vertex_of_uid(sg, jg, "co");
   EXPECT_EQ(plan.stage_of_vertex[static_cast<size_t>(co)], 1);
-  EXPECT_FALSE(plan.sorted_input[static_cast<size_t>(co)]);
+  EXPECT_TRUE(plan.sorted_input[static_cast<size_t>(co)]);  // both inputs in one key order
+  EXPECT_FALSE(plan.sorted_input[static_cast<size_t>(vertex_of_uid(sg, jg, "unkeyed-co"))]);
 }
 
 TEST(StagePlanTest, NamesTheUnboundedSources) {
