@@ -148,8 +148,9 @@ Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, con
   if (path_or_latest == kRestoreLatest) return resolve_latest(f, checkpoint_dir);
   if (path_or_latest.empty()) {
     return Status::invalid_argument(
-        "--restore / execution.state-recovery.path is set but empty: expected a chk-<n> folder, its _metadata file, "
-        "or 'latest' (leave it unset to start fresh)");
+        (input_name == "--restore" ? std::string("--restore / execution.state-recovery.path is set but empty")
+                                   : input_name + " is empty") +
+        ": expected a chk-<n> folder, its _metadata file, or 'latest' (leave it unset to start fresh)");
   }
   SLUICE_RETURN_IF_ERROR(explain_folder(f, path_or_latest).with_context(input_name + " " + path_or_latest));
   auto point = read_point(f, path_or_latest);

@@ -52,6 +52,9 @@ contains damaged "$largest"
 expect 1 missing "$sluice" savepoint check "$work/no-such-savepoint" --job demo
 contains missing "PATH $work/no-such-savepoint"
 if grep -q -- "--restore" missing.out; then fail "the missing-path error names --restore, which savepoint check has not"; fi
+expect 1 empty-path "$sluice" savepoint check "" --job demo
+contains empty-path "PATH is empty"
+if grep -q -- "--restore" empty-path.out; then fail "the empty-path error names --restore"; fi
 
 mkdir example && cd example
 expect 1 ../from-args "$example" --check-restore "$sp"

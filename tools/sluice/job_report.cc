@@ -188,7 +188,9 @@ void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& cli
                       {"sorted_records", st.sorted_records},
                       {"sort_spilled_runs", st.sort_spilled_runs},
                       {"sort_spilled_bytes", st.sort_spilled_bytes},
-                      {"sort_peak_memory_bytes", st.sort_peak_memory_bytes}};
+                      {"sort_peak_memory_bytes", st.sort_peak_memory_bytes},
+                      {"sort_merge_passes", st.sort_merge_passes},
+                      {"commit_retries", st.commit_retries}};
   nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
   for (const runtime::InjectedFailure& f : client.injected_failures()) {
     const char* name = runtime::failure_point_name(f.point);
