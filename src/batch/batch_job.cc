@@ -323,6 +323,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
             for (int32_t i = 0; i < producers; ++i) files.push_back(exchange_file(edge_index(e), i, ev.subtask_index));
           }
           if (tag_inputs) rc.file_inputs.resize(files.size(), e->type_number == 2 ? 2 : 1);
+          rc.file_timestamps.resize(files.size(), e->carries_timestamps ? 1 : 0);
         }
         rc.network = cfg_.network;
         rc.clock = cfg_.clock;

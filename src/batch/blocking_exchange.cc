@@ -1,6 +1,7 @@
 #include "batch/blocking_exchange.h"
 
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 #include "batch/entry_file.h"
@@ -162,16 +163,21 @@ Status InputReplayer::replay_sorted() {
   for (size_t f = 0; f < files_.size(); ++f) {
     EntryFileReader reader;
     SLUICE_RETURN_IF_ERROR(reader.open(files_[f]));
+    // The exchange keeps the pipelined record bytes: an edge with timestamps writes the record's first (int64,
+    // little-endian, kNoRecordTimestamp when it has none - the sorter's kNoTimestamp too).
+    const bool with_timestamps = f < config_.file_timestamps.size() && config_.file_timestamps[f] != 0;
     runtime::BlockingRecordView v;
     while (true) {
       SLUICE_ASSIGN_OR_RETURN(bool has, reader.next(&v));
       if (!has) break;
       if (cancelled_.load(std::memory_order_relaxed)) return Status::ok();
+      int64_t ts = ExternalSorter::kNoTimestamp;
+      if (with_timestamps && v.record_size >= sizeof(ts)) std::memcpy(&ts, v.record, sizeof(ts));
       if (tagged) {
         runtime::frame_tagged_record(config_.file_inputs[f], v.record, v.record_size, &scratch);
-        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, scratch.data(), scratch.size()));
+        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, scratch.data(), scratch.size(), ts));
       } else {
-        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, v.record, v.record_size));
+        SLUICE_RETURN_IF_ERROR(sorter.add(v.key, v.key_size, v.record, v.record_size, ts));
       }
     }
   }

@@ -8,7 +8,7 @@
 // InputReplayer (consumer side): one thread per consumer task. It feeds the task's input channels, in the gate's
 // channel order, from the files the previous stage committed: each file's records into its own channel, or,
 // when the task's input is sorted, every file's entries through an ExternalSorter into the first channel (in key
-// order; the other channels only end). A sorted two-input head's records go through the sorter together, each
+// order, a key's records by timestamp as Flink's sorted inputs; the other channels only end). A sorted two-input head's records go through the sorter together, each
 // tagged with its input (runtime/blocking_record_framing.h, frame_tagged_record), and come out in one key order on
 // the first channel - which of the head's inputs that channel belongs to does not matter, the task dispatches by
 // tag - so both inputs' records of a key arrive before any of the next key (Flink's MultiInputSortingDataInput
@@ -73,6 +73,9 @@ struct ReplayConfig {
   bool sorted = false;
   // Sorted two-input head: the input (1 or 2) each file feeds, parallel to the files; empty for one input.
   std::vector<uint8_t> file_inputs;
+  // Sorted input: per file, whether its records start with their timestamp (the edge carries timestamps); a key's
+  // records are sorted by it. Empty: none do.
+  std::vector<uint8_t> file_timestamps;
   int64_t sort_memory_bytes = 64 << 20;  // execution.sorted-inputs.memory
   std::string spill_dir;
   std::string spill_prefix;

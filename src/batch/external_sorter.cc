@@ -23,11 +23,28 @@ runtime::BlockingRecordView view_at(const std::vector<uint8_t>& arena, uint64_t 
   return v;
 }
 
-// Heap order: the smallest key on top; equal keys: the earlier run first (stability).
+constexpr size_t kTimestampBytes = 8;  // in front of each stored record
+
+int64_t stored_timestamp(const runtime::BlockingRecordView& v) {
+  int64_t ts;
+  std::memcpy(&ts, v.record, kTimestampBytes);
+  return ts;
+}
+
+// The stored entry as the caller added it: the record without its timestamp.
+runtime::BlockingRecordView without_timestamp(runtime::BlockingRecordView v) {
+  v.record += kTimestampBytes;
+  v.record_size -= kTimestampBytes;
+  return v;
+}
+
+// Heap order: the smallest (key, timestamp) on top; equal ones: the earlier run first (stability).
 bool heap_after(const runtime::BlockingRecordView& a, size_t a_run, const runtime::BlockingRecordView& b,
                 size_t b_run) {
   const int c = compare_keys(a.key, a.key_size, b.key, b.key_size);
-  return c != 0 ? c > 0 : a_run > b_run;
+  if (c != 0) return c > 0;
+  const int64_t ta = stored_timestamp(a), tb = stored_timestamp(b);
+  return ta != tb ? ta > tb : a_run > b_run;
 }
 
 }  // namespace
@@ -71,7 +88,7 @@ Result<bool> RunMerger::next(runtime::BlockingRecordView* out) {
   std::pop_heap(heap_.begin(), heap_.end(), cmp);
   const Head top = heap_.back();
   heap_.pop_back();
-  *out = top.view;
+  *out = top.view;  // stored form, with its timestamp: merge passes write it as it is
   pending_refill_ = top.run;
   return true;
 }
@@ -91,9 +108,10 @@ ExternalSorter::~ExternalSorter() {
   }
 }
 
-Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size) {
+Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size,
+                           int64_t timestamp_ms) {
   if (finished_) return Status::failed_precondition("ExternalSorter::add after finish()");
-  const auto entry = static_cast<int64_t>(8 + key_size + record_size);
+  const auto entry = static_cast<int64_t>(8 + key_size + kTimestampBytes + record_size);
   const auto in_memory = static_cast<int64_t>(arena_.size() + index_.size() * sizeof(IndexEntry));
   if (!index_.empty() && in_memory + entry + static_cast<int64_t>(sizeof(IndexEntry)) > budget_) {
     SLUICE_RETURN_IF_ERROR(spill());
@@ -105,8 +123,16 @@ Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* r
   }
   uint64_t prefix = 0;
   for (size_t i = 0; i < 8; ++i) prefix = (prefix << 8) | (i < key_size ? key[i] : 0);
-  index_.push_back(IndexEntry{prefix, static_cast<uint64_t>(arena_.size()) << 16 | std::min<size_t>(key_size, 0xFFFF)});
-  runtime::append_blocking_record(key, key_size, record, record_size, &arena_);
+  index_.push_back(IndexEntry{prefix, static_cast<uint64_t>(arena_.size()) << 16 | std::min<size_t>(key_size, 0xFFFF),
+                              timestamp_ms});
+  // The entry framed as append_blocking_record frames it, its record bytes being [timestamp][record].
+  const size_t at = arena_.size();
+  runtime::append_blocking_record(key, key_size, nullptr, 0, &arena_);
+  const auto stored_size = static_cast<uint32_t>(kTimestampBytes + record_size);
+  std::memcpy(arena_.data() + at + 4 + key_size, &stored_size, 4);
+  arena_.resize(arena_.size() + stored_size);
+  std::memcpy(arena_.data() + at + 8 + key_size, &timestamp_ms, kTimestampBytes);
+  if (record_size != 0) std::memcpy(arena_.data() + at + 8 + key_size + kTimestampBytes, record, record_size);
   ++stats_.records;
   stats_.peak_memory_bytes =
       std::max(stats_.peak_memory_bytes, static_cast<int64_t>(arena_.size() + index_.size() * sizeof(IndexEntry)));
@@ -120,11 +146,13 @@ void ExternalSorter::sort_run() {
   std::sort(index_.begin(), index_.end(), [this](const IndexEntry& a, const IndexEntry& b) {
     if (a.key_prefix != b.key_prefix) return a.key_prefix < b.key_prefix;
     if (a.key_size() <= 8 && b.key_size() <= 8) {  // the prefixes hold both keys whole
-      return a.key_size() != b.key_size() ? a.key_size() < b.key_size() : a.offset() < b.offset();
+      if (a.key_size() != b.key_size()) return a.key_size() < b.key_size();
+    } else {
+      const runtime::BlockingRecordView va = view_at(arena_, a.offset()), vb = view_at(arena_, b.offset());
+      const int c = compare_keys(va.key, va.key_size, vb.key, vb.key_size);
+      if (c != 0) return c < 0;
     }
-    const runtime::BlockingRecordView va = view_at(arena_, a.offset()), vb = view_at(arena_, b.offset());
-    const int c = compare_keys(va.key, va.key_size, vb.key, vb.key_size);
-    return c != 0 ? c < 0 : a.offset() < b.offset();
+    return a.timestamp_ms != b.timestamp_ms ? a.timestamp_ms < b.timestamp_ms : a.offset() < b.offset();
   });
 }
 
@@ -212,10 +240,12 @@ Result<bool> ExternalSorter::next(runtime::BlockingRecordView* out) {
   if (!finished_) return Status::failed_precondition("ExternalSorter::next before finish()");
   if (!merger_) {
     if (memory_next_ >= index_.size()) return false;
-    *out = view_at(arena_, index_[memory_next_++].offset());
+    *out = without_timestamp(view_at(arena_, index_[memory_next_++].offset()));
     return true;
   }
-  return merger_->next(out);
+  SLUICE_ASSIGN_OR_RETURN(bool has, merger_->next(out));
+  if (has) *out = without_timestamp(*out);
+  return has;
 }
 
 }  // namespace sluice::batch

@@ -2,20 +2,23 @@
 // sorted inputs / external merge sort, our own code).
 //
 // add() copies each (key, record) entry into an in-memory run. When the run would exceed the budget
-// (execution.sorted-inputs.memory: entry bytes plus a 16-byte index per entry), it is sorted and spilled to a
+// (execution.sorted-inputs.memory: entry bytes plus a 24-byte index per entry), it is sorted and spilled to a
 // file `<spill_dir>/<prefix>-run-<n>`. finish() sorts what is left; if nothing was spilled the entries are read
 // from memory, else the rest is spilled too and next() merges the runs k-way with a heap (one buffered reader per
 // run). At most max_fan_in runs are merged at once: with more, finish() first merges them in passes - each pass
 // merges groups of max_fan_in consecutive runs into one run file (`<prefix>-merge-<pass>-<n>`, the inputs removed)
 // until at most max_fan_in are left, which next() merges. Every entry is then written and read once more per pass.
-// Order: by key bytes (lexicographic, shorter first on a common prefix), so equal keys are adjacent; stable:
-// entries with equal keys come out in the order they were added (runs are merged with ties going to the earlier
-// run, and a pass merges consecutive runs in order). An entry larger than the budget forms a run of its own. Spill
+// Order: by key bytes (lexicographic, shorter first on a common prefix), so equal keys are adjacent; within a key
+// by the entry's timestamp (Flink's sorted inputs order a key's records by timestamp, across all inputs of the
+// operator); stable: entries with equal keys and timestamps come out in the order they were added (runs are merged
+// with ties going to the earlier run, and a pass merges consecutive runs in order). Each entry stores its timestamp
+// as 8 bytes in front of its record bytes (in memory and in the run files); next() hands out the record without
+// them. An entry larger than the budget forms a run of its own. Spill
 // files are removed by the destructor.
 // Sorting compares normalized keys (Flink's idea for its sorters): the index holds each key's first 8 bytes as a
 // big-endian integer next to the entry's offset, so most comparisons never touch the arena; equal prefixes fall back
 // to the full key bytes (not even that when both keys fit in the prefix: then their sizes decide), then to the
-// offset (arrival order: stability without a stable sort).
+// timestamp and the offset (arrival order: stability without a stable sort).
 // Errors: kIOError naming the spill file; kFailedPrecondition for add() after finish() or next() before it.
 // Thread-safety: one thread.
 #pragma once
@@ -77,7 +80,10 @@ class ExternalSorter {
   ExternalSorter& operator=(const ExternalSorter&) = delete;
   ~ExternalSorter();
 
-  Status add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size);
+  // timestamp_ms: the record's timestamp, kNoTimestamp for a record without one (they sort first within a key).
+  static constexpr int64_t kNoTimestamp = INT64_MIN;
+  Status add(const uint8_t* key, size_t key_size, const uint8_t* record, size_t record_size,
+             int64_t timestamp_ms = kNoTimestamp);
   Status finish();
   // The next entry in key order (valid until the next call), or false once all were returned.
   Result<bool> next(runtime::BlockingRecordView* out);
@@ -98,6 +104,7 @@ class ExternalSorter {
   struct IndexEntry {
     uint64_t key_prefix;  // the key's first 8 bytes, big-endian, zero-padded
     uint64_t position;    // entry start in arena_ (increasing with arrival) << 16 | min(key size, 0xFFFF)
+    int64_t timestamp_ms;
     uint64_t offset() const { return position >> 16; }
     uint64_t key_size() const { return position & 0xFFFF; }
   };

@@ -4,7 +4,8 @@
 // two-input operator with its exactly-once file sink):
 // - connect().key_by().process(KeyedCoProcessFunction) (per key: count and sum of each input, emitted by an
 //   event-time timer), an interval join, and a window join give the same committed output in BATCH and STREAMING,
-//   equal to a brute-force oracle, and in BATCH the two-input heads read sorted input (sorted_records);
+//   equal to a brute-force oracle, and in BATCH the two-input heads read sorted input (sorted_records), a key's
+//   records of both inputs in timestamp order;
 // - state-size probes: the co-process function's backend holds one key (its accumulator and two timers) and a
 //   processing-time timer fires for every key when the key ends; the interval join's backend never holds more than
 //   one key's buffers and cleanup timers (STREAMING holds every key of the subtask);
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -69,6 +71,7 @@ struct Line {
 
 std::atomic<int64_t> g_max_entries{0};       // the largest keyed-state entry count the two-input function saw
 std::atomic<int64_t> g_processing_fired{0};  // processing-time timers fired (co-process)
+std::atomic<int64_t> g_key_time_regressions{0};  // co-process: records older than the key's previous record
 
 void probe(RuntimeContext& ctx) {
   const int64_t entries = ctx.keyed_state_backend<KeyedStateBackend<int64_t>>().num_entries();
@@ -87,7 +90,8 @@ std::string join(std::initializer_list<int64_t> values) {
 struct SumBoth final : KeyedCoProcessFunction<int64_t, Left, Right, Line> {
   struct Acc {
     int64_t count1 = 0, sum1 = 0, count2 = 0, sum2 = 0;
-    SLUICE_FIELDS(Acc, count1, sum1, count2, sum2)
+    int64_t last_ts = INT64_MIN;  // the key's previous record's timestamp, either input
+    SLUICE_FIELDS(Acc, count1, sum1, count2, sum2, last_ts)
   };
   ValueState<Acc>* acc = nullptr;
   void open(RuntimeContext& ctx) override {
@@ -102,6 +106,9 @@ struct SumBoth final : KeyedCoProcessFunction<int64_t, Left, Right, Line> {
     }
     (input == 1 ? a.count1 : a.count2) += 1;
     (input == 1 ? a.sum1 : a.sum2) += value;
+    const int64_t ts = ctx.timestamp().value_or(INT64_MIN);
+    if (ts < a.last_ts) g_key_time_regressions.fetch_add(1);
+    a.last_ts = ts;
     acc->update(a);
     probe(runtime_context());
   }
@@ -263,6 +270,7 @@ RunResult run(Job job, const std::string& mode, const std::vector<std::string>& 
               const std::vector<batch_test::Failure>& failures = {}) {
   g_max_entries = 0;
   g_processing_fired = 0;
+  g_key_time_regressions = 0;
   static int run_number = 0;
   const std::string out = ::testing::TempDir() + "/batch-two-input-it-" + std::to_string(::getpid()) + "-" +
                           std::to_string(++run_number);
@@ -302,6 +310,8 @@ TEST_P(BatchTwoInputIT, BatchEqualsStreamingAndTheOracle) {
     EXPECT_GT(streaming_max_entries, kKeys);
     // Time jumps to +inf for each key when it ends: every key's processing-time timer fires.
     EXPECT_EQ(g_processing_fired.load(), kKeys);
+    // Within a key, both inputs' records come in timestamp order (Flink's sorted inputs), not input 1 then input 2.
+    EXPECT_EQ(g_key_time_regressions.load(), 0);
   }
   if (job == Job::kIntervalJoin) {
     // At most one key's buffers and cleanup timers; STREAMING keeps them for every key until the end.

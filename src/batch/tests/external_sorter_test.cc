@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -110,6 +111,40 @@ TEST(ExternalSorterTest, KeysSharingTheirFirstEightBytesOrHighBytesSortAsBytes) 
       EXPECT_EQ(sorter.stats().spilled_runs > 0, budget < (1 << 20));
       check(drain(sorter), expected_order(in));
     }
+  }
+}
+
+// Within a key, entries come in timestamp order (Flink's sorted inputs), equal timestamps in arrival order; entries
+// without a timestamp first. In memory, spilled and merged, and merged in passes.
+TEST(ExternalSorterTest, AKeysEntriesComeInTimestampOrder) {
+  const std::string dir = temp_dir("ts");
+  std::mt19937 rng(9);
+  struct Timed {
+    Entry e;
+    int64_t ts;
+  };
+  std::vector<Timed> in;
+  for (int i = 0; i < 8000; ++i) {
+    const int64_t ts = rng() % 10 == 0 ? ExternalSorter::kNoTimestamp : static_cast<int64_t>(rng() % 50) - 25;
+    in.push_back({{"key" + std::to_string(rng() % 40), "r" + std::to_string(i)}, ts});
+  }
+  std::vector<Timed> want = in;
+  std::stable_sort(want.begin(), want.end(), [](const Timed& a, const Timed& b) {
+    return a.e.key != b.e.key ? a.e.key < b.e.key : a.ts < b.ts;
+  });
+  std::vector<Entry> want_entries;
+  for (const Timed& t : want) want_entries.push_back(t.e);
+  for (auto [budget, fan_in] : {std::pair<int64_t, int32_t>{64 << 20, 128}, {16 << 10, 128}, {16 << 10, 3}}) {
+    SCOPED_TRACE("budget " + std::to_string(budget) + ", fan-in " + std::to_string(fan_in));
+    ExternalSorter sorter(budget, dir, "ts-" + std::to_string(budget) + "-" + std::to_string(fan_in), fan_in);
+    for (const Timed& t : in) {
+      ASSERT_TRUE(sorter.add(reinterpret_cast<const uint8_t*>(t.e.key.data()), t.e.key.size(),
+                             reinterpret_cast<const uint8_t*>(t.e.record.data()), t.e.record.size(), t.ts).is_ok());
+    }
+    ASSERT_TRUE(sorter.finish().is_ok());
+    EXPECT_EQ(sorter.stats().spilled_runs > 0, budget < (1 << 20));
+    EXPECT_EQ(sorter.stats().merge_passes > 0, fan_in == 3);
+    check(drain(sorter), want_entries);
   }
 }
 
