@@ -51,6 +51,7 @@ struct DemoFlags {
   int32_t inject_failures = 0;
   std::string restore;  // PATH or "latest"
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
+  bool checkpoint_interval_given = false;  // --checkpoint-interval was on the command line
   std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
   bool allow_non_restored_state = false;  // execution.state-recovery.ignore-unclaimed-state
   bool rehash_key_groups = false;         // execution.state-recovery.rehash-key-groups
@@ -120,7 +121,12 @@ int run_demo(const DemoFlags& f) {
     if (config.contains(key)) return Status::ok();
     return config.set_string(key, value);
   };
-  for (auto st : {set_default("execution.checkpointing.interval", f.checkpoint_interval == "0" ? "0ms" : f.checkpoint_interval),
+  // The demo's own 1 s default does not apply to a run in BATCH (BATCH takes no checkpoints; the demo's source is
+  // bounded, so AUTOMATIC is BATCH too): only an interval the user set is worth the warning that it is ignored.
+  const bool batch = config.get(options::kRuntimeMode) != RuntimeExecutionMode::kStreaming;
+  const std::string interval =
+      f.checkpoint_interval == "0" || (batch && !f.checkpoint_interval_given) ? "0ms" : f.checkpoint_interval;
+  for (auto st : {set_default("execution.checkpointing.interval", interval),
                   set_default("execution.checkpointing.dir", f.checkpoint_dir),
                   set_default("restart-strategy.type", "fixed-delay"),
                   set_default("restart-strategy.fixed-delay.attempts", std::to_string(std::max(1, f.inject_failures * 2 + 3))),
@@ -375,8 +381,9 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--rate", flags->rate, "Declared event rate (events/s of event time)")->capture_default_str()->check(rate_check);
   cmd->add_option("--seed", flags->seed, "Generator seed")->capture_default_str();
   cmd->add_option("--output", flags->output, "Output directory (its part-* files are replaced)")->capture_default_str();
-  cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
-                  "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off)")->capture_default_str();
+  CLI::Option* interval = cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
+                                          "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off; "
+                                          "no default in BATCH)")->capture_default_str();
   cmd->add_option("--checkpoint-dir", flags->checkpoint_dir, "Checkpoint directory")->capture_default_str();
   cmd->add_option("--inject-failures", flags->inject_failures,
                   "Inject K failures, each of a seeded class (source, keyed-operator, sink, "
@@ -408,8 +415,9 @@ void add_demo_command(CLI::App& app, int* exit_code) {
       "Recovery: with checkpointing on, the demo restarts failed tasks with a fixed-delay restart strategy, "
       "2K+3 attempts 100 ms apart for --inject-failures K (restart-strategy.type=fixed-delay, "
       "restart-strategy.fixed-delay.attempts, restart-strategy.fixed-delay.delay; -D or --config override them).");
-  cmd->callback([flags, exit_code, restore] {
+  cmd->callback([flags, exit_code, restore, interval] {
     flags->restore_given = restore->count() > 0;
+    flags->checkpoint_interval_given = interval->count() > 0;
     *exit_code = run_demo(*flags);
   });
 }
