@@ -142,7 +142,7 @@ Status ExternalSorter::add(const uint8_t* key, size_t key_size, const uint8_t* r
 void ExternalSorter::sort_run() {
   // Lexicographic by key bytes as compare_keys: the big-endian prefixes order keys that differ in their first
   // 8 bytes (a shorter key's zero padding sorts it first unless the longer one continues with zero bytes, which
-  // leaves the prefixes equal); equal prefixes compare the full keys; equal keys keep their arrival order.
+  // leaves the prefixes equal); equal prefixes compare the full keys; equal keys go by timestamp, then arrival.
   std::sort(index_.begin(), index_.end(), [this](const IndexEntry& a, const IndexEntry& b) {
     if (a.key_prefix != b.key_prefix) return a.key_prefix < b.key_prefix;
     if (a.key_size() <= 8 && b.key_size() <= 8) {  // the prefixes hold both keys whole
