@@ -31,7 +31,8 @@ Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& 
   CheckpointLocation loc;
   switch (kind) {
     case PathKind::kMissing:
-      return Status::not_found("no checkpoint at '" + path + "' (expected a chk-<n> folder or its _metadata file)");
+      return Status::not_found("no checkpoint at '" + path +
+                               "' (expected a checkpoint's chk-<n> folder, a savepoint folder, or its _metadata file)");
     case PathKind::kFile:
       loc.metadata_path = path;
       loc.checkpoint_dir = path_parent(path);
