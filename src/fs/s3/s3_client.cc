@@ -43,6 +43,12 @@ Result<uint64_t> parse_size(std::string_view text, const RequestContext& c) {
   return value;
 }
 
+void raise_to(std::atomic<uint64_t>& peak, uint64_t value) {
+  uint64_t seen = peak.load();
+  while (value > seen && !peak.compare_exchange_weak(seen, value)) {
+  }
+}
+
 }  // namespace
 
 std::function<uint64_t()> seeded_random(uint64_t seed) {
@@ -77,7 +83,9 @@ int64_t S3Client::Impl::next_delay_ms(int32_t retry_number) {
 Execution S3Client::Impl::execute(const RequestContext& context, const HttpRequest& request,
                                   bool error_body_in_2xx) {
   for (int32_t attempt = 1;; ++attempt) {
+    raise_to(peak_in_flight, in_flight.fetch_add(1) + 1);
     HttpResponse response = transport.perform(request);
+    in_flight.fetch_sub(1);
     requests.fetch_add(1, std::memory_order_relaxed);
     if (attempt > 1) retries.fetch_add(1, std::memory_order_relaxed);
     bytes_sent.fetch_add(response.bytes_sent, std::memory_order_relaxed);
@@ -124,7 +132,7 @@ S3Client::~S3Client() = default;
 
 S3ClientStats S3Client::stats() const {
   return S3ClientStats{impl_->requests.load(), impl_->retries.load(), impl_->bytes_sent.load(),
-                       impl_->bytes_received.load()};
+                       impl_->bytes_received.load(), impl_->peak_in_flight.load()};
 }
 
 const S3Options& S3Client::options() const { return impl_->options; }

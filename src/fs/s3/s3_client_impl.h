@@ -55,6 +55,8 @@ struct S3Client::Impl {
   std::atomic<uint64_t> retries{0};
   std::atomic<uint64_t> bytes_sent{0};
   std::atomic<uint64_t> bytes_received{0};
+  std::atomic<uint64_t> in_flight{0};
+  std::atomic<uint64_t> peak_in_flight{0};
 };
 
 }  // namespace sluice::s3
