@@ -19,6 +19,7 @@
 #include "fs/s3/s3_client.h"
 #include "fs/s3/s3_digest.h"
 #include "fs/s3/s3_retry_policy.h"
+#include "s3_fault_proxy.h"
 #include "s3_test_env.h"
 
 namespace sluice::s3 {
@@ -142,6 +143,16 @@ class S3ClientIT : public ::testing::Test {
     }
     return keys;
   }
+
+  // A client that talks to the server through `proxy`.
+  std::unique_ptr<S3Client> client_via(const testing::S3FaultProxy& proxy, int32_t max_retries) {
+    S3Options o = options();
+    o.endpoint = "http://127.0.0.1:" + std::to_string(proxy.port());
+    o.max_retries = max_retries;
+    return client_with(o);
+  }
+
+  int server_port() const { return std::stoi(server_.endpoint.substr(server_.endpoint.rfind(':') + 1)); }
 
   testing::S3TestServer server_;
   std::string bucket_;
@@ -508,6 +519,66 @@ TEST_F(S3ClientIT, TimeoutsAreBoundedAndRetried) {
   EXPECT_NE(got.status().message().find("curl error 28"), std::string::npos) << got.status().message();  // timeout
   EXPECT_GE(elapsed_ms, 3 * 300);
   EXPECT_LT(elapsed_ms, 3 * 300 + 2 * 100 + 1500) << "3 attempts of 300 ms and 2 backoffs of at most 100 ms";
+}
+
+TEST_F(S3ClientIT, ServerErrorsAreRetriedUntilTheySucceed) {
+  const std::string key = prefix_ + "flaky.bin";
+  std::vector<uint8_t> bytes = random_bytes(1000, 10);
+  ASSERT_TRUE(client_->put_object(bucket_, key, bytes).is_ok());
+  testing::S3FaultProxy proxy(server_port());
+  proxy.inject("GET /" + bucket_ + "/" + key, testing::S3FaultProxy::Fault::kErrorResponse, 2, 503, "SlowDown");
+  std::unique_ptr<S3Client> client = client_via(proxy, 3);
+  Result<std::vector<uint8_t>> got = client->get_object(bucket_, key);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(*got, bytes);
+  EXPECT_EQ(proxy.faults_injected(), 2);
+  EXPECT_EQ(client->stats().requests, 3u);
+  EXPECT_EQ(client->stats().retries, 2u);
+}
+
+TEST_F(S3ClientIT, UploadFileAbortsTheUploadWhenAPartKeepsFailing) {
+  const std::string local = scratch_ + "/doomed.bin";
+  write_file(local, random_bytes(3 * kMinPartSizeBytes + 1, 11));  // 4 parts
+  const std::string key = prefix_ + "doomed.bin";
+  testing::S3FaultProxy proxy(server_port());
+  proxy.inject("partNumber=3&", testing::S3FaultProxy::Fault::kErrorResponse, -1, 500, "InternalError");
+  std::unique_ptr<S3Client> client = client_via(proxy, 2);
+  Result<uint64_t> uploaded = client->upload_file(bucket_, key, local);
+  ASSERT_FALSE(uploaded.is_ok());
+  const Status& s = uploaded.status();
+  EXPECT_EQ(s.code(), StatusCode::kIOError) << s.to_string();
+  EXPECT_TRUE(s.retriable());
+  EXPECT_NE(s.message().find("UploadPart"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("after 3 attempts"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("HTTP 500 InternalError"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("(aborted)"), std::string::npos) << s.message();
+  EXPECT_EQ(proxy.faults_injected(), 3);
+
+  Result<std::vector<MultipartUploadInfo>> uploads = client_->list_multipart_uploads(bucket_, prefix_);
+  ASSERT_TRUE(uploads.is_ok()) << uploads.status().to_string();
+  EXPECT_TRUE(uploads->empty()) << "the failed upload was not aborted";
+  EXPECT_EQ(client_->head_object(bucket_, key).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(S3ClientIT, ACompletionWhoseAnswerWasLostIsRecognisedOnRetry) {
+  const std::string key = prefix_ + "lost-answer.bin";
+  std::vector<uint8_t> part = random_bytes(1000, 12);
+  Result<std::string> upload_id = client_->create_multipart_upload(bucket_, key);
+  ASSERT_TRUE(upload_id.is_ok()) << upload_id.status().to_string();
+  Result<std::string> etag = client_->upload_part(bucket_, key, *upload_id, 1, part);
+  ASSERT_TRUE(etag.is_ok()) << etag.status().to_string();
+
+  testing::S3FaultProxy proxy(server_port());
+  proxy.inject("POST /" + bucket_ + "/" + key + "?uploadId=", testing::S3FaultProxy::Fault::kLoseResponse, 1);
+  std::unique_ptr<S3Client> client = client_via(proxy, 3);
+  Result<std::string> completed = client->complete_multipart_upload(bucket_, key, *upload_id, {{1, *etag}});
+  ASSERT_TRUE(completed.is_ok()) << completed.status().to_string();
+  EXPECT_EQ(proxy.faults_injected(), 1);
+  EXPECT_GE(client->stats().retries, 1u);
+  EXPECT_TRUE(same_etag(*completed, expected_multipart_etag({{1, *etag}}).value())) << *completed;
+  Result<std::vector<uint8_t>> got = client_->get_object(bucket_, key);
+  ASSERT_TRUE(got.is_ok());
+  EXPECT_EQ(*got, part);
 }
 
 TEST_F(S3ClientIT, ManyThreadsShareOneClient) {
