@@ -52,7 +52,8 @@ struct S3ClientHooks {
   // Uniform 64-bit numbers for the backoff jitter. Default: SplitMix64 seeded from std::random_device. Called
   // under the client's lock, so it need not be thread-safe.
   std::function<uint64_t()> random;
-  // Waits `delay_ms` before a retry. Default: std::this_thread::sleep_for.
+  // Waits `delay_ms` before a retry. Default: std::this_thread::sleep_for. Called without a lock, possibly from
+  // several threads at once.
   std::function<void(int64_t delay_ms)> sleep;
 };
 
@@ -75,6 +76,7 @@ class S3Client {
   // Uploads the local file `local_path` to the object: one PUT below s3.multipart.threshold, else a multipart
   // upload whose parts (s3.multipart.size each, larger when more than 10,000 parts would be needed) are sent
   // s3.upload.parallelism at a time; on any failure the upload is aborted. Returns the file's size in bytes.
+  // Memory: one part buffer per part in flight (s3.upload.parallelism x s3.multipart.size, 32 MiB by default).
   // kNotFound naming `local_path` if it does not exist; kIOError naming it if it cannot be read.
   Result<uint64_t> upload_file(std::string_view bucket, std::string_view key, const std::string& local_path);
 
@@ -90,7 +92,9 @@ class S3Client {
   // Writes the object to the local file `local_path` (created or truncated; not fsynced). Objects larger than
   // s3.multipart.size are fetched as ranged GETs of that size, s3.download.parallelism at a time, each
   // conditional on the ETag the first HEAD saw (kFailedPrecondition if the object changes meanwhile). On
-  // failure the partly written file is removed. Returns the object's size in bytes.
+  // failure the partly written file is removed. Returns the object's size in bytes. Memory: one range per range
+  // in flight (s3.download.parallelism x s3.multipart.size).
+  // kNotFound if there is no such key; kIOError naming `local_path` if it cannot be written.
   Result<uint64_t> download_to_file(std::string_view bucket, std::string_view key, const std::string& local_path);
 
   // Size and ETag. kNotFound if there is no such key (S3 answers HEAD without a body, so a missing bucket is
@@ -99,7 +103,7 @@ class S3Client {
 
   // One ListObjectsV2 page: keys starting with `prefix`, those containing `delimiter` after the prefix rolled up
   // into common prefixes ("" = no delimiter), starting at `continuation_token` ("" = the first page), at most
-  // `max_keys` entries (1..1000; S3 may return fewer).
+  // `max_keys` entries (1..1000, else kInvalidArgument; S3 may return fewer).
   Result<ListObjectsPage> list_objects_page(std::string_view bucket, std::string_view prefix,
                                             std::string_view delimiter, std::string_view continuation_token,
                                             int32_t max_keys = 1000);
