@@ -58,6 +58,7 @@ struct S3Options {
   std::string access_key;                         // the access key id (printed in describe())
   std::string secret_key;                         // never printed
   bool path_style_access = false;                 // true: <endpoint>/<bucket>/<key>; needed by most non-AWS stores
+                                                  // and, over https, by bucket names with dots (TLS names)
   int64_t connect_timeout_ms = 10'000;            // TCP (+ TLS) connect, >= 1
   int64_t request_timeout_ms = 60'000;            // one whole HTTP request, >= 1
   int32_t max_retries = 5;                        // retries after the first attempt, in [0, 30]
