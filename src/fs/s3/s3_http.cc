@@ -1,6 +1,8 @@
 #include "fs/s3/s3_http.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cctype>
@@ -81,6 +83,40 @@ size_t on_header(char* data, size_t size, size_t nitems, void* userdata) {
   response->headers.emplace_back(std::move(name), std::move(value));
   return n;
 }
+
+// Blocks SIGPIPE in the calling thread for one transfer. With CURLOPT_NOSIGNAL (needed with threads) libcurl
+// installs no handler, and OpenSSL's writes to a connection the peer closed raise SIGPIPE, which would end the
+// process. A SIGPIPE raised meanwhile is consumed before the old mask returns (the technique of libcurl's own
+// sigpipe handling, per thread).
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        timespec no_wait{0, 0};
+        sigtimedwait(&pipe_, nullptr, &no_wait);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_{};
+  sigset_t old_{};
+  bool was_pending_ = false;
+};
 
 struct SlistDeleter {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
@@ -202,7 +238,11 @@ HttpResponse HttpTransport::perform(const HttpRequest& request) {
       break;
   }
 
-  CURLcode code = curl_easy_perform(curl);
+  CURLcode code;
+  {
+    ScopedSigpipeBlock no_sigpipe;
+    code = curl_easy_perform(curl);
+  }
   response.curl_code = static_cast<int>(code);
   if (code != CURLE_OK) {
     response.curl_error = curl_easy_strerror(code);

@@ -7,6 +7,7 @@
 // would sign them but not send them). URLs must be canonical already (s3_request.h).
 //
 // Connections: a small pool of curl easy handles; a handle keeps its connections alive between requests.
+// Signals: none are installed (CURLOPT_NOSIGNAL); SIGPIPE is blocked in the calling thread while a transfer runs.
 // No retries here: one call is one attempt (s3_client.cc retries).
 // Thread-safety: perform() may be called from any number of threads at once.
 #pragma once
