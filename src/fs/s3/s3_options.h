@@ -60,7 +60,7 @@ struct S3Options {
   bool path_style_access = false;                 // true: <endpoint>/<bucket>/<key>; needed by most non-AWS stores
                                                   // and, over https, by bucket names with dots (TLS names)
   int64_t connect_timeout_ms = 10'000;            // TCP (+ TLS) connect, >= 1
-  int64_t request_timeout_ms = 60'000;            // one whole HTTP request, >= 1
+  int64_t request_timeout_ms = 60'000;            // one whole HTTP request, >= 1; must cover one part's transfer
   int32_t max_retries = 5;                        // retries after the first attempt, in [0, 30]
   int64_t retry_base_delay_ms = 100;              // >= 1
   int64_t retry_max_delay_ms = 5'000;             // >= retry_base_delay_ms
