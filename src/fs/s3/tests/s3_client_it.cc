@@ -1,4 +1,4 @@
-// S3Client's operations against a real S3-compatible server (s3proxy in the project's tests; s3_test_env.h says
+// S3Client's operations against a real S3-compatible server (s3proxy in the project's tests; test-infra/test_servers.h says
 // where). Every test works below its own random prefix of the test bucket and removes what it wrote.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The fixture and helpers of s3_client_it: a client of the S3 test server (s3_test_env.h), a random prefix per
+// The fixture and helpers of s3_client_it: a client of the S3 test server (test-infra/test_servers.h), a random prefix per
 // test that TearDown removes, a scratch folder, and sockets that refuse or never answer.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include "fs/s3/s3_digest.h"
 #include "fs/s3/s3_retry_policy.h"
 #include "s3_fault_proxy.h"
-#include "s3_test_env.h"
+#include "test_servers.h"
 
 namespace sluice::s3::testing {
 
@@ -89,8 +89,8 @@ class SilentServer {
 class S3ClientIT : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = s3_test_server_from_env();
-    ASSERT_TRUE(server_.available) << server_.reason;
+    server_ = sluice::testing::s3_test_server();
+    ASSERT_EQ(server_.server.state, sluice::testing::TestServer::State::kAvailable) << server_.server.reason;
     bucket_ = server_.bucket;
     std::random_device rd;
     prefix_ = "s3-client-it/" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
@@ -155,7 +155,7 @@ class S3ClientIT : public ::testing::Test {
 
   int server_port() const { return std::stoi(server_.endpoint.substr(server_.endpoint.rfind(':') + 1)); }
 
-  S3TestServer server_;
+  sluice::testing::S3TestServer server_;
   std::string bucket_;
   std::string prefix_;
   std::string scratch_;
