@@ -34,6 +34,7 @@
 namespace sluice::fs {
 
 class RecoverableWriter;  // recoverable_writer.h
+struct RecoverableWriterOptions;
 
 enum class Durability : uint8_t {
   kNone,  // local disk: leave the bytes in the page cache (lost in a power loss)
@@ -102,7 +103,7 @@ class FileSystem {
                                                 LocalCopyMode mode = LocalCopyMode::kIndependent);
   // The writer of files that survive a failure of the writing process (recoverable_writer.h), for
   // exactly-once sinks. kFailedPrecondition naming the scheme where there is none (the default).
-  virtual Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer();
+  virtual Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer(const RecoverableWriterOptions& options);
 };
 
 // The local POSIX filesystem (open/write/fsync/rename, std::filesystem for listing and removal); accepts plain

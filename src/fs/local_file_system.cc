@@ -118,8 +118,8 @@ class PosixFileSystem final : public FileSystem {
  public:
   std::string_view scheme() const override { return "file"; }
 
-  Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer() override {
-    return make_local_recoverable_writer();
+  Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer(const RecoverableWriterOptions& options) override {
+    return make_local_recoverable_writer(LocalRecoverableWriterOptions{options.bytes_per_sync});
   }
 
   Result<FileDigest> copy_local_file(const std::string& local_path, const std::string& uri,
@@ -295,7 +295,7 @@ Result<FileDigest> FileSystem::copy_to_local_file(const std::string& path, const
   return FileDigest{bytes.size(), XXH3_64bits(bytes.data(), bytes.size())};
 }
 
-Result<std::shared_ptr<RecoverableWriter>> FileSystem::create_recoverable_writer() {
+Result<std::shared_ptr<RecoverableWriter>> FileSystem::create_recoverable_writer(const RecoverableWriterOptions&) {
   return Status::failed_precondition("the '" + std::string(scheme()) +
                                      "' filesystem has no recoverable writer (exactly-once file output)");
 }

@@ -59,6 +59,13 @@ struct CommitRecoverable {
   SLUICE_FIELDS(CommitRecoverable, target_path, size_bytes, state)
 };
 
+// How a filesystem's recoverable writer writes (FileSystem::create_recoverable_writer).
+struct RecoverableWriterOptions {
+  // Local disk: every this many bytes written, start the kernel's writeback of them without waiting
+  // (local_recoverable_writer.h). 0 turns it off. Object stores upload as they go and ignore it.
+  int64_t bytes_per_sync = 1 << 20;
+};
+
 // A hidden artifact of a file not yet published, as list_in_progress finds it.
 struct InProgressFile {
   enum class Stage : uint8_t {

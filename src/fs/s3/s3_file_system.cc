@@ -206,7 +206,8 @@ Result<fs::FileDigest> S3FileSystem::copy_to_local_file(const std::string& path,
   return digest_local(local_path);
 }
 
-Result<std::shared_ptr<fs::RecoverableWriter>> S3FileSystem::create_recoverable_writer() {
+Result<std::shared_ptr<fs::RecoverableWriter>> S3FileSystem::create_recoverable_writer(
+    const fs::RecoverableWriterOptions& /*options: nothing to write back*/) {
   return make_s3_recoverable_writer(client_);
 }
 

@@ -55,7 +55,8 @@ class S3FileSystem final : public fs::FileSystem {
                                             fs::LocalCopyMode mode) override;
 
   // s3_recoverable_writer.h: one multipart upload per file.
-  Result<std::shared_ptr<fs::RecoverableWriter>> create_recoverable_writer() override;
+  Result<std::shared_ptr<fs::RecoverableWriter>> create_recoverable_writer(
+      const fs::RecoverableWriterOptions& options) override;
 
   S3Client& client() { return *client_; }
 

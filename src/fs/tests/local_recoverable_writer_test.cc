@@ -23,7 +23,7 @@ Status write_text(RecoverableOutputStream& s, const std::string& text) {
 
 TEST(LocalRecoverableWriter, CommitPublishesTheFileAndNothingIsVisibleBefore) {
   TempDir tmp;
-  auto writer = local_file_system()->create_recoverable_writer();
+  auto writer = local_file_system()->create_recoverable_writer(RecoverableWriterOptions{});
   ASSERT_TRUE(writer.is_ok()) << writer.status().to_string();
   auto out = (*writer)->open(tmp / "part-a");
   ASSERT_TRUE(out.is_ok()) << out.status().to_string();

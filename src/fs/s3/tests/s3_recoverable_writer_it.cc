@@ -63,7 +63,7 @@ class S3RecoverableWriterIT : public ::testing::Test {
     return f.is_ok() ? *f : nullptr;
   }
   static std::shared_ptr<fs::RecoverableWriter> writer(fs::FileSystem& f) {
-    auto w = f.create_recoverable_writer();
+    auto w = f.create_recoverable_writer(fs::RecoverableWriterOptions{});
     EXPECT_TRUE(w.is_ok()) << w.status().to_string();
     return *w;
   }
