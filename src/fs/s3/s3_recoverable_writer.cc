@@ -199,6 +199,10 @@ class S3RecoverableWriter final : public fs::RecoverableWriter {
       if (u.key.size() <= prefix.size() || u.key.find('/', prefix.size()) != std::string::npos) continue;
       out.push_back(fs::InProgressFile{s3_uri(loc.bucket, u.key), fs::InProgressFile::Stage::kUnknown, u.upload_id});
     }
+    // In target order whatever order the store lists in (s3proxy's filesystem store does not sort).
+    std::sort(out.begin(), out.end(), [](const fs::InProgressFile& a, const fs::InProgressFile& b) {
+      return a.target_path < b.target_path || (a.target_path == b.target_path && a.handle < b.handle);
+    });
     return out;
   }
 
