@@ -84,7 +84,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
-  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
+  const fs::FileSystemRegistry file_systems = mc->file_systems ? *mc->file_systems : fs::file_systems_from(config);
   for (const ConfigOption<std::string>* o : {&options::kCheckpointsDirectory, &options::kSavepointDirectory}) {
     const std::string value = config.get(*o);
     if (!value.empty()) SLUICE_RETURN_IF_ERROR(file_systems.check_supported(value, o->key));
@@ -242,6 +242,7 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   batch::BatchJobConfig bc;
   bc.network = mc.network;
   bc.clock = mc.clock;
+  bc.file_systems = mc.file_systems;
   std::string tmp = config.get(options::kIoTmpDirs);
   tmp = tmp.substr(0, tmp.find(':'));
   bc.tmp_dir = tmp.empty() ? "/tmp" : tmp;
@@ -318,6 +319,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
+  mc.file_systems = std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_));
   graph::JobGraphOptions jo;
   std::string configured_name = config_.get(options::kPipelineName);
   jo.job_name = configured_name.empty() ? job_name : configured_name;

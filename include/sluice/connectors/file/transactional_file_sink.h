@@ -5,9 +5,9 @@
 // when the checkpoint completes. The committable, kept in the checkpoint, is the writer's CommitRecoverable.
 // Readers take only finished files (names starting with "part-").
 //
-// The directory is any path the sink's FileSystemRegistry serves: a plain path or file:// always; s3:// with the
-// job's registry (fs::file_systems_from(config), which reads the s3.* keys). Without a registry, an s3:// directory
-// fails the task naming the scheme.
+// The directory is any path the job's filesystems serve (SinkInitContext::file_systems: a plain path or file://,
+// and s3:// configured from the job's s3.* keys; docs/storage.md). Outside a job (no registry) only the local disk;
+// an s3:// directory then fails the task naming the scheme.
 //
 // Names are deterministic, so committing twice is harmless and no run mistakes another run's files for its
 // own: part-<job id>-<subtask>-<checkpoint>-<counter>; the hidden artifacts are named from them.
@@ -116,12 +116,9 @@ template <class T>
 class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommittable> {
  public:
   using Encoder = std::function<void(const T&, std::string& out)>;
-  // `file_systems` serves `dir`; null: the local disk only (plain paths, file://). For s3:// pass the job's
-  // registry, fs::file_systems_from(config).
-  TransactionalFileSink(std::string dir, Encoder encoder, int64_t part_size_bytes = 128ll << 20,
-                        std::shared_ptr<const fs::FileSystemRegistry> file_systems = nullptr)
-      : dir_(std::move(dir)), encoder_(std::move(encoder)), part_size_bytes_(part_size_bytes),
-        file_systems_(std::move(file_systems)) {}
+  // `dir`: a local path, file:// or s3:// URI, served by the job's filesystems.
+  TransactionalFileSink(std::string dir, Encoder encoder, int64_t part_size_bytes = 128ll << 20)
+      : dir_(std::move(dir)), encoder_(std::move(encoder)), part_size_bytes_(part_size_bytes) {}
 
   std::unique_ptr<PrecommittingSinkWriter<T, FileCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
     std::vector<FileCommittable> keep;
@@ -134,11 +131,15 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
         std::make_unique<TransactionalPartWriter>(dir_, ctx.job_id(), ctx.subtask_index(),
                                                   [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep,
                                                   TransactionalPartWriter::kDefaultBytesPerSync, ctx.parallelism(),
-                                                  file_systems_),
+                                                  ctx.file_systems()),
         encoder_);
   }
+  // Outside a job: commits on the local disk only.
   std::unique_ptr<Committer<FileCommittable>> create_committer() const override {
-    return std::make_unique<FileCommitter>(dir_, file_systems_);
+    return std::make_unique<FileCommitter>(dir_, nullptr);
+  }
+  std::unique_ptr<Committer<FileCommittable>> create_subtask_committer(TwoPhaseCommitContext& ctx) const override {
+    return std::make_unique<FileCommitter>(dir_, ctx.file_systems());
   }
 
  private:
@@ -179,7 +180,6 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
   std::string dir_;
   Encoder encoder_;
   int64_t part_size_bytes_;
-  std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
 };
 
 }  // namespace sluice::file
