@@ -61,7 +61,7 @@ Uploaded upload(IncrementalKeyedSnapshot& snap, const std::string& dir) {
   auto add = [&](std::vector<IncrementalRestoreFile>& list, const std::string& name, const std::string& path) {
     const uint64_t size = fs::file_size(path);
     // The checksum the storage would record, computed by the restore's own check below (XXH3 of the bytes).
-    list.push_back({name, path, size, 0, ""});
+    list.push_back({name, path, size, 0, "", nullptr});
     out.full_bytes += size;
   };
   for (const auto& [name, ref] : snap.shared_reused) add(h.shared_files, name, dir + "/" + ref.relative_path);

@@ -9,7 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "cluster/state_assignment.h"
 #include "keyed_job.h"
@@ -142,13 +143,13 @@ Result<Json> restore_vs_read(const std::string& dir, int64_t bytes, int32_t read
     SLUICE_ASSIGN_OR_RETURN(kh.stream, factory->write_state("restore_vs_read", "per-key-keyed", state));
     SLUICE_ASSIGN_OR_RETURN(cp.location, storage.write_metadata(metadata_for(job, CheckpointId(1), kh)));
     SLUICE_ASSIGN_OR_RETURN(std::string jd, storage.job_dir());
-    cp.state_file = checkpoint::join_path(jd, kh.stream.relative_path);
+    cp.state_file = fs::join_path(jd, kh.stream.relative_path);
   }  // the source backend is gone before anything is timed
   SLUICE_ASSIGN_OR_RETURN(cp.metadata, storage.read_metadata(cp.location));
   const uint64_t state_bytes = cp.metadata.state_size_bytes();
 
   // Reading the file: the page cache is warmed by one untimed read; the engine's own read_file.
-  auto fs = checkpoint::local_file_system();
+  auto fs = fs::local_file_system();
   std::vector<double> read_s, read_cpu_s;
   for (int32_t r = 0; r <= read_repeat; ++r) {
     const double t0 = now_s();

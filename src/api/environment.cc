@@ -13,6 +13,7 @@
 #include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
 #include "cluster/restore_check.h"
+#include "fs/file_systems_from_config.h"
 #include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
 #include "sluice/config/options.h"
@@ -83,6 +84,14 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
+  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
+  for (const ConfigOption<std::string>* o : {&options::kCheckpointsDirectory, &options::kSavepointDirectory}) {
+    const std::string value = config.get(*o);
+    if (!value.empty()) SLUICE_RETURN_IF_ERROR(file_systems.check_supported(value, o->key));
+  }
+  if (!restore_path.empty() && restore_path != checkpoint::kRestoreLatest) {
+    SLUICE_RETURN_IF_ERROR(file_systems.check_supported(restore_path, "--restore / execution.state-recovery.path"));
+  }
   SLUICE_RETURN_IF_ERROR(validate_mode_dependent_options(config));
   if (!mc->checkpointing) {
     if (!restore_path.empty()) {
@@ -120,6 +129,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   if (type == CheckpointStorageType::kFileSystem) {
     checkpoint::FileSystemStorageOptions fo;
     fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
+    fo.file_systems = file_systems;
     mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
   } else {
     mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
@@ -133,7 +143,8 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     mc->incremental_checkpoints = false;
   }
   if (!restore_path.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp, checkpoint::resolve_restore_path(restore_path, dir));
+    SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp,
+                            checkpoint::resolve_restore_path(restore_path, dir, file_systems));
     SLUICE_RETURN_IF_ERROR(checkpoint::check_restore_properties(rp.metadata, properties)
                                .with_context("--restore " + restore_path + " (" + rp.location + ")"));
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
@@ -254,7 +265,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   };
   const std::string path = config.get(options::kStateRecoveryPath);
   if (path.empty()) fail("--check-restore: no savepoint or checkpoint path given (execution.state-recovery.path)");
-  auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory));
+  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
+  auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory), file_systems);
   if (!rp.is_ok()) fail(rp.status().to_string());
   cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
   restore.allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
@@ -266,7 +278,9 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   jo.max_parallelism = *max_p;
   auto jg = graph::build_job_graph(graph, jo);
   if (!jg.is_ok()) fail(jg.status().to_string());
-  checkpoint::FileSystemCheckpointStorage storage(config.get(options::kCheckpointsDirectory));
+  checkpoint::FileSystemStorageOptions storage_options;
+  storage_options.file_systems = file_systems;
+  checkpoint::FileSystemCheckpointStorage storage(config.get(options::kCheckpointsDirectory), storage_options);
   const cluster::RestoreCheck check = cluster::check_restore(
       graph, *jg, restore, storage, OptionType<StateBackendType>::format(state_backend_kind_of(config)));
   std::printf("%s", check.to_text().c_str());

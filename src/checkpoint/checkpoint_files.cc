@@ -26,32 +26,32 @@ Status check_inline(const StreamStateHandle& h) {
 
 }  // namespace
 
-Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& path) {
-  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(path));
+Result<CheckpointLocation> locate_checkpoint(fs::FileSystem& fs, const std::string& path) {
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(path));
   CheckpointLocation loc;
   switch (kind) {
-    case PathKind::kMissing:
+    case fs::PathKind::kMissing:
       return Status::not_found("no checkpoint at '" + path +
                                "' (expected a checkpoint's chk-<n> folder, a savepoint folder, or its _metadata file)");
-    case PathKind::kFile:
+    case fs::PathKind::kFile:
       loc.metadata_path = path;
-      loc.checkpoint_dir = path_parent(path);
+      loc.checkpoint_dir = fs::path_parent(path);
       if (loc.checkpoint_dir.empty()) loc.checkpoint_dir = ".";
       break;
-    case PathKind::kDirectory:
+    case fs::PathKind::kDirectory:
       loc.checkpoint_dir = path;
       while (loc.checkpoint_dir.size() > 1 && loc.checkpoint_dir.back() == '/') loc.checkpoint_dir.pop_back();
-      loc.metadata_path = join_path(loc.checkpoint_dir, kMetadataFileName);
+      loc.metadata_path = fs::join_path(loc.checkpoint_dir, kMetadataFileName);
       break;
-    case PathKind::kOther:
+    case fs::PathKind::kOther:
       return Status::invalid_argument("'" + path + "' is neither a checkpoint folder nor a _metadata file");
   }
-  loc.base_dir = path_parent(loc.checkpoint_dir);
+  loc.base_dir = fs::path_parent(loc.checkpoint_dir);
   if (loc.base_dir.empty()) loc.base_dir = ".";
   return loc;
 }
 
-Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location) {
+Result<CheckpointMetadata> read_checkpoint_metadata(fs::FileSystem& fs, const CheckpointLocation& location) {
   auto bytes = fs.read_file(location.metadata_path);
   if (!bytes.is_ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
@@ -61,7 +61,7 @@ Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const Checkp
     return bytes.status();
   }
   SLUICE_ASSIGN_OR_RETURN(CheckpointMetadata m, decode_metadata(*bytes, location.metadata_path));
-  const std::string folder = path_file_name(location.checkpoint_dir);
+  const std::string folder = fs::path_file_name(location.checkpoint_dir);
   auto folder_id = parse_checkpoint_dir_name(folder);
   if (folder_id && *folder_id != m.checkpoint_id) {
     return Status::corruption(location.metadata_path + ": holds checkpoint " + std::to_string(m.checkpoint_id.value()) +
@@ -86,13 +86,13 @@ Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const Checkp
 }
 
 std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path) {
-  if (relative_path.find('/') == std::string::npos) return join_path(checkpoint_dir, relative_path);
-  std::string base_dir = path_parent(checkpoint_dir);
+  if (relative_path.find('/') == std::string::npos) return fs::join_path(checkpoint_dir, relative_path);
+  std::string base_dir = fs::path_parent(checkpoint_dir);
   if (base_dir.empty()) base_dir = ".";
-  return join_path(base_dir, relative_path);
+  return fs::join_path(base_dir, relative_path);
 }
 
-Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& checkpoint_dir,
+Result<std::vector<uint8_t>> read_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir,
                                                const StreamStateHandle& handle) {
   if (handle.is_inline()) {
     SLUICE_RETURN_IF_ERROR(check_inline(handle));
@@ -110,7 +110,15 @@ Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string
   return bytes;
 }
 
-Status check_state_handle(FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle) {
+Result<std::vector<uint8_t>> read_inline_state_handle(const StreamStateHandle& handle) {
+  if (!handle.is_inline()) {
+    return Status::invalid_argument("state file '" + handle.relative_path + "' where inline state was expected");
+  }
+  SLUICE_RETURN_IF_ERROR(check_inline(handle));
+  return handle.inline_bytes;
+}
+
+Status check_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle) {
   if (handle.is_inline()) return check_inline(handle);
   const std::string path = handle_file_path(checkpoint_dir, handle.relative_path);
   auto digest = fs.digest_file(path);
@@ -127,7 +135,7 @@ Status check_state_handle(FileSystem& fs, const std::string& checkpoint_dir, con
 
 namespace sluice::checkpoint {
 
-Status check_restore_files(FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
+Status check_restore_files(fs::FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
                            RestoreFileCheck check) {
   auto one = [&](const StreamStateHandle& h, const std::string& whose) -> Status {
     if (h.is_inline() || check == RestoreFileCheck::kChecksums) {

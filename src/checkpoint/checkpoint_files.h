@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_metadata.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "sluice/core/status.h"
 
 namespace sluice::checkpoint {
@@ -22,13 +23,13 @@ struct CheckpointLocation {
 
 // Accepts a checkpoint folder or its `_metadata` file (any regular file is taken as the metadata file).
 // kNotFound naming `path` if nothing is there.
-Result<CheckpointLocation> locate_checkpoint(FileSystem& fs, const std::string& path);
+Result<CheckpointLocation> locate_checkpoint(fs::FileSystem& fs, const std::string& path);
 
 // Reads and decodes the `_metadata` file. kNotFound naming it when missing; kCorruption naming it when damaged,
 // or when a folder named chk-<n> holds the metadata of another checkpoint id. kFailedPrecondition naming the folder
 // when a checkpoint whose handles name its own folder ("chk-<n>/...") lies in a folder not named chk-<n> (renamed:
 // only savepoints, whose handles are bare file names, restore from any folder name).
-Result<CheckpointMetadata> read_checkpoint_metadata(FileSystem& fs, const CheckpointLocation& location);
+Result<CheckpointMetadata> read_checkpoint_metadata(fs::FileSystem& fs, const CheckpointLocation& location);
 
 // Where the file a handle records as `relative_path` is, for the checkpoint (or savepoint) folder `checkpoint_dir`.
 // A path with a folder part ("chk-7/x", "shared/y.sst") starts at the folder's parent (the job directory); a bare
@@ -39,11 +40,14 @@ std::string handle_file_path(const std::string& checkpoint_dir, const std::strin
 // One handle's bytes: its inline bytes, or its file (handle_file_path of `checkpoint_dir`; may be empty for an
 // inline handle). Checks size and checksum: kCorruption naming the file (or "inline state") on mismatch, kNotFound
 // naming a missing file.
-Result<std::vector<uint8_t>> read_state_handle(FileSystem& fs, const std::string& checkpoint_dir,
+Result<std::vector<uint8_t>> read_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir,
                                                const StreamStateHandle& handle);
+// An inline handle's bytes, size and checksum checked (kCorruption "inline state" on mismatch);
+// kInvalidArgument for a file handle.
+Result<std::vector<uint8_t>> read_inline_state_handle(const StreamStateHandle& handle);
 
 // Same checks as read_state_handle, streaming the file instead of keeping its bytes (for verify).
-Status check_state_handle(FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle);
+Status check_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir, const StreamStateHandle& handle);
 
 // How much of each file check_restore_files looks at.
 enum class RestoreFileCheck : uint8_t {
@@ -56,7 +60,7 @@ enum class RestoreFileCheck : uint8_t {
 // checksum. Restoring damaged bytes can never succeed, so a job checks this before it deploys a restore and fails
 // instead of restarting forever. Ok, or the first problem, naming the file, whose state it is and what was
 // expected: kNotFound (missing) or kCorruption (size or checksum differs). kIOError if a file cannot be read.
-Status check_restore_files(FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
+Status check_restore_files(fs::FileSystem& fs, const std::string& checkpoint_dir, const CheckpointMetadata& metadata,
                            RestoreFileCheck check);
 
 }  // namespace sluice::checkpoint

@@ -17,8 +17,6 @@ inline constexpr std::string_view kMetadataFileName = "_metadata";
 inline constexpr std::string_view kSharedDirName = "shared";
 inline constexpr std::string_view kTaskOwnedDirName = "taskowned";
 inline constexpr std::string_view kCheckpointDirPrefix = "chk-";
-// Suffix of files being written (renamed to their final name once durable); never referenced by metadata.
-inline constexpr std::string_view kInProgressSuffix = ".inprogress";
 
 // "chk-7".
 std::string checkpoint_dir_name(CheckpointId id);

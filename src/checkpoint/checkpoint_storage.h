@@ -2,8 +2,8 @@
 // CheckpointStorageAccess; DESIGN.md section 3 "Checkpoint storage").
 //
 // Two implementations: FileSystemCheckpointStorage (<dir>/<job-id>/{shared/, taskowned/, chk-<n>/_metadata}; state
-// files in chk-<n>/; state below the inline threshold inside _metadata; _metadata written last, atomically:
-// temp file, fsync, rename, fsync of the directory) and JobManagerCheckpointStorage (everything in memory;
+// files in chk-<n>/; state below the inline threshold inside _metadata; _metadata written last and published
+// atomically through the FileSystem of the directory's scheme: local disk or S3) and JobManagerCheckpointStorage (everything in memory;
 // a handle over max_state_size_bytes fails that checkpoint, naming the operator and the size).
 //
 // Thread-safety: every method may be called from any thread (tasks write state from their async threads
@@ -18,6 +18,7 @@
 
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_metadata.h"
+#include "fs/file_system.h"
 #include "sluice/core/status.h"
 
 namespace sluice::checkpoint {
@@ -41,7 +42,7 @@ class CheckpointStreamFactory {
   // reuses only files of completed checkpoints). write_private_file puts it into the checkpoint's own folder.
   // For a savepoint (begin_savepoint; native format) both put the file into the savepoint's folder under a plain
   // name: it never refers to shared/.
-  // Both: written as <name>.inprogress, fsynced, renamed; kCancelled if the checkpoint was discarded meanwhile
+  // Both: published whole (fs::FileSystem::copy_local_file) and durable; kCancelled if the checkpoint was discarded meanwhile
   // (the file is then removed); the default implementation returns kFailedPrecondition.
   virtual Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& /*name_hint*/,
                                                       const std::string& /*local_path*/) {
@@ -104,11 +105,17 @@ class CheckpointStorage {
   // The path, relative to this job's directory, of a shared file that the checkpoint at `location` (of this
   // or another job) records as `relative_path`; nullopt when this job cannot refer to it with a relative path
   // (another checkpoint directory). Lets a job reuse the files of a checkpoint it claimed.
-  // Where the file a handle of the checkpoint at `location` records as `relative_path` is on this machine
-  // (restoring incremental state copies or hard-links it from there); nullopt for a storage without files.
-  virtual std::optional<std::string> local_file_path(const std::string& /*location*/,
-                                                     const std::string& /*relative_path*/) const {
+  // The path, in file_system(location), of the file a handle of the checkpoint at `location` records as
+  // `relative_path` (restoring incremental state copies it from there); nullopt for a storage without files.
+  virtual std::optional<std::string> file_path(const std::string& /*location*/,
+                                               const std::string& /*relative_path*/) const {
     return std::nullopt;
+  }
+  // The filesystem that serves `path` (a checkpoint location, a savepoint target directory): local disk, S3.
+  // kInvalidArgument for a path of an unsupported scheme; kFailedPrecondition for a storage without files.
+  virtual Result<std::shared_ptr<fs::FileSystem>> file_system(const std::string& path) const {
+    return Status::failed_precondition("checkpoint storage " + describe() + " holds no files (asked for '" + path +
+                                       "')");
   }
   // Writes a small file `name` into the folder of the completed checkpoint at `location`, next to its
   // _metadata (not synced; never part of the checkpoint's validity: a restore and verify ignore it). Used for

@@ -11,7 +11,7 @@
 namespace sluice::checkpoint {
 namespace {
 
-void check_handle(FileSystem& fs, const CheckpointLocation& loc, const StreamStateHandle& h, const std::string& whose,
+void check_handle(fs::FileSystem& fs, const CheckpointLocation& loc, const StreamStateHandle& h, const std::string& whose,
                   CheckpointVerification& out) {
   Status st = check_state_handle(fs, loc.checkpoint_dir, h);
   if (h.is_inline()) {
@@ -24,12 +24,12 @@ void check_handle(FileSystem& fs, const CheckpointLocation& loc, const StreamSta
   out.problems.push_back(VerifyProblem{std::move(file), whose + ": " + st.message()});
 }
 
-CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc, bool found_by_scan) {
+CheckpointVerification verify_one(fs::FileSystem& fs, const CheckpointLocation& loc, bool found_by_scan) {
   CheckpointVerification out;
   out.location = loc.checkpoint_dir;
-  out.checkpoint_id = parse_checkpoint_dir_name(path_file_name(loc.checkpoint_dir));
+  out.checkpoint_id = parse_checkpoint_dir_name(fs::path_file_name(loc.checkpoint_dir));
   auto kind = fs.stat(loc.metadata_path);
-  if (kind.is_ok() && *kind == PathKind::kMissing && found_by_scan) {
+  if (kind.is_ok() && *kind == fs::PathKind::kMissing && found_by_scan) {
     out.incomplete = true;
     return out;
   }
@@ -61,12 +61,12 @@ CheckpointVerification verify_one(FileSystem& fs, const CheckpointLocation& loc,
 }
 
 // The chk-<n> folders directly inside `dir`.
-Result<std::vector<std::string>> checkpoint_folders(FileSystem& fs, const std::string& dir) {
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(dir));
+Result<std::vector<std::string>> checkpoint_folders(fs::FileSystem& fs, const std::string& dir) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(dir));
   std::vector<std::pair<CheckpointId, std::string>> found;
-  for (const DirEntry& e : entries) {
+  for (const fs::DirEntry& e : entries) {
     auto id = parse_checkpoint_dir_name(e.name);
-    if (id && e.kind == PathKind::kDirectory) found.emplace_back(*id, join_path(dir, e.name));
+    if (id && e.kind == fs::PathKind::kDirectory) found.emplace_back(*id, fs::join_path(dir, e.name));
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
@@ -117,22 +117,24 @@ std::string VerifyReport::to_string() const {
   return s;
 }
 
-Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs_or_null) {
-  FileSystem& fs = fs_or_null ? *fs_or_null : *local_file_system();
-  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(path));
-  if (kind == PathKind::kMissing) return Status::not_found("checkpoint verify: '" + path + "' does not exist");
+Result<VerifyReport> verify_checkpoint(const std::string& path, const fs::FileSystemRegistry& file_systems) {
+  auto fsys = file_systems.for_path(path);
+  if (!fsys.is_ok()) return fsys.status().with_context("checkpoint verify");
+  fs::FileSystem& fs = **fsys;
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(path));
+  if (kind == fs::PathKind::kMissing) return Status::not_found("checkpoint verify: '" + path + "' does not exist");
   VerifyReport report;
   auto verify_path = [&](const std::string& p, bool by_scan) -> Status {
     SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(fs, p));
     report.checkpoints.push_back(verify_one(fs, loc, by_scan));
     return Status::ok();
   };
-  if (kind == PathKind::kFile) {
+  if (kind == fs::PathKind::kFile) {
     SLUICE_RETURN_IF_ERROR(verify_path(path, false));
     return report;
   }
-  SLUICE_ASSIGN_OR_RETURN(PathKind meta, fs.stat(join_path(path, kMetadataFileName)));
-  if (meta != PathKind::kMissing || parse_checkpoint_dir_name(path_file_name(path))) {
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind meta, fs.stat(fs::join_path(path, kMetadataFileName)));
+  if (meta != fs::PathKind::kMissing || parse_checkpoint_dir_name(fs::path_file_name(path))) {
     SLUICE_RETURN_IF_ERROR(verify_path(path, false));  // one checkpoint folder, named directly
     return report;
   }
@@ -141,10 +143,10 @@ Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs_o
     for (const std::string& d : direct) SLUICE_RETURN_IF_ERROR(verify_path(d, true));
     return require_complete(std::move(report), path);
   }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(path));  // a checkpoint directory
-  for (const DirEntry& e : entries) {
-    if (e.kind != PathKind::kDirectory) continue;
-    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> chks, checkpoint_folders(fs, join_path(path, e.name)));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(path));  // a checkpoint directory
+  for (const fs::DirEntry& e : entries) {
+    if (e.kind != fs::PathKind::kDirectory) continue;
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::string> chks, checkpoint_folders(fs, fs::join_path(path, e.name)));
     for (const std::string& d : chks) SLUICE_RETURN_IF_ERROR(verify_path(d, true));
   }
   if (report.checkpoints.empty()) {

@@ -17,7 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/file_system_registry.h"
+#include "fs/path.h"
 #include "sluice/core/ids.h"
 #include "sluice/core/status.h"
 
@@ -49,7 +51,9 @@ struct VerifyReport {
 
 // Errors only when PATH holds no checkpoint at all or only incomplete ones (kNotFound naming it: "no complete
 // checkpoint (chk-<n> with _metadata) found under PATH"), or cannot be listed; damage inside a checkpoint is
-// reported in the VerifyReport. `fs`: null means the local filesystem.
-Result<VerifyReport> verify_checkpoint(const std::string& path, FileSystem* fs = nullptr);
+// reported in the VerifyReport. `file_systems`: the filesystem of PATH's URI scheme (default: the local disk
+// only); an unsupported scheme is kInvalidArgument naming it.
+Result<VerifyReport> verify_checkpoint(const std::string& path,
+                                       const fs::FileSystemRegistry& file_systems = fs::FileSystemRegistry());
 
 }  // namespace sluice::checkpoint

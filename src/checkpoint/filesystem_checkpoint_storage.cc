@@ -4,8 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <future>
 #include <mutex>
 #include <map>
 #include <optional>
@@ -20,6 +18,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/metadata_codec.h"
+#include "fs/path.h"
 
 namespace sluice::checkpoint {
 
@@ -30,7 +29,11 @@ Status discarded_status(CheckpointId id) {
 }  // namespace
 
 struct FileSystemCheckpointStorage::Shared {
-  std::shared_ptr<FileSystem> fs;
+  // The filesystem of base_dir (or the one the options gave), and the registry that serves other paths: a
+  // savepoint folder or a restored checkpoint on another scheme. `fs_error`: why base_dir has none.
+  std::shared_ptr<fs::FileSystem> fs;
+  Status fs_error;
+  fs::FileSystemRegistry file_systems;
   std::string base_dir;
   int64_t inline_threshold_bytes;
 
@@ -58,8 +61,16 @@ struct FileSystemCheckpointStorage::Shared {
   std::string folder_of_locked(CheckpointId id) const {
     auto sp = savepoint_dirs.find(id.value());
     if (sp != savepoint_dirs.end()) return sp->second;
-    return job ? join_path(job_dir, checkpoint_dir_name(id)) : std::string();
+    return job ? fs::join_path(job_dir, checkpoint_dir_name(id)) : std::string();
   }
+  // The filesystem serving `path`: base_dir's for a path of its scheme, else the registry's.
+  Result<std::shared_ptr<fs::FileSystem>> fs_for(const std::string& path) const {
+    SLUICE_RETURN_IF_ERROR(fs_error);
+    std::string scheme = fs::uri_scheme(path);
+    if ((scheme.empty() ? "file" : scheme) == fs->scheme()) return fs;
+    return file_systems.for_path(path);
+  }
+
   bool is_savepoint(CheckpointId id) {
     std::lock_guard lock(mu);
     return savepoint_dirs.count(id.value()) > 0;
@@ -94,11 +105,15 @@ struct FileSystemCheckpointStorage::Shared {
       if (last) created_dirs.erase(id.value());
       if (last) dir = folder_of_locked(id);
     }
-    if (!written.empty()) (void)fs->remove_file(written);
-    if (!dir.empty()) (void)fs->remove_all(dir);
+    if (!written.empty()) {
+      if (auto f = fs_for(written); f.is_ok()) (void)(*f)->remove_file(written);
+    }
+    if (!dir.empty()) {
+      if (auto f = fs_for(dir); f.is_ok()) (void)(*f)->remove_all(dir);
+    }
     return discarded_status(id);
   }
-  std::mt19937_64 rng{std::random_device{}()};
+  std::mt19937_64 rng;
 
   Result<std::string> job_dir_or_error() {
     std::lock_guard lock(mu);
@@ -130,7 +145,7 @@ struct FileSystemCheckpointStorage::Shared {
       // A savepoint's folder exists already (begin_savepoint's caller created it).
       if (created_dirs.count(id.value()) > 0 || savepoint_dirs.count(id.value()) > 0) return dir;
     }
-    SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));
+    SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));  // a checkpoint folder: always base_dir's filesystem
     std::lock_guard lock(mu);
     created_dirs.insert(id.value());
     return dir;
@@ -151,24 +166,13 @@ std::string sanitize_name(const std::string& hint) {
   return out.empty() ? "state" : out;
 }
 
-// Runs `work` on this thread while `dirs` are synced, in order, on a helper thread (or after `work`, if no
-// thread can be started). Returns the first error, `work`'s first.
-template <class Work>
-Status sync_dirs_while(FileSystemCheckpointStorage::Shared& s, std::vector<std::string> dirs, Work&& work) {
-  auto sync_all = [&s, dirs = std::move(dirs)] {
-    for (const std::string& d : dirs) SLUICE_RETURN_IF_ERROR(s.fs->sync_dir(d));
-    return Status::ok();
-  };
-  std::future<Status> synced;
-  try {
-    synced = std::async(std::launch::async, sync_all);
-  } catch (const std::system_error&) {
-    Status w = work();
-    return w.is_ok() ? sync_all() : w;
-  }
-  Status w = work();
-  Status d = synced.get();
-  return w.is_ok() ? d : w;
+// Whether a file of that name exists (one stat, or one HEAD on S3). Names carry 64 random bits; the check keeps a
+// job from ever overwriting a file it did not create.
+Result<bool> name_taken(fs::FileSystem& fs, const std::string& path, const std::string& owner) {
+  auto size = fs.file_size(path);
+  if (size.is_ok()) return true;
+  if (size.status().code() == StatusCode::kNotFound) return false;
+  return size.status().with_context(owner);
 }
 
 class FsStreamFactory final : public CheckpointStreamFactory {
@@ -215,22 +219,19 @@ class FsStreamFactory final : public CheckpointStreamFactory {
   Result<StreamStateHandle> write_file_entered(const std::string& owner, const std::string& name_hint,
                                                const std::vector<uint8_t>& bytes, StreamStateHandle h,
                                                std::string* written) {
-    FileSystem& fs = *shared_->fs;
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> target, shared_->fs_for(job_dir_));
+    fs::FileSystem& fs = *target;
     const std::string name = sanitize_name(name_hint);
     std::string path;
     for (int attempt = 0;; ++attempt) {
       h.relative_path = prefix_ + name + "-" + shared_->random_suffix();
-      path = join_path(job_dir_, h.relative_path);
-      auto kind = fs.stat(path);
-      if (!kind.is_ok()) return kind.status().with_context(owner);
-      if (*kind == PathKind::kMissing) break;
+      path = fs::join_path(job_dir_, h.relative_path);
+      SLUICE_ASSIGN_OR_RETURN(bool taken, name_taken(fs, path, owner));
+      if (!taken) break;
       if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
     }
-    const std::string tmp = path + std::string(kInProgressSuffix);
-    Status st = fs.write_file(tmp, bytes, Durability::kSync);
-    if (st.is_ok()) st = fs.rename(tmp, path);
+    Status st = fs.write_file(path, bytes, fs::Durability::kSync);
     if (!st.is_ok()) {
-      (void)fs.remove_file(tmp);  // best effort; discard(n) removes the folder anyway
       return st.with_context(owner + ": writing state file '" + path + "' (" + format_bytes(bytes.size()) + ")");
     }
     *written = path;  // leave_writer removes it if the checkpoint was discarded meanwhile
@@ -253,36 +254,32 @@ class FsStreamFactory final : public CheckpointStreamFactory {
   Result<StreamStateHandle> upload_entered(const std::string& owner, const std::string& folder,
                                            const std::string& name_hint, const std::string& local_path, bool shared,
                                            bool keep_extension, std::string* written) {
-    FileSystem& fs = *shared_->fs;
+    SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> target, shared_->fs_for(job_dir_));
+    fs::FileSystem& fs = *target;
     const std::string name = sanitize_name(name_hint);
     StreamStateHandle h;
     std::string path;
     // SST files keep their extension: "<hint>-<16 hex>.sst".
     std::string ext;
     if (keep_extension) {
-      std::string base = path_file_name(local_path);
+      std::string base = fs::path_file_name(local_path);
       size_t dot = base.rfind('.');
       if (dot != std::string::npos && dot > 0 && dot + 1 < base.size()) ext = "." + sanitize_name(base.substr(dot + 1));
     }
     for (int attempt = 0;; ++attempt) {
       h.relative_path = (folder.empty() ? "" : folder + "/") + name + "-" + shared_->random_suffix() + ext;
-      path = join_path(job_dir_, h.relative_path);
-      auto kind = fs.stat(path);
-      if (!kind.is_ok()) return kind.status().with_context(owner);
-      if (*kind == PathKind::kMissing) break;
+      path = fs::join_path(job_dir_, h.relative_path);
+      SLUICE_ASSIGN_OR_RETURN(bool taken, name_taken(fs, path, owner));
+      if (!taken) break;
       if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
     }
     if (shared) {  // recorded before the file exists, so a discard(n) racing with the upload finds it
       std::lock_guard lock(shared_->mu);
       shared_->pending_uploads[id_.value()].push_back(h.relative_path);
     }
-    const std::string tmp = path + std::string(kInProgressSuffix);
-    auto digest = fs.copy_local_file(local_path, tmp, Durability::kSync);
-    Status st = digest.status();
-    if (st.is_ok()) st = fs.rename(tmp, path);
-    if (!st.is_ok()) {
-      (void)fs.remove_file(tmp);
-      return st.with_context(owner + ": uploading '" + local_path + "' to '" + path + "'");
+    auto digest = fs.copy_local_file(local_path, path, fs::Durability::kSync);
+    if (!digest.is_ok()) {
+      return digest.status().with_context(owner + ": uploading '" + local_path + "' to '" + path + "'");
     }
     h.size_bytes = digest->size_bytes;
     h.checksum = digest->checksum;
@@ -304,7 +301,15 @@ class FsStreamFactory final : public CheckpointStreamFactory {
 
 FileSystemCheckpointStorage::FileSystemCheckpointStorage(std::string base_dir, FileSystemStorageOptions options)
     : shared_(std::make_shared<Shared>()) {
-  shared_->fs = options.file_system ? std::move(options.file_system) : local_file_system();
+  shared_->file_systems = std::move(options.file_systems);
+  if (options.file_system) {
+    shared_->fs = std::move(options.file_system);
+  } else if (auto f = shared_->file_systems.for_path(base_dir.empty() ? "." : base_dir); f.is_ok()) {
+    shared_->fs = std::move(f).value();
+  } else {
+    shared_->fs_error = f.status().with_context("execution.checkpointing.dir");  // initialize() returns it
+  }
+  shared_->rng.seed(options.name_seed ? *options.name_seed : std::random_device{}());
   shared_->base_dir = std::move(base_dir);
   shared_->inline_threshold_bytes = options.inline_threshold_bytes;
 }
@@ -318,10 +323,11 @@ Status FileSystemCheckpointStorage::initialize(const JobId& job) {
                                     std::to_string(s.inline_threshold_bytes) + " bytes");
   }
   if (s.base_dir.empty()) return Status::invalid_argument("execution.checkpointing.dir: empty checkpoint directory");
-  const std::string jd = join_path(s.base_dir, job.to_hex());
-  SLUICE_RETURN_IF_ERROR(create_directories_durable(*s.fs, jd).with_context("initializing checkpoint storage"));
+  SLUICE_RETURN_IF_ERROR(s.fs_error);
+  const std::string jd = fs::join_path(s.base_dir, job.to_hex());
+  SLUICE_RETURN_IF_ERROR(fs::create_directories_durable(*s.fs, jd).with_context("initializing checkpoint storage"));
   for (std::string_view sub : {kSharedDirName, kTaskOwnedDirName}) {
-    SLUICE_RETURN_IF_ERROR(s.fs->create_dir(join_path(jd, sub)).with_context("initializing checkpoint storage"));
+    SLUICE_RETURN_IF_ERROR(s.fs->create_dir(fs::join_path(jd, sub)).with_context("initializing checkpoint storage"));
   }
   SLUICE_RETURN_IF_ERROR(s.fs->sync_dir(jd).with_context("initializing checkpoint storage"));
   std::lock_guard lock(s.mu);
@@ -388,58 +394,61 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata_entered(const Ch
   auto dir_or = s.ensure_checkpoint_dir(metadata.checkpoint_id);
   if (!dir_or.is_ok()) return dir_or.status().with_context(ctx);
   const std::string dir = std::move(dir_or).value();
-  const std::string final_path = join_path(dir, kMetadataFileName);
-  auto existing = s.fs->stat(final_path);
-  if (!existing.is_ok()) return existing.status().with_context(ctx);
-  if (*existing != PathKind::kMissing) {
-    return Status::failed_precondition(ctx + ": '" + final_path + "' already exists");
-  }
+  const std::string final_path = fs::join_path(dir, kMetadataFileName);
+  auto target = s.fs_for(dir);
+  if (!target.is_ok()) return target.status().with_context(ctx);
+  fs::FileSystem& fsys = **target;
+  SLUICE_ASSIGN_OR_RETURN(bool exists, name_taken(fsys, final_path, ctx));
+  if (exists) return Status::failed_precondition(ctx + ": '" + final_path + "' already exists");
   SLUICE_ASSIGN_OR_RETURN(std::string jd, s.job_dir_or_error());
   if (metadata.type == SnapshotType::kSavepoint && s.is_savepoint(metadata.checkpoint_id)) {
-    jd = path_parent(dir);  // the target directory holds the savepoint folder's name
+    jd = fs::path_parent(dir);  // the target directory holds the savepoint folder's name
     if (jd.empty()) jd = ".";
   }
-  const std::string tmp = final_path + "." + s.random_suffix() + std::string(kInProgressSuffix);
-  bool renamed = false;
-  // Before `_metadata` may exist: the temp file's bytes, chk-<n>/'s entries (the state files' names) and the
-  // job folder's entry for chk-<n> must be durable. The three syncs are independent: the directories are
-  // synced on a helper thread while the temp file is written and synced (a journaling filesystem serves them
-  // with one commit instead of three in a row).
-  // An incremental checkpoint's shared files must be durable too: sync shared/ with the others.
+  // Before `_metadata` may exist, the names it depends on must be durable: chk-<n>/'s entries (the state
+  // files), the job folder's entry for chk-<n>, and shared/'s entries for an incremental checkpoint. Then
+  // `_metadata` is published (the commit point; whole or not at all on every scheme) and chk-<n>/ synced for
+  // its name. On an object store the syncs do nothing and the write is one PUT.
   std::vector<std::string> dirs{dir, jd};
   if (metadata.has_incremental_state() && metadata.type == SnapshotType::kCheckpoint) {
-    dirs.push_back(join_path(jd, kSharedDirName));
+    dirs.push_back(fs::join_path(jd, kSharedDirName));
   }
-  Status st = sync_dirs_while(s, std::move(dirs), [&] { return s.fs->write_file(tmp, bytes, Durability::kSync); });
-  if (st.is_ok()) {
-    st = s.fs->rename(tmp, final_path);
-    renamed = st.is_ok();
+  Status st;
+  for (const std::string& d : dirs) {
+    st = fsys.sync_dir(d);
+    if (!st.is_ok()) return st.with_context(ctx);
   }
-  if (st.is_ok()) st = s.fs->sync_dir(dir);
+  bool written = false;
+  st = fsys.write_file(final_path, bytes, fs::Durability::kSync);
+  written = st.is_ok();
+  if (st.is_ok()) st = fsys.sync_dir(dir);
   if (!st.is_ok()) {
     // Not complete unless we say so: take back a `_metadata` whose durability is unknown.
-    (void)s.fs->remove_file(renamed ? final_path : tmp);
+    if (written) (void)fsys.remove_file(final_path);
     return st.with_context(ctx);
   }
   return dir;
 }
 
 Result<CheckpointMetadata> FileSystemCheckpointStorage::read_metadata(const std::string& location) {
-  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return read_checkpoint_metadata(*shared_->fs, loc);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  return read_checkpoint_metadata(*f, loc);
 }
 
 Result<std::vector<uint8_t>> FileSystemCheckpointStorage::read_state(const std::string& location,
                                                                       const StreamStateHandle& handle) {
-  if (handle.is_inline()) return read_state_handle(*shared_->fs, "", handle);
-  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return read_state_handle(*shared_->fs, loc.checkpoint_dir, handle);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
+  if (handle.is_inline()) return read_state_handle(*f, "", handle);
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  return read_state_handle(*f, loc.checkpoint_dir, handle);
 }
 
 Status FileSystemCheckpointStorage::check_restore_files(const std::string& location, const CheckpointMetadata& metadata,
                                                         RestoreFileCheck check) {
-  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return checkpoint::check_restore_files(*shared_->fs, loc.checkpoint_dir, metadata, check);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  return checkpoint::check_restore_files(*f, loc.checkpoint_dir, metadata, check);
 }
 
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
@@ -456,7 +465,8 @@ Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   // No writer can enter from now on. The folder goes now; a writer still in flight may yet create it or a file in
   // it (it passed its check before the mark), so the last writer out removes it again (leave_writer), and a
   // removal that fails meanwhile (a file appeared while the folder was being emptied) is left to that writer.
-  Status removed = shared_->fs->remove_all(dir);
+  auto target = shared_->fs_for(dir);
+  Status removed = target.is_ok() ? (*target)->remove_all(dir) : target.status();
   if (!removed.is_ok() && !writers_in_flight) {
     return removed.with_context("discarding checkpoint " + std::to_string(id.value()));
   }
@@ -479,27 +489,35 @@ Status FileSystemCheckpointStorage::discard_shared_files(const std::vector<std::
   SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
   Status first;
   for (const std::string& p : relative_paths) {
-    Status st = shared_->fs->remove_file(join_path(jd, p));
+    Status st = shared_->fs->remove_file(fs::join_path(jd, p));
     if (!st.is_ok() && first.is_ok()) first = st.with_context("deleting shared state file '" + p + "'");
   }
   return first;
 }
 
 Status FileSystemCheckpointStorage::discard_location(const std::string& location) {
-  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return shared_->fs->remove_all(loc.checkpoint_dir).with_context("deleting claimed checkpoint " + location);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  return f->remove_all(loc.checkpoint_dir).with_context("deleting claimed checkpoint " + location);
 }
 
 Status FileSystemCheckpointStorage::write_side_file(const std::string& location, const std::string& name,
                                                    const std::vector<uint8_t>& bytes) {
-  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*shared_->fs, location));
-  return shared_->fs->write_file(join_path(loc.checkpoint_dir, name), bytes, Durability::kNone)
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
+  SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  return f->write_file(fs::join_path(loc.checkpoint_dir, name), bytes, fs::Durability::kNone)
       .with_context("writing " + name + " of checkpoint " + location);
 }
 
-std::optional<std::string> FileSystemCheckpointStorage::local_file_path(const std::string& location,
+Result<std::shared_ptr<fs::FileSystem>> FileSystemCheckpointStorage::file_system(const std::string& path) const {
+  return shared_->fs_for(path);
+}
+
+std::optional<std::string> FileSystemCheckpointStorage::file_path(const std::string& location,
                                                                         const std::string& relative_path) const {
-  auto loc = locate_checkpoint(*shared_->fs, location);
+  auto f = shared_->fs_for(location);
+  if (!f.is_ok()) return std::nullopt;
+  auto loc = locate_checkpoint(**f, location);
   if (!loc.is_ok()) return std::nullopt;
   return handle_file_path(loc->checkpoint_dir, relative_path);
 }
@@ -508,30 +526,31 @@ std::optional<std::string> FileSystemCheckpointStorage::rebase_shared_path(const
                                                                            const std::string& relative_path) const {
   auto jd = job_dir();
   if (!jd.is_ok()) return std::nullopt;
-  auto loc = locate_checkpoint(*shared_->fs, location);
+  auto f = shared_->fs_for(location);
+  if (!f.is_ok()) return std::nullopt;
+  auto loc = locate_checkpoint(**f, location);
   if (!loc.is_ok()) return std::nullopt;
-  auto normal = [](const std::string& p) { return std::filesystem::weakly_canonical(p).string(); };
-  std::string their_job = normal(loc->base_dir), our_job = normal(*jd);
+  std::string their_job = fs::canonical_path(loc->base_dir), our_job = fs::canonical_path(*jd);
   if (their_job == our_job) return relative_path;
-  if (path_parent(their_job) != path_parent(our_job)) return std::nullopt;
+  if (fs::path_parent(their_job) != fs::path_parent(our_job)) return std::nullopt;
   if (relative_path.rfind("../", 0) == 0) return relative_path;  // already a sibling's file
-  return "../" + path_file_name(their_job) + "/" + relative_path;
+  return "../" + fs::path_file_name(their_job) + "/" + relative_path;
 }
 
 Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {
   SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
-  FileSystem& fs = *shared_->fs;
-  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(jd));
-  if (kind == PathKind::kMissing) return false;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(jd));
-  for (const DirEntry& e : entries) {
-    bool known_subdir = e.kind == PathKind::kDirectory && (e.name == kSharedDirName || e.name == kTaskOwnedDirName);
+  fs::FileSystem& fs = *shared_->fs;
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(jd));
+  if (kind == fs::PathKind::kMissing) return false;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(jd));
+  for (const fs::DirEntry& e : entries) {
+    bool known_subdir = e.kind == fs::PathKind::kDirectory && (e.name == kSharedDirName || e.name == kTaskOwnedDirName);
     if (!known_subdir) return false;
-    SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> inner, fs.list_dir(join_path(jd, e.name)));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> inner, fs.list_dir(fs::join_path(jd, e.name)));
     if (!inner.empty()) return false;
   }
-  for (const DirEntry& e : entries) {
-    Status st = fs.remove_empty_dir(join_path(jd, e.name));
+  for (const fs::DirEntry& e : entries) {
+    Status st = fs.remove_empty_dir(fs::join_path(jd, e.name));
     if (st.code() == StatusCode::kFailedPrecondition) return false;  // something arrived meanwhile
     SLUICE_RETURN_IF_ERROR(st);
   }
@@ -552,7 +571,7 @@ Result<std::string> FileSystemCheckpointStorage::job_dir() const { return shared
 
 Result<std::string> FileSystemCheckpointStorage::checkpoint_dir(CheckpointId id) const {
   SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
-  return join_path(jd, checkpoint_dir_name(id));
+  return fs::join_path(jd, checkpoint_dir_name(id));
 }
 
 }  // namespace sluice::checkpoint

@@ -7,12 +7,16 @@
 //   <savepoint-dir>/savepoint-<6 hex>-<12 hex>/   a savepoint (begin_savepoint): its files under plain names, and
 //                                         `_metadata`; nothing outside it, so it can be moved or copied
 //
+// The directory may be any path or URI its FileSystem serves (a local path, `file://`, `s3://bucket/prefix`):
+// the storage uses only the object-store semantics of fs/file_system.h (files written once under unique names,
+// no rename), so the same code is correct on every scheme.
+//
 // State handles smaller than inline_threshold_bytes go inside `_metadata`; larger ones become a file
-// chk-<n>/<name_hint>-<16 hex digits> (written as <name>.inprogress, fsynced, renamed). Handles carry the size
-// and XXH3-64 of their bytes; read_state checks both. `_metadata` is written last and atomically: temp file
-// and fsync, with fsyncs of chk-<n>/ (the state files' names) and of the job folder (chk-<n>'s name) alongside,
-// then rename to `_metadata` and fsync of chk-<n>/. A checkpoint whose write_metadata did not return ok has no
-// `_metadata` and is never restored.
+// chk-<n>/<name_hint>-<16 hex digits>, published whole and durable. Handles carry the size and XXH3-64 of
+// their bytes; read_state checks both. `_metadata` is written last: chk-<n>/ (the state files' names) and the
+// job folder (chk-<n>'s name) are synced, `_metadata` is published (durable: fsync before it gets its name),
+// then chk-<n>/ is synced for that name. A checkpoint whose write_metadata did not return ok has no
+// `_metadata` and is never restored. (On an object store the syncs do nothing; the PUT is durable.)
 //
 // discard(n) versus writers of n (stream_factory's mkdir, state files, uploads, `_metadata`): each writer is
 // counted in flight, under the storage's mutex, from its "is n discarded?" check to its end. discard(n) marks n
@@ -30,7 +34,9 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_storage.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system_registry.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 
 namespace sluice::checkpoint {
 
@@ -39,8 +45,15 @@ struct FileSystemStorageOptions {
   // smaller than this many bytes are stored inside `_metadata`; 0 writes every handle to a file. Default 20 KiB;
   // allowed 0 .. 1 MiB (Flink's bound), checked by initialize().
   int64_t inline_threshold_bytes = 20 * 1024;
-  // Where the files go; null means local_file_system(). Tests pass a FaultInjectionFileSystem.
-  std::shared_ptr<FileSystem> file_system;
+  // The filesystems by URI scheme: the base directory's, a savepoint folder's and a restored checkpoint's
+  // filesystem come from here. Default: the local disk only (plain paths and file://).
+  fs::FileSystemRegistry file_systems;
+  // Overrides the base directory's filesystem (tests pass a fs::FaultInjectionFileSystem); null: from
+  // file_systems. A base directory whose scheme is not supported fails initialize(), naming it.
+  std::shared_ptr<fs::FileSystem> file_system;
+  // Seed of the random suffixes in file names; unset: seeded from std::random_device. Tests fix it to get the
+  // same names on every run.
+  std::optional<uint64_t> name_seed;
 };
 
 inline constexpr int64_t kMaxInlineThresholdBytes = 1024 * 1024;
@@ -80,7 +93,8 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   Status discard_location(const std::string& location) override;
   Status write_side_file(const std::string& location, const std::string& name,
                          const std::vector<uint8_t>& bytes) override;
-  std::optional<std::string> local_file_path(const std::string& location,
+  Result<std::shared_ptr<fs::FileSystem>> file_system(const std::string& path) const override;
+  std::optional<std::string> file_path(const std::string& location,
                                              const std::string& relative_path) const override;
   // Same job: unchanged; a job folder beside this job's: "../<job-id>/<path>"; elsewhere: nullopt.
   std::optional<std::string> rebase_shared_path(const std::string& location,

@@ -132,7 +132,7 @@ Result<std::vector<uint8_t>> JobManagerCheckpointStorage::read_state(const std::
     return Status::invalid_argument(location + ": state file '" + handle.relative_path +
                                     "' cannot be read from the JobManager checkpoint storage (inline state only)");
   }
-  auto bytes = read_state_handle(*local_file_system(), "", handle);
+  auto bytes = read_inline_state_handle(handle);
   if (!bytes.is_ok()) return bytes.status().with_context(location);
   return bytes;
 }

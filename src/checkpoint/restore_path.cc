@@ -19,32 +19,32 @@ struct Candidate {
   std::string dir;         // the chk-<n> path
 };
 
-Result<RestorePoint> read_point(FileSystem& fs, const std::string& path) {
+Result<RestorePoint> read_point(fs::FileSystem& fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(fs, path));
   SLUICE_ASSIGN_OR_RETURN(CheckpointMetadata m, read_checkpoint_metadata(fs, loc));
   return RestorePoint{loc.checkpoint_dir, std::move(m)};
 }
 
-Result<RestorePoint> resolve_latest(FileSystem& fs, const std::string& checkpoint_dir) {
+Result<RestorePoint> resolve_latest(fs::FileSystem& fs, const std::string& checkpoint_dir) {
   if (checkpoint_dir.empty()) {
     return Status::invalid_argument("--restore latest: no checkpoint directory is set (execution.checkpointing.dir)");
   }
-  SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(checkpoint_dir));
-  if (kind != PathKind::kDirectory) {
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(checkpoint_dir));
+  if (kind != fs::PathKind::kDirectory) {
     return Status::not_found("--restore latest: checkpoint directory '" + checkpoint_dir + "' does not exist");
   }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> jobs, fs.list_dir(checkpoint_dir));
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> jobs, fs.list_dir(checkpoint_dir));
   std::vector<Candidate> complete;
-  for (const DirEntry& job : jobs) {
-    if (job.kind != PathKind::kDirectory) continue;
-    const std::string job_dir = join_path(checkpoint_dir, job.name);
-    SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> entries, fs.list_dir(job_dir));
-    for (const DirEntry& e : entries) {
+  for (const fs::DirEntry& job : jobs) {
+    if (job.kind != fs::PathKind::kDirectory) continue;
+    const std::string job_dir = fs::join_path(checkpoint_dir, job.name);
+    SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(job_dir));
+    for (const fs::DirEntry& e : entries) {
       auto id = parse_checkpoint_dir_name(e.name);
-      if (!id || e.kind != PathKind::kDirectory) continue;
-      const std::string dir = join_path(job_dir, e.name);
-      SLUICE_ASSIGN_OR_RETURN(PathKind meta, fs.stat(join_path(dir, kMetadataFileName)));
-      if (meta == PathKind::kFile) complete.push_back(Candidate{*id, job.name, dir});
+      if (!id || e.kind != fs::PathKind::kDirectory) continue;
+      const std::string dir = fs::join_path(job_dir, e.name);
+      SLUICE_ASSIGN_OR_RETURN(fs::PathKind meta, fs.stat(fs::join_path(dir, kMetadataFileName)));
+      if (meta == fs::PathKind::kFile) complete.push_back(Candidate{*id, job.name, dir});
     }
   }
   if (complete.empty()) {
@@ -75,13 +75,13 @@ Result<RestorePoint> resolve_latest(FileSystem& fs, const std::string& checkpoin
 }
 
 // The chk-<n> folder names directly inside `dir`, highest id last.
-std::vector<std::pair<CheckpointId, std::string>> checkpoint_folders(FileSystem& fs, const std::string& dir) {
+std::vector<std::pair<CheckpointId, std::string>> checkpoint_folders(fs::FileSystem& fs, const std::string& dir) {
   std::vector<std::pair<CheckpointId, std::string>> out;
   auto entries = fs.list_dir(dir);
   if (!entries.is_ok()) return out;
-  for (const DirEntry& e : *entries) {
+  for (const fs::DirEntry& e : *entries) {
     auto id = parse_checkpoint_dir_name(e.name);
-    if (id && e.kind == PathKind::kDirectory) out.emplace_back(*id, e.name);
+    if (id && e.kind == fs::PathKind::kDirectory) out.emplace_back(*id, e.name);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -89,29 +89,29 @@ std::vector<std::pair<CheckpointId, std::string>> checkpoint_folders(FileSystem&
 
 // A directory named instead of a checkpoint: a job folder (chk-<n> folders inside) or a checkpoint directory
 // (job folders inside): says which, and what to pass instead. Ok when `path` is neither.
-Status explain_folder(FileSystem& fs, const std::string& path) {
+Status explain_folder(fs::FileSystem& fs, const std::string& path) {
   auto kind = fs.stat(path);
-  if (!kind.is_ok() || *kind != PathKind::kDirectory) return Status::ok();
-  if (parse_checkpoint_dir_name(path_file_name(path))) return Status::ok();  // a chk-<n> folder itself
-  auto meta = fs.stat(join_path(path, kMetadataFileName));
-  if (meta.is_ok() && *meta != PathKind::kMissing) return Status::ok();
+  if (!kind.is_ok() || *kind != fs::PathKind::kDirectory) return Status::ok();
+  if (parse_checkpoint_dir_name(fs::path_file_name(path))) return Status::ok();  // a chk-<n> folder itself
+  auto meta = fs.stat(fs::join_path(path, kMetadataFileName));
+  if (meta.is_ok() && *meta != fs::PathKind::kMissing) return Status::ok();
   auto chks = checkpoint_folders(fs, path);
   if (!chks.empty()) {
     return Status::invalid_argument(
         "'" + path + "' is a job folder (one run's checkpoints, " + chks.front().second +
         (chks.size() > 1 ? " .. " + chks.back().second : std::string()) +
-        "), not a checkpoint: pass one of its chk-<n> folders (e.g. " + join_path(path, chks.back().second) +
+        "), not a checkpoint: pass one of its chk-<n> folders (e.g. " + fs::join_path(path, chks.back().second) +
         ") or 'latest' (the newest completed checkpoint under execution.checkpointing.dir)");
   }
   auto entries = fs.list_dir(path);
   if (!entries.is_ok()) return Status::ok();
-  for (const DirEntry& e : *entries) {
-    if (e.kind != PathKind::kDirectory) continue;
-    if (!checkpoint_folders(fs, join_path(path, e.name)).empty()) {
+  for (const fs::DirEntry& e : *entries) {
+    if (e.kind != fs::PathKind::kDirectory) continue;
+    if (!checkpoint_folders(fs, fs::join_path(path, e.name)).empty()) {
       return Status::invalid_argument(
           "'" + path + "' is a checkpoint directory (job folders <job-id>/chk-<n> inside), not a checkpoint: pass "
           "'latest' with execution.checkpointing.dir=" + path + " (the newest completed checkpoint of any run) or a "
-          "specific chk-<n> folder, e.g. " + join_path(join_path(path, e.name), "chk-<n>"));
+          "specific chk-<n> folder, e.g. " + fs::join_path(fs::join_path(path, e.name), "chk-<n>"));
     }
   }
   return Status::ok();
@@ -143,15 +143,21 @@ Status check_restore_properties(const CheckpointMetadata& metadata, const std::m
 }
 
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
-                                          FileSystem* fs, const std::string& input_name) {
-  FileSystem& f = fs ? *fs : *local_file_system();
-  if (path_or_latest == kRestoreLatest) return resolve_latest(f, checkpoint_dir);
+                                          const fs::FileSystemRegistry& file_systems, const std::string& input_name) {
+  if (path_or_latest == kRestoreLatest) {
+    auto f = file_systems.for_path(checkpoint_dir.empty() ? "." : checkpoint_dir);
+    if (!f.is_ok()) return f.status().with_context(input_name + " latest: execution.checkpointing.dir");
+    return resolve_latest(**f, checkpoint_dir);
+  }
   if (path_or_latest.empty()) {
     return Status::invalid_argument(
         (input_name == "--restore" ? std::string("--restore / execution.state-recovery.path is set but empty")
                                    : input_name + " is empty") +
         ": expected a chk-<n> folder, its _metadata file, or 'latest' (leave it unset to start fresh)");
   }
+  auto fsys = file_systems.for_path(path_or_latest);
+  if (!fsys.is_ok()) return fsys.status().with_context(input_name);
+  fs::FileSystem& f = **fsys;
   SLUICE_RETURN_IF_ERROR(explain_folder(f, path_or_latest).with_context(input_name + " " + path_or_latest));
   auto point = read_point(f, path_or_latest);
   if (!point.is_ok()) return point.status().with_context(input_name + " " + path_or_latest);

@@ -14,7 +14,9 @@
 #include <string>
 
 #include "checkpoint/checkpoint_metadata.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/file_system_registry.h"
+#include "fs/path.h"
 #include "sluice/core/status.h"
 
 namespace sluice::checkpoint {
@@ -27,7 +29,8 @@ struct RestorePoint {
 };
 
 // `path_or_latest`: "latest", a chk-<n> folder, or its `_metadata` file. `checkpoint_dir`:
-// execution.checkpointing.dir (only used for "latest"). `fs`: null means the local filesystem.
+// execution.checkpointing.dir (only used for "latest"). `file_systems`: the filesystem of each path's URI scheme
+// (default: the local disk only); an unsupported scheme is kInvalidArgument naming it.
 // Errors: kInvalidArgument ("latest" without a checkpoint dir), kNotFound (nothing there, or no completed
 // checkpoint), kCorruption / kFailedPrecondition (the chosen `_metadata` does not decode), each naming the path.
 // An empty `path_or_latest` is an error (kInvalidArgument): "start fresh" is the option left unset, never an
@@ -36,7 +39,8 @@ struct RestorePoint {
 // `input_name`: how errors about an explicit path name the input the user gave ("--restore", or a command's
 // positional PATH).
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
-                                          FileSystem* fs = nullptr, const std::string& input_name = "--restore");
+                                          const fs::FileSystemRegistry& file_systems = fs::FileSystemRegistry(),
+                                          const std::string& input_name = "--restore");
 
 // Compares the job properties a checkpoint recorded (CheckpointMetadata::properties, set from the job's
 // properties, e.g. the demo's "demo.seed") with those of the job about to restore it. kFailedPrecondition

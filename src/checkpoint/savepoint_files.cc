@@ -20,18 +20,18 @@ std::string savepoint_dir_name(const JobId& job, uint64_t random) {
   return std::string(kSavepointDirPrefix) + job.to_hex().substr(0, 6) + "-" + suffix;
 }
 
-Result<std::string> create_savepoint_dir(FileSystem& fs, const std::string& target_dir, const JobId& job) {
+Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job) {
   if (target_dir.empty()) {
     return Status::invalid_argument(
         "no savepoint directory: give a target directory or set execution.checkpointing.savepoint-dir");
   }
-  SLUICE_RETURN_IF_ERROR(create_directories_durable(fs, target_dir).with_context("creating savepoint directory"));
+  SLUICE_RETURN_IF_ERROR(fs::create_directories_durable(fs, target_dir).with_context("creating savepoint directory"));
   std::random_device rd;
   for (int attempt = 0; attempt < 8; ++attempt) {
     const uint64_t random = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-    const std::string dir = join_path(target_dir, savepoint_dir_name(job, random));
-    SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(dir));
-    if (kind != PathKind::kMissing) continue;
+    const std::string dir = fs::join_path(target_dir, savepoint_dir_name(job, random));
+    SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(dir));
+    if (kind != fs::PathKind::kMissing) continue;
     SLUICE_RETURN_IF_ERROR(fs.create_dir(dir).with_context("creating savepoint folder"));
     SLUICE_RETURN_IF_ERROR(fs.sync_dir(target_dir).with_context("creating savepoint folder"));
     return dir;
@@ -39,7 +39,7 @@ Result<std::string> create_savepoint_dir(FileSystem& fs, const std::string& targ
   return Status::internal("cannot find an unused savepoint folder name in '" + target_dir + "'");
 }
 
-Result<DisposeReport> dispose_savepoint(FileSystem& fs, const std::string& path) {
+Result<DisposeReport> dispose_savepoint(fs::FileSystem& fs, const std::string& path) {
   SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(fs, path));
   SLUICE_ASSIGN_OR_RETURN(CheckpointMetadata md, read_checkpoint_metadata(fs, loc));
   if (md.type != SnapshotType::kSavepoint) {
@@ -52,7 +52,7 @@ Result<DisposeReport> dispose_savepoint(FileSystem& fs, const std::string& path)
   std::set<std::string> referenced;
   for (const std::string& rel : md.referenced_files()) {
     const std::string file = handle_file_path(loc.checkpoint_dir, rel);
-    referenced.insert(path_file_name(file));
+    referenced.insert(fs::path_file_name(file));
     auto size = fs.file_size(file);
     if (!size.is_ok() && size.status().code() == StatusCode::kNotFound) continue;
     SLUICE_RETURN_IF_ERROR(size.status().with_context("disposing of savepoint " + loc.checkpoint_dir));
@@ -63,12 +63,12 @@ Result<DisposeReport> dispose_savepoint(FileSystem& fs, const std::string& path)
   SLUICE_RETURN_IF_ERROR(fs.remove_file(loc.metadata_path).with_context("disposing of savepoint"));
   ++report.files_deleted;
   // The statistics side file belongs to the savepoint too.
-  SLUICE_ASSIGN_OR_RETURN(std::vector<DirEntry> left, fs.list_dir(loc.checkpoint_dir));
-  for (const DirEntry& e : left) {
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> left, fs.list_dir(loc.checkpoint_dir));
+  for (const fs::DirEntry& e : left) {
     if (e.name == kStatsSideFileName) {
-      (void)fs.remove_file(join_path(loc.checkpoint_dir, e.name));
+      (void)fs.remove_file(fs::join_path(loc.checkpoint_dir, e.name));
     } else {
-      report.kept.push_back(join_path(loc.checkpoint_dir, e.name));
+      report.kept.push_back(fs::join_path(loc.checkpoint_dir, e.name));
     }
   }
   if (report.kept.empty()) {

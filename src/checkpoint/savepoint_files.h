@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_metadata.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "sluice/core/ids.h"
 #include "sluice/core/status.h"
 
@@ -28,7 +29,7 @@ std::string savepoint_dir_name(const JobId& job, uint64_t random);
 // Creates `target_dir` (with its parents, durably) and a new, empty savepoint folder in it; returns the folder's
 // path. kInvalidArgument for an empty `target_dir` (no directory given and no execution.checkpointing.savepoint-dir),
 // kIOError naming the directory when it cannot be created.
-Result<std::string> create_savepoint_dir(FileSystem& fs, const std::string& target_dir, const JobId& job);
+Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job);
 
 // What dispose_savepoint did.
 struct DisposeReport {
@@ -45,6 +46,6 @@ struct DisposeReport {
 // a checkpoint (`_metadata` of type CHECKPOINT: the engine's retention owns those) and a `_metadata` that does
 // not decode (kCorruption / kNotFound naming it: nothing is deleted). Missing state files are fine (a dispose
 // that was interrupted before).
-Result<DisposeReport> dispose_savepoint(FileSystem& fs, const std::string& path);
+Result<DisposeReport> dispose_savepoint(fs::FileSystem& fs, const std::string& path);
 
 }  // namespace sluice::checkpoint

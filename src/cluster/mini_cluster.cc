@@ -186,7 +186,8 @@ class LocalJob final : public CheckpointingJobClient,
       post(std::move(e));
     };
     SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
-    stop_ = std::make_unique<StopWithSavepoint>(jg_.job_name, *coordinator_, savepoints_, *this);
+    stop_ = std::make_unique<StopWithSavepoint>(jg_.job_name, *coordinator_, savepoints_, *this,
+                                                cfg_.storage.get());
     return Status::ok();
   }
 
@@ -286,7 +287,7 @@ class LocalJob final : public CheckpointingJobClient,
                                                                      ": the job is " + job_status_name(status()) +
                                                                      ", not RUNNING"));
     if (!id.is_ok()) {
-      (void)checkpoint::local_file_system()->remove_all(folder);
+      remove_unused_savepoint_folder(cfg_.storage.get(), folder);
       savepoints_.fail(trigger_id, id.status());
       return id.status();
     }

@@ -124,12 +124,13 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
               rf.local_name = f.local_name;
               rf.size_bytes = f.file.size_bytes;
               rf.checksum = f.file.checksum;
-              auto path = storage.local_file_path(location, f.file.relative_path);
+              auto path = storage.file_path(location, f.file.relative_path);
               if (!path) {
                 return Status::failed_precondition(h.what + ": checkpoint storage " + storage.describe() +
                                                    " cannot read the file '" + f.file.relative_path + "'");
               }
               rf.path = *path;
+              SLUICE_ASSIGN_OR_RETURN(rf.file_system, storage.file_system(location));
               if (shared && reuse == SharedFileReuse::kReuse) {
                 rf.reusable_path = storage.rebase_shared_path(location, f.file.relative_path).value_or("");
               }

@@ -2,7 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "checkpoint/savepoint_files.h"
 
 namespace sluice::cluster {
@@ -21,9 +22,16 @@ Result<std::string> create_savepoint_folder(const std::string& target_dir, bool 
     return Status::failed_precondition(what + ": checkpoint storage " + storage->describe() +
                                        " cannot write savepoints (set execution.checkpointing.dir)");
   }
-  auto folder = checkpoint::create_savepoint_dir(*checkpoint::local_file_system(), target_dir, job_id);
+  auto fsys = storage->file_system(target_dir);
+  if (!fsys.is_ok()) return fsys.status().with_context(what + ": execution.checkpointing.savepoint-dir");
+  auto folder = checkpoint::create_savepoint_dir(**fsys, target_dir, job_id);
   if (!folder.is_ok()) return folder.status().with_context(what);
   return folder;
+}
+
+void remove_unused_savepoint_folder(const checkpoint::CheckpointStorage* storage, const std::string& folder) {
+  if (storage == nullptr || folder.empty()) return;
+  if (auto fsys = storage->file_system(folder); fsys.is_ok()) (void)(*fsys)->remove_all(folder);
 }
 
 void StopWithSavepoint::start(Request r, JobStatus status) {
@@ -32,7 +40,7 @@ void StopWithSavepoint::start(Request r, JobStatus status) {
     requests_.fail(r.trigger_id, Status::failed_precondition(
                                      stop_ ? "a stop-with-savepoint of this job is already in progress"
                                            : std::string("the job is ") + job_status_name(status) + ", not RUNNING"));
-    (void)checkpoint::local_file_system()->remove_all(r.folder);
+    remove_unused_savepoint_folder(storage_, r.folder);
     return;
   }
   spdlog::info("job {}: stop-with-savepoint{} into {}", job_name_, r.drain ? " (drain)" : "", r.folder);

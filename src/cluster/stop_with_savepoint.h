@@ -28,6 +28,9 @@ namespace sluice::cluster {
 // storage cannot write savepoints; kInvalidArgument / kIOError from creating the folder.
 Result<std::string> create_savepoint_folder(const std::string& target_dir, bool stop, const JobId& job_id,
                                             JobStatus status, const checkpoint::CheckpointStorage* storage);
+// Removes a folder create_savepoint_folder made for a savepoint that never started, through the filesystem of its
+// scheme (best effort: the folder holds no `_metadata`, so it is never taken for a savepoint).
+void remove_unused_savepoint_folder(const checkpoint::CheckpointStorage* storage, const std::string& folder);
 
 class StopWithSavepoint {
  public:
@@ -48,9 +51,11 @@ class StopWithSavepoint {
   };
 
   // All referenced objects must outlive the StopWithSavepoint.
+  // `storage`: where savepoint folders are (removed through its filesystems when a request is refused).
   StopWithSavepoint(std::string job_name, coordinator::CheckpointCoordinator& coordinator,
-                    SavepointRequests& requests, Tasks& tasks)
-      : job_name_(std::move(job_name)), coordinator_(coordinator), requests_(requests), tasks_(tasks) {}
+                    SavepointRequests& requests, Tasks& tasks, const checkpoint::CheckpointStorage* storage)
+      : job_name_(std::move(job_name)), coordinator_(coordinator), requests_(requests), tasks_(tasks),
+        storage_(storage) {}
 
   bool in_progress() const { return stop_.has_value(); }
 
@@ -77,6 +82,7 @@ class StopWithSavepoint {
   coordinator::CheckpointCoordinator& coordinator_;
   SavepointRequests& requests_;
   Tasks& tasks_;
+  const checkpoint::CheckpointStorage* storage_;
   std::optional<Request> stop_;
 };
 

@@ -42,21 +42,21 @@ void start(JobRun& run, const std::string& name, coordinator::CheckpointCoordina
 }
 
 // Per checkpoint id: when its folder was first created (a task started its snapshot) and when its _metadata
-// was renamed into place (it completed), from the filesystem's log.
+// was published (it completed), from the filesystem's log.
 struct Span {
   std::optional<std::chrono::steady_clock::time_point> mkdir, metadata;
 };
 std::map<int64_t, Span> spans(const ObservedFileSystem& fs) {
   std::map<int64_t, Span> out;
   for (const auto& e : fs.log()) {
-    if (e.op != "mkdir" && e.op != "rename") continue;  // (a discard may remove a folder never created)
+    if (e.op != "mkdir" && e.op != "write") continue;  // (a discard may remove a folder never created)
     size_t at = e.path.find("/chk-");
     if (at == std::string::npos) continue;
     size_t end = e.path.find('/', at + 1);
     int64_t id = std::stoll(e.path.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5));
     Span& s = out[id];
     if (e.op == "mkdir" && end == std::string::npos && !s.mkdir) s.mkdir = e.at;
-    if (e.op == "rename" && e.path.size() >= 9 && e.path.compare(e.path.size() - 9, 9, "_metadata") == 0) {
+    if (e.op == "write" && e.path.size() >= 9 && e.path.compare(e.path.size() - 9, 9, "_metadata") == 0) {
       s.metadata = e.at;
     }
   }

@@ -24,7 +24,8 @@
 #include "../../examples/per_auction/per_auction_job.h"
 #include "../../tools/sluice/verify.h"
 #include "checkpoint/channel_state.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
 #include "cluster/mini_cluster.h"
@@ -244,13 +245,13 @@ inline Result<std::unique_ptr<JobClient>> submit(StreamExecutionEnvironment& env
   return cluster::submit_job(std::move(sg), std::move(jg), mc);
 }
 
-// A FileSystem over the local one that logs directory creations, file writes, renames and removals (with a
+// A FileSystem over the local one that logs directory creations, published files and removals (with a
 // monotonic time), can hold the first write whose path contains a given text until the test releases it, and can fail
 // the creation of directories with given names (as a directory without write permission would).
-class ObservedFileSystem final : public checkpoint::FileSystem {
+class ObservedFileSystem final : public sluice::fs::FileSystem {
  public:
   struct Entry {
-    std::string op;  // "mkdir", "write", "rename", "remove" (remove_all), "mkdir-failed", "write-failed"
+    std::string op;  // "mkdir", "write" (once published), "remove" (remove_all), "mkdir-failed", "write-failed"
     std::string path;
     std::chrono::steady_clock::time_point at;
   };
@@ -291,7 +292,7 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
   Status create_dir(const std::string& path) override {
     {
       std::lock_guard lock(mu_);
-      if (fail_mkdir_.count(checkpoint::path_file_name(path)) > 0) {
+      if (fail_mkdir_.count(sluice::fs::path_file_name(path)) > 0) {
         log_.push_back({"mkdir-failed", path, std::chrono::steady_clock::now()});
         return Status::io_error("cannot create directory '" + path + "': Permission denied");
       }
@@ -301,7 +302,7 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
     return s;
   }
   Status write_file(const std::string& path, const std::vector<uint8_t>& bytes,
-                    checkpoint::Durability durability) override {
+                    sluice::fs::Durability durability) override {
     {
       std::unique_lock lock(mu_);
       for (const std::string& text : fail_write_) {
@@ -318,19 +319,16 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
         break;
       }
     }
-    add("write", path);
-    return base_->write_file(path, bytes, durability);
-  }
-  Status sync_dir(const std::string& dir) override { return base_->sync_dir(dir); }
-  Status rename(const std::string& from, const std::string& to) override {
-    Status s = base_->rename(from, to);
-    if (s.is_ok()) add("rename", to);
+    Status s = base_->write_file(path, bytes, durability);
+    if (s.is_ok()) add("write", path);
     return s;
   }
+  std::string_view scheme() const override { return base_->scheme(); }
+  Status sync_dir(const std::string& dir) override { return base_->sync_dir(dir); }
   Result<std::vector<uint8_t>> read_file(const std::string& path) override { return base_->read_file(path); }
-  Result<checkpoint::FileDigest> digest_file(const std::string& path) override { return base_->digest_file(path); }
-  Result<checkpoint::PathKind> stat(const std::string& path) override { return base_->stat(path); }
-  Result<std::vector<checkpoint::DirEntry>> list_dir(const std::string& dir) override { return base_->list_dir(dir); }
+  Result<sluice::fs::FileDigest> digest_file(const std::string& path) override { return base_->digest_file(path); }
+  Result<sluice::fs::PathKind> stat(const std::string& path) override { return base_->stat(path); }
+  Result<std::vector<sluice::fs::DirEntry>> list_dir(const std::string& dir) override { return base_->list_dir(dir); }
   Status remove_file(const std::string& path) override { return base_->remove_file(path); }
   Status remove_empty_dir(const std::string& path) override { return base_->remove_empty_dir(path); }
   Status remove_all(const std::string& path) override {
@@ -349,7 +347,7 @@ class ObservedFileSystem final : public checkpoint::FileSystem {
     log_.push_back({op, path, std::chrono::steady_clock::now()});
   }
 
-  std::shared_ptr<checkpoint::FileSystem> base_ = checkpoint::local_file_system();
+  std::shared_ptr<sluice::fs::FileSystem> base_ = sluice::fs::local_file_system();
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::string, Hold> holds_;

@@ -57,7 +57,7 @@ std::string take_incremental_checkpoint(const std::string& ck, const std::string
 
 // The absolute path of the largest SST in shared/ that `chk` refers to.
 std::string largest_shared_sst(const std::string& chk) {
-  auto fsys = checkpoint::local_file_system();
+  auto fsys = sluice::fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(*fsys, chk);
   EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
   if (!loc.is_ok()) return "";
@@ -72,7 +72,7 @@ std::string largest_shared_sst(const std::string& chk) {
       for (const auto& f : st.incremental_keyed_state->shared_files) {
         if (f.file.size_bytes > best_size) {
           best_size = f.file.size_bytes;
-          best = checkpoint::join_path(loc->base_dir, f.file.relative_path);
+          best = sluice::fs::join_path(loc->base_dir, f.file.relative_path);
         }
       }
     }

@@ -16,7 +16,7 @@
 
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_verify.h"
-#include "checkpoint/fault_injection_file_system.h"
+#include "fs/fault_injection_file_system.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint_it_util.h"
 
@@ -40,7 +40,7 @@ Configuration incremental_config(const std::string& ck, const std::string& rocks
 }
 
 checkpoint::CheckpointMetadata read_metadata(const std::string& chk_dir) {
-  auto fs = checkpoint::local_file_system();
+  auto fs = sluice::fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(*fs, chk_dir);
   EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
   auto md = checkpoint::read_checkpoint_metadata(*fs, *loc);
@@ -99,7 +99,7 @@ struct CancelledRun {
 // `fs` (optional) may fail uploads. The output at cancellation is copied to `saved`.
 CancelledRun run_and_cancel(const std::string& ck, const std::string& rocks, int32_t parallelism, int64_t checkpoints,
                             it::MainJob& job, const std::string& saved,
-                            std::shared_ptr<checkpoint::FaultInjectionFileSystem> faults) {
+                            std::shared_ptr<sluice::fs::FaultInjectionFileSystem> faults) {
   CancelledRun run;
   // Slow enough that the job is still running after `checkpoints` checkpoints on a loaded machine under
   // sanitizers (about 40 s of input); cancelled as soon as they completed.
@@ -150,8 +150,8 @@ TEST(IncrementalCheckpoints, SharedFilesRestoreEachClaimModesAndRescaling) {
   job.output_dir = base + "/out";
 
   // Uploads to shared/ fail now and then: those checkpoints are declined and their uploads must vanish.
-  auto faults = std::make_shared<checkpoint::FaultInjectionFileSystem>();
-  for (int skip : {3, 11, 25}) faults->inject_failure(checkpoint::FileOp::kWriteFile, "/shared/", 1, skip);
+  auto faults = std::make_shared<sluice::fs::FaultInjectionFileSystem>();
+  for (int skip : {3, 11, 25}) faults->inject_failure(sluice::fs::FileOp::kWriteFile, "/shared/", 1, skip);
   CancelledRun run = run_and_cancel(ck, rocks, 2, 20, job, saved, faults);
   ASSERT_EQ(run.retained.size(), 3u) << "num-retained 3";
   EXPECT_GE(run.stats.num_completed, 20);

@@ -28,7 +28,7 @@ using checkpoint::SavepointFormatType;
 constexpr int64_t kNativeEvents = 600'000;
 
 checkpoint::CheckpointMetadata read_metadata(const std::string& folder) {
-  auto& lfs = *checkpoint::local_file_system();
+  auto& lfs = *sluice::fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(lfs, folder);
   EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
   if (!loc.is_ok()) return {};

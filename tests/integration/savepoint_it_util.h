@@ -143,7 +143,7 @@ inline std::string stop(Run& r, const std::string& dir, bool drain,
 // checkpoint at `folder` (full snapshots: canonical savepoints, checkpoints that are not incremental).
 inline std::set<std::string> savepoint_keys(const std::string& folder, const std::string& uid) {
   std::set<std::string> keys;
-  auto& fsys = *checkpoint::local_file_system();
+  auto& fsys = *sluice::fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(fsys, folder);
   EXPECT_TRUE(loc.is_ok()) << loc.status().to_string();
   if (!loc.is_ok()) return keys;

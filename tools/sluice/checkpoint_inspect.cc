@@ -9,7 +9,8 @@
 
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_layout.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "coordinator/checkpoint_stats_json.h"
 
 namespace sluice::cli {
@@ -105,7 +106,7 @@ class TextTable {
 
 // The statistics persisted next to a checkpoint's _metadata: nullopt when there are none (best effort, a
 // checkpoint without them is as valid); an error naming the file when they exist but cannot be used.
-Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(checkpoint::FileSystem& local,
+Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(sluice::fs::FileSystem& local,
                                                                    const fs::path& stats_path,
                                                                    CheckpointId metadata_id) {
   std::error_code ec;
@@ -146,7 +147,7 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
     return Status::not_found("checkpoint inspect: no checkpoint under '" + path +
                              "' (expected a chk-<n> folder, a job folder or a checkpoint directory)");
   }
-  auto local = checkpoint::local_file_system();
+  auto local = sluice::fs::local_file_system();
   InspectResult r;
   nlohmann::json checkpoints = nlohmann::json::array(), problems = nlohmann::json::array();
   enum { kDuration, kSync, kAsync, kAlignment, kStartDelay, kFull, kCheckpointed, kPersisted, kN };

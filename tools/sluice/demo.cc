@@ -61,7 +61,7 @@ struct DemoFlags {
 // readers recorded (the source's SourceReaderState; splits the enumerator had not assigned yet start at 0).
 // nullopt if the checkpoint cannot be read.
 std::optional<int64_t> stream_events_before(const std::string& location) {
-  auto fsys = checkpoint::local_file_system();
+  auto fsys = sluice::fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(*fsys, location);
   if (!loc.is_ok()) return std::nullopt;
   auto md = checkpoint::read_checkpoint_metadata(*fsys, *loc);

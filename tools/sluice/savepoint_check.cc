@@ -8,6 +8,7 @@
 #include "../../examples/nexmark/queries.h"
 #include "../../examples/per_auction/per_auction_job.h"
 #include "checkpoint/restore_path.h"
+#include "fs/file_systems_from_config.h"
 #include "cli_config.h"
 #include "sluice/config/options.h"
 
@@ -40,7 +41,8 @@ int check_savepoint(const CheckFlags& f) {
     if (!s.is_ok()) return fail(s.to_string());
   }
   // The stream parameters (the demo's events, seed, ...) are the snapshot's: the check is about the job's shape.
-  auto rp = checkpoint::resolve_restore_path(f.path, config.get(options::kCheckpointsDirectory), nullptr, "PATH");
+  auto rp = checkpoint::resolve_restore_path(f.path, config.get(options::kCheckpointsDirectory),
+                                             fs::file_systems_from(config), "PATH");
   if (!rp.is_ok()) {
     std::printf("problem: %s\nwould NOT restore: 1 problem\n", rp.status().to_string().c_str());
     return 1;

@@ -88,7 +88,7 @@ int trigger_and_wait(const TriggerFlags& f, bool stop) {
 
 // The savepoint's metadata, one line per operator, and a check of every file (sizes and checksums).
 int inspect(const std::string& path) {
-  auto& fs = *checkpoint::local_file_system();
+  auto& fs = *fs::local_file_system();
   auto loc = checkpoint::locate_checkpoint(fs, path);
   if (!loc.is_ok()) {
     std::fprintf(stderr, "error: %s\n", loc.status().to_string().c_str());
@@ -130,7 +130,7 @@ int inspect(const std::string& path) {
 }
 
 int dispose(const std::string& path) {
-  auto r = checkpoint::dispose_savepoint(*checkpoint::local_file_system(), path);
+  auto r = checkpoint::dispose_savepoint(*fs::local_file_system(), path);
   if (!r.is_ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
     return 1;

@@ -10,8 +10,9 @@
 // becomes what the next snapshot reuses. Until then, files are uploaded again: a backend never refers to an
 // upload of a checkpoint that may still be aborted (whose files the storage then deletes).
 //
-// Restore: the files are copied (or, for SST files, hard-linked when on the same filesystem) into the new
-// working directory after their size and XXH3-64 checksum are checked, and the database is opened. Rescaling: a
+// Restore: the files are copied from checkpoint storage through its FileSystem (on a local disk SST files are
+// hard-linked; from S3 they are downloaded, several at a time) into the new working directory, and their size
+// and XXH3-64 checksum are checked, and the database is opened. Rescaling: a
 // handle whose key-group range covers this backend's is opened directly and trimmed with delete-range; other
 // handles are opened aside and the intersecting key groups copied in.
 //
@@ -20,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,10 @@
 #include "sluice/core/status.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/key_group_snapshot.h"
+
+namespace sluice::fs {
+class FileSystem;  // src/fs/file_system.h
+}  // namespace sluice::fs
 
 namespace sluice {
 
@@ -94,12 +100,14 @@ class IncrementalKeyedSnapshot {
 // One file of a handle to restore.
 struct IncrementalRestoreFile {
   std::string local_name;
-  std::string path;         // where to read it (absolute, or relative to the process's working directory)
+  std::string path;         // where to read it: a path or URI of `file_system`
   uint64_t size_bytes = 0;
   uint64_t checksum = 0;    // XXH3-64
   // For shared files: the path relative to the restoring job's checkpoint directory, if the restoring job may
   // refer to the file in its own checkpoints (same job, or a claimed checkpoint beside it); empty otherwise.
   std::string reusable_path;
+  // Serves `path` (the checkpoint storage's filesystem: local disk or S3); null means the local disk.
+  std::shared_ptr<fs::FileSystem> file_system;
 };
 
 // An incremental handle as the runtime resolved it for restore.

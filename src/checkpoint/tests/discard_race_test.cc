@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "checkpoint/fault_injection_file_system.h"
+#include "fs/fault_injection_file_system.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "test_util.h"
 
@@ -18,6 +18,8 @@ namespace sluice::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
+using sluice::fs::FaultInjectionFileSystem;
+using sluice::fs::FileOp;
 using testing::pattern;
 using testing::TempDir;
 

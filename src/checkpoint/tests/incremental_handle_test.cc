@@ -227,7 +227,7 @@ TEST(IncrementalHandle, ClaimedSharedPathsAreRebasedToSiblingJobFolders) {
   EXPECT_EQ(storage.rebase_shared_path(own, "shared/a.sst"), "shared/a.sst");
   fs::create_directories(tmp / "elsewhere/j/chk-1");
   EXPECT_EQ(storage.rebase_shared_path(tmp / "elsewhere/j/chk-1", "shared/a.sst"), std::nullopt);
-  EXPECT_EQ(storage.local_file_path(theirs, "shared/a.sst"), tmp / ("ck/" + other.to_hex() + "/shared/a.sst"));
+  EXPECT_EQ(storage.file_path(theirs, "shared/a.sst"), tmp / ("ck/" + other.to_hex() + "/shared/a.sst"));
 }
 
 }  // namespace

@@ -6,13 +6,15 @@
 #include <string>
 
 #include "checkpoint/checkpoint_files.h"
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
+#include "fs/path.h"
 #include "checkpoint/tests/checkpoint_fixture.h"
 
 namespace sluice::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
+using sluice::fs::local_file_system;
 using testing::make_checkpoint;
 using testing::TempDir;
 

@@ -16,6 +16,7 @@ namespace sluice::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
+using sluice::fs::local_file_system;
 using testing::pattern;
 using testing::TempDir;
 

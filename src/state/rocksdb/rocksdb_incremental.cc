@@ -4,12 +4,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <future>
 #include <mutex>
 #include <random>
 #include <system_error>
 #include <utility>
 
+#include "fs/file_system.h"
 #include "sluice/state/rocksdb/rocksdb_backend_core.h"
 #include "sluice/state/rocksdb/rocksdb_key_layout.h"
 
@@ -43,7 +44,7 @@ std::string new_backend_id() {
 
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 bool is_sst(const std::string& name) { return name.size() > 4 && name.compare(name.size() - 4, 4, ".sst") == 0; }
 
@@ -65,7 +66,7 @@ class RocksDBIncrementalSnapshot final : public IncrementalKeyedSnapshot {
     if (released_) return;
     released_ = true;
     std::error_code ec;
-    fs::remove_all(dir_, ec);
+    stdfs::remove_all(dir_, ec);
   }
 
  private:
@@ -77,57 +78,57 @@ class RocksDBIncrementalSnapshot final : public IncrementalKeyedSnapshot {
 };
 
 // Size and XXH3-64 of a local file, streamed.
-Status check_file(const std::string& path, const IncrementalRestoreFile& f, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::io_error(what + ": cannot read '" + path + "'");
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(), &XXH3_freeState);
-  XXH3_64bits_reset(state.get());
-  std::vector<char> buf(1 << 20);
-  uint64_t size = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    std::streamsize n = in.gcount();
-    if (n <= 0) break;
-    XXH3_64bits_update(state.get(), buf.data(), static_cast<size_t>(n));
-    size += static_cast<uint64_t>(n);
+Status check_digest(const sluice::fs::FileDigest& d, const IncrementalRestoreFile& f, const std::string& what) {
+  if (d.size_bytes != f.size_bytes) {
+    return Status::corruption(what + ": file '" + f.path + "' (" + f.local_name + ") has " +
+                              std::to_string(d.size_bytes) + " bytes, the checkpoint recorded " +
+                              std::to_string(f.size_bytes) + " (truncated or replaced)");
   }
-  if (in.bad()) return Status::io_error(what + ": reading '" + f.path + "' failed");
-  if (size != f.size_bytes) {
-    return Status::corruption(what + ": file '" + f.path + "' (" + f.local_name + ") has " + std::to_string(size) +
-                              " bytes, the checkpoint recorded " + std::to_string(f.size_bytes) +
-                              " (truncated or replaced)");
-  }
-  if (XXH3_64bits_digest(state.get()) != f.checksum) {
+  if (d.checksum != f.checksum) {
     return Status::corruption(what + ": file '" + f.path + "' (" + f.local_name +
                               ") does not match the checksum the checkpoint recorded (damaged)");
   }
   return Status::ok();
 }
 
-// Puts one handle's files into `dir`: SST files hard-linked when possible (they are immutable), everything
-// else copied; every file checked against its recorded size and checksum.
+// Restores at most this many files at once: a download from an object store is latency-bound, a local copy is
+// not slowed by a few in parallel.
+constexpr size_t kParallelDownloads = 4;
+
+// Puts one handle's files into `dir` through the storage's FileSystem: SST files hard-linked where possible (they
+// are immutable), everything else copied; every file checked against its recorded size and checksum. Files are
+// fetched kParallelDownloads at a time; the first error (in file order) is returned.
 Status download(const IncrementalRestoreHandle& h, const std::string& dir) {
-  for (const auto* list : {&h.shared_files, &h.private_files}) {
-    const bool shared = list == &h.shared_files;
-    for (const IncrementalRestoreFile& f : *list) {
-      const std::string what = h.what + (shared ? " shared file " : " private file ") + f.local_name;
-      std::error_code ec;
-      if (!fs::exists(f.path, ec)) {
+  struct Job {
+    const IncrementalRestoreFile* file;
+    bool shared;
+  };
+  std::vector<Job> jobs;
+  for (const IncrementalRestoreFile& f : h.shared_files) jobs.push_back({&f, true});
+  for (const IncrementalRestoreFile& f : h.private_files) jobs.push_back({&f, false});
+  auto fetch = [&](const Job& j) -> Status {
+    const IncrementalRestoreFile& f = *j.file;
+    const std::string what = h.what + (j.shared ? " shared file " : " private file ") + f.local_name;
+    sluice::fs::FileSystem& source = f.file_system ? *f.file_system : *sluice::fs::local_file_system();
+    const std::string dest = (std::filesystem::path(dir) / f.local_name).string();
+    auto d = source.copy_to_local_file(
+        f.path, dest, j.shared ? sluice::fs::LocalCopyMode::kLinkIfPossible : sluice::fs::LocalCopyMode::kIndependent);
+    if (!d.is_ok()) {
+      if (d.status().code() == StatusCode::kNotFound) {
         return Status::not_found(what + ": '" + f.path + "' referenced by the checkpoint does not exist");
       }
-      const std::string dest = (fs::path(dir) / f.local_name).string();
-      bool linked = false;
-      if (shared) {
-        fs::create_hard_link(f.path, dest, ec);
-        linked = !ec;
-      }
-      if (!linked) {
-        ec.clear();
-        fs::copy_file(f.path, dest, fs::copy_options::overwrite_existing, ec);
-        if (ec) return Status::io_error(what + ": copying '" + f.path + "' to '" + dest + "': " + ec.message());
-      }
-      SLUICE_RETURN_IF_ERROR(check_file(dest, f, what));
+      return d.status().with_context(what);
     }
+    return check_digest(*d, f, what);
+  };
+  std::vector<Status> results(jobs.size());
+  for (size_t begin = 0; begin < jobs.size(); begin += kParallelDownloads) {
+    const size_t end = std::min(jobs.size(), begin + kParallelDownloads);
+    std::vector<std::future<Status>> running;
+    for (size_t i = begin + 1; i < end; ++i) running.push_back(std::async(std::launch::async, fetch, jobs[i]));
+    results[begin] = fetch(jobs[begin]);
+    for (size_t i = begin + 1; i < end; ++i) results[i] = running[i - begin - 1].get();
+    for (size_t i = begin; i < end; ++i) SLUICE_RETURN_IF_ERROR(results[i]);
   }
   return Status::ok();
 }
@@ -188,7 +189,7 @@ Result<std::unique_ptr<IncrementalKeyedSnapshot>> RocksDBBackendCore::snapshot_i
   SLUICE_RETURN_IF_ERROR(write_heap_states_to_column_families());
   const std::string dir = store_->path() + "-chk-" + std::to_string(id.value());
   std::error_code ec;
-  fs::remove_all(dir, ec);  // a leftover of an earlier attempt with the same id
+  stdfs::remove_all(dir, ec);  // a leftover of an earlier attempt with the same id
   SLUICE_ASSIGN_OR_RETURN(std::vector<LocalSnapshotFile> files, store_->create_native_checkpoint(dir));
   auto snap = std::make_unique<RocksDBIncrementalSnapshot>(dir, tracker_, reuse);
   snap->range = range_;

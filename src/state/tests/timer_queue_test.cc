@@ -262,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
 IncrementalRestoreFile restore_file(const LocalSnapshotFile& f) {
   std::ifstream in(f.path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return IncrementalRestoreFile{f.name, f.path, f.size_bytes, XXH3_64bits(bytes.data(), bytes.size()), ""};
+  return IncrementalRestoreFile{f.name, f.path, f.size_bytes, XXH3_64bits(bytes.data(), bytes.size()), "", nullptr};
 }
 
 class TimerIncrementalTest : public TimerSnapshotTest {};

@@ -58,7 +58,7 @@ class FakeStorage {
     std::map<std::string, SharedFileRef> shared = snap.shared_reused;
     for (const auto& [name, ref] : snap.shared_reused) {
       h.shared_files.push_back({name, dir_ + "/" + ref.relative_path, ref.size_bytes, ref.checksum,
-                                reusable ? ref.relative_path : ""});
+                                reusable ? ref.relative_path : "", nullptr});
       ++out.reused;
     }
     for (const LocalSnapshotFile& f : snap.shared_to_upload) {
@@ -67,14 +67,14 @@ class FakeStorage {
       SharedFileRef ref{rel, fs::file_size(dir_ + "/" + rel), xxh3_of_file(dir_ + "/" + rel)};
       shared[f.name] = ref;
       out.new_shared_bytes += ref.size_bytes;
-      h.shared_files.push_back({f.name, dir_ + "/" + rel, ref.size_bytes, ref.checksum, reusable ? rel : ""});
+      h.shared_files.push_back({f.name, dir_ + "/" + rel, ref.size_bytes, ref.checksum, reusable ? rel : "", nullptr});
     }
     const std::string chk = dir_ + "/chk-" + std::to_string(snap.checkpoint_id.value()) + "-" + snap.backend_id;
     fs::create_directories(chk);
     for (const LocalSnapshotFile& f : snap.private_files) {
       fs::copy_file(f.path, chk + "/" + f.name, fs::copy_options::overwrite_existing);
       h.private_files.push_back({f.name, chk + "/" + f.name, fs::file_size(chk + "/" + f.name),
-                                 xxh3_of_file(chk + "/" + f.name), ""});
+                                 xxh3_of_file(chk + "/" + f.name), "", nullptr});
     }
     snap.set_uploaded(std::move(shared));
     snap.release();

@@ -2,8 +2,8 @@
 // fault-injection filesystem). It runs every operation on the wrapped filesystem and remembers what is not yet
 // durable, so a test can "pull the plug" and see only what a real machine would keep:
 //   - bytes written without Durability::kSync are lost (the file is deleted),
-//   - a name created (file or directory) or renamed in a directory that has not been synced since is undone
-//     (in reverse order; a file displaced by a rename comes back).
+//   - a name created or replaced (a file published by write_file, a directory) in a directory that has not
+//     been synced since is undone (in reverse order; the bytes a replaced file held come back).
 // Removals are treated as durable at once (a simplification: tests check that data survives, not that garbage
 // stays deleted). Paths must be spelled consistently (as the storage code does with join_path).
 //
@@ -25,16 +25,15 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/file_system.h"
+#include "fs/file_system.h"
 
-namespace sluice::checkpoint {
+namespace sluice::fs {
 
 enum class FileOp : uint8_t {
   kCreateDir,
   kWriteFile,
   kSyncDir,
-  kRename,
-  kRead,  // read_file and digest_file
+  kRead,  // read_file, digest_file and copy_to_local_file
   kRemove,  // remove_file, remove_empty_dir, remove_all
 };
 
@@ -43,7 +42,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   explicit FaultInjectionFileSystem(std::shared_ptr<FileSystem> base = local_file_system());
 
   // After `skip` matching operations have run normally, the next `count` operations of kind `op` on a path
-  // containing `path_substring` (for a rename: either path) fail with kIOError without touching the
+  // containing `path_substring` fail with kIOError without touching the
   // filesystem. count < 0: every such operation, until cleared.
   void inject_failure(FileOp op, std::string path_substring, int count = 1, int skip = 0);
   void clear_failures();
@@ -56,10 +55,10 @@ class FaultInjectionFileSystem final : public FileSystem {
   using Hook = std::function<void(FileOp op, const std::string& path)>;
   void set_hook(Hook hook);
 
+  std::string_view scheme() const override { return base_->scheme(); }
   Status create_dir(const std::string& path) override;
   Status write_file(const std::string& path, const std::vector<uint8_t>& bytes, Durability durability) override;
   Status sync_dir(const std::string& dir) override;
-  Status rename(const std::string& from, const std::string& to) override;
   Result<std::vector<uint8_t>> read_file(const std::string& path) override;
   Result<FileDigest> digest_file(const std::string& path) override;
   Result<PathKind> stat(const std::string& path) override;
@@ -79,12 +78,11 @@ class FaultInjectionFileSystem final : public FileSystem {
   // A directory entry change not yet made durable by sync_dir(dir).
   struct PendingEntry {
     std::string dir;
-    std::string path;                              // created, or the rename's target
-    std::optional<std::string> renamed_from;       // set for renames
-    std::optional<std::vector<uint8_t>> displaced;  // the target's bytes before the rename replaced it
+    std::string path;                               // created or replaced
+    std::optional<std::vector<uint8_t>> displaced;  // the bytes a replaced file held
   };
 
-  Status check_fault(FileOp op, const std::string& path, const std::string& other = "");
+  Status check_fault(FileOp op, const std::string& path);
   bool exists(const std::string& path);
 
   std::shared_ptr<FileSystem> base_;
@@ -93,7 +91,7 @@ class FaultInjectionFileSystem final : public FileSystem {
   Hook hook_;
   std::set<std::string> unsynced_data_;
   std::vector<PendingEntry> pending_;
-  int64_t counts_[6] = {};
+  int64_t counts_[5] = {};
 };
 
-}  // namespace sluice::checkpoint
+}  // namespace sluice::fs

@@ -1,0 +1,57 @@
+#include "fs/path.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::fs {
+namespace {
+
+TEST(FileSystemPaths, JoinParentAndNameOfPlainPaths) {
+  EXPECT_EQ(join_path("/a/", "/b"), "/a/b");
+  EXPECT_EQ(join_path("", "b"), "b");
+  EXPECT_EQ(join_path("/", "b"), "/b");
+  EXPECT_EQ(path_file_name("/ck/job/chk-3/"), "chk-3");
+  EXPECT_EQ(path_parent("/ck/job/chk-3/"), "/ck/job");
+  EXPECT_EQ(path_parent("/x"), "/");
+  EXPECT_EQ(path_parent("x"), "");
+}
+
+TEST(FileSystemPaths, AUriRootIsNeverSplit) {
+  EXPECT_EQ(join_path("s3://bucket", "ck"), "s3://bucket/ck");
+  EXPECT_EQ(join_path("s3://bucket/", "/ck/"), "s3://bucket/ck/");
+  EXPECT_EQ(path_parent("s3://bucket/ck/job"), "s3://bucket/ck");
+  EXPECT_EQ(path_parent("s3://bucket/ck"), "s3://bucket");
+  EXPECT_EQ(path_parent("s3://bucket/"), "");
+  EXPECT_EQ(path_parent("s3://bucket"), "");
+  EXPECT_EQ(path_file_name("s3://bucket/ck/chk-2/"), "chk-2");
+  EXPECT_EQ(path_file_name("s3://bucket"), "");
+  EXPECT_EQ(path_parent("file:///var/ck"), "file:///var");
+  EXPECT_EQ(path_parent("file:///var"), "file:///");
+  EXPECT_EQ(path_parent("file:///"), "");
+}
+
+TEST(FileSystemPaths, SchemesAreRecognisedOnlyWithTheirSlashes) {
+  EXPECT_EQ(uri_scheme("s3://b/k"), "s3");
+  EXPECT_EQ(uri_scheme("S3://b/k"), "s3");
+  EXPECT_EQ(uri_scheme("hdfs:///ck"), "hdfs");
+  EXPECT_EQ(uri_scheme("s3a+x.y-z://b"), "s3a+x.y-z");
+  EXPECT_EQ(uri_scheme("/var/ck"), "");
+  EXPECT_EQ(uri_scheme("s3:bucket"), "");
+  EXPECT_EQ(uri_scheme("ck/s3://x"), "");
+  EXPECT_EQ(uri_scheme("1s3://x"), "");
+  EXPECT_EQ(uri_root_length("s3://bucket/ck"), 11u);
+  EXPECT_EQ(uri_root_length("file:///ck"), 7u);
+  EXPECT_EQ(uri_root_length("/ck"), 0u);
+}
+
+TEST(FileSystemPaths, NormalizeResolvesDotsLexicallyAndKeepsTheRoot) {
+  EXPECT_EQ(normalize_path("s3://b/ck/../other/./x//y/"), "s3://b/other/x/y");
+  EXPECT_EQ(normalize_path("/a/b/../../.."), "/");
+  EXPECT_EQ(normalize_path("../a/./b"), "../a/b");
+  EXPECT_EQ(normalize_path("a/.."), ".");
+  EXPECT_EQ(strip_file_scheme("file:///var/ck"), "/var/ck");
+  EXPECT_EQ(strip_file_scheme("/var/ck"), "/var/ck");
+  EXPECT_EQ(strip_file_scheme("s3://b/k"), "s3://b/k");
+}
+
+}  // namespace
+}  // namespace sluice::fs
