@@ -434,6 +434,88 @@ const ConfigOption<std::string> kRestBindAddress{
     "rest.bind-address", "",
     "Address the job's REST endpoint binds to. Empty: rest.address, else 127.0.0.1 (loopback only).", {}, {}};
 
+// ---- S3 client (src/fs/s3) -------------------------------------------------------------------------------
+
+namespace {
+Constraint<milliseconds> s3_at_least_1ms() {
+  return {[](const milliseconds& v) { return v.count() >= 1; }, ">= 1ms"};
+}
+Constraint<int32_t> in_range(int32_t lo, int32_t hi) {
+  return {[lo, hi](const int32_t& v) { return v >= lo && v <= hi; },
+          "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"};
+}
+constexpr uint64_t kS3MinPartSizeBytes = uint64_t{5} << 20;  // S3: every part but the last
+constexpr uint64_t kS3MaxPartSizeBytes = uint64_t{5} << 30;  // S3: 5 GiB per part
+}  // namespace
+
+const ConfigOption<std::string> kS3Endpoint{
+    "s3.endpoint", "",
+    "URL of the S3 API, e.g. http://127.0.0.1:9000 (no scheme means https). Empty: AWS's regional endpoint "
+    "https://s3.<s3.region>.amazonaws.com.",
+    {}, {}};
+
+const ConfigOption<std::string> kS3Region{
+    "s3.region", "us-east-1", "Region requests are signed for (AWS Signature Version 4).", {"s3.endpoint.region"},
+    {[](const std::string& v) { return !v.empty(); }, "not empty"}};
+
+const ConfigOption<std::string> kS3AccessKey{
+    "s3.access-key", "", "Access key id. Empty: the environment variable AWS_ACCESS_KEY_ID.", {"s3.access.key"}, {}};
+
+const ConfigOption<std::string> kS3SecretKey{
+    "s3.secret-key", "",
+    "Secret access key; never printed or logged. Empty: the environment variable AWS_SECRET_ACCESS_KEY.",
+    {"s3.secret.key"}, {}};
+
+const ConfigOption<bool> kS3PathStyleAccess{
+    "s3.path.style.access", false,
+    "Address buckets as <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint host>/<key>; most S3-compatible "
+    "stores need true.",
+    {"s3.path-style-access"}, {}};
+
+const ConfigOption<milliseconds> kS3ConnectTimeout{
+    "s3.connection.establish.timeout", std::chrono::seconds(10),
+    "Longest wait for a TCP (and TLS) connection to the endpoint; a timeout is retried.", {}, s3_at_least_1ms()};
+
+const ConfigOption<milliseconds> kS3RequestTimeout{
+    "s3.connection.request.timeout", std::chrono::seconds(60),
+    "Longest time one HTTP request may take, body included; a timeout is retried.", {}, s3_at_least_1ms()};
+
+const ConfigOption<int32_t> kS3RetryLimit{
+    "s3.retry.limit", 5,
+    "Retries of a request that failed with a retriable error (HTTP 5xx, 429, SlowDown, connection errors, "
+    "timeouts) after its first attempt.",
+    {}, in_range(0, 30)};
+
+const ConfigOption<milliseconds> kS3RetryInterval{
+    "s3.retry.interval", milliseconds(100),
+    "Base delay of the exponential backoff: retry n waits a random time in [0, min(max-interval, interval x "
+    "2^(n-1))].",
+    {}, s3_at_least_1ms()};
+
+const ConfigOption<milliseconds> kS3RetryMaxInterval{
+    "s3.retry.max-interval", std::chrono::seconds(5), "Cap of one backoff delay between retries.", {},
+    s3_at_least_1ms()};
+
+const ConfigOption<MemorySize> kS3MultipartSize{
+    "s3.multipart.size", MemorySize::of_mebibytes(8),
+    "Size of each part of a multipart upload but the last (S3 requires at least 5mb), and of each ranged GET of a "
+    "parallel download.",
+    {},
+    {[](const MemorySize& v) { return v.bytes >= kS3MinPartSizeBytes && v.bytes <= kS3MaxPartSizeBytes; },
+     "in [5mb, 5gb]"}};
+
+const ConfigOption<MemorySize> kS3MultipartThreshold{
+    "s3.multipart.threshold", MemorySize::of_mebibytes(8),
+    "Files of at least this size are uploaded as a multipart upload with parts in parallel; smaller ones with one "
+    "PUT.",
+    {}, {[](const MemorySize& v) { return v.bytes >= kS3MinPartSizeBytes; }, ">= 5mb"}};
+
+const ConfigOption<int32_t> kS3UploadParallelism{
+    "s3.upload.parallelism", 4, "Parts of one multipart upload in flight at once.", {}, in_range(1, 64)};
+
+const ConfigOption<int32_t> kS3DownloadParallelism{
+    "s3.download.parallelism", 4, "Ranged GETs of one large download in flight at once.", {}, in_range(1, 64)};
+
 }  // namespace options
 
 const std::vector<const ConfigOptionBase*>& all_options() {
@@ -482,6 +564,14 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       // REST endpoint
       &options::kRestPort,                 &options::kRestAddress,
       &options::kRestBindAddress,
+      // S3 client
+      &options::kS3Endpoint,               &options::kS3Region,
+      &options::kS3AccessKey,              &options::kS3SecretKey,
+      &options::kS3PathStyleAccess,        &options::kS3ConnectTimeout,
+      &options::kS3RequestTimeout,         &options::kS3RetryLimit,
+      &options::kS3RetryInterval,          &options::kS3RetryMaxInterval,
+      &options::kS3MultipartSize,          &options::kS3MultipartThreshold,
+      &options::kS3UploadParallelism,      &options::kS3DownloadParallelism,
   };
   return kAll;
 }

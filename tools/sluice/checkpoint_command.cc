@@ -6,6 +6,7 @@
 
 #include "checkpoint/checkpoint_verify.h"
 #include "checkpoint_inspect.h"
+#include "cli_config.h"
 
 namespace sluice::cli {
 
@@ -14,9 +15,18 @@ void add_checkpoint_command(CLI::App& app, int* exit_code) {
   cmd->require_subcommand(1);
   auto path = std::make_shared<std::string>();
   CLI::App* verify = cmd->add_subcommand("verify", "Check a checkpoint or every checkpoint under a directory");
-  verify->add_option("PATH", *path, "chk-<n> folder, _metadata file, job folder or checkpoint directory")->required();
-  verify->callback([path, exit_code] {
-    auto report = checkpoint::verify_checkpoint(*path);
+  verify->add_option("PATH", *path, "chk-<n> folder, _metadata file, job folder or checkpoint directory (a path, "
+                                     "file:// or s3:// URI)")->required();
+  auto verify_flags = std::make_shared<StorageFlags>();
+  add_storage_flags(verify, verify_flags);
+  verify->callback([path, verify_flags, exit_code] {
+    auto file_systems = file_systems_of(*verify_flags);
+    if (!file_systems.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", file_systems.status().to_string().c_str());
+      *exit_code = 2;
+      return;
+    }
+    auto report = checkpoint::verify_checkpoint(*path, *file_systems);
     if (!report.is_ok()) {
       std::fprintf(stderr, "error: %s\n", report.status().to_string().c_str());
       *exit_code = 2;
@@ -32,8 +42,16 @@ void add_checkpoint_command(CLI::App& app, int* exit_code) {
                                                      "(durations, sizes, in-flight data, per subtask)");
   inspect->add_option("PATH", *inspect_path, "chk-<n> folder, job folder or checkpoint directory")->required();
   inspect->add_flag("--json", *as_json, "Print one JSON document instead of a table");
-  inspect->callback([inspect_path, as_json, exit_code] {
-    auto r = inspect_checkpoints(*inspect_path);
+  auto inspect_flags = std::make_shared<StorageFlags>();
+  add_storage_flags(inspect, inspect_flags);
+  inspect->callback([inspect_path, as_json, inspect_flags, exit_code] {
+    auto file_systems = file_systems_of(*inspect_flags);
+    if (!file_systems.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", file_systems.status().to_string().c_str());
+      *exit_code = 2;
+      return;
+    }
+    auto r = inspect_checkpoints(*inspect_path, *file_systems);
     if (!r.is_ok()) {
       std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
       *exit_code = 2;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -16,15 +15,14 @@
 namespace sluice::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 // The chk-<n> folders directly in `dir`, by id.
-std::vector<std::string> checkpoint_folders(const fs::path& dir) {
+std::vector<std::string> checkpoint_folders(fs::FileSystem& fsys, const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    auto id = checkpoint::parse_checkpoint_dir_name(e.path().filename().string());
-    if (id && e.is_directory()) found.emplace_back(id->value(), e.path().string());
+  auto entries = fsys.list_dir(dir);
+  if (!entries.is_ok()) return {};
+  for (const fs::DirEntry& e : *entries) {
+    auto id = checkpoint::parse_checkpoint_dir_name(e.name);
+    if (id && e.kind == fs::PathKind::kDirectory) found.emplace_back(id->value(), fs::join_path(dir, e.name));
   }
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
@@ -32,22 +30,21 @@ std::vector<std::string> checkpoint_folders(const fs::path& dir) {
   return out;
 }
 
-std::vector<std::string> folders_under(const std::string& path) {
-  std::error_code ec;
-  fs::path p(path);
-  if (fs::is_regular_file(p, ec)) p = p.parent_path();  // a _metadata file named directly
-  if (fs::exists(p / std::string(checkpoint::kMetadataFileName), ec) ||
-      checkpoint::parse_checkpoint_dir_name(p.filename().string())) {
-    return {p.string()};
+// `kind` is what fsys.stat(path) said.
+std::vector<std::string> folders_under(fs::FileSystem& fsys, const std::string& path, fs::PathKind kind) {
+  std::string p = kind == fs::PathKind::kFile ? fs::path_parent(path) : path;  // a _metadata file named directly
+  auto metadata = fsys.stat(fs::join_path(p, checkpoint::kMetadataFileName));
+  if ((metadata.is_ok() && *metadata == fs::PathKind::kFile) ||
+      checkpoint::parse_checkpoint_dir_name(fs::path_file_name(p))) {
+    return {p};
   }
-  std::vector<std::string> out = checkpoint_folders(p);
+  std::vector<std::string> out = checkpoint_folders(fsys, p);
   if (!out.empty()) return out;  // a job folder
-  std::vector<fs::path> jobs;
-  for (const auto& e : fs::directory_iterator(p, ec))
-    if (e.is_directory()) jobs.push_back(e.path());
-  std::sort(jobs.begin(), jobs.end());
-  for (const auto& j : jobs) {
-    auto chks = checkpoint_folders(j);
+  auto entries = fsys.list_dir(p);
+  if (!entries.is_ok()) return out;
+  for (const fs::DirEntry& e : *entries) {  // sorted by name
+    if (e.kind != fs::PathKind::kDirectory) continue;
+    auto chks = checkpoint_folders(fsys, fs::join_path(p, e.name));
     out.insert(out.end(), chks.begin(), chks.end());
   }
   return out;
@@ -106,17 +103,16 @@ class TextTable {
 
 // The statistics persisted next to a checkpoint's _metadata: nullopt when there are none (best effort, a
 // checkpoint without them is as valid); an error naming the file when they exist but cannot be used.
-Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(sluice::fs::FileSystem& local,
-                                                                   const fs::path& stats_path,
+Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(fs::FileSystem& fsys,
+                                                                   const std::string& stats_path,
                                                                    CheckpointId metadata_id) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(stats_path, ec);
-  if (st.type() == fs::file_type::not_found) return std::optional<coordinator::CheckpointStatsEntry>();
-  const std::string name = stats_path.string();
-  if (st.type() != fs::file_type::regular) {
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fsys.stat(stats_path));
+  if (kind == fs::PathKind::kMissing) return std::optional<coordinator::CheckpointStatsEntry>();
+  const std::string& name = stats_path;
+  if (kind != fs::PathKind::kFile) {
     return Status::corruption(name + ": checkpoint statistics are not a regular file");
   }
-  auto bytes = local.read_file(name);
+  auto bytes = fsys.read_file(name);
   if (!bytes.is_ok()) return bytes.status().with_context(name);
   auto j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::corruption(name + ": checkpoint statistics are not JSON");
@@ -131,23 +127,25 @@ Result<std::optional<coordinator::CheckpointStatsEntry>> read_stats(sluice::fs::
 
 }  // namespace
 
-Result<InspectResult> inspect_checkpoints(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return Status::not_found("checkpoint inspect: '" + path + "' does not exist");
+Result<InspectResult> inspect_checkpoints(const std::string& path, const fs::FileSystemRegistry& file_systems) {
+  auto fsys_or = file_systems.for_path(path);
+  if (!fsys_or.is_ok()) return fsys_or.status().with_context("checkpoint inspect");
+  fs::FileSystem& fsys = **fsys_or;
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fsys.stat(path));
+  if (kind == fs::PathKind::kMissing) return Status::not_found("checkpoint inspect: '" + path + "' does not exist");
   // A file is accepted only if it is a _metadata file, as `checkpoint verify` and `--restore` accept it; any other
   // file of a checkpoint (state, channel state) would otherwise quietly stand for its folder.
-  if (fs::is_regular_file(path, ec) && fs::path(path).filename() != checkpoint::kMetadataFileName) {
+  if (kind == fs::PathKind::kFile && fs::path_file_name(path) != checkpoint::kMetadataFileName) {
     return Status::invalid_argument("checkpoint inspect: '" + path + "' is a file but not a " +
                                     std::string(checkpoint::kMetadataFileName) +
                                     " file (expected a chk-<n> folder, its _metadata, a job folder or a checkpoint "
                                     "directory)");
   }
-  std::vector<std::string> folders = folders_under(path);
+  std::vector<std::string> folders = folders_under(fsys, path, kind);
   if (folders.empty()) {
     return Status::not_found("checkpoint inspect: no checkpoint under '" + path +
                              "' (expected a chk-<n> folder, a job folder or a checkpoint directory)");
   }
-  auto local = sluice::fs::local_file_system();
   InspectResult r;
   nlohmann::json checkpoints = nlohmann::json::array(), problems = nlohmann::json::array();
   enum { kDuration, kSync, kAsync, kAlignment, kStartDelay, kFull, kCheckpointed, kPersisted, kN };
@@ -163,10 +161,10 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
   size_t incomplete = 0;
   for (const std::string& folder : folders) {
     nlohmann::json one = {{"location", folder}};
-    auto loc = checkpoint::locate_checkpoint(*local, folder);
+    auto loc = checkpoint::locate_checkpoint(fsys, folder);
     Result<checkpoint::CheckpointMetadata> md =
-        loc.is_ok() ? checkpoint::read_checkpoint_metadata(*local, *loc) : Result<checkpoint::CheckpointMetadata>(loc.status());
-    const std::string name = fs::path(folder).parent_path().filename().string() + "/" + fs::path(folder).filename().string();
+        loc.is_ok() ? checkpoint::read_checkpoint_metadata(fsys, *loc) : Result<checkpoint::CheckpointMetadata>(loc.status());
+    const std::string name = fs::path_file_name(fs::path_parent(folder)) + "/" + fs::path_file_name(folder);
     if (!md.is_ok() && md.status().code() == StatusCode::kNotFound) {
       // No _metadata: a checkpoint in progress or aborted when its job stopped (as verify, not a problem).
       one["incomplete"] = true;
@@ -192,7 +190,7 @@ Result<InspectResult> inspect_checkpoints(const std::string& path) {
                        {"checkpointed_size_bytes", md->checkpointed_size_bytes()},
                        {"incremental", md->has_incremental_state()}};
     std::optional<coordinator::CheckpointStatsEntry> stats;
-    auto read = read_stats(*local, fs::path(folder) / coordinator::kCheckpointStatsFileName, md->checkpoint_id);
+    auto read = read_stats(fsys, fs::join_path(folder, coordinator::kCheckpointStatsFileName), md->checkpoint_id);
     if (read.is_ok()) {
       stats = std::move(read).value();
     } else {  // unusable statistics: the checkpoint is listed without them, exit 1

@@ -1,4 +1,5 @@
-// `sluice checkpoint inspect PATH [--json]`: what a retained checkpoint is and what it cost. PATH is a chk-<n>
+// `sluice checkpoint inspect PATH [--json]`: what a retained checkpoint is and what it cost. PATH (a local path,
+// file:// or s3:// URI) is a chk-<n>
 // folder, a job's checkpoint folder (every chk-<n> in it) or a checkpoint directory (every job folder in it).
 // For each checkpoint: its _metadata (id, job, trigger time, type, operators, full and checkpointed size) and,
 // when the run persisted them (coordinator/checkpoint_stats_json.h: written best effort next to _metadata after
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fs/file_system_registry.h"
 #include "sluice/core/status.h"
 
 namespace sluice::cli {
@@ -26,7 +28,9 @@ struct InspectResult {
   int exit_code = 0;
 };
 
-// kNotFound when PATH holds no complete checkpoint (naming PATH, and the incomplete folders if any).
-Result<InspectResult> inspect_checkpoints(const std::string& path);
+// kNotFound when PATH holds no complete checkpoint (naming PATH, and the incomplete folders if any);
+// kInvalidArgument for a scheme `file_systems` does not serve.
+Result<InspectResult> inspect_checkpoints(const std::string& path,
+                                          const fs::FileSystemRegistry& file_systems = fs::FileSystemRegistry());
 
 }  // namespace sluice::cli

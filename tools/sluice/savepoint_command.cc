@@ -11,6 +11,7 @@
 #include "checkpoint/byte_size_text.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/savepoint_files.h"
+#include "cli_config.h"
 #include "jobs_command.h"
 #include "savepoint_check.h"
 #include "rest/rest_client.h"
@@ -87,8 +88,14 @@ int trigger_and_wait(const TriggerFlags& f, bool stop) {
 }
 
 // The savepoint's metadata, one line per operator, and a check of every file (sizes and checksums).
-int inspect(const std::string& path) {
-  auto& fs = *fs::local_file_system();
+int inspect(const std::string& path, const StorageFlags& flags) {
+  auto file_systems = file_systems_of(flags);
+  auto fsys = file_systems.is_ok() ? file_systems->for_path(path) : Result<std::shared_ptr<fs::FileSystem>>(file_systems.status());
+  if (!fsys.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", fsys.status().to_string().c_str());
+    return 2;
+  }
+  auto& fs = **fsys;
   auto loc = checkpoint::locate_checkpoint(fs, path);
   if (!loc.is_ok()) {
     std::fprintf(stderr, "error: %s\n", loc.status().to_string().c_str());
@@ -129,8 +136,14 @@ int inspect(const std::string& path) {
   return 0;
 }
 
-int dispose(const std::string& path) {
-  auto r = checkpoint::dispose_savepoint(*fs::local_file_system(), path);
+int dispose(const std::string& path, const StorageFlags& flags) {
+  auto file_systems = file_systems_of(flags);
+  auto fsys = file_systems.is_ok() ? file_systems->for_path(path) : Result<std::shared_ptr<fs::FileSystem>>(file_systems.status());
+  if (!fsys.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", fsys.status().to_string().c_str());
+    return 2;
+  }
+  auto r = checkpoint::dispose_savepoint(**fsys, path);
   if (!r.is_ok()) {
     std::fprintf(stderr, "error: %s\n", r.status().to_string().c_str());
     return 1;
@@ -169,12 +182,16 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
 
   auto path = std::make_shared<std::string>();
   CLI::App* insp = savepoint->add_subcommand("inspect", "Show a savepoint's operators and sizes, and check its files");
-  insp->add_option("PATH", *path, "The savepoint folder or its _metadata")->required();
-  insp->callback([path, exit_code] { *exit_code = inspect(*path); });
+  insp->add_option("PATH", *path, "The savepoint folder or its _metadata (a path, file:// or s3:// URI)")->required();
+  auto insp_flags = std::make_shared<StorageFlags>();
+  add_storage_flags(insp, insp_flags);
+  insp->callback([path, insp_flags, exit_code] { *exit_code = inspect(*path, *insp_flags); });
   auto dpath = std::make_shared<std::string>();
   CLI::App* disp = savepoint->add_subcommand("dispose", "Delete a savepoint (its files, _metadata and folder)");
-  disp->add_option("PATH", *dpath, "The savepoint folder or its _metadata")->required();
-  disp->callback([dpath, exit_code] { *exit_code = dispose(*dpath); });
+  disp->add_option("PATH", *dpath, "The savepoint folder or its _metadata (a path, file:// or s3:// URI)")->required();
+  auto disp_flags = std::make_shared<StorageFlags>();
+  add_storage_flags(disp, disp_flags);
+  disp->callback([dpath, disp_flags, exit_code] { *exit_code = dispose(*dpath, *disp_flags); });
   add_savepoint_check_command(*savepoint, exit_code);
 
   auto st = std::make_shared<TriggerFlags>();

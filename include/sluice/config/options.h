@@ -357,6 +357,37 @@ extern const ConfigOption<std::string> kRestAddress;
 // rest.bind-address (String, "" = rest.address, else 127.0.0.1): the address the endpoint binds to.
 extern const ConfigOption<std::string> kRestBindAddress;
 
+// ---- S3 client (src/fs/s3; Flink's s3.* keys, which its S3 filesystems forward to Hadoop's fs.s3a.*) ----------
+
+// s3.endpoint (String, "" = https://s3.<s3.region>.amazonaws.com): URL of the S3 API.
+extern const ConfigOption<std::string> kS3Endpoint;
+// s3.region (String, "us-east-1"; alias s3.endpoint.region): the region requests are signed for.
+extern const ConfigOption<std::string> kS3Region;
+// s3.access-key (String, "" = env AWS_ACCESS_KEY_ID; alias s3.access.key).
+extern const ConfigOption<std::string> kS3AccessKey;
+// s3.secret-key (String, "" = env AWS_SECRET_ACCESS_KEY; alias s3.secret.key). Never printed.
+extern const ConfigOption<std::string> kS3SecretKey;
+// s3.path.style.access (Boolean, false; alias s3.path-style-access).
+extern const ConfigOption<bool> kS3PathStyleAccess;
+// s3.connection.establish.timeout (Duration, 10s, >= 1ms).
+extern const ConfigOption<std::chrono::milliseconds> kS3ConnectTimeout;
+// s3.connection.request.timeout (Duration, 60s, >= 1ms): one whole HTTP request.
+extern const ConfigOption<std::chrono::milliseconds> kS3RequestTimeout;
+// s3.retry.limit (Integer, 5, in [0, 30]): retries of one request after its first attempt.
+extern const ConfigOption<int32_t> kS3RetryLimit;
+// s3.retry.interval (Duration, 100ms, >= 1ms): base delay of the exponential backoff.
+extern const ConfigOption<std::chrono::milliseconds> kS3RetryInterval;
+// s3.retry.max-interval (Duration, 5s, >= 1ms; Sluice's own): cap of one backoff delay.
+extern const ConfigOption<std::chrono::milliseconds> kS3RetryMaxInterval;
+// s3.multipart.size (MemorySize, 8mb, in [5mb, 5gb]): size of each part but the last.
+extern const ConfigOption<MemorySize> kS3MultipartSize;
+// s3.multipart.threshold (MemorySize, 8mb, >= 5mb): files of at least this size are uploaded in parts.
+extern const ConfigOption<MemorySize> kS3MultipartThreshold;
+// s3.upload.parallelism (Integer, 4, in [1, 64]; Sluice's own): parts of one upload in flight.
+extern const ConfigOption<int32_t> kS3UploadParallelism;
+// s3.download.parallelism (Integer, 4, in [1, 64]; Sluice's own): ranged GETs of one download in flight.
+extern const ConfigOption<int32_t> kS3DownloadParallelism;
+
 }  // namespace options
 
 // Every registered option, in documentation order. Keys and aliases are unique across the list.
