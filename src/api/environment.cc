@@ -76,7 +76,7 @@ namespace {
 
 // execution.checkpointing.*, restart-strategy.* and execution.state-recovery.path -> the cluster's config.
 Status configure_checkpointing(const Configuration& config, const std::map<std::string, std::string>& properties,
-                               cluster::MiniClusterConfig* mc) {
+                               const fs::FileSystemRegistry& file_systems, cluster::MiniClusterConfig* mc) {
   mc->checkpointing = checkpointing_enabled(config);
   mc->properties = properties;
   std::string restore_path = config.get(options::kStateRecoveryPath);
@@ -84,7 +84,6 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
-  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
   for (const ConfigOption<std::string>* o : {&options::kCheckpointsDirectory, &options::kSavepointDirectory}) {
     const std::string value = config.get(*o);
     if (!value.empty()) SLUICE_RETURN_IF_ERROR(file_systems.check_supported(value, o->key));
@@ -255,7 +254,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
 // --check-restore (execution.state-recovery.check-only): would this job restore the configured path? Prints the
 // report (cluster/restore_check.h) and exits the process: 0 when it would restore, 1 when not. Checkpointing need
 // not be on for the check: the snapshot is read through a filesystem checkpoint storage.
-[[noreturn]] void check_restore_and_exit(const Configuration& config, const StreamGraph& graph,
+[[noreturn]] void check_restore_and_exit(const Configuration& config, const fs::FileSystemRegistry& file_systems,
+                                         const StreamGraph& graph,
                                          const std::map<std::string, std::string>& properties,
                                          graph::JobGraphOptions jo) {
   auto fail = [](const std::string& problem) {
@@ -265,7 +265,6 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   };
   const std::string path = config.get(options::kStateRecoveryPath);
   if (path.empty()) fail("--check-restore: no savepoint or checkpoint path given (execution.state-recovery.path)");
-  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
   auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory), file_systems);
   if (!rp.is_ok()) fail(rp.status().to_string());
   cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
@@ -301,7 +300,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     jo.job_name = job_name;
     jo.default_parallelism = parallelism();
     jo.max_parallelism = max_parallelism();
-    check_restore_and_exit(config_, *graph_, job_properties_, jo);
+    check_restore_and_exit(config_, file_systems_ ? *file_systems_ : fs::file_systems_from(config_), *graph_,
+                           job_properties_, jo);
   }
   cluster::MiniClusterConfig mc;
   mc.network.buffer_size_bytes = static_cast<int32_t>(config_.get(options::kMemorySegmentSize).bytes);
@@ -332,7 +332,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
                             batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc));
     return std::unique_ptr<JobClient>(std::move(job));
   }
-  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
+  const fs::FileSystemRegistry file_systems = file_systems_ ? *file_systems_ : fs::file_systems_from(config_);
+  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, file_systems, &mc));
   if (mc.restore) {
     // Set none: the snapshot's is adopted (Flink's rule); another one fails unless its keys are re-hashed.
     SLUICE_ASSIGN_OR_RETURN(jo.max_parallelism,
