@@ -40,15 +40,20 @@ class Check:
             self.fail(msg)
 
 
-def run_bench(name, argv=None):
+def run_bench(name, argv=None, skip_return_code=None):
     """Runs BENCH_BINARY [bench arguments...] from argv (default sys.argv[1:]) and returns (doc, Check).
-    Exits with status 1 on a usage error, a non-zero exit of the bench, or stdout that is not one JSON object."""
+    Exits with status 1 on a usage error, a non-zero exit of the bench, or stdout that is not one JSON object;
+    with the bench's own status when it is skip_return_code (the bench skipped, e.g. no server: ctest's
+    SKIP_RETURN_CODE)."""
     cmd = sys.argv[1:] if argv is None else argv
     check = Check(name)
     if not cmd:
         check.fail("usage: %s.py BENCH_BINARY [bench arguments...]" % name)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     check.out = proc.stdout
+    if skip_return_code is not None and proc.returncode == skip_return_code:
+        print("%s: skipped (%s exited with %d)" % (name, cmd[0], proc.returncode), file=sys.stderr)
+        sys.exit(skip_return_code)
     if proc.returncode != 0:
         check.fail("%s exited with %d" % (" ".join(cmd), proc.returncode))
     try:

@@ -76,7 +76,7 @@ namespace {
 
 // execution.checkpointing.*, restart-strategy.* and execution.state-recovery.path -> the cluster's config.
 Status configure_checkpointing(const Configuration& config, const std::map<std::string, std::string>& properties,
-                               cluster::MiniClusterConfig* mc) {
+                               const fs::FileSystemRegistry& file_systems, cluster::MiniClusterConfig* mc) {
   mc->checkpointing = checkpointing_enabled(config);
   mc->properties = properties;
   std::string restore_path = config.get(options::kStateRecoveryPath);
@@ -84,7 +84,6 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
     return checkpoint::resolve_restore_path(restore_path, "").status();
   }
-  const fs::FileSystemRegistry file_systems = mc->file_systems ? *mc->file_systems : fs::file_systems_from(config);
   for (const ConfigOption<std::string>* o : {&options::kCheckpointsDirectory, &options::kSavepointDirectory}) {
     const std::string value = config.get(*o);
     if (!value.empty()) SLUICE_RETURN_IF_ERROR(file_systems.check_supported(value, o->key));
@@ -256,7 +255,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
 // --check-restore (execution.state-recovery.check-only): would this job restore the configured path? Prints the
 // report (cluster/restore_check.h) and exits the process: 0 when it would restore, 1 when not. Checkpointing need
 // not be on for the check: the snapshot is read through a filesystem checkpoint storage.
-[[noreturn]] void check_restore_and_exit(const Configuration& config, const StreamGraph& graph,
+[[noreturn]] void check_restore_and_exit(const Configuration& config, const fs::FileSystemRegistry& file_systems,
+                                         const StreamGraph& graph,
                                          const std::map<std::string, std::string>& properties,
                                          graph::JobGraphOptions jo) {
   auto fail = [](const std::string& problem) {
@@ -266,7 +266,6 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   };
   const std::string path = config.get(options::kStateRecoveryPath);
   if (path.empty()) fail("--check-restore: no savepoint or checkpoint path given (execution.state-recovery.path)");
-  const fs::FileSystemRegistry file_systems = fs::file_systems_from(config);
   auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory), file_systems);
   if (!rp.is_ok()) fail(rp.status().to_string());
   cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
@@ -302,7 +301,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     jo.job_name = job_name;
     jo.default_parallelism = parallelism();
     jo.max_parallelism = max_parallelism();
-    check_restore_and_exit(config_, *graph_, job_properties_, jo);
+    check_restore_and_exit(config_, file_systems_ ? *file_systems_ : fs::file_systems_from(config_), *graph_,
+                           job_properties_, jo);
   }
   cluster::MiniClusterConfig mc;
   mc.network.buffer_size_bytes = static_cast<int32_t>(config_.get(options::kMemorySegmentSize).bytes);
@@ -319,7 +319,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
-  mc.file_systems = std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_));
+  mc.file_systems =
+      file_systems_ ? file_systems_ : std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_));
   graph::JobGraphOptions jo;
   std::string configured_name = config_.get(options::kPipelineName);
   jo.job_name = configured_name.empty() ? job_name : configured_name;
@@ -334,7 +335,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
                             batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc));
     return std::unique_ptr<JobClient>(std::move(job));
   }
-  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, &mc));
+  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, *mc.file_systems, &mc));
   if (mc.restore) {
     // Set none: the snapshot's is adopted (Flink's rule); another one fails unless its keys are re-hashed.
     SLUICE_ASSIGN_OR_RETURN(jo.max_parallelism,

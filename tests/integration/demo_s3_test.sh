@@ -22,7 +22,7 @@ s3=(-D "s3.endpoint=$SLUICE_S3_ENDPOINT" -D s3.path.style.access=true -D "s3.acc
 verified() { grep -q '"verified": true' "$1" || fail "$1: not verified"; }
 
 # 1. Heap state, failures restored from S3.
-"$sluice" demo --events 200000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/heap" \
+"$sluice" demo --events 2000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/heap" \
   --inject-failures 2 --seed 3 --output out-heap "${s3[@]}" --verify --summary-json heap.json > heap.out 2>&1 \
   || fail "demo with checkpoints on S3"
 verified heap.json
@@ -31,7 +31,7 @@ sed -n '/"restored_from"/,/]/p' heap.json | grep -Eq '^ *[1-9][0-9]*,?$' || fail
 grep -q "$SLUICE_S3_SECRET_KEY" heap.out heap.json && fail "the secret key was printed"
 
 # 2. RocksDB with incremental checkpoints on S3.
-"$sluice" demo --events 200000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/inc" \
+"$sluice" demo --events 300000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/inc" \
   --inject-failures 2 --seed 3 --output out-inc -D state.backend.type=rocksdb \
   -D execution.checkpointing.incremental=true -D state.backend.rocksdb.localdir="$work/rocks" "${s3[@]}" \
   --verify --summary-json inc.json > inc.out 2>&1 || fail "RocksDB incremental demo on S3"
@@ -72,12 +72,14 @@ contains sp-inspect "every state file is present and intact"
 python3 - "$SLUICE_S3_STATE_DIR" "$SLUICE_S3_BUCKET" "${sp#s3://$SLUICE_S3_BUCKET/}" "${base#s3://$SLUICE_S3_BUCKET/}/copied-savepoint" <<'PY' || fail "copying the savepoint"
 # Copies every object of the savepoint to another prefix through the S3 API (curl, signed), as a user would with
 # `aws s3 cp --recursive`.
-import os, subprocess, sys, re
+import os, subprocess, sys, re, urllib.parse
 state, bucket, src, dst = sys.argv[1:]
 env = dict(l.replace("export ", "", 1).strip().split("=", 1) for l in open(os.path.join(state, "env")) if "=" in l)
 ep, user = env["SLUICE_S3_ENDPOINT"], env["SLUICE_S3_ACCESS_KEY"] + ":" + env["SLUICE_S3_SECRET_KEY"]
 sig = ["--aws-sigv4", "aws:amz:us-east-1:s3", "--user", user, "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-sf"]
-listing = subprocess.check_output(["curl", *sig, f"{ep}/{bucket}?list-type=2&prefix={src}/"]).decode()
+# curl signs the query as written: parameters sorted by name, values fully encoded.
+prefix = urllib.parse.quote(src + "/", safe="")
+listing = subprocess.check_output(["curl", *sig, f"{ep}/{bucket}?list-type=2&prefix={prefix}"]).decode()
 keys = re.findall(r"<Key>([^<]+)</Key>", listing)
 keys = [k for k in keys if not k.endswith("/")]
 assert any(k.endswith("/_metadata") for k in keys), listing

@@ -21,6 +21,7 @@
 #include "sluice/metrics/metric_names.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
+#include "fs/file_systems_from_config.h"
 #include "signals.h"
 #include "cluster/mini_cluster.h"
 #include "sluice/config/derived_options.h"
@@ -60,8 +61,10 @@ struct DemoFlags {
 // Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
 // readers recorded (the source's SourceReaderState; splits the enumerator had not assigned yet start at 0).
 // nullopt if the checkpoint cannot be read.
-std::optional<int64_t> stream_events_before(const std::string& location) {
-  auto fsys = sluice::fs::local_file_system();
+std::optional<int64_t> stream_events_before(const std::string& location, const Configuration& config) {
+  auto fsys_or = sluice::fs::file_systems_from(config).for_path(location);
+  if (!fsys_or.is_ok()) return std::nullopt;
+  const std::shared_ptr<sluice::fs::FileSystem>& fsys = *fsys_or;
   auto loc = checkpoint::locate_checkpoint(*fsys, location);
   if (!loc.is_ok()) return std::nullopt;
   auto md = checkpoint::read_checkpoint_metadata(*fsys, *loc);
@@ -258,7 +261,7 @@ int run_demo(const DemoFlags& f) {
   // Stopped with a savepoint (`sluice stop`): FINISHED, but only the part of the stream before the savepoint.
   const std::optional<std::string> stopped = (*endpoint)->stopped_with_savepoint();
   if (result.status == JobStatus::kFinished && !stopped) {
-    std::optional<int64_t> before = initial_restore ? stream_events_before(initial_restore->second) : int64_t{0};
+    std::optional<int64_t> before = initial_restore ? stream_events_before(initial_restore->second, config) : int64_t{0};
     if (before) events = f.events - *before;
   }
 

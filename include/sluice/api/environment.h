@@ -31,6 +31,10 @@
 
 namespace sluice {
 
+namespace fs {
+class FileSystemRegistry;  // src/fs/file_system_registry.h
+}
+
 class StreamExecutionEnvironment {
  public:
   explicit StreamExecutionEnvironment(Configuration config = Configuration());
@@ -60,6 +64,14 @@ class StreamExecutionEnvironment {
   // in sluice/state/rocksdb/rocksdb_options_factory.h (which includes RocksDB's headers).
   void set_rocksdb_options_factory(std::shared_ptr<const RocksDBOptionsFactory> factory) {
     rocksdb_options_factory_ = std::move(factory);
+  }
+
+  // The filesystems (by URI scheme) that checkpoint storage, savepoints, restores and file sinks of jobs executed
+  // from here use. Null (the default): fs::file_systems_from(configuration()) at each execute, so each job creates its own
+  // S3 client. A registry shares the filesystems it created with its copies, so a caller that keeps one sees
+  // the filesystem a job used (a benchmark reads the S3 client's request counters through it).
+  void set_file_systems(std::shared_ptr<const fs::FileSystemRegistry> file_systems) {
+    file_systems_ = std::move(file_systems);
   }
 
   // ---- sources ---------------------------------------------------------------------------------
@@ -131,6 +143,7 @@ class StreamExecutionEnvironment {
   Configuration config_;
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<const RocksDBOptionsFactory> rocksdb_options_factory_;
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
   std::map<std::string, std::string> job_properties_;
   std::shared_ptr<StreamGraph> graph_ = std::make_shared<StreamGraph>();
 };

@@ -80,6 +80,11 @@ class S3Client {
   // kNotFound naming `local_path` if it does not exist; kIOError naming it if it cannot be read.
   Result<uint64_t> upload_file(std::string_view bucket, std::string_view key, const std::string& local_path);
 
+  // Creates or replaces the object with `bytes` as upload_file does a file's: one PUT below
+  // s3.multipart.threshold, else a multipart upload in parallel parts (no copy: parts are slices of `bytes`),
+  // aborted on any failure.
+  Status upload_bytes(std::string_view bucket, std::string_view key, std::span<const uint8_t> bytes);
+
   // The whole object. kNotFound if there is no such key.
   Result<std::vector<uint8_t>> get_object(std::string_view bucket, std::string_view key);
 

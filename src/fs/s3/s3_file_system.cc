@@ -71,7 +71,7 @@ Status S3FileSystem::sync_dir(const std::string& dir) { return parse_s3_path(dir
 
 Status S3FileSystem::write_file(const std::string& path, const std::vector<uint8_t>& bytes, fs::Durability) {
   SLUICE_ASSIGN_OR_RETURN(S3Location l, parse_s3_path(path));
-  return client_->put_object(l.bucket, l.key, bytes).with_context("writing '" + path + "'");
+  return client_->upload_bytes(l.bucket, l.key, bytes).with_context("writing '" + path + "'");
 }
 
 Result<std::vector<uint8_t>> S3FileSystem::read_file(const std::string& path) {

@@ -4,8 +4,9 @@
 //     them: create_dir, sync_dir and remove_empty_dir of an empty prefix do nothing, stat of a prefix with no
 //     object below it is kMissing, and list_dir of it is empty (an empty and a missing directory are one);
 //   - write_file is one PutObject (S3 makes the object visible whole or not at all, and durable when it
-//     answers); copy_local_file uploads in parallel parts above s3.multipart.threshold (the object appears on
-//     CompleteMultipartUpload, again whole or not at all); Durability has no meaning here;
+//     answers); write_file and copy_local_file upload in parallel parts from s3.multipart.threshold on (the
+//     object appears on CompleteMultipartUpload, again whole or not at all; one PUT of a large state file
+//     is slow and may exhaust a small server); Durability has no meaning here;
 //   - digest_file and copy_to_local_file stream the object (ranged GETs), never holding a large object in
 //     memory;
 //   - remove_all deletes every object below the prefix with DeleteObjects (1,000 keys per request).

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "fs/s3/s3_client.h"
@@ -108,6 +109,55 @@ uint64_t part_size_for(uint64_t size_bytes, uint64_t configured_part_size) {
 
 }  // namespace
 
+namespace {
+
+// A multipart upload of `size` bytes whose parts `read_part(offset, length, buffer)` fills: parts of
+// s3.multipart.size (grown for 10,000 parts) sent s3.upload.parallelism at a time, completed, or aborted on
+// any failure. `what` names the source in errors.
+template <class ReadPart>
+Status multipart_upload(S3Client& client, std::string_view bucket, std::string_view key, uint64_t size,
+                        const std::string& what, ReadPart read_part) {
+  const S3Options& options = client.options();
+  const uint64_t part_size = part_size_for(size, options.part_size_bytes);
+  const auto part_count = static_cast<int32_t>((size + part_size - 1) / part_size);
+  SLUICE_ASSIGN_OR_RETURN(std::string upload_id, client.create_multipart_upload(bucket, key));
+
+  std::vector<CompletedPart> parts(static_cast<size_t>(part_count));
+  std::atomic<int32_t> next_part{0};
+  FirstError error;
+  run_workers(std::min(options.upload_parallelism, part_count), [&] {
+    std::vector<uint8_t> buffer;
+    for (;;) {
+      int32_t index = next_part.fetch_add(1);
+      if (index >= part_count || error.failed()) return;
+      uint64_t offset = static_cast<uint64_t>(index) * part_size;
+      uint64_t length = std::min(part_size, size - offset);
+      Result<std::span<const uint8_t>> part = read_part(offset, length, buffer);
+      if (!part.is_ok()) return error.record(part.status());
+      Result<std::string> etag = client.upload_part(bucket, key, upload_id, index + 1, *part);
+      if (!etag.is_ok()) return error.record(etag.status());
+      parts[static_cast<size_t>(index)] = CompletedPart{index + 1, std::move(etag).value()};
+    }
+  });
+
+  Status failed = error.status();
+  if (failed.is_ok()) {
+    Result<std::string> completed = client.complete_multipart_upload(bucket, key, upload_id, parts);
+    if (completed.is_ok()) return Status::ok();
+    failed = completed.status();
+  }
+  Status aborted = client.abort_multipart_upload(bucket, key, upload_id);
+  if (!aborted.is_ok() && aborted.code() != StatusCode::kNotFound) {
+    return Status(failed.code(),
+                  failed.message() + "; aborting the upload failed too, so its parts stay until aborted: " +
+                      aborted.message(),
+                  failed.retriable());
+  }
+  return failed.with_context("uploading " + what + " to " + s3_uri(bucket, key) + " (aborted)");
+}
+
+}  // namespace
+
 Result<uint64_t> S3Client::upload_file(std::string_view bucket, std::string_view key, const std::string& local_path) {
   FileDescriptor fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return local_error("opening", local_path, errno);
@@ -121,44 +171,24 @@ Result<uint64_t> S3Client::upload_file(std::string_view bucket, std::string_view
     SLUICE_RETURN_IF_ERROR(put_object(bucket, key, bytes));
     return size;
   }
+  Status uploaded = multipart_upload(
+      *this, bucket, key, size, "'" + local_path + "'",
+      [&](uint64_t offset, uint64_t length, std::vector<uint8_t>& buffer) -> Result<std::span<const uint8_t>> {
+        buffer.resize(length);
+        SLUICE_RETURN_IF_ERROR(pread_full(fd.get(), local_path, buffer.data(), length, offset));
+        return std::span<const uint8_t>(buffer);
+      });
+  SLUICE_RETURN_IF_ERROR(uploaded);
+  return size;
+}
 
-  const uint64_t part_size = part_size_for(size, impl_->options.part_size_bytes);
-  const auto part_count = static_cast<int32_t>((size + part_size - 1) / part_size);
-  SLUICE_ASSIGN_OR_RETURN(std::string upload_id, create_multipart_upload(bucket, key));
-
-  std::vector<CompletedPart> parts(static_cast<size_t>(part_count));
-  std::atomic<int32_t> next_part{0};
-  FirstError error;
-  run_workers(std::min(impl_->options.upload_parallelism, part_count), [&] {
-    std::vector<uint8_t> buffer;
-    for (;;) {
-      int32_t index = next_part.fetch_add(1);
-      if (index >= part_count || error.failed()) return;
-      uint64_t offset = static_cast<uint64_t>(index) * part_size;
-      uint64_t length = std::min(part_size, size - offset);
-      buffer.resize(length);
-      Status read = pread_full(fd.get(), local_path, buffer.data(), length, offset);
-      if (!read.is_ok()) return error.record(read);
-      Result<std::string> etag = upload_part(bucket, key, upload_id, index + 1, buffer);
-      if (!etag.is_ok()) return error.record(etag.status());
-      parts[static_cast<size_t>(index)] = CompletedPart{index + 1, std::move(etag).value()};
-    }
-  });
-
-  Status failed = error.status();
-  if (failed.is_ok()) {
-    Result<std::string> completed = complete_multipart_upload(bucket, key, upload_id, parts);
-    if (completed.is_ok()) return size;
-    failed = completed.status();
-  }
-  Status aborted = abort_multipart_upload(bucket, key, upload_id);
-  if (!aborted.is_ok() && aborted.code() != StatusCode::kNotFound) {
-    return Status(failed.code(),
-                  failed.message() + "; aborting the upload failed too, so its parts stay until aborted: " +
-                      aborted.message(),
-                  failed.retriable());
-  }
-  return failed.with_context("uploading '" + local_path + "' to " + s3_uri(bucket, key) + " (aborted)");
+Status S3Client::upload_bytes(std::string_view bucket, std::string_view key, std::span<const uint8_t> bytes) {
+  if (bytes.size() < impl_->options.multipart_threshold_bytes) return put_object(bucket, key, bytes);
+  return multipart_upload(
+      *this, bucket, key, bytes.size(), std::to_string(bytes.size()) + " bytes",
+      [&](uint64_t offset, uint64_t length, std::vector<uint8_t>&) -> Result<std::span<const uint8_t>> {
+        return bytes.subspan(offset, length);
+      });
 }
 
 Result<uint64_t> S3Client::download_to_file(std::string_view bucket, std::string_view key,

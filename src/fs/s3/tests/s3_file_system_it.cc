@@ -131,6 +131,24 @@ TEST_F(S3FileSystemIT, LargeFilesGoUpInPartsAndComeDownInRangesWithTheirChecksum
   EXPECT_EQ(std::filesystem::file_size(scratch_ + "/restored.sst"), bytes.size());
 }
 
+TEST_F(S3FileSystemIT, ALargeWriteFileIsAMultipartUploadAndReadsBackWhole) {
+  // 12 MiB at a 5 MiB threshold: three parts in parallel (one PUT of a large state file can exhaust a small
+  // server's memory: S3Proxy with a 256 MiB heap fails a 256 MiB PUT).
+  const std::vector<uint8_t> bytes = pattern(12 << 20, 9);
+  auto* s3fs = dynamic_cast<S3FileSystem*>(fs_.get());
+  ASSERT_NE(s3fs, nullptr);
+  const S3ClientStats before = s3fs->client().stats();
+  ASSERT_TRUE(fs_->write_file(p("job/chk-1/big-state"), bytes, fs::Durability::kSync).is_ok());
+  const S3ClientStats after = s3fs->client().stats();
+  EXPECT_EQ(after.requests - before.requests, 5u) << "create, three parts, complete";
+  auto back = fs_->read_file(p("job/chk-1/big-state"));
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_TRUE(*back == bytes);
+  auto size = fs_->file_size(p("job/chk-1/big-state"));
+  ASSERT_TRUE(size.is_ok());
+  EXPECT_EQ(*size, bytes.size());
+}
+
 TEST_F(S3FileSystemIT, PathsWithoutABucketAndBucketsThatDoNotExistAreClearErrors) {
   EXPECT_EQ(parse_s3_path("s3:///key").status().code(), StatusCode::kInvalidArgument);
   auto loc = parse_s3_path("s3://b//a/./c/");
