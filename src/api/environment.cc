@@ -241,6 +241,7 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   batch::BatchJobConfig bc;
   bc.network = mc.network;
   bc.clock = mc.clock;
+  bc.file_systems = mc.file_systems;
   std::string tmp = config.get(options::kIoTmpDirs);
   tmp = tmp.substr(0, tmp.find(':'));
   bc.tmp_dir = tmp.empty() ? "/tmp" : tmp;
@@ -318,6 +319,8 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
+  mc.file_systems =
+      file_systems_ ? file_systems_ : std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_));
   graph::JobGraphOptions jo;
   std::string configured_name = config_.get(options::kPipelineName);
   jo.job_name = configured_name.empty() ? job_name : configured_name;
@@ -332,8 +335,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
                             batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc));
     return std::unique_ptr<JobClient>(std::move(job));
   }
-  const fs::FileSystemRegistry file_systems = file_systems_ ? *file_systems_ : fs::file_systems_from(config_);
-  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, file_systems, &mc));
+  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, *mc.file_systems, &mc));
   if (mc.restore) {
     // Set none: the snapshot's is adopted (Flink's rule); another one fails unless its keys are re-hashed.
     SLUICE_ASSIGN_OR_RETURN(jo.max_parallelism,

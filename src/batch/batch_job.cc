@@ -339,6 +339,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       d.clock = cfg_.clock.get();
       d.state_backend_type = "HASHMAP";  // BATCH keeps its state on the heap, whatever state.backend.type says
       d.job_id = job_id_.to_hex();
+      d.file_systems = cfg_.file_systems;
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       // Sinks that commit on checkpoint completion commit once the stage's output is complete, so a stage re-run
@@ -446,6 +447,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     ctx.clock = cfg_.clock.get();
     ctx.job_metrics = job_metrics_;
     ctx.job_id = job_id_.to_hex();
+    ctx.file_systems = cfg_.file_systems;
     ctx.fault_injector = injector_.get();
     {
       std::lock_guard lock(mu_);

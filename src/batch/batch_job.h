@@ -46,6 +46,8 @@ struct ArmedFailure {
 struct BatchJobConfig {
   runtime::NetworkConfig network;
   std::shared_ptr<Clock> clock;  // null: the system clock
+  // The job's filesystems by URI scheme (OperatorSetup::file_systems); null: the local disk only.
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;
   std::string tmp_dir = "/tmp";  // io.tmp.dirs (first entry)
   int64_t sort_memory_bytes = 64 << 20;  // execution.sorted-inputs.memory
   int64_t auto_watermark_interval_ms = 200;

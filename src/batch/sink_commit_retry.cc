@@ -43,6 +43,7 @@ Status retry_sink_commits(const CommitRetryContext& ctx, const TaskCommits& task
     s.key_group_range = task.key_group_range;
     s.checkpointing = true;  // keeps what it would commit, as in the stage
     s.job_id = ctx.job_id;
+    s.file_systems = ctx.file_systems;
     OperatorRestoreState restored;
     restored.checkpoint_id = CheckpointId(runtime::kBatchCommitCheckpoint);
     restored.operator_state = pre.operator_state;

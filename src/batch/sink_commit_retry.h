@@ -42,6 +42,7 @@ struct CommitRetryContext {
   const Clock* clock = nullptr;
   MetricGroup* job_metrics = nullptr;
   std::string job_id;                            // the run's JobId (hex): the sinks name their artifacts by it
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;  // the job's filesystems (null: local disk only)
   int32_t attempt_number = 0;                    // for TaskInfo and recorded injected failures
   runtime::FaultInjector* fault_injector = nullptr;  // null: none
 };

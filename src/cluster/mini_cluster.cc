@@ -530,6 +530,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.rocksdb = cfg_.rocksdb;
       d.incremental_checkpoints = cfg_.incremental_checkpoints;
       d.job_id = job_id_.to_hex();
+      d.file_systems = cfg_.file_systems;
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       if (cfg_.checkpointing) {

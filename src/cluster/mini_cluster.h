@@ -63,6 +63,9 @@ struct MiniClusterConfig {
   // execution.checkpointing.incremental (RocksDB keyed state; needs storage->supports_incremental(), else off).
   bool incremental_checkpoints = false;
   std::shared_ptr<Clock> clock;  // null: the system clock
+  // The job's filesystems by URI scheme, handed to every operator (OperatorSetup::file_systems); null: the local
+  // disk only.
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;
 
   // Checkpointing (off unless `checkpointing`).
   bool checkpointing = false;

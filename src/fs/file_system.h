@@ -33,6 +33,9 @@
 
 namespace sluice::fs {
 
+class RecoverableWriter;  // recoverable_writer.h
+struct RecoverableWriterOptions;
+
 enum class Durability : uint8_t {
   kNone,  // local disk: leave the bytes in the page cache (lost in a power loss)
   kSync,  // local disk: fsync the bytes before the file is published
@@ -98,6 +101,9 @@ class FileSystem {
   // whole file; the local filesystem hard-links for kLinkIfPossible, S3 downloads ranges in parallel.
   virtual Result<FileDigest> copy_to_local_file(const std::string& path, const std::string& local_path,
                                                 LocalCopyMode mode = LocalCopyMode::kIndependent);
+  // The writer of files that survive a failure of the writing process (recoverable_writer.h), for
+  // exactly-once sinks. kFailedPrecondition naming the scheme where there is none (the default).
+  virtual Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer(const RecoverableWriterOptions& options);
 };
 
 // The local POSIX filesystem (open/write/fsync/rename, std::filesystem for listing and removal); accepts plain

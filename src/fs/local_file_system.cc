@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "fs/file_system.h"
+#include "fs/local_recoverable_writer.h"
 #include "fs/path.h"
 
 namespace sluice::fs {
@@ -116,6 +117,10 @@ Status finish_file(Fd& fd, const std::string& path, Durability durability) {
 class PosixFileSystem final : public FileSystem {
  public:
   std::string_view scheme() const override { return "file"; }
+
+  Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer(const RecoverableWriterOptions& options) override {
+    return make_local_recoverable_writer(LocalRecoverableWriterOptions{options.bytes_per_sync});
+  }
 
   Result<FileDigest> copy_local_file(const std::string& local_path, const std::string& uri,
                                      Durability durability) override {
@@ -288,6 +293,11 @@ Result<FileDigest> FileSystem::copy_to_local_file(const std::string& path, const
   SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, read_file(path));
   SLUICE_RETURN_IF_ERROR(local_file_system()->write_file(local_path, bytes, Durability::kNone));
   return FileDigest{bytes.size(), XXH3_64bits(bytes.data(), bytes.size())};
+}
+
+Result<std::shared_ptr<RecoverableWriter>> FileSystem::create_recoverable_writer(const RecoverableWriterOptions&) {
+  return Status::failed_precondition("the '" + std::string(scheme()) +
+                                     "' filesystem has no recoverable writer (exactly-once file output)");
 }
 
 Result<uint64_t> FileSystem::file_size(const std::string& path) {

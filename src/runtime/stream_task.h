@@ -120,6 +120,8 @@ struct TaskDeployment {
   RocksDBStateBackendOptions rocksdb;
   bool incremental_checkpoints = false;  // execution.checkpointing.incremental (RocksDB keyed state)
   std::string job_id;  // the run's JobId (hex)
+  // The job's filesystems (OperatorSetup::file_systems); null: the local disk only.
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with
   FaultInjector* fault_injector = nullptr;  // the job's armed failures (fault_injection.h); null: none
   int64_t auto_watermark_interval_ms = 200;  // pipeline.auto-watermark-interval (0: no periodic emission)

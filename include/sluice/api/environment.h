@@ -66,8 +66,8 @@ class StreamExecutionEnvironment {
     rocksdb_options_factory_ = std::move(factory);
   }
 
-  // The filesystems (by URI scheme) that checkpoint storage, savepoints and restores of jobs executed from here
-  // use. Null (the default): fs::file_systems_from(configuration()) at each execute, so each job creates its own
+  // The filesystems (by URI scheme) that checkpoint storage, savepoints, restores and file sinks of jobs executed
+  // from here use. Null (the default): fs::file_systems_from(configuration()) at each execute, so each job creates its own
   // S3 client. A registry shares the filesystems it created with its copies, so a caller that keeps one sees
   // the filesystem a job used (a benchmark reads the S3 client's request counters through it).
   void set_file_systems(std::shared_ptr<const fs::FileSystemRegistry> file_systems) {

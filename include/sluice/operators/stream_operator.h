@@ -30,6 +30,10 @@
 #include "sluice/state/operator_state_store.h"
 #include "sluice/state/state_backend.h"
 
+namespace sluice::fs {
+class FileSystemRegistry;  // src/fs/file_system_registry.h
+}  // namespace sluice::fs
+
 namespace sluice {
 
 class SourceCoordinatorGateway;  // source/source_operator.h
@@ -69,6 +73,9 @@ struct OperatorSetup {
   // time had reached the end (event and processing time jump to +inf for that key, as Flink's
   // BatchExecutionInternalTimeService) and its state is dropped.
   bool batch_sorted_input = false;
+  // The job's filesystems by URI scheme (the local disk, s3:// from the job's s3.* keys), for operators that
+  // read or write files (file sinks). Null (operator tests): the local disk only.
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;
 };
 
 // A failure inside an operator: which operator, which subtask, and the cause's text.

@@ -29,6 +29,9 @@ class SinkInitContext {
   // unlike the job id, so sinks build transaction ids and markers a restored run recognises from them.
   virtual std::string job_name() const = 0;
   virtual std::string operator_uid() const = 0;
+  // The job's filesystems by URI scheme (plain paths and file://, and s3:// configured from the job's s3.*
+  // keys; docs/storage.md), for sinks that write files. Null: the local disk only (a context outside a job).
+  virtual std::shared_ptr<const fs::FileSystemRegistry> file_systems() const { return nullptr; }
 };
 
 template <class T>
@@ -62,6 +65,9 @@ class OperatorSinkContext : public Ctx {
   const Clock& clock() const override { return *op_->operator_setup().clock; }
   std::string job_name() const override { return op_->info().job_name; }
   std::string operator_uid() const override { return op_->info().operator_uid; }
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems() const override {
+    return op_->operator_setup().file_systems;
+  }
 
  private:
   StreamOperator* op_;

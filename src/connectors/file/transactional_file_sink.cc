@@ -1,110 +1,137 @@
 #include "sluice/connectors/file/transactional_file_sink.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <set>
+#include <span>
 #include <stdexcept>
 
-namespace sluice::file {
-namespace fs = std::filesystem;
+#include "fs/file_system.h"
+#include "fs/file_system_registry.h"
+#include "fs/path.h"
+#include "fs/recoverable_writer.h"
 
+namespace sluice::file {
 namespace {
-[[noreturn]] void io_fail(const std::string& what, const std::string& path) {
-  throw std::runtime_error("file sink: " + what + " '" + path + "': " + std::strerror(errno));
+
+[[noreturn]] void fail(const Status& s) { throw std::runtime_error("file sink: " + s.to_string()); }
+
+template <class T>
+T value_or_fail(Result<T> r) {
+  if (!r.is_ok()) fail(r.status());
+  return std::move(r).value();
 }
-void fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+
+std::shared_ptr<fs::FileSystem> file_system_for(const fs::FileSystemRegistry& registry, const std::string& path) {
+  return value_or_fail(registry.for_path(path));
 }
-// A hidden part file ".part-<job>-<subtask>-<checkpoint>-<counter>.<ext>": its subtask and checkpoint, or
-// subtask -1 for any other name.
-struct HiddenPart {
+
+std::shared_ptr<fs::RecoverableWriter> writer_for(const fs::FileSystemRegistry& registry, const std::string& path,
+                                                  int64_t bytes_per_sync) {
+  return value_or_fail(file_system_for(registry, path)->create_recoverable_writer(
+      fs::RecoverableWriterOptions{bytes_per_sync}));
+}
+
+// A part file "part-<job>-<subtask>-<checkpoint>-<counter>": its job, subtask and checkpoint, or subtask -1 for
+// any other name.
+struct PartName {
+  std::string job;
   int32_t subtask = -1;
   int64_t checkpoint = -1;
-  bool pending = false;
 };
-HiddenPart parse_hidden(const std::string& name) {
-  HiddenPart h;
-  if (name.rfind(".part-", 0) != 0) return h;
-  size_t a = name.find('-', 6);  // after the job id
-  if (a == std::string::npos) return h;
+PartName parse_part_name(const std::string& name) {
+  PartName p;
+  if (name.rfind("part-", 0) != 0) return p;
+  size_t a = name.find('-', 5);  // after the job id
+  if (a == std::string::npos) return p;
   size_t b = name.find('-', a + 1);
-  if (b == std::string::npos) return h;
+  if (b == std::string::npos) return p;
   size_t c = name.find('-', b + 1);
-  if (c == std::string::npos) return h;
+  if (c == std::string::npos) return p;
   try {
-    h.checkpoint = std::stoll(name.substr(b + 1, c - b - 1));
-    h.subtask = std::stoi(name.substr(a + 1, b - a - 1));
+    p.checkpoint = std::stoll(name.substr(b + 1, c - b - 1));
+    p.subtask = std::stoi(name.substr(a + 1, b - a - 1));
   } catch (...) {
-    return HiddenPart{};
+    return PartName{};
   }
-  const std::string_view kPending = ".pending";
-  h.pending = name.size() > kPending.size() && name.compare(name.size() - kPending.size(), kPending.size(), kPending) == 0;
-  return h;
+  p.job = name.substr(5, a - 5);
+  return p;
 }
+
+const fs::FileSystemRegistry& local_only() {
+  static const fs::FileSystemRegistry registry;
+  return registry;
+}
+
 }  // namespace
 
-void commit_part_files(const std::vector<FileCommittable>& committables) {
-  std::set<std::string> dirs;
+void commit_part_files(const fs::FileSystemRegistry& file_systems, const std::vector<FileCommittable>& committables) {
   for (const auto& c : committables) {
-    if (::rename(c.pending_path.c_str(), c.final_path.c_str()) == 0) {
-      dirs.insert(fs::path(c.final_path).parent_path().string());
-      continue;
+    auto writer = writer_for(file_systems, c.final_path, TransactionalPartWriter::kDefaultBytesPerSync);
+    Status s = writer->commit(fs::CommitRecoverable{c.final_path, c.size_bytes, c.state});
+    if (!s.is_ok()) {
+      const PartName p = parse_part_name(fs::path_file_name(c.final_path));
+      fail(s.with_context("committing part file '" + c.final_path + "' (pre-committed at checkpoint " +
+                          std::to_string(p.checkpoint) + " or the next one the sink saw)"));
     }
-    if (errno == ENOENT && fs::exists(c.final_path)) continue;  // committed before: idempotent
-    io_fail("cannot commit pending file (neither it nor the final file exists)", c.pending_path);
   }
-  for (const auto& d : dirs) fsync_dir(d);
 }
 
-void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables) {
+void commit_part_files(const std::vector<FileCommittable>& committables) {
+  commit_part_files(local_only(), committables);
+}
+
+void commit_part_files_in(const fs::FileSystemRegistry& file_systems, const std::string& dir,
+                          const std::vector<FileCommittable>& committables) {
   std::vector<FileCommittable> here;
   here.reserve(committables.size());
   for (const auto& c : committables) {
-    here.push_back(FileCommittable{(fs::path(dir) / fs::path(c.pending_path).filename()).string(),
-                                   (fs::path(dir) / fs::path(c.final_path).filename()).string()});
+    here.push_back(FileCommittable{fs::join_path(dir, fs::path_file_name(c.final_path)), c.size_bytes, c.state});
   }
-  commit_part_files(here);
+  commit_part_files(file_systems, here);
+}
+
+void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables) {
+  commit_part_files_in(local_only(), dir, committables);
 }
 
 TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                                                  std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes,
                                                  bool recover, const std::vector<FileCommittable>& keep,
-                                                 int64_t bytes_per_sync, int32_t parallelism)
+                                                 int64_t bytes_per_sync, int32_t parallelism,
+                                                 std::shared_ptr<const fs::FileSystemRegistry> file_systems)
     : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask),
-      next_checkpoint_id_(std::move(next_checkpoint_id)),
-      part_size_bytes_(part_size_bytes), bytes_per_sync_(bytes_per_sync) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
-  // Abort lingering transactions: this subtask's hidden files the restored state does not own. Without a
-  // restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint):
-  // another run's may still belong to a checkpoint someone restores later.
-  // After a restore, a pending file not after the restored checkpoint may be owned by another subtask: the
-  // committables are split-distributed state, so after a rescale (or with subtasks holding different numbers
-  // of committables) a file can be handed to a subtask other than the one whose index it carries, which
-  // commits it concurrently. Only files pre-committed after the restored checkpoint are certainly leftovers.
-  // After a scale-down nobody has the indexes >= the new parallelism: restored subtask 0 aborts their leftovers
-  // by the same rules (their pending files of the restored checkpoint may have been handed to any subtask).
-  const std::string own_prefix = ".part-" + job_id_ + "-";
+      next_checkpoint_id_(std::move(next_checkpoint_id)), part_size_bytes_(part_size_bytes) {
+  const fs::FileSystemRegistry& registry = file_systems ? *file_systems : local_only();
+  auto fsys = file_system_for(registry, dir_);
+  if (Status s = fs::create_directories_durable(*fsys, dir_); !s.is_ok()) {
+    fail(s.with_context("cannot create directory '" + dir_ + "'"));
+  }
+  writer_ = value_or_fail(fsys->create_recoverable_writer(fs::RecoverableWriterOptions{bytes_per_sync}));
+  abort_lingering(recover, keep, parallelism);
+}
+
+// Aborts lingering transactions: this subtask's unpublished files the restored state does not own. Without a
+// restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint): another
+// run's may still belong to a checkpoint someone restores later.
+// After a restore, a pending file not after the restored checkpoint may be owned by another subtask: the
+// committables are split-distributed state, so after a rescale (or with subtasks holding different numbers of
+// committables) a file can be handed to a subtask other than the one whose index it carries, which commits it
+// concurrently. Only files started after the restored checkpoint are certainly leftovers. An S3 upload does not
+// say whether it was closed for commit, so it counts as pending. After a scale-down nobody has the indexes >= the
+// new parallelism: restored subtask 0 aborts their leftovers by the same rules.
+void TransactionalPartWriter::abort_lingering(bool recover, const std::vector<FileCommittable>& keep,
+                                              int32_t parallelism) {
   const bool sweeps_vanished = recover && subtask_ == 0 && parallelism > 0;
   const int64_t first_after_restore = recover ? next_checkpoint_id_() : 0;
   std::set<std::string> owned;
-  for (const auto& c : keep) owned.insert(fs::path(c.pending_path).filename().string());
-  for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    std::string name = e.path().filename().string();
-    const HiddenPart h = parse_hidden(name);
-    const bool mine = h.subtask == subtask_ || (sweeps_vanished && h.subtask >= parallelism);
-    if (!mine || owned.count(name) > 0) continue;
-    if (recover && h.pending && h.checkpoint < first_after_restore) continue;
-    if (recover || name.rfind(own_prefix, 0) == 0) fs::remove(e.path(), ec);
+  for (const auto& c : keep) owned.insert(fs::path_file_name(c.final_path));
+  for (const fs::InProgressFile& f : value_or_fail(writer_->list_in_progress(dir_))) {
+    const std::string name = fs::path_file_name(f.target_path);
+    const PartName p = parse_part_name(name);
+    const bool mine = p.subtask == subtask_ || (sweeps_vanished && p.subtask >= parallelism);
+    if (p.subtask < 0 || !mine || owned.count(name) > 0) continue;
+    if (recover && f.stage != fs::InProgressFile::Stage::kInProgress && p.checkpoint < first_after_restore) continue;
+    if (!recover && p.job != job_id_) continue;
+    if (Status s = writer_->abort(f); !s.is_ok()) fail(s);
   }
 }
 
@@ -113,57 +140,28 @@ TransactionalPartWriter::~TransactionalPartWriter() { close(); }
 void TransactionalPartWriter::open_new() {
   base_ = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(next_checkpoint_id_()) + "-" +
           std::to_string(counter_++);
-  std::string path = dir_ + "/." + base_ + ".inprogress";
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) io_fail("cannot create", path);
+  out_ = value_or_fail(writer_->open(fs::join_path(dir_, base_)));
   part_bytes_ = 0;
-  written_bytes_ = 0;
-  writeback_started_bytes_ = 0;
 }
 
 void TransactionalPartWriter::write_out() {
-  size_t done = 0;
-  while (done < buffer_.size()) {
-    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      io_fail("cannot write", dir_ + "/." + base_ + ".inprogress");
-    }
-    done += static_cast<size_t>(n);
-  }
-  written_bytes_ += static_cast<int64_t>(buffer_.size());
+  if (buffer_.empty()) return;
+  const auto* data = reinterpret_cast<const uint8_t*>(buffer_.data());
+  if (Status s = out_->write(std::span<const uint8_t>(data, buffer_.size())); !s.is_ok()) fail(s);
   buffer_.clear();
-  start_writeback();
-}
-
-void TransactionalPartWriter::start_writeback() {
-  // RocksDB's bytes_per_sync: hand written pages to the kernel's writeback as they accumulate (does not wait),
-  // so the fsync at the barrier finds little dirty data and the checkpoint's synchronous part stays short.
-  // Durability still comes from that fsync alone.
-  if (bytes_per_sync_ <= 0 || written_bytes_ - writeback_started_bytes_ < bytes_per_sync_) return;
-#ifdef __linux__
-  (void)::sync_file_range(fd_, writeback_started_bytes_, written_bytes_ - writeback_started_bytes_,
-                          SYNC_FILE_RANGE_WRITE);  // a hint: an error here shows again at the fsync
-#endif
-  writeback_started_bytes_ = written_bytes_;
 }
 
 void TransactionalPartWriter::finish_current() {
-  if (fd_ < 0) return;
+  if (!out_) return;
   write_out();
-  std::string in_progress = dir_ + "/." + base_ + ".inprogress";
-  if (::fsync(fd_) != 0) io_fail("cannot fsync", in_progress);
-  ::close(fd_);
-  fd_ = -1;
-  std::string pending = dir_ + "/." + base_ + ".pending";
-  if (::rename(in_progress.c_str(), pending.c_str()) != 0) io_fail("cannot rename to pending", in_progress);
-  fsync_dir(dir_);
-  ready_.push_back(FileCommittable{pending, dir_ + "/" + base_});
+  fs::CommitRecoverable c = value_or_fail(out_->close_for_commit());
+  out_.reset();
+  ready_.push_back(FileCommittable{std::move(c.target_path), c.size_bytes, std::move(c.state)});
 }
 
 void TransactionalPartWriter::append_line(const std::string& line) {
-  if (fd_ >= 0 && part_bytes_ >= part_size_bytes_) finish_current();
-  if (fd_ < 0) open_new();
+  if (out_ && part_bytes_ >= part_size_bytes_) finish_current();
+  if (!out_) open_new();
   buffer_ += line;
   buffer_ += '\n';
   part_bytes_ += static_cast<int64_t>(line.size() + 1);
@@ -171,7 +169,7 @@ void TransactionalPartWriter::append_line(const std::string& line) {
 }
 
 void TransactionalPartWriter::flush() {
-  if (fd_ >= 0) write_out();
+  if (out_) write_out();
 }
 
 std::vector<FileCommittable> TransactionalPartWriter::prepare_commit() {
@@ -182,9 +180,9 @@ std::vector<FileCommittable> TransactionalPartWriter::prepare_commit() {
 }
 
 void TransactionalPartWriter::close() noexcept {
-  // An open in-progress file holds uncommitted data: it stays hidden and is cleaned up on recovery.
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  // An open file holds uncommitted data: it stays unpublished and is aborted on recovery.
+  if (out_) out_->close();
+  out_.reset();
 }
 
 }  // namespace sluice::file

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fs/path.h"
+#include "fs/s3/s3_recoverable_writer.h"
 
 namespace sluice::s3 {
 namespace {
@@ -203,6 +204,11 @@ Result<fs::FileDigest> S3FileSystem::copy_to_local_file(const std::string& path,
   auto size = client_->download_to_file(l.bucket, l.key, local_path);
   if (!size.is_ok()) return size.status().with_context("downloading '" + path + "'");
   return digest_local(local_path);
+}
+
+Result<std::shared_ptr<fs::RecoverableWriter>> S3FileSystem::create_recoverable_writer(
+    const fs::RecoverableWriterOptions& /*options: nothing to write back*/) {
+  return make_s3_recoverable_writer(client_);
 }
 
 }  // namespace sluice::s3

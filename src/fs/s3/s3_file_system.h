@@ -55,6 +55,10 @@ class S3FileSystem final : public fs::FileSystem {
   Result<fs::FileDigest> copy_to_local_file(const std::string& path, const std::string& local_path,
                                             fs::LocalCopyMode mode) override;
 
+  // s3_recoverable_writer.h: one multipart upload per file.
+  Result<std::shared_ptr<fs::RecoverableWriter>> create_recoverable_writer(
+      const fs::RecoverableWriterOptions& options) override;
+
   S3Client& client() { return *client_; }
 
  private:

@@ -248,7 +248,8 @@ TEST_F(FileConnectorTest, ARestoredSubtaskKeepsPendingFilesOfTheRestoredCheckpoi
   EXPECT_FALSE(fs::exists(dir_ / after_restore));
   EXPECT_FALSE(fs::exists(dir_ / in_progress));
   // Subtask 1, which owns it, commits it.
-  commit_part_files_in(dir_.string(), {FileCommittable{owned_elsewhere, owned_elsewhere.substr(1, owned_elsewhere.size() - 9)}});
+  const std::string owned_name = owned_elsewhere.substr(1, owned_elsewhere.size() - 9);
+  commit_part_files_in(dir_.string(), {FileCommittable{owned_name, 5, serialize_bytes(owned_elsewhere)}});
   EXPECT_TRUE(fs::exists(dir_ / ("part-" + job + "-0-7-3")));
 }
 
