@@ -13,32 +13,13 @@
 
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
+#include "fs/tests/fs_test_util.h"
 
 namespace sluice::checkpoint::testing {
 
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it when the object dies.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/sluice-ck-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) std::abort();
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
-
- private:
-  std::string path_;
-};
+// A fresh directory under $TMPDIR, removed with everything in it when the object dies; bytes of a string; a file's
+// raw bytes.
+using sluice::fs::testing::TempDir;
 
 inline FileSystemStorageOptions threshold(int64_t inline_threshold_bytes) {
   FileSystemStorageOptions o;
@@ -46,7 +27,7 @@ inline FileSystemStorageOptions threshold(int64_t inline_threshold_bytes) {
   return o;
 }
 
-inline std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+using sluice::fs::testing::bytes_of;
 
 inline std::vector<uint8_t> pattern(size_t n, uint8_t seed = 1) {
   std::vector<uint8_t> out(n);
@@ -135,10 +116,7 @@ inline CheckpointMetadata sample_metadata(CheckpointId id = CheckpointId(7)) {
   return m;
 }
 
-inline std::vector<uint8_t> read_raw(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using sluice::fs::testing::read_raw;
 
 inline void write_raw(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
