@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# The S3 server dies while `sluice demo` checkpoints to it (docs/storage.md "Failures"): the checkpoints that run
-# into the outage fail, are counted against execution.checkpointing.tolerable-failed-checkpoints, and the job keeps
-# running without a restart; once the server is back (same port, same data) checkpoints complete again, and the
-# output verifies exactly once. Uses an S3 server of its own (s3-restart kills it), not the shared fixture.
+# S3 failing under `sluice demo` (docs/storage.md "Failures"), on an S3 server of its own (s3-restart kills it):
+#   1. the server dies while the demo checkpoints to it: the checkpoints that run into the outage fail, are counted
+#      against execution.checkpointing.tolerable-failed-checkpoints, and the job keeps running without a restart;
+#      once the server is back (same port, same data) checkpoints complete again, and the output verifies exactly
+#      once;
+#   2. a storm of 503 SlowDown, 500 and 429 answers (a seeded fault proxy in front of the server answers 30 % of
+#      the requests with one): the client's retries absorb it, every checkpoint completes, the output verifies.
 set -euo pipefail
 sluice=$1
 scripts=$2
 . "$(dirname "$0")/demo_job.sh"
 enter_demo_workdir
 s3state="$work/s3"
-trap 'if [ -n "$demo_pid" ]; then kill -9 "$demo_pid" 2>/dev/null; fi; "$scripts/s3-stop" "$s3state" >/dev/null 2>&1; rm -rf "$work"' EXIT
+proxystate="$work/proxy"
+trap 'if [ -n "$demo_pid" ]; then kill -9 "$demo_pid" 2>/dev/null; fi; "$scripts/s3-fault-proxy-stop" "$proxystate" >/dev/null 2>&1; "$scripts/s3-stop" "$s3state" >/dev/null 2>&1; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; for f in *.out; do echo "--- $f:"; tail -n 40 "$f"; done; exit 1; }
 
 "$scripts/s3-start" "$s3state" > s3-start.out 2>&1 || fail "starting an S3 server"
@@ -39,4 +43,26 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["checkpoints_failed"] >= 1, "no checkpoint failed during the outage: %s" % s["checkpoints_failed"]
 PY
-echo "demo through an S3 outage: verified"
+
+# 2. A SlowDown storm through the fault proxy (seed printed: the schedule replays).
+seed=7
+echo "fault proxy seed $seed"
+"$scripts/s3-fault-proxy-start" "$proxystate" "$SLUICE_S3_ENDPOINT" "$seed" --error-rate 0.3 \
+  --kinds slowdown,internal_error,too_many_requests > proxy-start.out 2>&1 || fail "starting the fault proxy"
+proxy=$(cat "$proxystate/endpoint")
+"$sluice" demo --events 1000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "s3://$SLUICE_S3_BUCKET/storm" \
+  --output out-storm -D "s3.endpoint=$proxy" -D s3.path.style.access=true -D "s3.access-key=$SLUICE_S3_ACCESS_KEY" \
+  -D "s3.secret-key=$SLUICE_S3_SECRET_KEY" -D s3.retry.limit=10 -D s3.retry.interval=5ms -D s3.retry.max-interval=50ms \
+  --verify --summary-json storm.json > storm.out 2>&1 || fail "the demo under a SlowDown storm"
+grep -q '"verified": true' storm.json || fail "not verified under the storm"
+grep -q '"restarts": 0' storm.json || fail "the storm restarted the job"
+curl -sf "$(cat "$proxystate/control")/stats" > proxy-stats.json || fail "reading the proxy's counts"
+python3 - storm.json proxy-stats.json <<'PY' || fail "storm counts"
+import json, sys
+s, p = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert s["checkpoints_completed"] >= 1 and s["checkpoints_failed"] == 0, (s["checkpoints_completed"], s["checkpoints_failed"])
+print("proxy stats:", json.dumps(p))
+assert p["faults_total"] >= 10, "the storm injected only %d faults" % p["faults_total"]
+assert p["faults_total"] < p["requests"], "every request failed"
+PY
+echo "demo through an S3 outage and a SlowDown storm: verified"
