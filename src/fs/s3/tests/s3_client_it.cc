@@ -291,32 +291,5 @@ TEST_F(S3ClientIT, ManyThreadsShareOneClient) {
   EXPECT_EQ(client_->stats().retries, 0u);
 }
 
-// Not a check: prints upload_file / download_to_file throughput for a 64 MiB file with 8 MiB parts, one part at
-// a time and four at a time. Run with --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'.
-TEST_F(S3ClientIT, DISABLED_ThroughputFigures) {
-  const std::string local = scratch_ + "/throughput.bin";
-  const std::string back = scratch_ + "/throughput.back";
-  std::vector<uint8_t> bytes = random_bytes(64 * kMiB, 13);
-  write_file(local, bytes);
-  for (int32_t parallelism : {1, 4}) {
-    S3Options o = options();
-    o.part_size_bytes = 8 * kMiB;
-    o.multipart_threshold_bytes = 8 * kMiB;
-    o.upload_parallelism = parallelism;
-    o.download_parallelism = parallelism;
-    std::unique_ptr<S3Client> client = client_with(o);
-    const std::string key = prefix_ + "throughput-" + std::to_string(parallelism);
-    auto start = Clock::now();
-    ASSERT_TRUE(client->upload_file(bucket_, key, local).is_ok());
-    double up_s = std::chrono::duration<double>(Clock::now() - start).count();
-    start = Clock::now();
-    ASSERT_TRUE(client->download_to_file(bucket_, key, back).is_ok());
-    double down_s = std::chrono::duration<double>(Clock::now() - start).count();
-    EXPECT_TRUE(read_file(back) == bytes);
-    std::printf("parallelism %d: upload_file %.0f MiB/s (%llu requests), download_to_file %.0f MiB/s\n", parallelism,
-                64 / up_s, static_cast<unsigned long long>(client->stats().requests), 64 / down_s);
-  }
-}
-
 }  // namespace
 }  // namespace sluice::s3::testing
