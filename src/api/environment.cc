@@ -129,6 +129,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     checkpoint::FileSystemStorageOptions fo;
     fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
     fo.file_systems = file_systems;
+    fo.names = mc->names;
     mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
   } else {
     mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
@@ -242,6 +243,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   bc.network = mc.network;
   bc.clock = mc.clock;
   bc.file_systems = mc.file_systems;
+  bc.names = mc.names;
+  bc.job_id = mc.job_id;
   std::string tmp = config.get(options::kIoTmpDirs);
   tmp = tmp.substr(0, tmp.find(':'));
   bc.tmp_dir = tmp.empty() ? "/tmp" : tmp;
@@ -319,8 +322,16 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
     mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
   }
   mc.clock = clock_;
-  mc.file_systems =
-      file_systems_ ? file_systems_ : std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_));
+  mc.names = name_source_or_random(names_);
+  if (const std::string fixed = config_.get(options::kFixedJobId); !fixed.empty()) {
+    JobId id;
+    if (!JobId::parse(fixed, &id)) {
+      return Status::invalid_argument(options::kFixedJobId.key + ": '" + fixed + "' is not 32 lowercase hex digits");
+    }
+    mc.job_id = id;
+  }
+  mc.file_systems = file_systems_ ? file_systems_
+                                  : std::make_shared<const fs::FileSystemRegistry>(fs::file_systems_from(config_, mc.names));
   graph::JobGraphOptions jo;
   std::string configured_name = config_.get(options::kPipelineName);
   jo.job_name = configured_name.empty() ? job_name : configured_name;

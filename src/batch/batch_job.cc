@@ -29,7 +29,7 @@ std::string join_names(const std::vector<std::string>& names) {
 class BatchJob final : public BatchJobClient, public runtime::TaskListener {
  public:
   BatchJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, BatchJobConfig cfg)
-      : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(JobId::generate()),
+      : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(cfg_.job_id ? *cfg_.job_id : name_source_or_random(cfg_.names)->job_id()),
         eg_(graph::build_execution_graph(jg_)), plan_(plan_stages(*sg_, jg_)) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
     std::vector<runtime::FaultInjector::Task> injectable;

@@ -48,6 +48,10 @@ struct BatchJobConfig {
   std::shared_ptr<Clock> clock;  // null: the system clock
   // The job's filesystems by URI scheme (OperatorSetup::file_systems); null: the local disk only.
   std::shared_ptr<const fs::FileSystemRegistry> file_systems;
+  // Where the job id comes from (and so the working folder's name); null: a random source. `job_id` fixes the id
+  // itself ($internal.pipeline.job-id).
+  std::shared_ptr<NameSource> names;
+  std::optional<JobId> job_id;
   std::string tmp_dir = "/tmp";  // io.tmp.dirs (first entry)
   int64_t sort_memory_bytes = 64 << 20;  // execution.sorted-inputs.memory
   int64_t auto_watermark_interval_ms = 200;

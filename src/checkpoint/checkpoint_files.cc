@@ -2,6 +2,8 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+
 #include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/metadata_codec.h"
 
@@ -86,10 +88,20 @@ Result<CheckpointMetadata> read_checkpoint_metadata(fs::FileSystem& fs, const Ch
 }
 
 std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path) {
+  if (is_absolute_handle_path(relative_path)) return relative_path;
   if (relative_path.find('/') == std::string::npos) return fs::join_path(checkpoint_dir, relative_path);
   std::string base_dir = fs::path_parent(checkpoint_dir);
   if (base_dir.empty()) base_dir = ".";
   return fs::join_path(base_dir, relative_path);
+}
+
+std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata) {
+  const std::vector<std::string> shared = metadata.shared_files();
+  std::vector<std::string> out;
+  for (const std::string& f : metadata.referenced_files()) {
+    if (is_absolute_handle_path(f) && !std::binary_search(shared.begin(), shared.end(), f)) out.push_back(f);
+  }
+  return out;
 }
 
 Result<std::vector<uint8_t>> read_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir,

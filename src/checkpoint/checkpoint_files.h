@@ -32,10 +32,16 @@ Result<CheckpointLocation> locate_checkpoint(fs::FileSystem& fs, const std::stri
 Result<CheckpointMetadata> read_checkpoint_metadata(fs::FileSystem& fs, const CheckpointLocation& location);
 
 // Where the file a handle records as `relative_path` is, for the checkpoint (or savepoint) folder `checkpoint_dir`.
+// An absolute URI (an entropy-injected data file) is where it says.
 // A path with a folder part ("chk-7/x", "shared/y.sst") starts at the folder's parent (the job directory); a bare
 // file name starts at the folder itself: savepoints record only bare names (validate_metadata), which is what
 // keeps a savepoint folder restorable after it was moved, copied or renamed.
 std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path);
+
+// The files of `metadata` that are its own (not shared with other checkpoints) yet recorded as absolute paths, so
+// not below its chk-<n> folder: the entropy-injected data files (checkpoint_layout.h, is_absolute_handle_path).
+// Deleting a checkpoint deletes these besides its folder. Sorted, unique.
+std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata);
 
 // One handle's bytes: its inline bytes, or its file (handle_file_path of `checkpoint_dir`; may be empty for an
 // inline handle). Checks size and checksum: kCorruption naming the file (or "inline state") on mismatch, kNotFound

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "fs/path.h"
+
 namespace sluice::checkpoint {
 
 std::string checkpoint_dir_name(CheckpointId id) {
@@ -19,6 +21,12 @@ std::optional<CheckpointId> parse_checkpoint_dir_name(std::string_view name) {
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return CheckpointId(v);
+}
+
+bool is_absolute_handle_path(std::string_view recorded) { return !fs::uri_scheme(recorded).empty(); }
+
+std::string handle_path_in_job(std::string_view job_dir, const std::string& recorded) {
+  return is_absolute_handle_path(recorded) ? recorded : fs::join_path(job_dir, recorded);
 }
 
 }  // namespace sluice::checkpoint

@@ -23,4 +23,11 @@ std::string checkpoint_dir_name(CheckpointId id);
 // 7 for "chk-7"; nullopt for anything else (including "chk-07", "chk--1", "chk-").
 std::optional<CheckpointId> parse_checkpoint_dir_name(std::string_view name);
 
+// Whether a handle records its file as an absolute URI ("s3://b/x7k2/ck/<job>/chk-3/f"): the data files of a
+// checkpoint written with entropy injection (filesystem_checkpoint_storage.h). Every other handle path is relative.
+bool is_absolute_handle_path(std::string_view recorded);
+// The file a handle of the job folder `job_dir` records as `recorded`: `recorded` itself when absolute, else
+// join_path(job_dir, recorded).
+std::string handle_path_in_job(std::string_view job_dir, const std::string& recorded);
+
 }  // namespace sluice::checkpoint

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <map>
 #include <optional>
-#include <random>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -34,8 +33,13 @@ struct FileSystemCheckpointStorage::Shared {
   std::shared_ptr<fs::FileSystem> fs;
   Status fs_error;
   fs::FileSystemRegistry file_systems;
-  std::string base_dir;
+  std::string base_dir;  // without the entropy marker
   int64_t inline_threshold_bytes;
+  std::shared_ptr<NameSource> names;
+  // Entropy injection: the filesystem's marker and length, set only when base_dir's filesystem injects entropy and
+  // the configured directory holds the marker; `entropy_dir` is that directory, marker included.
+  std::optional<fs::EntropyInjection> entropy;
+  std::string entropy_dir;
 
   std::mutex mu;
   std::optional<JobId> job;         // set by initialize()
@@ -48,6 +52,9 @@ struct FileSystemCheckpointStorage::Shared {
   // Shared files uploaded for each checkpoint that has not completed yet (relative paths). Discarding such a
   // checkpoint deletes them: no other checkpoint can refer to them (backends reuse only completed uploads).
   std::map<int64_t, std::vector<std::string>> pending_uploads;
+  // Entropy data files (absolute paths) this run wrote for each checkpoint, besides shared ones: they are not below
+  // chk-<n>/, so discard(n) deletes them one by one. Recorded before the file is written.
+  std::map<int64_t, std::vector<std::string>> entropy_files;
 
   // Writers (stream_factory's mkdir, state files, uploads, `_metadata`) in flight per checkpoint, counted from
   // their "is it discarded?" check to their end, under `mu`. discard(n) removes chk-<n>/ only when none is in
@@ -113,23 +120,35 @@ struct FileSystemCheckpointStorage::Shared {
     }
     return discarded_status(id);
   }
-  std::mt19937_64 rng;
-
   Result<std::string> job_dir_or_error() {
     std::lock_guard lock(mu);
     if (!job) return Status::failed_precondition("filesystem checkpoint storage '" + base_dir + "' is not initialized");
     return job_dir;
   }
 
-  std::string random_suffix() {
-    uint64_t v;
+  // Where the data file `rel` (relative to the job folder) of checkpoint `id` goes, and what its handle records:
+  // join(job_dir, rel) and `rel`; with entropy injection the marker of entropy_dir replaced by random characters
+  // drawn from `stream`, recorded as that absolute path (and remembered in entropy_files unless `shared`).
+  struct Placement {
+    std::string path;
+    std::string recorded;
+  };
+  Placement place(CheckpointId id, const std::string& job_dir_of_files, const std::string& rel,
+                  const std::string& stream, bool savepoint, bool shared) {
+    if (savepoint || !entropy) return {fs::join_path(job_dir_of_files, rel), rel};
+    std::string job_hex;
     {
       std::lock_guard lock(mu);
-      v = rng();
+      job_hex = job ? job->to_hex() : std::string();
     }
-    char buf[17];
-    std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-    return std::string(buf, 16);
+    const std::string templ = fs::join_path(fs::join_path(entropy_dir, job_hex), rel);
+    const std::string path =
+        fs::inject_entropy(templ, entropy->key, names->alphanumeric("entropy:" + stream, static_cast<size_t>(entropy->length)));
+    if (!shared) {
+      std::lock_guard lock(mu);
+      entropy_files[id.value()].push_back(path);
+    }
+    return {path, path};
   }
 
   // Creates chk-<n>/ (once per id). Its name becomes durable in write_metadata, together with the rest: a
@@ -223,9 +242,13 @@ class FsStreamFactory final : public CheckpointStreamFactory {
     fs::FileSystem& fs = *target;
     const std::string name = sanitize_name(name_hint);
     std::string path;
+    // One stream per writer and file kind (not per checkpoint: the set of streams stays bounded).
+    const std::string stream = owner + "|state|" + name;
     for (int attempt = 0;; ++attempt) {
-      h.relative_path = prefix_ + name + "-" + shared_->random_suffix();
-      path = fs::join_path(job_dir_, h.relative_path);
+      const std::string rel = prefix_ + name + "-" + shared_->names->hex("file:" + stream);
+      auto placed = shared_->place(id_, job_dir_, rel, stream, savepoint_, /*shared=*/false);
+      path = std::move(placed.path);
+      h.relative_path = std::move(placed.recorded);
       SLUICE_ASSIGN_OR_RETURN(bool taken, name_taken(fs, path, owner));
       if (!taken) break;
       if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
@@ -266,9 +289,13 @@ class FsStreamFactory final : public CheckpointStreamFactory {
       size_t dot = base.rfind('.');
       if (dot != std::string::npos && dot > 0 && dot + 1 < base.size()) ext = "." + sanitize_name(base.substr(dot + 1));
     }
+    const std::string stream = owner + (shared ? "|shared|" : "|private|") + name;
     for (int attempt = 0;; ++attempt) {
-      h.relative_path = (folder.empty() ? "" : folder + "/") + name + "-" + shared_->random_suffix() + ext;
-      path = fs::join_path(job_dir_, h.relative_path);
+      const std::string rel =
+          (folder.empty() ? "" : folder + "/") + name + "-" + shared_->names->hex("file:" + stream) + ext;
+      auto placed = shared_->place(id_, job_dir_, rel, stream, savepoint_, shared);
+      path = std::move(placed.path);
+      h.relative_path = std::move(placed.recorded);
       SLUICE_ASSIGN_OR_RETURN(bool taken, name_taken(fs, path, owner));
       if (!taken) break;
       if (attempt == 8) return Status::internal(owner + ": cannot find an unused file name for '" + path + "'");
@@ -309,7 +336,14 @@ FileSystemCheckpointStorage::FileSystemCheckpointStorage(std::string base_dir, F
   } else {
     shared_->fs_error = f.status().with_context("execution.checkpointing.dir");  // initialize() returns it
   }
-  shared_->rng.seed(options.name_seed ? *options.name_seed : std::random_device{}());
+  shared_->names = name_source_or_random(std::move(options.names));
+  const fs::EntropyInjection* entropy = shared_->fs ? shared_->fs->entropy_injection() : nullptr;
+  // Only URIs (s3://, file://): a data file's handle records its path as an absolute URI.
+  if (entropy != nullptr && fs::has_entropy_key(base_dir, entropy->key) && !fs::uri_scheme(base_dir).empty()) {
+    shared_->entropy = *entropy;
+    shared_->entropy_dir = base_dir;
+    base_dir = fs::remove_entropy_key(base_dir, entropy->key);
+  }
   shared_->base_dir = std::move(base_dir);
   shared_->inline_threshold_bytes = options.inline_threshold_bytes;
 }
@@ -472,15 +506,21 @@ Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   }
   // The shared files an aborted checkpoint uploaded (never those of a completed one: others may share them). A
   // writer still uploading one removes it itself when it leaves.
-  std::vector<std::string> uploads;
+  std::vector<std::string> uploads, entropy_files;
   {
     std::lock_guard lock(shared_->mu);
+    if (auto e = shared_->entropy_files.find(id.value()); e != shared_->entropy_files.end()) {
+      entropy_files = std::move(e->second);
+      shared_->entropy_files.erase(e);
+    }
     auto it = shared_->pending_uploads.find(id.value());
     if (it != shared_->pending_uploads.end() && shared_->completed.count(id.value()) == 0) {
       uploads = std::move(it->second);
       shared_->pending_uploads.erase(it);
     }
   }
+  // Entropy files are deleted like shared ones: one by one, absolute paths.
+  uploads.insert(uploads.end(), entropy_files.begin(), entropy_files.end());
   return discard_shared_files(uploads).with_context("discarding checkpoint " + std::to_string(id.value()));
 }
 
@@ -489,7 +529,7 @@ Status FileSystemCheckpointStorage::discard_shared_files(const std::vector<std::
   SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
   Status first;
   for (const std::string& p : relative_paths) {
-    Status st = shared_->fs->remove_file(fs::join_path(jd, p));
+    Status st = shared_->fs->remove_file(handle_path_in_job(jd, p));
     if (!st.is_ok() && first.is_ok()) first = st.with_context("deleting shared state file '" + p + "'");
   }
   return first;
@@ -498,6 +538,13 @@ Status FileSystemCheckpointStorage::discard_shared_files(const std::vector<std::
 Status FileSystemCheckpointStorage::discard_location(const std::string& location) {
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> f, shared_->fs_for(location));
   SLUICE_ASSIGN_OR_RETURN(CheckpointLocation loc, locate_checkpoint(*f, location));
+  // Its entropy data files are not below its folder: delete those its `_metadata` names (not the shared ones: the
+  // SharedStateRegistry decides about those).
+  if (auto md = read_checkpoint_metadata(*f, loc); md.is_ok()) {
+    for (const std::string& file : files_outside_checkpoint_dir(*md)) {
+      SLUICE_RETURN_IF_ERROR(f->remove_file(file).with_context("deleting claimed checkpoint " + location));
+    }
+  }
   return f->remove_all(loc.checkpoint_dir).with_context("deleting claimed checkpoint " + location);
 }
 
@@ -530,6 +577,7 @@ std::optional<std::string> FileSystemCheckpointStorage::rebase_shared_path(const
   if (!f.is_ok()) return std::nullopt;
   auto loc = locate_checkpoint(**f, location);
   if (!loc.is_ok()) return std::nullopt;
+  if (is_absolute_handle_path(relative_path)) return relative_path;  // an entropy file: valid from anywhere
   std::string their_job = fs::canonical_path(loc->base_dir), our_job = fs::canonical_path(*jd);
   if (their_job == our_job) return relative_path;
   if (fs::path_parent(their_job) != fs::path_parent(our_job)) return std::nullopt;

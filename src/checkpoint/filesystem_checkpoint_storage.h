@@ -18,6 +18,16 @@
 // then chk-<n>/ is synced for that name. A checkpoint whose write_metadata did not return ok has no
 // `_metadata` and is never restored. (On an object store the syncs do nothing; the PUT is durable.)
 //
+// Entropy injection (fs/entropy_injection.h; Flink's docs, "Entropy injection for S3 file systems"): when the
+// base directory's filesystem injects entropy and the directory holds its marker (`s3://b/_entropy_/ck`), the job
+// folder, chk-<n>/ and `_metadata` live under the directory without the marker (`s3://b/ck/<job>/chk-<n>/_metadata`),
+// and every state data file of a checkpoint - write_state's files, shared and private uploads - is written at the
+// path with the marker replaced by random characters (`s3://b/x7k2/ck/<job>/chk-<n>/<name>`). Such a handle records
+// that absolute URI instead of a path relative to the job folder, as Flink does, so a checkpoint with entropy is
+// not relocatable (savepoints are: they never get entropy). discard(n) deletes the entropy files this run wrote for
+// n besides chk-<n>/; discard_location deletes those a claimed checkpoint's `_metadata` names; shared files go as
+// before, by the SharedStateRegistry's word (discard_shared_files takes absolute paths too).
+//
 // discard(n) versus writers of n (stream_factory's mkdir, state files, uploads, `_metadata`): each writer is
 // counted in flight, under the storage's mutex, from its "is n discarded?" check to its end. discard(n) marks n
 // discarded (no writer enters after that) and removes chk-<n>/ at once; a writer still in flight may yet create
@@ -37,6 +47,7 @@
 #include "fs/file_system_registry.h"
 #include "fs/file_system.h"
 #include "fs/path.h"
+#include "sluice/core/name_source.h"
 
 namespace sluice::checkpoint {
 
@@ -51,16 +62,18 @@ struct FileSystemStorageOptions {
   // Overrides the base directory's filesystem (tests pass a fs::FaultInjectionFileSystem); null: from
   // file_systems. A base directory whose scheme is not supported fails initialize(), naming it.
   std::shared_ptr<fs::FileSystem> file_system;
-  // Seed of the random suffixes in file names; unset: seeded from std::random_device. Tests fix it to get the
-  // same names on every run.
-  std::optional<uint64_t> name_seed;
+  // Where the random suffixes of file names and the entropy of data paths come from (sluice/core/name_source.h;
+  // streams named after the writing operator subtask and the file's name hint, so a seeded source gives the same
+  // names on every run). Null: a random source.
+  std::shared_ptr<NameSource> names;
 };
 
 inline constexpr int64_t kMaxInlineThresholdBytes = 1024 * 1024;
 
 class FileSystemCheckpointStorage final : public CheckpointStorage {
  public:
-  // `base_dir` is execution.checkpointing.dir (created by initialize() if missing).
+  // `base_dir` is execution.checkpointing.dir (created by initialize() if missing); with entropy injection, the
+  // directory with the marker (base_dir() then returns it without).
   explicit FileSystemCheckpointStorage(std::string base_dir, FileSystemStorageOptions options = {});
   ~FileSystemCheckpointStorage() override;
   FileSystemCheckpointStorage(const FileSystemCheckpointStorage&) = delete;

@@ -7,7 +7,9 @@
 #include <set>
 #include <string>
 
+#include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/proto/checkpoint_metadata.pb.h"
+#include "fs/path.h"
 #include "sluice/state/key_group.h"
 
 namespace sluice::checkpoint {
@@ -54,6 +56,13 @@ bool is_safe_relative_path(const std::string& p) {
   return true;
 }
 
+// An entropy-injected data file (checkpoint_layout.h): "<scheme>://<authority>/<key>" whose key cannot climb.
+bool is_safe_absolute_path(const std::string& p) {
+  if (!is_absolute_handle_path(p)) return false;
+  const size_t root = fs::uri_root_length(p);
+  return root < p.size() && p[root] == '/' && is_safe_relative_path(p.substr(root + 1));
+}
+
 Status validate_handle(const StreamStateHandle& h, const std::string& where) {
   if (h.is_inline()) {
     if (h.inline_bytes.size() != h.size_bytes) {
@@ -68,15 +77,21 @@ Status validate_handle(const StreamStateHandle& h, const std::string& where) {
   if (!h.inline_bytes.empty()) {
     return Status::invalid_argument(where + ": file handle '" + h.relative_path + "' also carries inline bytes");
   }
-  if (!is_safe_relative_path(h.relative_path)) {
+  if (!is_safe_relative_path(h.relative_path) && !is_safe_absolute_path(h.relative_path)) {
     return Status::invalid_argument(where + ": file path '" + h.relative_path +
-                                    "' is not a relative path inside the job directory");
+                                    "' is not a relative path inside the job directory (nor the absolute URI of an entropy-injected file)");
   }
   return Status::ok();
 }
 
 // A shared file: "shared/<name>" of this job, or "../<job-id>/shared/<name>" of a sibling job (claimed).
 Status validate_shared_path(const std::string& p, const std::string& where) {
+  if (is_safe_absolute_path(p)) {  // entropy-injected: ".../<job-id>/shared/<name>"
+    if (p.find("/shared/") == std::string::npos) {
+      return Status::invalid_argument(where + ": shared file path '" + p + "' is not inside a shared/ folder");
+    }
+    return Status::ok();
+  }
   std::string rest = p;
   if (p.rfind("../", 0) == 0) {
     size_t slash = p.find('/', 3);

@@ -147,7 +147,7 @@ Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, con
   if (path_or_latest == kRestoreLatest) {
     auto f = file_systems.for_path(checkpoint_dir.empty() ? "." : checkpoint_dir);
     if (!f.is_ok()) return f.status().with_context(input_name + " latest: execution.checkpointing.dir");
-    return resolve_latest(**f, checkpoint_dir);
+    return resolve_latest(**f, fs::remove_entropy_key_of(**f, checkpoint_dir));
   }
   if (path_or_latest.empty()) {
     return Status::invalid_argument(

@@ -1,7 +1,6 @@
 #include "checkpoint/savepoint_files.h"
 
 #include <cstdio>
-#include <random>
 #include <set>
 
 #include "checkpoint/checkpoint_files.h"
@@ -20,15 +19,20 @@ std::string savepoint_dir_name(const JobId& job, uint64_t random) {
   return std::string(kSavepointDirPrefix) + job.to_hex().substr(0, 6) + "-" + suffix;
 }
 
-Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job) {
+Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& given_dir, const JobId& job,
+                                         NameSource* given_names) {
+  const std::shared_ptr<NameSource> fallback = given_names != nullptr ? nullptr : NameSource::random();
+  NameSource& names = given_names != nullptr ? *given_names : *fallback;
+  // A savepoint stays relocatable: never any entropy in its keys (Flink's docs, "Entropy injection for S3 file
+  // systems"), and no marker either.
+  const std::string target_dir = fs::remove_entropy_key_of(fs, given_dir);
   if (target_dir.empty()) {
     return Status::invalid_argument(
         "no savepoint directory: give a target directory or set execution.checkpointing.savepoint-dir");
   }
   SLUICE_RETURN_IF_ERROR(fs::create_directories_durable(fs, target_dir).with_context("creating savepoint directory"));
-  std::random_device rd;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    const uint64_t random = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    const uint64_t random = names.next("savepoint-dir");
     const std::string dir = fs::join_path(target_dir, savepoint_dir_name(job, random));
     SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(dir));
     if (kind != fs::PathKind::kMissing) continue;

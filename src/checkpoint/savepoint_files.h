@@ -17,6 +17,7 @@
 #include "fs/file_system.h"
 #include "fs/path.h"
 #include "sluice/core/ids.h"
+#include "sluice/core/name_source.h"
 #include "sluice/core/status.h"
 
 namespace sluice::checkpoint {
@@ -27,9 +28,12 @@ inline constexpr std::string_view kSavepointDirPrefix = "savepoint-";
 std::string savepoint_dir_name(const JobId& job, uint64_t random);
 
 // Creates `target_dir` (with its parents, durably) and a new, empty savepoint folder in it; returns the folder's
-// path. kInvalidArgument for an empty `target_dir` (no directory given and no execution.checkpointing.savepoint-dir),
-// kIOError naming the directory when it cannot be created.
-Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job);
+// path. The folder's random part is drawn from `names` (stream "savepoint-dir"; null: a random source). Where `fs` injects entropy
+// (fs/entropy_injection.h), the marker is removed from `target_dir`: savepoints never get entropy. kInvalidArgument
+// for an empty `target_dir` (no directory given and no execution.checkpointing.savepoint-dir), kIOError naming the
+// directory when it cannot be created.
+Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job,
+                                         NameSource* names = nullptr);
 
 // What dispose_savepoint did.
 struct DisposeReport {

@@ -34,9 +34,11 @@ class LocalJob final : public CheckpointingJobClient,
                        public StopWithSavepoint::Tasks {
  public:
   LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg)
-      : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(JobId::generate()),
-        eg_(graph::build_execution_graph(jg_)) {
+      : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), names_(name_source_or_random(cfg_.names)),
+        job_id_(cfg_.job_id ? *cfg_.job_id : names_->job_id()), 
+        eg_(graph::build_execution_graph(jg_)), savepoints_(names_) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
+    if (!cfg_.rocksdb.names) cfg_.rocksdb.names = names_;
     // The points each subtask's chain can reach (runtime/fault_injection.h).
     std::vector<runtime::FaultInjector::Task> injectable;
     for (const auto& ev : eg_.subtasks) {
@@ -688,7 +690,8 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   Result<std::string> new_savepoint_folder(const std::string& target_dir, bool stop) {
-    return create_savepoint_folder(target_dir, stop, job_id_, status(), coordinator_ ? cfg_.storage.get() : nullptr);
+    return create_savepoint_folder(target_dir, stop, job_id_, status(), coordinator_ ? cfg_.storage.get() : nullptr,
+                                   *names_);
   }
 
   // ---- StopWithSavepoint::Tasks ----
@@ -836,6 +839,7 @@ class LocalJob final : public CheckpointingJobClient,
   std::shared_ptr<const StreamGraph> sg_;
   graph::JobGraph jg_;
   MiniClusterConfig cfg_;
+  std::shared_ptr<NameSource> names_;  // cfg_.names, or a random source
   JobId job_id_;
   graph::ExecutionGraph eg_;
   MetricRegistry registry_;

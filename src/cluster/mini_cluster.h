@@ -32,6 +32,7 @@
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/name_source.h"
 #include "sluice/state/state_backend.h"
 
 namespace sluice::cluster {
@@ -66,6 +67,14 @@ struct MiniClusterConfig {
   // The job's filesystems by URI scheme, handed to every operator (OperatorSetup::file_systems); null: the local
   // disk only.
   std::shared_ptr<const fs::FileSystemRegistry> file_systems;
+  // Where the run's random names come from (sluice/core/name_source.h): the job id (unless `job_id` is set),
+  // savepoint folders, savepoint trigger ids and, through `rocksdb.names` (set from this one when unset), the
+  // RocksDB working folders and backend ids. The checkpoint storage and the filesystems take theirs from their
+  // own options (the environment passes this one to both). Null: a random source.
+  std::shared_ptr<NameSource> names;
+  // The run's job id ($internal.pipeline.job-id, as Flink's PipelineOptionsInternal); nullopt: names->job_id().
+  // A restored run with a fixed id writes into the same job folder as the run it restores (checkpoint ids go on).
+  std::optional<JobId> job_id;
 
   // Checkpointing (off unless `checkpointing`).
   bool checkpointing = false;

@@ -17,7 +17,7 @@ const char* savepoint_request_state_name(State s) {
 
 std::string SavepointRequests::add(bool stop) {
   std::lock_guard lock(mu_);
-  std::string id = JobId::generate().to_hex();  // a random 128-bit id, as Flink's TriggerId
+  std::string id = names_->hex("savepoint-trigger") + names_->hex("savepoint-trigger");  // 128 bits, as Flink's TriggerId
   SavepointRequestStatus r;
   r.stop = stop;
   requests_[id] = r;

@@ -13,11 +13,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "sluice/core/ids.h"
+#include "sluice/core/name_source.h"
 #include "sluice/core/status.h"
 
 namespace sluice::cluster {
@@ -34,7 +36,9 @@ const char* savepoint_request_state_name(SavepointRequestStatus::State s);  // "
 
 class SavepointRequests {
  public:
-  // A new request; returns its trigger id (32 random hex digits).
+  // `names`: where trigger ids come from (the job's name source); null: a random source.
+  explicit SavepointRequests(std::shared_ptr<NameSource> names = nullptr) : names_(name_source_or_random(std::move(names))) {}
+  // A new request; returns its trigger id (32 random hex digits from the stream "savepoint-trigger").
   std::string add(bool stop);
   // The request's savepoint was triggered as checkpoint id `id`.
   void bind(const std::string& trigger_id, CheckpointId id);
@@ -54,6 +58,7 @@ class SavepointRequests {
  private:
   void apply_locked(SavepointRequestStatus& r);
 
+  const std::shared_ptr<NameSource> names_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::map<std::string, SavepointRequestStatus> requests_;

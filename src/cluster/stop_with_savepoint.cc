@@ -9,7 +9,8 @@
 namespace sluice::cluster {
 
 Result<std::string> create_savepoint_folder(const std::string& target_dir, bool stop, const JobId& job_id,
-                                            JobStatus status, const checkpoint::CheckpointStorage* storage) {
+                                            JobStatus status, const checkpoint::CheckpointStorage* storage,
+                                            NameSource& names) {
   const std::string what = std::string(stop ? "stop-with-savepoint" : "savepoint") + " of job " + job_id.to_hex();
   if (storage == nullptr) {
     return Status::failed_precondition(what + ": checkpointing is off, and the checkpoint coordinator takes "
@@ -24,7 +25,7 @@ Result<std::string> create_savepoint_folder(const std::string& target_dir, bool 
   }
   auto fsys = storage->file_system(target_dir);
   if (!fsys.is_ok()) return fsys.status().with_context(what + ": execution.checkpointing.savepoint-dir");
-  auto folder = checkpoint::create_savepoint_dir(**fsys, target_dir, job_id);
+  auto folder = checkpoint::create_savepoint_dir(**fsys, target_dir, job_id, &names);
   if (!folder.is_ok()) return folder.status().with_context(what);
   return folder;
 }

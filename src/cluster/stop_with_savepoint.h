@@ -26,8 +26,10 @@ namespace sluice::cluster {
 // The new folder savepoint-<job>-<random> under `target_dir` for a savepoint of job `job_id` ("stop-with-savepoint"
 // when `stop`). kFailedPrecondition when checkpointing is off (`storage` null), the job is not RUNNING, or the
 // storage cannot write savepoints; kInvalidArgument / kIOError from creating the folder.
+// `names`: the job's name source (the folder's random part).
 Result<std::string> create_savepoint_folder(const std::string& target_dir, bool stop, const JobId& job_id,
-                                            JobStatus status, const checkpoint::CheckpointStorage* storage);
+                                            JobStatus status, const checkpoint::CheckpointStorage* storage,
+                                            NameSource& names);
 // Removes a folder create_savepoint_folder made for a savepoint that never started, through the filesystem of its
 // scheme (best effort: the folder holds no `_metadata`, so it is never taken for a savepoint).
 void remove_unused_savepoint_folder(const checkpoint::CheckpointStorage* storage, const std::string& folder);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "sluice/core/duration.h"
+#include "sluice/core/ids.h"
 
 namespace sluice {
 namespace options {
@@ -38,6 +39,16 @@ const ConfigOption<int32_t> kMaxParallelism{
 
 const ConfigOption<std::string> kPipelineName{
     "pipeline.name", "", "Name of the job; empty uses the name passed to execute().", {}, {}};
+
+const ConfigOption<std::string> kFixedJobId{
+    "$internal.pipeline.job-id", "",
+    "The job id of the run (32 lowercase hex digits); empty draws it from the job's name source.", {},
+    {[](const std::string& v) {
+       if (v.empty()) return true;
+       JobId id;
+       return JobId::parse(v, &id);
+     },
+     "empty or 32 lowercase hex digits"}};
 
 const ConfigOption<milliseconds> kBufferTimeoutInterval{
     "execution.buffer-timeout.interval", milliseconds(100),
@@ -516,12 +527,23 @@ const ConfigOption<int32_t> kS3UploadParallelism{
 const ConfigOption<int32_t> kS3DownloadParallelism{
     "s3.download.parallelism", 4, "Ranged GETs of one large download in flight at once.", {}, in_range(1, 64)};
 
+const ConfigOption<std::string> kS3EntropyKey{
+    "s3.entropy.key", "",
+    "Marker in a checkpoint directory: state data files replace it by s3.entropy.length random characters, every "
+    "other path drops it.",
+    {}, {[](const std::string& v) { return v.find('/') == std::string::npos; }, "no '/'"}};
+
+const ConfigOption<int32_t> kS3EntropyLength{
+    "s3.entropy.length", 4, "Random characters that replace s3.entropy.key in the path of a state data file.", {},
+    {[](const int32_t& v) { return v > 0; }, "> 0"}};
+
 }  // namespace options
 
 const std::vector<const ConfigOptionBase*>& all_options() {
   static const std::vector<const ConfigOptionBase*> kAll = {
       &options::kDefaultParallelism,       &options::kMaxParallelism,
-      &options::kPipelineName,             &options::kBufferTimeoutInterval,
+      &options::kPipelineName,             &options::kFixedJobId,
+      &options::kBufferTimeoutInterval,
       &options::kBufferTimeoutEnabled,     &options::kMemorySegmentSize,
       &options::kAutoWatermarkInterval,
       &options::kNetworkBuffersPerChannel, &options::kNetworkMaxBuffersPerChannel,
@@ -572,6 +594,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kS3RetryInterval,          &options::kS3RetryMaxInterval,
       &options::kS3MultipartSize,          &options::kS3MultipartThreshold,
       &options::kS3UploadParallelism,      &options::kS3DownloadParallelism,
+      &options::kS3EntropyKey,             &options::kS3EntropyLength,
   };
   return kAll;
 }

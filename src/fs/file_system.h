@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fs/entropy_injection.h"
 #include "sluice/core/status.h"
 
 namespace sluice::fs {
@@ -104,6 +105,10 @@ class FileSystem {
   // The writer of files that survive a failure of the writing process (recoverable_writer.h), for
   // exactly-once sinks. kFailedPrecondition naming the scheme where there is none (the default).
   virtual Result<std::shared_ptr<RecoverableWriter>> create_recoverable_writer(const RecoverableWriterOptions& options);
+  // Entropy injection for checkpoint data files (entropy_injection.h; Flink's EntropyInjectingFileSystem): the
+  // marker and length this filesystem was configured with; nullptr where it does none (the default, the local
+  // disk: there the marker is an ordinary folder name). Fixed for the filesystem's life.
+  virtual const EntropyInjection* entropy_injection() const { return nullptr; }
 };
 
 // The local POSIX filesystem (open/write/fsync/rename, std::filesystem for listing and removal); accepts plain

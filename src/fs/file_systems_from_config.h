@@ -6,10 +6,16 @@
 #pragma once
 
 #include "fs/file_system_registry.h"
+#include <memory>
+
 #include "sluice/config/configuration.h"
+#include "sluice/core/name_source.h"
 
 namespace sluice::fs {
 
-FileSystemRegistry file_systems_from(const Configuration& config);
+// `names`: the job's name source, for names a filesystem makes up (S3: leftover objects of the recoverable writer);
+// null: each filesystem uses a random source. s3.entropy.key / s3.entropy.length configure S3's entropy injection
+// (entropy_injection.h), checked on the first s3:// path: kInvalidArgument naming the key.
+FileSystemRegistry file_systems_from(const Configuration& config, std::shared_ptr<NameSource> names = nullptr);
 
 }  // namespace sluice::fs

@@ -13,6 +13,7 @@
 
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
+#include "count_per_key.h"
 #include "seeded_failover.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/sluice.h"
@@ -24,22 +25,7 @@ namespace {
 enum class Backend { kHeap, kRocksDBIncremental };
 std::string backend_name(Backend b) { return b == Backend::kHeap ? "Heap" : "RocksDBIncremental"; }
 
-// A running count per key, emitted with each record: the output depends on restored keyed state.
-class CountPerKey final : public KeyedProcessFunction<int64_t, int64_t, std::string> {
- public:
-  void open(RuntimeContext& ctx) override {
-    KeyedProcessFunction::open(ctx);
-    count_ = &get_state(ValueStateDescriptor<int64_t>("count"));
-  }
-  void process_element(const int64_t& v, KeyedProcessContext<int64_t>& ctx, Collector<std::string>& out) override {
-    const int64_t n = count_->value().value_or(0) + 1;
-    count_->update(n);
-    out.collect(std::to_string(ctx.current_key()) + "," + std::to_string(v) + "," + std::to_string(n));
-  }
-
- private:
-  ValueState<int64_t>* count_ = nullptr;
-};
+using it::CountPerKey;
 
 // The committed lines below `prefix` (objects named part-*: what a reader takes).
 std::multiset<std::string> committed_lines(fs::FileSystem& s3, const std::string& prefix) {

@@ -25,6 +25,7 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/config/configuration.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/name_source.h"
 #include "sluice/state/state_backend.h"
 #include "sluice/source/generator_source.h"
 #include "sluice/source/source_operator.h"
@@ -73,6 +74,13 @@ class StreamExecutionEnvironment {
   void set_file_systems(std::shared_ptr<const fs::FileSystemRegistry> file_systems) {
     file_systems_ = std::move(file_systems);
   }
+  // Where the random names of jobs executed from here come from (sluice/core/name_source.h): the job id (unless
+  // $internal.pipeline.job-id fixes it), the unique suffixes of checkpoint files and RocksDB uploads, S3 entropy,
+  // RocksDB working folders, savepoint folders and trigger ids, and S3 leftover objects (when the filesystems come
+  // from the configuration, not set_file_systems). NameSource::seeded(s) makes two runs name everything alike. Null
+  // (the default): a fresh random source per execute. Jobs executed one after another share a set source, so a
+  // second run draws on from where the first stopped; set a new one to repeat a run.
+  void set_name_source(std::shared_ptr<NameSource> names) { names_ = std::move(names); }
 
   // ---- sources ---------------------------------------------------------------------------------
   template <class S>
@@ -144,6 +152,7 @@ class StreamExecutionEnvironment {
   std::shared_ptr<Clock> clock_;
   std::shared_ptr<const RocksDBOptionsFactory> rocksdb_options_factory_;
   std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
+  std::shared_ptr<NameSource> names_;
   std::map<std::string, std::string> job_properties_;
   std::shared_ptr<StreamGraph> graph_ = std::make_shared<StreamGraph>();
 };

@@ -172,6 +172,10 @@ extern const ConfigOption<int32_t> kDefaultParallelism;
 extern const ConfigOption<int32_t> kMaxParallelism;
 // pipeline.name (String, ""): the job name; empty means the name given to execute().
 extern const ConfigOption<std::string> kPipelineName;
+// $internal.pipeline.job-id (String, "" = from the job's name source; Flink's PipelineOptionsInternal): the job id
+// of the run, 32 lowercase hex digits. Fixes the checkpoint folder <dir>/<job-id>/ (tests; a restored run that must
+// keep writing into its predecessor's folder). kInvalidArgument at execute() for anything but 32 hex digits.
+extern const ConfigOption<std::string> kFixedJobId;
 // execution.buffer-timeout.interval (Duration, 100ms; alias execution.buffer-timeout): a partly filled
 // output buffer is flushed at the latest this long after its first record; 0 flushes after every record.
 extern const ConfigOption<std::chrono::milliseconds> kBufferTimeoutInterval;
@@ -387,6 +391,12 @@ extern const ConfigOption<MemorySize> kS3MultipartThreshold;
 extern const ConfigOption<int32_t> kS3UploadParallelism;
 // s3.download.parallelism (Integer, 4, in [1, 64]; Sluice's own): ranged GETs of one download in flight.
 extern const ConfigOption<int32_t> kS3DownloadParallelism;
+// s3.entropy.key (String, "" = off; Flink's): a marker in a checkpoint directory that the paths of state data files
+// replace by random characters and every other path drops (fs/entropy_injection.h; Flink's docs, "Entropy injection
+// for S3 file systems"). No '/'.
+extern const ConfigOption<std::string> kS3EntropyKey;
+// s3.entropy.length (Integer, 4, > 0; Flink's): how many random characters replace s3.entropy.key.
+extern const ConfigOption<int32_t> kS3EntropyLength;
 
 }  // namespace options
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "sluice/core/name_source.h"
 #include "sluice/core/status.h"
 
 namespace sluice {
@@ -141,6 +142,10 @@ struct RocksDBStateBackendOptions {
   std::shared_ptr<const RocksDBOptionsFactory> options_factory = nullptr;
   // Set per subtask by the runtime; null: the enabled native metrics are not published.
   RocksDBNativeMetricRegistrar native_metric_registrar = nullptr;
+  // Where the working folder's random suffix and the backend id (recorded in incremental handles) come from:
+  // the streams "rocksdb-dir:<instance_name>" and "rocksdb-backend:<instance_name>" (sluice/core/name_source.h).
+  // Set by the cluster from the job's source; null: a random source.
+  std::shared_ptr<NameSource> names = nullptr;
 };
 
 class StateBackend {

@@ -26,19 +26,10 @@ IncrementalFile file(std::string local, std::string path, uint64_t size, bool re
 }
 
 CheckpointMetadata with_incremental(IncrementalKeyedStateHandle h) {
-  CheckpointMetadata m;
-  m.checkpoint_id = CheckpointId(4);
-  m.job_id = kJob;
-  OperatorState op;
-  op.operator_id = "agg";
-  op.parallelism = 2;
-  op.max_parallelism = 128;
   OperatorSubtaskState st;
   st.subtask_index = 1;
   st.incremental_keyed_state = std::move(h);
-  op.subtasks = {st};
-  m.operators = {op};
-  return m;
+  return testing::single_subtask_metadata(CheckpointId(4), kJob, std::move(st), "agg", 2);
 }
 
 IncrementalKeyedStateHandle sample_handle() {

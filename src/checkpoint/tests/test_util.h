@@ -61,6 +61,22 @@ inline KeyGroupsStateHandle keyed(KeyGroupRange range, StreamStateHandle stream)
   return k;
 }
 
+// Metadata of checkpoint `id` of `job` with one operator `operator_id` (max parallelism 128) of which only `st`
+// has state.
+inline CheckpointMetadata single_subtask_metadata(CheckpointId id, JobId job, OperatorSubtaskState st,
+                                                  std::string operator_id = "op", int32_t parallelism = 1) {
+  CheckpointMetadata m;
+  m.checkpoint_id = id;
+  m.job_id = job;
+  OperatorState op;
+  op.operator_id = std::move(operator_id);
+  op.parallelism = parallelism;
+  op.max_parallelism = 128;
+  op.subtasks = {std::move(st)};
+  m.operators = {std::move(op)};
+  return m;
+}
+
 // Metadata with every optional part: keyed and operator state, inline and file handles, an empty key-group
 // range, a subtask with no state, an operator without subtasks, properties, non-UTF-8 text.
 inline CheckpointMetadata sample_metadata(CheckpointId id = CheckpointId(7)) {

@@ -63,7 +63,9 @@ Result<S3Location> parse_s3_path(std::string_view path) {
   return loc;
 }
 
-S3FileSystem::S3FileSystem(std::shared_ptr<S3Client> client) : client_(std::move(client)) {}
+S3FileSystem::S3FileSystem(std::shared_ptr<S3Client> client, std::optional<fs::EntropyInjection> entropy,
+                           std::shared_ptr<NameSource> names)
+    : client_(std::move(client)), entropy_(std::move(entropy)), names_(name_source_or_random(std::move(names))) {}
 
 Status S3FileSystem::create_dir(const std::string& path) { return parse_s3_path(path).status(); }
 
@@ -208,7 +210,7 @@ Result<fs::FileDigest> S3FileSystem::copy_to_local_file(const std::string& path,
 
 Result<std::shared_ptr<fs::RecoverableWriter>> S3FileSystem::create_recoverable_writer(
     const fs::RecoverableWriterOptions& /*options: nothing to write back*/) {
-  return make_s3_recoverable_writer(client_);
+  return make_s3_recoverable_writer(client_, names_);
 }
 
 }  // namespace sluice::s3

@@ -18,11 +18,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "fs/file_system.h"
 #include "fs/s3/s3_client.h"
+#include "sluice/core/name_source.h"
 
 namespace sluice::s3 {
 
@@ -36,7 +38,10 @@ Result<S3Location> parse_s3_path(std::string_view path);
 
 class S3FileSystem final : public fs::FileSystem {
  public:
-  explicit S3FileSystem(std::shared_ptr<S3Client> client);
+  // `entropy`: s3.entropy.key / s3.entropy.length (validated), or nullopt (off). `names`: where the recoverable
+  // writer's leftover object names come from; null: a random source.
+  explicit S3FileSystem(std::shared_ptr<S3Client> client, std::optional<fs::EntropyInjection> entropy = std::nullopt,
+                        std::shared_ptr<NameSource> names = nullptr);
 
   std::string_view scheme() const override { return "s3"; }
   Status create_dir(const std::string& path) override;
@@ -59,10 +64,15 @@ class S3FileSystem final : public fs::FileSystem {
   Result<std::shared_ptr<fs::RecoverableWriter>> create_recoverable_writer(
       const fs::RecoverableWriterOptions& options) override;
 
+  // Entropy injection into checkpoint data paths (fs/entropy_injection.h), when s3.entropy.key is set.
+  const fs::EntropyInjection* entropy_injection() const override { return entropy_ ? &*entropy_ : nullptr; }
+
   S3Client& client() { return *client_; }
 
  private:
   std::shared_ptr<S3Client> client_;
+  std::optional<fs::EntropyInjection> entropy_;
+  std::shared_ptr<NameSource> names_;
 };
 
 }  // namespace sluice::s3

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
-#include <random>
 
 #include "fs/s3/s3_digest.h"
 #include "fs/s3/s3_file_system.h"
@@ -133,7 +132,8 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
 
 class S3RecoverableWriter final : public fs::RecoverableWriter {
  public:
-  explicit S3RecoverableWriter(std::shared_ptr<S3Client> client) : client_(std::move(client)) {}
+  S3RecoverableWriter(std::shared_ptr<S3Client> client, std::shared_ptr<NameSource> names)
+      : client_(std::move(client)), names_(std::move(names)) {}
 
   Result<std::unique_ptr<fs::RecoverableOutputStream>> open(const std::string& target_path) override {
     SLUICE_ASSIGN_OR_RETURN(S3Location loc, parse_s3_path(target_path));
@@ -245,20 +245,17 @@ class S3RecoverableWriter final : public fs::RecoverableWriter {
     return Status::ok();
   }
 
-  uint64_t nonce() {
-    std::lock_guard lock(mu_);
-    return rng_();
-  }
+  uint64_t nonce() { return names_->next("s3-leftover"); }
 
   std::shared_ptr<S3Client> client_;
-  std::mutex mu_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  std::shared_ptr<NameSource> names_;
 };
 
 }  // namespace
 
-std::shared_ptr<fs::RecoverableWriter> make_s3_recoverable_writer(std::shared_ptr<S3Client> client) {
-  return std::make_shared<S3RecoverableWriter>(std::move(client));
+std::shared_ptr<fs::RecoverableWriter> make_s3_recoverable_writer(std::shared_ptr<S3Client> client,
+                                                                  std::shared_ptr<NameSource> names) {
+  return std::make_shared<S3RecoverableWriter>(std::move(client), name_source_or_random(std::move(names)));
 }
 
 }  // namespace sluice::s3

@@ -26,9 +26,12 @@
 
 #include "fs/recoverable_writer.h"
 #include "fs/s3/s3_client.h"
+#include "sluice/core/name_source.h"
 
 namespace sluice::s3 {
 
-std::shared_ptr<fs::RecoverableWriter> make_s3_recoverable_writer(std::shared_ptr<S3Client> client);
+// `names`: leftover objects' nonces come from its stream "s3-leftover" (null: a random source).
+std::shared_ptr<fs::RecoverableWriter> make_s3_recoverable_writer(std::shared_ptr<S3Client> client,
+                                                                  std::shared_ptr<NameSource> names = nullptr);
 
 }  // namespace sluice::s3

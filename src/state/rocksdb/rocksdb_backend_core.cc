@@ -149,7 +149,7 @@ RocksDBBackendCore::RocksDBBackendCore(KeyGroupRange range, int32_t max_parallel
       key_serializer_(std::move(key_serializer)),
       store_(std::move(store)),
       options_(std::move(options)),
-      backend_id_(new_backend_id()),
+      backend_id_(new_backend_id(options_)),
       tracker_(new_upload_tracker()) {}
 
 RocksDBBackendCore::~RocksDBBackendCore() = default;

@@ -27,19 +27,10 @@ struct RocksDBUploadTracker {
 
 std::shared_ptr<RocksDBUploadTracker> new_upload_tracker() { return std::make_shared<RocksDBUploadTracker>(); }
 
-std::string new_backend_id() {
-  static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}()};
-  uint64_t a, b;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    a = rng();
-    b = rng();
-  }
-  char buf[33];
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b));
-  return buf;
+std::string new_backend_id(const RocksDBStateBackendOptions& options) {
+  const std::shared_ptr<NameSource> names = name_source_or_random(options.names);
+  const std::string stream = "rocksdb-backend:" + options.instance_name;
+  return names->hex(stream) + names->hex(stream);
 }
 
 namespace {
@@ -254,6 +245,7 @@ Status RocksDBBackendCore::restore_incremental(const std::vector<IncrementalRest
     }
   }
   RocksDBStore::Options opts{options_.local_dir, options_.instance_name};
+  opts.names = options_.names;
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> store,
                           RocksDBStore::open_existing(opts, [&](const std::string& dir) { return download(*base, dir); }));
   // Drop the base's key groups outside our range.
@@ -274,6 +266,7 @@ Status RocksDBBackendCore::restore_incremental(const std::vector<IncrementalRest
   for (const IncrementalRestoreHandle* h : used) {
     if (h == base) continue;
     RocksDBStore::Options aside{options_.local_dir, options_.instance_name + "-restore"};
+    aside.names = options_.names;
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDBStore> other,
                             RocksDBStore::open_existing(aside, [&](const std::string& dir) { return download(*h, dir); }));
     SLUICE_RETURN_IF_ERROR(copy_key_groups(*other, *store, h->range.intersection(range_), h->what));

@@ -36,18 +36,6 @@ std::string sanitize(std::string_view name) {
   return out;
 }
 
-std::string random_hex16() {
-  static std::mutex mu;
-  static std::mt19937_64 rng{std::random_device{}()};
-  uint64_t v;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    v = rng();
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 }  // namespace
 
@@ -170,8 +158,9 @@ Result<std::filesystem::path> create_working_dir(const RocksDBStore::Options& op
   const std::string stem = "sluice-rocksdb-" + (options.instance_name.empty() ? std::string("instance")
                                                                                : sanitize(options.instance_name));
   fs::path dir;
+  const std::shared_ptr<NameSource> names = name_source_or_random(options.names);
   for (int attempt = 0;; ++attempt) {
-    dir = parent / (stem + "-" + random_hex16());
+    dir = parent / (stem + "-" + names->hex("rocksdb-dir:" + options.instance_name));
     if (fs::create_directory(dir, ec)) break;
     if (ec || attempt == 8) {
       return Status::io_error("RocksDB state backend: cannot create a working directory under '" + parent.string() +

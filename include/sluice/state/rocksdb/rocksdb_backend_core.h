@@ -48,7 +48,7 @@ namespace sluice {
 
 struct RocksDBUploadTracker;  // rocksdb_incremental.cc
 std::shared_ptr<RocksDBUploadTracker> new_upload_tracker();
-std::string new_backend_id();     // 32 random hex digits
+std::string new_backend_id(const RocksDBStateBackendOptions& options);  // 32 hex digits from options.names
 std::string column_family_of(const std::string& state_name);  // "state:<name>"
 
 class RocksDBBackendCore {
