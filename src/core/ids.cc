@@ -2,13 +2,11 @@
 
 #include <cstdio>
 
+#include "sluice/core/name_source.h"
+
 namespace sluice {
 
-JobId JobId::generate() {
-  std::random_device rd;
-  auto draw64 = [&rd] { return (static_cast<uint64_t>(rd()) << 32) ^ rd(); };
-  return JobId(draw64(), draw64());
-}
+JobId JobId::generate() { return NameSource::random()->job_id(); }
 
 std::string JobId::to_hex() const {
   char buf[33];

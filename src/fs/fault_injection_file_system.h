@@ -56,6 +56,8 @@ class FaultInjectionFileSystem final : public FileSystem {
   void set_hook(Hook hook);
 
   std::string_view scheme() const override { return base_->scheme(); }
+  // The base's entropy injection (S3's, when configured): a wrapped S3 keeps its checkpoint layout.
+  const EntropyInjection* entropy_injection() const override { return base_->entropy_injection(); }
   Status create_dir(const std::string& path) override;
   Status write_file(const std::string& path, const std::vector<uint8_t>& bytes, Durability durability) override;
   Status sync_dir(const std::string& dir) override;
