@@ -117,10 +117,12 @@ std::string VerifyReport::to_string() const {
   return s;
 }
 
-Result<VerifyReport> verify_checkpoint(const std::string& path, const fs::FileSystemRegistry& file_systems) {
-  auto fsys = file_systems.for_path(path);
+Result<VerifyReport> verify_checkpoint(const std::string& given_path, const fs::FileSystemRegistry& file_systems) {
+  auto fsys = file_systems.for_path(given_path);
   if (!fsys.is_ok()) return fsys.status().with_context("checkpoint verify");
   fs::FileSystem& fs = **fsys;
+  // execution.checkpointing.dir as configured, with an entropy marker: its checkpoints live without it.
+  const std::string path = fs::remove_entropy_key_of(fs, given_path);
   SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(path));
   if (kind == fs::PathKind::kMissing) return Status::not_found("checkpoint verify: '" + path + "' does not exist");
   VerifyReport report;

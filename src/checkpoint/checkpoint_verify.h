@@ -52,7 +52,9 @@ struct VerifyReport {
 // Errors only when PATH holds no checkpoint at all or only incomplete ones (kNotFound naming it: "no complete
 // checkpoint (chk-<n> with _metadata) found under PATH"), or cannot be listed; damage inside a checkpoint is
 // reported in the VerifyReport. `file_systems`: the filesystem of PATH's URI scheme (default: the local disk
-// only); an unsupported scheme is kInvalidArgument naming it.
+// only); an unsupported scheme is kInvalidArgument naming it. Where that filesystem injects entropy
+// (fs/entropy_injection.h), the marker is removed from PATH first (the checkpoint directory as configured works);
+// data files recorded by absolute URI are checked where they are.
 Result<VerifyReport> verify_checkpoint(const std::string& path,
                                        const fs::FileSystemRegistry& file_systems = fs::FileSystemRegistry());
 

@@ -10,6 +10,7 @@
 
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_layout.h"
+#include "checkpoint/checkpoint_verify.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/savepoint_files.h"
 #include "checkpoint/tests/test_util.h"
@@ -103,6 +104,14 @@ TEST(EntropyStorage, DataFilesGetEntropyMetadataDoesNot) {
   EXPECT_TRUE(storage.check_restore_files(*loc, *md, RestoreFileCheck::kChecksums).is_ok());
   EXPECT_EQ(storage.file_path(*loc, h->relative_path), h->relative_path);
   EXPECT_EQ(storage.rebase_shared_path(*loc, h->relative_path), h->relative_path);
+
+  // `sluice checkpoint verify` of the directory as configured (marker included) finds it and checks the data file.
+  fs::FileSystemRegistry registry;
+  registry.register_file_system("file", std::make_shared<EntropyLocalFileSystem>());
+  auto report = verify_checkpoint("file://" + root + "/_entropy_/ck", registry);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->checkpoints.size(), 1u);
+  EXPECT_EQ(report->problem_count(), 0u) << report->to_string();
 
   // Discarding deletes the entropy file too.
   const std::string data_file = h->relative_path.substr(std::string("file://").size());
