@@ -181,14 +181,11 @@ TEST_F(FileConnectorTest, PartFileNamesCarryTheCheckpointIdTheSinkSees) {
 }
 
 // A restart without a checkpoint (the failure came before the first one) aborts what the failed attempt of
-// the same run left hidden; another run's hidden files stay (a checkpoint of that run may still own them).
+// the same run left hidden (here a process killed before its writer could close); another run's hidden files stay
+// (a checkpoint of that run may still own them).
 TEST_F(FileConnectorTest, ARestartWithoutACheckpointRemovesItsRunsLingeringFiles) {
   const std::string job = "0123456789abcdef0123456789abcdef", other = "fedcba9876543210fedcba9876543210";
-  {
-    TransactionalPartWriter failed(dir_.string(), job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
-    failed.append_line("lost with the failed attempt");
-    failed.flush();
-  }
+  write(dir_ / (".part-" + job + "-0-1-0.inprogress"), "lost with the killed attempt\n");
   write(dir_ / (".part-" + other + "-0-3-0.pending"), "another run's pre-committed data\n");
   ASSERT_TRUE(fs::exists(dir_ / (".part-" + job + "-0-1-0.inprogress")));
   TransactionalPartWriter restarted(dir_.string(), job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
