@@ -8,30 +8,14 @@
 #include "sluice/connectors/file/file_source.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/sluice.h"
+#include "file_test_dir.h"
 
 namespace sluice::file {
 namespace {
 
 namespace fs = std::filesystem;
 
-class FileConnectorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sluice-file-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  fs::path dir_;
-};
+class FileConnectorTest : public FileTestDir {};
 
 TEST_F(FileConnectorTest, ListsFilesRecursivelySkippingHiddenOnes) {
   write(dir_ / "b.txt", "x\n");
