@@ -16,7 +16,7 @@
 // time, is the sink's writer state in that checkpoint (TwoPhaseCommittingSink::has_writer_state; an InProgressPart
 // per open file). Its data becomes visible only after it rolled and the next checkpoint completed - choose the
 // intervals by how stale readers may be. RollingPolicy::on_checkpoint() rolls at every checkpoint (and by size):
-// output visible one checkpoint after it was written, no writer state. The end of the input rolls the open file,
+// output visible one checkpoint after it was written, empty writer state. The end of the input rolls the open file,
 // and the final checkpoint commits it.
 //
 // Restore from checkpoint n: the committables of n are committed by whichever subtask received them, and each
@@ -194,7 +194,9 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
   TransactionalFileSink(std::string dir, Encoder encoder, RollingPolicy rolling = RollingPolicy::defaults())
       : dir_(std::move(dir)), encoder_(std::move(encoder)), rolling_(rolling) {}
 
-  bool has_writer_state() const override { return rolling_.kind != RollingPolicy::Kind::kOnCheckpoint; }
+  // Whatever the policy: a job that switched to on_checkpoint() must still resume the files a checkpoint taken
+  // with another policy kept open (with on_checkpoint() the state is empty: every barrier rolls).
+  bool has_writer_state() const override { return true; }
 
   std::unique_ptr<PrecommittingSinkWriter<T, FileCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
     PartWriterConfig config;
