@@ -221,6 +221,13 @@ TEST_P(SinkFailoverIT, OutputIsExactlyOnceUnderSeededFailuresOfEveryClass) {
 
   expect_exactly_once(*t.fs, t.out(), kRecords);
   expect_nothing_unpublished(*t.fs, t.out());
+  auto entries = t.fs->list_dir(t.out());
+  ASSERT_TRUE(entries.is_ok());
+  const int64_t checkpoints = cp->checkpoint_stats().num_completed;
+  std::printf("  %zu part files, %lld checkpoints completed\n", entries->size(), static_cast<long long>(checkpoints));
+  if (c.rolling == Rolling::kKeepOpen) {
+    EXPECT_LT(static_cast<int64_t>(entries->size()), checkpoints) << "files did not stay open across checkpoints";
+  }
   (void)t.fs->remove_all(t.base);
 }
 
@@ -241,7 +248,9 @@ JobStatus run_attempt(Target& t, int32_t parallelism, bool restore, int64_t reco
   Configuration config = t.config;
   EXPECT_TRUE(config.set_string("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION")
                   .is_ok());
-  if (restore) EXPECT_TRUE(config.set_string("execution.state-recovery.path", "latest").is_ok());
+  if (restore) {
+    EXPECT_TRUE(config.set_string("execution.state-recovery.path", "latest").is_ok());  // --restore latest
+  }
   StreamExecutionEnvironment env(config);
   env.set_parallelism(parallelism);
   build_job(env, t.out(), records, /*records_per_second=*/8'000, Rolling::kKeepOpen);
@@ -322,7 +331,7 @@ TEST(SinkKillIT, KilledProcessRestoresExactlyOnceFromS3) {
   int64_t seen = 0;
   while (seen < kill_after_checkpoint && std::chrono::steady_clock::now() < deadline) {
     auto latest = checkpoint::resolve_restore_path("latest", t.base + "/ck", registry);
-    if (latest.is_ok()) seen = latest->metadata.checkpoint_id;
+    if (latest.is_ok()) seen = latest->metadata.checkpoint_id.value();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const int64_t extra_ms = static_cast<int64_t>(rng() % 300);
