@@ -110,7 +110,9 @@ nlohmann::json files_case(const Flags& f) {
   std::set<std::string> read_files;
   return measure(
       f, "transactional_file_sink",
-      [&](DataStream<Stamped>& s) { s.sink_to(file::TransactionalFileSink<Stamped>(dir, encode_line)).uid("sink"); },
+      [&](DataStream<Stamped>& s) {  // rolling at every checkpoint: visible one checkpoint after it was written
+        s.sink_to(file::TransactionalFileSink<Stamped>(dir, encode_line, file::RollingPolicy::on_checkpoint())).uid("sink");
+      },
       [&] {
         std::vector<Stamped> out;
         for (const auto& e : std::filesystem::directory_iterator(dir)) {

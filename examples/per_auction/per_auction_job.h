@@ -73,8 +73,9 @@ inline void build(sluice::StreamExecutionEnvironment& env, const JobOptions& opt
       .process(CountSumMax{})
       .name("per-auction")
       .uid("per-auction")
-      // Exactly-once: part files become visible when the checkpoint that covers them completes.
-      .sink_to(sluice::file::TransactionalFileSink<AuctionUpdate>(options.output_dir, append_csv_line))
+      // Exactly-once: part files roll at every checkpoint and become visible when it completes.
+      .sink_to(sluice::file::TransactionalFileSink<AuctionUpdate>(options.output_dir, append_csv_line,
+                                                                  sluice::file::RollingPolicy::on_checkpoint()))
       .name("sink")
       .uid("sink");
 }

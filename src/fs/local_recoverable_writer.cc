@@ -150,6 +150,17 @@ class LocalRecoverableWriter final : public RecoverableWriter {
     }
     const std::string path = join_path(n.dir, hidden);
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+      // Closed for commit after the persist (by a run that then failed before its commit): not published, so the
+      // persisted bytes are still there under the pending name. Back to in-progress, and on from the persist point.
+      const std::string pending = n.hidden_path(kPendingSuffix);
+      if (::rename(pending.c_str(), path.c_str()) == 0) {
+        SLUICE_RETURN_IF_ERROR(sync_directory(n.dir));
+        fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      } else {
+        errno = ENOENT;
+      }
+    }
     if (fd < 0) {
       return errno_status("cannot resume '" + r.target_path + "': its in-progress file is gone", path, errno);
     }

@@ -1,7 +1,9 @@
 // The recoverable writer of the local disk (recoverable_writer.h; after Flink's LocalRecoverableWriter).
 //
 // A file for `<dir>/<name>` is written to the hidden sibling `<dir>/.<name>.inprogress`. persist() fsyncs it and
-// records its length; recover() truncates it back to that length and continues. close_for_commit() fsyncs it and
+// records its length; recover() truncates it back to that length and continues (a file closed for commit since,
+// but not committed, is taken back from its pending name: a restore from the checkpoint that persisted it, after
+// a failed run rolled it, continues it). close_for_commit() fsyncs it and
 // renames it to `<dir>/.<name>.pending` (directory synced); commit() renames the pending file to `<dir>/<name>`
 // (directory synced). A commit that finds no pending file but the final file succeeds (committed before).
 // Recoverables record the hidden file's name, not its directory: a committable commits next to whatever target

@@ -14,7 +14,8 @@
 //   - persist() returns only once every byte written so far is durable (local: fsync; S3: uploaded);
 //   - recover(r) reopens the file at r.position_bytes: every byte before it is kept, every byte written after
 //     that persist (by a run that then failed) is dropped (local: truncate; S3: the parts recorded, the bytes
-//     held as a leftover object, and nothing else);
+//     held as a leftover object, and nothing else); this holds also after the file was closed for commit by that
+//     run, as long as it was not committed (a restore from the checkpoint before the roll);
 //   - commit() is idempotent: committing a committable whose file was published before (a repeated
 //     notification, a second restore from the same checkpoint) succeeds and changes nothing; a commit that
 //     cannot be done (the hidden data is gone and the file is not there) is kNotFound naming the target;

@@ -319,8 +319,9 @@ void build_mixed_job(StreamExecutionEnvironment& env, const std::string& out) {
                      .name("bounded-text")
                      .uid("bounded-text");
   auto slow = env.from_generator(kLong, [](int64_t i) { return i; }, 0, "long").uid("long").map(SlowDown{}).name("slow").uid("slow");
-  bounded.union_(slow)
-      .sink_to(file::TransactionalFileSink<std::string>(out, [](const std::string& s, std::string& line) { line += s; }))
+  bounded.union_(slow)  // rolling at every checkpoint: the bounded records are visible while the long source runs
+      .sink_to(file::TransactionalFileSink<std::string>(out, [](const std::string& s, std::string& line) { line += s; },
+                                                        file::RollingPolicy::on_checkpoint()))
       .name("sink")
       .uid("sink");
 }

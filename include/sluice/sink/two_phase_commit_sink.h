@@ -10,6 +10,12 @@
 //  4. restore from checkpoint n: the committables recorded in it are committed again (commit is
 //     idempotent), and the writer is created with recover = true so it aborts lingering transactions the
 //     state does not know (pre-committed after checkpoint n, or never pre-committed).
+// Writer state (optional; Flink's SupportsWriterState / StatefulSinkWriter): a sink whose has_writer_state() is
+// true gets snapshot_writer_state() called at every barrier, right after prepare_commit(); the entries are kept in
+// the checkpoint as operator list state "writer-state" next to "pending-committables" (split-distributed on a
+// rescaled restore: each entry goes to one subtask, a subtask may get none or several) and handed back to the
+// restored writer through TwoPhaseCommitContext::restored_writer_state_bytes(). The file sink keeps its open part
+// files there. Sinks without writer state register no such state (their checkpoints are unchanged).
 // With checkpointing off, everything is committed when the input ends, as Flink's committer does.
 // Threading: task thread only. Committers must be idempotent: committing something already committed is not
 // an error.
@@ -36,6 +42,14 @@ class PrecommittingSinkWriter {
   virtual void flush(bool end_of_input) = 0;
   // Pre-commits the current transaction and opens the next; returns what the committer must commit.
   virtual std::vector<CommT> prepare_commit() = 0;
+  // Writer state of the checkpoint `checkpoint_id` (called right after prepare_commit() when the sink's
+  // has_writer_state() is true): opaque entries, each restored to exactly one subtask. Default: none.
+  virtual std::vector<std::vector<uint8_t>> snapshot_writer_state(int64_t checkpoint_id) {
+    (void)checkpoint_id;
+    return {};
+  }
+  // The task ends (finished, cancelled or failed). What no checkpoint references may be cleaned up here; what a
+  // checkpoint taken by this writer references must stay (a restore may need it).
   virtual void close() {}
 };
 
@@ -58,6 +72,12 @@ class TwoPhaseCommitContext : public SinkInitContext {
   virtual const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const = 0;
   // The next checkpoint id this writer's data will belong to.
   virtual int64_t next_checkpoint_id() const = 0;
+  // The writer state entries this subtask restored (snapshot_writer_state of some old subtasks); empty without a
+  // restore or when the sink has no writer state.
+  virtual const std::vector<std::vector<uint8_t>>& restored_writer_state_bytes() const {
+    static const std::vector<std::vector<uint8_t>> none;
+    return none;
+  }
 };
 
 // What a sink may check when its job is submitted (milliseconds; 0 when checkpointing is off or the job does not
@@ -77,6 +97,8 @@ class TwoPhaseCommittingSink {
   virtual ~TwoPhaseCommittingSink() = default;
   virtual std::unique_ptr<PrecommittingSinkWriter<T, CommT>> create_writer(TwoPhaseCommitContext& ctx) const = 0;
   virtual std::unique_ptr<Committer<CommT>> create_committer() const = 0;
+  // True when the writer keeps state in checkpoints (snapshot_writer_state). Default: false.
+  virtual bool has_writer_state() const { return false; }
   // Warnings about the job's settings, logged when the job is submitted (e.g. a transaction timeout shorter than
   // a checkpoint can take to commit). Default: none.
   virtual std::vector<std::string> submission_warnings(const SinkSubmissionContext& job) const {
@@ -108,6 +130,10 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
       pending_[id].push_back(c);
       restored_bytes_.push_back(serialize_bytes(c));
     }
+    if (sink_->has_writer_state()) {
+      writer_state_ = &this->operator_state_.get_list_state(ListStateDescriptor<std::vector<uint8_t>>("writer-state"));
+      restored_writer_state_ = writer_state_->get();
+    }
   }
   void open() override {
     committer_ = call_user(this->info(), [&] { return sink_->create_subtask_committer(*this); });
@@ -127,6 +153,9 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     auto comms = call_user(this->info(), [&] { return writer_->prepare_commit(); });
+    if (writer_state_ != nullptr) {
+      writer_state_->update(call_user(this->info(), [&] { return writer_->snapshot_writer_state(id.value()); }));
+    }
     auto& bucket = pending_[id.value()];
     for (auto& c : comms) bucket.push_back(std::move(c));
     next_checkpoint_ = id.value() + 1;
@@ -155,6 +184,9 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   bool is_restored() const override { return restored_; }
   const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
   int64_t next_checkpoint_id() const override { return next_checkpoint_; }
+  const std::vector<std::vector<uint8_t>>& restored_writer_state_bytes() const override {
+    return restored_writer_state_;
+  }
 
   std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink_;
   std::unique_ptr<PrecommittingSinkWriter<T, CommT>> writer_;
@@ -162,6 +194,8 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   ListState<std::pair<int64_t, CommT>>* state_ = nullptr;
   std::map<int64_t, std::vector<CommT>> pending_;  // checkpoint id -> committables not committed yet
   std::vector<std::vector<uint8_t>> restored_bytes_;
+  ListState<std::vector<uint8_t>>* writer_state_ = nullptr;  // only when the sink has writer state
+  std::vector<std::vector<uint8_t>> restored_writer_state_;
   bool restored_ = false;
   int64_t next_checkpoint_ = 1;
 };

@@ -8,6 +8,7 @@
 #include "fs/file_system_registry.h"
 #include "fs/path.h"
 #include "fs/recoverable_writer.h"
+#include "sluice/core/clock.h"
 
 namespace sluice::file {
 namespace {
@@ -98,50 +99,87 @@ TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string jo
                                                  bool recover, const std::vector<FileCommittable>& keep,
                                                  int64_t bytes_per_sync, int32_t parallelism,
                                                  std::shared_ptr<const fs::FileSystemRegistry> file_systems)
-    : dir_(std::move(dir)), job_id_(std::move(job_id)), subtask_(subtask),
-      next_checkpoint_id_(std::move(next_checkpoint_id)), part_size_bytes_(part_size_bytes) {
-  const fs::FileSystemRegistry& registry = file_systems ? *file_systems : local_only();
+    : TransactionalPartWriter(PartWriterConfig{std::move(dir), std::move(job_id), subtask, std::move(next_checkpoint_id),
+                                               RollingPolicy::on_checkpoint(part_size_bytes), recover, keep, {},
+                                               bytes_per_sync, parallelism, std::move(file_systems), nullptr}) {}
+
+TransactionalPartWriter::TransactionalPartWriter(PartWriterConfig config)
+    : dir_(std::move(config.dir)), job_id_(std::move(config.job_id)), subtask_(config.subtask),
+      next_checkpoint_id_(std::move(config.next_checkpoint_id)), rolling_(config.rolling), clock_(config.clock) {
+  if (Status s = rolling_.validate(); !s.is_ok()) fail(s);
+  const fs::FileSystemRegistry& registry = config.file_systems ? *config.file_systems : local_only();
   auto fsys = file_system_for(registry, dir_);
   if (Status s = fs::create_directories_durable(*fsys, dir_); !s.is_ok()) {
     fail(s.with_context("cannot create directory '" + dir_ + "'"));
   }
-  writer_ = value_or_fail(fsys->create_recoverable_writer(fs::RecoverableWriterOptions{bytes_per_sync}));
-  abort_lingering(recover, keep, parallelism);
+  writer_ = value_or_fail(fsys->create_recoverable_writer(fs::RecoverableWriterOptions{config.bytes_per_sync}));
+  for (const auto& c : config.keep) referenced_.insert(fs::path_file_name(c.final_path));
+  for (const auto& p : config.resume) referenced_.insert(fs::path_file_name(p.final_path));
+  abort_lingering(config);
+  resume_restored(config.resume);
 }
 
 // Aborts lingering transactions: this subtask's unpublished files the restored state does not own. Without a
 // restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint): another
 // run's may still belong to a checkpoint someone restores later.
-// After a restore, a pending file not after the restored checkpoint may be owned by another subtask: the
-// committables are split-distributed state, so after a rescale (or with subtasks holding different numbers of
-// committables) a file can be handed to a subtask other than the one whose index it carries, which commits it
-// concurrently. Only files started after the restored checkpoint are certainly leftovers. An S3 upload does not
-// say whether it was closed for commit, so it counts as pending. After a scale-down nobody has the indexes >= the
-// new parallelism: restored subtask 0 aborts their leftovers by the same rules.
-void TransactionalPartWriter::abort_lingering(bool recover, const std::vector<FileCommittable>& keep,
-                                              int32_t parallelism) {
-  const bool sweeps_vanished = recover && subtask_ == 0 && parallelism > 0;
+// After a restore, an unpublished file not after the restored checkpoint may be owned by another subtask: the
+// committables and the writer state are split-distributed, so after a rescale (or with subtasks holding different
+// numbers of entries) a file can be handed to a subtask other than the one whose index it carries, which commits or
+// continues it concurrently. Only files started after the restored checkpoint are certainly leftovers: a file
+// started before the restored checkpoint's barrier was either rolled at it or persisted into it. After a scale-down
+// nobody has the indexes >= the new parallelism: restored subtask 0 aborts their leftovers by the same rules.
+void TransactionalPartWriter::abort_lingering(const PartWriterConfig& config) {
+  const bool recover = config.recover;
+  const bool sweeps_vanished = recover && subtask_ == 0 && config.parallelism > 0;
   const int64_t first_after_restore = recover ? next_checkpoint_id_() : 0;
-  std::set<std::string> owned;
-  for (const auto& c : keep) owned.insert(fs::path_file_name(c.final_path));
   for (const fs::InProgressFile& f : value_or_fail(writer_->list_in_progress(dir_))) {
     const std::string name = fs::path_file_name(f.target_path);
     const PartName p = parse_part_name(name);
-    const bool mine = p.subtask == subtask_ || (sweeps_vanished && p.subtask >= parallelism);
-    if (p.subtask < 0 || !mine || owned.count(name) > 0) continue;
-    if (recover && f.stage != fs::InProgressFile::Stage::kInProgress && p.checkpoint < first_after_restore) continue;
+    const bool mine = p.subtask == subtask_ || (sweeps_vanished && p.subtask >= config.parallelism);
+    if (p.subtask < 0 || !mine || referenced_.count(name) > 0) continue;
+    if (recover && p.checkpoint < first_after_restore) continue;
     if (!recover && p.job != job_id_) continue;
     if (Status s = writer_->abort(f); !s.is_ok()) fail(s);
   }
 }
 
+// Reopens the restored open files exactly where their checkpoint persisted them. One carrying this subtask's index
+// is written on; the others are closed for commit (committed with the next checkpoint).
+void TransactionalPartWriter::resume_restored(const std::vector<InProgressPart>& parts) {
+  for (const InProgressPart& p : parts) {
+    const std::string target = fs::join_path(dir_, fs::path_file_name(p.final_path));
+    auto stream = writer_->recover(fs::ResumeRecoverable{target, p.position_bytes, p.state});
+    if (!stream.is_ok()) {
+      fail(stream.status().with_context("resuming in-progress part file '" + target + "' at byte " +
+                                        std::to_string(p.position_bytes) + " (kept open by the restored checkpoint)"));
+    }
+    const bool continue_it = !out_ && parse_part_name(fs::path_file_name(target)).subtask == subtask_;
+    if (continue_it) {
+      out_ = std::move(stream).value();
+      current_ = target;
+      part_bytes_ = static_cast<int64_t>(p.position_bytes);
+      created_ms_ = p.creation_time_ms;
+      last_write_ms_ = now_ms();
+      continue;
+    }
+    fs::CommitRecoverable c = value_or_fail((*stream)->close_for_commit());
+    ready_.push_back(FileCommittable{std::move(c.target_path), c.size_bytes, std::move(c.state)});
+  }
+}
+
 TransactionalPartWriter::~TransactionalPartWriter() { close(); }
 
+int64_t TransactionalPartWriter::now_ms() const {
+  return clock_ != nullptr ? clock_->now_ms() : SystemClock::shared()->now_ms();
+}
+
 void TransactionalPartWriter::open_new() {
-  base_ = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(next_checkpoint_id_()) + "-" +
-          std::to_string(counter_++);
-  out_ = value_or_fail(writer_->open(fs::join_path(dir_, base_)));
+  const std::string base = "part-" + job_id_ + "-" + std::to_string(subtask_) + "-" +
+                           std::to_string(next_checkpoint_id_()) + "-" + std::to_string(counter_++);
+  current_ = fs::join_path(dir_, base);
+  out_ = value_or_fail(writer_->open(current_));
   part_bytes_ = 0;
+  created_ms_ = last_write_ms_ = now_ms();
 }
 
 void TransactionalPartWriter::write_out() {
@@ -160,7 +198,14 @@ void TransactionalPartWriter::finish_current() {
 }
 
 void TransactionalPartWriter::append_line(const std::string& line) {
-  if (out_ && part_bytes_ >= part_size_bytes_) finish_current();
+  if (out_) {
+    const int64_t now = now_ms();
+    if (rolling_.should_roll_on_event(current_info()) || rolling_.should_roll_on_processing_time(current_info(), now)) {
+      finish_current();
+    } else {
+      last_write_ms_ = now;
+    }
+  }
   if (!out_) open_new();
   buffer_ += line;
   buffer_ += '\n';
@@ -172,17 +217,52 @@ void TransactionalPartWriter::flush() {
   if (out_) write_out();
 }
 
+void TransactionalPartWriter::end_input() { end_of_input_ = true; }
+
 std::vector<FileCommittable> TransactionalPartWriter::prepare_commit() {
-  finish_current();  // roll on checkpoint
+  if (out_ && (end_of_input_ || rolling_.should_roll_on_checkpoint(current_info()) ||
+               rolling_.should_roll_on_processing_time(current_info(), now_ms()))) {
+    finish_current();
+  }
   std::vector<FileCommittable> out = std::move(ready_);
   ready_.clear();
+  for (const auto& c : out) referenced_.insert(fs::path_file_name(c.final_path));
   return out;
 }
 
+std::vector<InProgressPart> TransactionalPartWriter::snapshot_state() {
+  if (!out_) return {};
+  write_out();
+  fs::ResumeRecoverable r = value_or_fail(out_->persist());
+  referenced_.insert(fs::path_file_name(current_));
+  return {InProgressPart{std::move(r.target_path), r.position_bytes, std::move(r.state), created_ms_}};
+}
+
 void TransactionalPartWriter::close() noexcept {
-  // An open file holds uncommitted data: it stays unpublished and is aborted on recovery.
   if (out_) out_->close();
+  abort_unreferenced();
   out_.reset();
+  ready_.clear();
+}
+
+// The open file and the files rolled since the last barrier: unless a checkpoint this writer took (or restored)
+// references them, no checkpoint can, and nobody else will abort them before a restore.
+void TransactionalPartWriter::abort_unreferenced() noexcept {
+  std::set<std::string> orphans;
+  if (out_ && referenced_.count(fs::path_file_name(current_)) == 0) orphans.insert(fs::path_file_name(current_));
+  for (const auto& c : ready_) {
+    if (referenced_.count(fs::path_file_name(c.final_path)) == 0) orphans.insert(fs::path_file_name(c.final_path));
+  }
+  if (orphans.empty() || !writer_) return;
+  try {
+    auto listed = writer_->list_in_progress(dir_);
+    if (!listed.is_ok()) return;
+    for (const fs::InProgressFile& f : *listed) {
+      if (orphans.count(fs::path_file_name(f.target_path)) > 0) (void)writer_->abort(f);
+    }
+  } catch (...) {
+    // Best effort: a restore aborts what is left.
+  }
 }
 
 }  // namespace sluice::file

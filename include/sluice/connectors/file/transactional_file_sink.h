@@ -1,38 +1,66 @@
 // The exactly-once file sink (two-phase commit; Flink's FileSink over its RecoverableWriter). Each subtask writes
 // lines to a part file through the recoverable writer of its directory's filesystem (src/fs/recoverable_writer.h):
-// on the local disk a hidden in-progress file, renamed to a hidden pending file at the checkpoint barrier and to
-// its final, visible name when the checkpoint completes; on S3 (`s3://bucket/prefix`) a multipart upload, completed
-// when the checkpoint completes. The committable, kept in the checkpoint, is the writer's CommitRecoverable.
-// Readers take only finished files (names starting with "part-").
+// on the local disk a hidden in-progress file, renamed to a hidden pending file when it rolls and to its final,
+// visible name when the checkpoint after the roll completes; on S3 (`s3://bucket/prefix`) a multipart upload,
+// completed when that checkpoint completes. The committable, kept in the checkpoint, is the writer's
+// CommitRecoverable. Readers take only finished files (names starting with "part-").
 //
 // The directory is any path the job's filesystems serve (SinkInitContext::file_systems: a plain path or file://,
 // and s3:// configured from the job's s3.* keys; docs/storage.md). Outside a job (no registry) only the local disk;
 // an s3:// directory then fails the task naming the scheme.
 //
+// Rolling (rolling_policy.h; Flink's FileSink "Rolling Policy"): by default (RollingPolicy::defaults(), Flink's
+// DefaultRollingPolicy) a part file rolls at 128 MiB, after 60 s open, or after 60 s without a write, and stays
+// open across checkpoints: at a barrier the open file is persisted (RecoverableOutputStream::persist: local fsync;
+// S3 the parts uploaded and the rest as a small hidden object) and its ResumeRecoverable, with the file's creation
+// time, is the sink's writer state in that checkpoint (TwoPhaseCommittingSink::has_writer_state; an InProgressPart
+// per open file). Its data becomes visible only after it rolled and the next checkpoint completed - choose the
+// intervals by how stale readers may be. RollingPolicy::on_checkpoint() rolls at every checkpoint (and by size):
+// output visible one checkpoint after it was written, empty writer state. The end of the input rolls the open file,
+// and the final checkpoint commits it.
+//
+// Restore from checkpoint n: the committables of n are committed by whichever subtask received them, and each
+// open file of n's writer state is reopened with RecoverableWriter::recover exactly at the persisted position
+// (bytes written after it by the failed run are dropped) by whichever subtask received it (writer state is
+// split-distributed: after a scale-down one subtask may receive several, after a scale-up some none). A subtask
+// keeps writing one restored file carrying its own index and closes the others for commit; they are committed with
+// the next checkpoint. A restored file that can no longer be reopened (it was committed after a later checkpoint
+// and the restore is from an older one, or its data was deleted) fails the task naming it: its bytes cannot be
+// kept exactly once.
+//
 // Names are deterministic, so committing twice is harmless and no run mistakes another run's files for its
-// own: part-<job id>-<subtask>-<checkpoint>-<counter>; the hidden artifacts are named from them.
-// Lingering files (one job per output directory). On restore, the committables of the restored checkpoint are
-// committed by whichever subtask received them (committables are split-distributed operator state, so after a
-// rescale or with uneven counts a subtask may commit files carrying another index). Each restored subtask
-// aborts the unpublished files carrying its own index that its restored state does not hold: every in-progress
-// file, and pending files (S3: every upload) started after the restored checkpoint (<checkpoint> >= the next
-// id); pending files of the restored checkpoint stay, another subtask may be committing them. Restored subtask
-// 0 applies the same rule to the indexes >= the new parallelism (a scale-down leaves nobody else to). Without a
+// own: part-<job id>-<subtask>-<checkpoint>-<counter>, <checkpoint> the first checkpoint that can pre-commit or
+// persist the file; the hidden artifacts are named from them. Lingering files (one job per output directory). On
+// restore each subtask aborts the unpublished files carrying its own index that the restored state cannot own:
+// those started after the restored checkpoint (<checkpoint> >= the next id) that neither its committables nor
+// its writer state hold. Unpublished files of the restored checkpoint or earlier stay: committables and writer
+// state are split-distributed, so another subtask may be committing or continuing them. Restored subtask 0
+// applies the same rule to the indexes >= the new parallelism (a scale-down leaves nobody else to). Without a
 // restore a subtask aborts only its own run's unpublished files of its index (an earlier attempt that failed
 // before its first checkpoint).
-// Rolling: a new part file per checkpoint, and when a file reaches part_size_bytes.
+// When the task ends (the job finishes, is cancelled, or fails over), the writer aborts the files it opened that
+// no checkpoint it took references (the open file if no barrier persisted it, files rolled since the last
+// barrier): no checkpoint can need them. What a checkpoint it took references stays, whether or not that
+// checkpoint completed (the sink cannot always know: its completion notice may not have arrived): a later restore
+// commits or continues it, or aborts it as above. On a finished job with checkpointing the final checkpoint
+// committed everything, so nothing is left; after a cancellation the uploads of the last checkpoint remain until
+// the job is restored from it (or a bucket lifecycle rule aborts incomplete uploads).
 // Errors: I/O failures throw (the task fails and recovers); a committable whose data is gone (pending file and
 // final file both missing; an S3 upload aborted and no object with its ETag) fails loudly naming the file (committed
-// data would be lost).
+// data would be lost). Thread-safety: the task thread only (as every sink writer).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sluice/connectors/file/rolling_policy.h"
+#include "sluice/core/clock.h"
 #include "sluice/core/serializer.h"
 #include "sluice/sink/two_phase_commit_sink.h"
 
@@ -66,19 +94,48 @@ void commit_part_files_in(const std::string& dir, const std::vector<FileCommitta
 void commit_part_files_in(const fs::FileSystemRegistry& file_systems, const std::string& dir,
                           const std::vector<FileCommittable>& committables);
 
-// The non-template part of the writer: part files of one subtask.
+// An open part file kept across a checkpoint: the file sink's writer state (Flink's FileWriterBucketState). The
+// recoverable is fs::ResumeRecoverable of the directory's filesystem.
+struct InProgressPart {
+  std::string final_path;
+  uint64_t position_bytes = 0;  // bytes persisted; a restore keeps exactly these
+  std::vector<uint8_t> state;   // the filesystem's encoding (recoverable_writer.h)
+  int64_t creation_time_ms = 0;  // processing time the file was opened (rollover_interval_ms counts from it)
+  bool operator==(const InProgressPart&) const = default;
+  SLUICE_FIELDS(InProgressPart, final_path, position_bytes, state, creation_time_ms)
+};
+
+// What a TransactionalPartWriter is given.
+struct PartWriterConfig {
+  std::string dir;
+  std::string job_id;
+  int32_t subtask = 0;
+  // The id of the next checkpoint whose barrier the sink will see (TwoPhaseCommitContext::next_checkpoint_id);
+  // read when a part file is opened, so a file's <checkpoint> is the first checkpoint that can pre-commit or
+  // persist it, also after checkpoints that never reached the sink.
+  std::function<int64_t()> next_checkpoint_id;
+  RollingPolicy rolling = RollingPolicy::defaults();
+  // Restored from a checkpoint: abort lingering files by the restore rules (see the file comment).
+  bool recover = false;
+  std::vector<FileCommittable> keep;   // committables the restored checkpoint still owns (any subtask's)
+  std::vector<InProgressPart> resume;  // this subtask's share of the restored writer state
+  // On the local disk, every time this many bytes were written to the part file since the last time, the writer
+  // asks the kernel to start writing them back (sync_file_range, no wait; RocksDB's bytes_per_sync), so the fsync
+  // at the barrier, on the task thread, waits for at most about this much dirty data. 0 turns it off.
+  int64_t bytes_per_sync = 1 << 20;
+  // The sink's parallelism; with `recover`, subtask 0 also aborts leftovers of indexes >= it (0: unknown, only
+  // this subtask's index).
+  int32_t parallelism = 0;
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems;  // serves `dir`; null: the local disk only
+  const Clock* clock = nullptr;  // processing time for the rolling policy; null: the system clock
+};
+
+// The non-template part of the writer: part files of one subtask. Throws std::runtime_error on I/O failures
+// (the task fails and recovers) and on an invalid rolling policy.
 class TransactionalPartWriter {
  public:
-  // next_checkpoint_id: the id of the next checkpoint whose barrier the sink will see (the sink operator's
-  // TwoPhaseCommitContext::next_checkpoint_id); read when a part file is opened, so a file's <checkpoint> is
-  // the first checkpoint that can pre-commit it, also after checkpoints that never reached the sink.
-  // bytes_per_sync: on the local disk, every time this many bytes were written to the part file since the last
-  // time, the writer asks the kernel to start writing them back (sync_file_range, no wait; RocksDB's
-  // bytes_per_sync), so the fsync at the barrier, on the task thread, waits for at most about this much dirty
-  // data. 0 turns it off.
-  // parallelism: the sink's parallelism; with `recover`, subtask 0 also aborts leftovers of indexes >= it
-  // (0: unknown, only this subtask's index).
-  // file_systems: serves `dir` (null: the local disk only).
+  explicit TransactionalPartWriter(PartWriterConfig config);
+  // Rolls at every checkpoint and at part_size_bytes (RollingPolicy::on_checkpoint), without writer state.
   TransactionalPartWriter(std::string dir, std::string job_id, int32_t subtask,
                           std::function<int64_t()> next_checkpoint_id, int64_t part_size_bytes, bool recover,
                           const std::vector<FileCommittable>& keep,
@@ -90,49 +147,75 @@ class TransactionalPartWriter {
   TransactionalPartWriter& operator=(const TransactionalPartWriter&) = delete;
   void append_line(const std::string& line);
   void flush();
+  // The input ended: the next prepare_commit() rolls the open file whatever the policy says.
+  void end_input();
+  // At a barrier: rolls the open file if the policy says so (or the input ended) and returns every file rolled
+  // since the last call.
   std::vector<FileCommittable> prepare_commit();
+  // At a barrier, after prepare_commit(): persists the open file (if any) and returns it.
+  std::vector<InProgressPart> snapshot_state();
+  // Releases the open file and aborts the files no checkpoint taken by this writer references (file comment).
+  // Best effort: errors are ignored (a restore aborts what is left).
   void close() noexcept;
 
  private:
-  void abort_lingering(bool recover, const std::vector<FileCommittable>& keep, int32_t parallelism);
+  void abort_lingering(const PartWriterConfig& config);
+  void resume_restored(const std::vector<InProgressPart>& parts);
   void open_new();
   void finish_current();  // close for commit
   void write_out();
+  void abort_unreferenced() noexcept;
+  int64_t now_ms() const;
+  PartFileInfo current_info() const { return PartFileInfo{created_ms_, last_write_ms_, part_bytes_}; }
 
   std::string dir_, job_id_;
   int32_t subtask_;
   std::function<int64_t()> next_checkpoint_id_;
-  int64_t part_size_bytes_;
+  RollingPolicy rolling_;
+  const Clock* clock_;
   std::shared_ptr<fs::RecoverableWriter> writer_;
   int64_t counter_ = 0;  // never reset: unique names even if two files start before the same checkpoint
   std::unique_ptr<fs::RecoverableOutputStream> out_;
+  std::string current_;  // the open file's final path
   int64_t part_bytes_ = 0;
-  std::string base_;  // part-<job>-<subtask>-<checkpoint>-<counter>
+  int64_t created_ms_ = 0, last_write_ms_ = 0;
+  bool end_of_input_ = false;
   std::string buffer_;
   std::vector<FileCommittable> ready_;  // closed files since the last prepare_commit
+  std::set<std::string> referenced_;    // file names a checkpoint taken or restored by this writer references
 };
 
 template <class T>
 class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommittable> {
  public:
   using Encoder = std::function<void(const T&, std::string& out)>;
-  // `dir`: a local path, file:// or s3:// URI, served by the job's filesystems.
-  TransactionalFileSink(std::string dir, Encoder encoder, int64_t part_size_bytes = 128ll << 20)
-      : dir_(std::move(dir)), encoder_(std::move(encoder)), part_size_bytes_(part_size_bytes) {}
+  // `dir`: a local path, file:// or s3:// URI, served by the job's filesystems. `rolling`: when part files roll
+  // (rolling_policy.h; default Flink's DefaultRollingPolicy: 128 MiB, 60 s open, 60 s inactive).
+  TransactionalFileSink(std::string dir, Encoder encoder, RollingPolicy rolling = RollingPolicy::defaults())
+      : dir_(std::move(dir)), encoder_(std::move(encoder)), rolling_(rolling) {}
+
+  // Whatever the policy: a job that switched to on_checkpoint() must still resume the files a checkpoint taken
+  // with another policy kept open (with on_checkpoint() the state is empty: every barrier rolls).
+  bool has_writer_state() const override { return true; }
 
   std::unique_ptr<PrecommittingSinkWriter<T, FileCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
-    std::vector<FileCommittable> keep;
+    PartWriterConfig config;
+    config.dir = dir_;
+    config.job_id = ctx.job_id();
+    config.subtask = ctx.subtask_index();
+    config.next_checkpoint_id = [&ctx] { return ctx.next_checkpoint_id(); };
+    config.rolling = rolling_;
+    config.recover = ctx.is_restored();
     for (const auto& b : ctx.restored_committables_bytes()) {
-      auto c = deserialize_bytes<FileCommittable>(b.data(), b.size(), "file sink committable");
-      if (!c.is_ok()) throw std::runtime_error(c.status().to_string());
-      keep.push_back(std::move(c).value());
+      config.keep.push_back(decode<FileCommittable>(b, "file sink committable"));
     }
-    return std::make_unique<Writer>(
-        std::make_unique<TransactionalPartWriter>(dir_, ctx.job_id(), ctx.subtask_index(),
-                                                  [&ctx] { return ctx.next_checkpoint_id(); }, part_size_bytes_, ctx.is_restored(), keep,
-                                                  TransactionalPartWriter::kDefaultBytesPerSync, ctx.parallelism(),
-                                                  ctx.file_systems()),
-        encoder_);
+    for (const auto& b : ctx.restored_writer_state_bytes()) {
+      config.resume.push_back(decode<InProgressPart>(b, "file sink in-progress part"));
+    }
+    config.parallelism = ctx.parallelism();
+    config.file_systems = ctx.file_systems();
+    config.clock = &ctx.clock();
+    return std::make_unique<Writer>(std::make_unique<TransactionalPartWriter>(std::move(config)), encoder_);
   }
   // Outside a job: commits on the local disk only.
   std::unique_ptr<Committer<FileCommittable>> create_committer() const override {
@@ -151,8 +234,16 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
       encoder_(record, line_);
       files_->append_line(line_);
     }
-    void flush(bool) override { files_->flush(); }
+    void flush(bool end_of_input) override {
+      files_->flush();
+      if (end_of_input) files_->end_input();
+    }
     std::vector<FileCommittable> prepare_commit() override { return files_->prepare_commit(); }
+    std::vector<std::vector<uint8_t>> snapshot_writer_state(int64_t) override {
+      std::vector<std::vector<uint8_t>> out;
+      for (const InProgressPart& p : files_->snapshot_state()) out.push_back(serialize_bytes(p));
+      return out;
+    }
     void close() override { files_->close(); }
 
    private:
@@ -177,9 +268,16 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
     std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
   };
 
+  template <class V>
+  static V decode(const std::vector<uint8_t>& bytes, const char* what) {
+    auto v = deserialize_bytes<V>(bytes.data(), bytes.size(), what);
+    if (!v.is_ok()) throw std::runtime_error(v.status().to_string());
+    return std::move(v).value();
+  }
+
   std::string dir_;
   Encoder encoder_;
-  int64_t part_size_bytes_;
+  RollingPolicy rolling_;
 };
 
 }  // namespace sluice::file

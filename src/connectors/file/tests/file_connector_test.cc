@@ -8,30 +8,14 @@
 #include "sluice/connectors/file/file_source.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/sluice.h"
+#include "file_test_dir.h"
 
 namespace sluice::file {
 namespace {
 
 namespace fs = std::filesystem;
 
-class FileConnectorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("sluice-file-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-  }
-  fs::path dir_;
-};
+class FileConnectorTest : public FileTestDir {};
 
 TEST_F(FileConnectorTest, ListsFilesRecursivelySkippingHiddenOnes) {
   write(dir_ / "b.txt", "x\n");
@@ -181,14 +165,11 @@ TEST_F(FileConnectorTest, PartFileNamesCarryTheCheckpointIdTheSinkSees) {
 }
 
 // A restart without a checkpoint (the failure came before the first one) aborts what the failed attempt of
-// the same run left hidden; another run's hidden files stay (a checkpoint of that run may still own them).
+// the same run left hidden (here a process killed before its writer could close); another run's hidden files stay
+// (a checkpoint of that run may still own them).
 TEST_F(FileConnectorTest, ARestartWithoutACheckpointRemovesItsRunsLingeringFiles) {
   const std::string job = "0123456789abcdef0123456789abcdef", other = "fedcba9876543210fedcba9876543210";
-  {
-    TransactionalPartWriter failed(dir_.string(), job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
-    failed.append_line("lost with the failed attempt");
-    failed.flush();
-  }
+  write(dir_ / (".part-" + job + "-0-1-0.inprogress"), "lost with the killed attempt\n");
   write(dir_ / (".part-" + other + "-0-3-0.pending"), "another run's pre-committed data\n");
   ASSERT_TRUE(fs::exists(dir_ / (".part-" + job + "-0-1-0.inprogress")));
   TransactionalPartWriter restarted(dir_.string(), job, 0, [] { return int64_t{1}; }, 1 << 20, false, {});
