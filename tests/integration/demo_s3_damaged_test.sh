@@ -15,23 +15,6 @@ use_fixture_s3_server
 prefix="demo-s3-damaged-$$-$RANDOM"
 events=3000000
 
-# checkpoint_then_kill NAME ARGS...: the demo checkpointing to $prefix/NAME until a checkpoint is verified, then
-# kill -9.
-checkpoint_then_kill() {
-  local name=$1
-  shift
-  start_demo --events $events --parallelism 2 --checkpoint-interval 200ms \
-    --checkpoint-dir "s3://$SLUICE_S3_BUCKET/$prefix/$name" --output "out-$name" "$@" "${s3[@]}"
-  for _ in $(seq 1 600); do
-    "$sluice" checkpoint verify "s3://$SLUICE_S3_BUCKET/$prefix/$name" "${s3[@]}" > "verify-$name.out" 2>&1 && break
-    sleep 0.1
-  done
-  grep -q "checkpoints\? verified, 0 problems" "verify-$name.out" || fail "$name: no verified checkpoint before the kill"
-  kill -9 "$demo_pid"
-  wait "$demo_pid" 2>/dev/null || true
-  demo_pid=
-}
-
 # pick_object NAME WHERE: the key of the largest object below WHERE ("chk": the newest completed chk-<n>/;
 # "shared": shared/) whose name the newest completed checkpoint's _metadata records (it keeps relative paths), so
 # the damage hits the restore point, not a file left over from a checkpoint the kill cut.
@@ -74,7 +57,8 @@ restore_fails() {
 }
 
 # 1. Heap: a state object of the newest checkpoint truncated.
-checkpoint_then_kill heap
+checkpoint_then_kill heap "s3://$SLUICE_S3_BUCKET/$prefix/heap" --events $events --parallelism 2 \
+  --checkpoint-interval 200ms --output out-heap
 read -r key size < <(pick_object heap chk)
 echo "heap: truncating $key ($size bytes) to $((size / 2))"
 s3_request GET "$key" -o truncated.bin
@@ -84,7 +68,8 @@ restore_fails heap "$key"
 
 # 2. RocksDB incremental: a shared SST of the newest checkpoint deleted.
 rocks=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true -D state.backend.rocksdb.localdir="$work/rocks")
-checkpoint_then_kill rocksdb-inc "${rocks[@]}"
+checkpoint_then_kill rocksdb-inc "s3://$SLUICE_S3_BUCKET/$prefix/rocksdb-inc" --events $events --parallelism 2 \
+  --checkpoint-interval 200ms --output out-rocksdb-inc "${rocks[@]}"
 read -r key size < <(pick_object rocksdb-inc shared)
 echo "rocksdb-inc: deleting $key ($size bytes)"
 s3_request DELETE "$key" -o /dev/null

@@ -22,11 +22,6 @@ use_fixture_s3_server
 [ $((failures % 5)) = 0 ] && [ "$failures" -gt 0 ] || fail "K=$failures: a multiple of 5 covers every class equally"
 base="s3://$SLUICE_S3_BUCKET/demo-s3-failures-$$-$RANDOM"
 
-declare -A backend_args=(
-  [heap]="-D state.backend.type=hashmap"
-  [rocksdb-full]="-D state.backend.type=rocksdb -D execution.checkpointing.incremental=false"
-  [rocksdb-inc]="-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true"
-)
 
 # finals DIR: every auction's last update (the highest count), sorted: independent of the order in which the
 # parallel subtasks and restores interleaved the updates.

@@ -7,6 +7,10 @@
 #   verified JSON             fails unless the demo's --summary-json says the output verified exactly once
 #   s3_request METHOD KEY [CURL_ARGS...]   a signed request for KEY of the bucket (body on stdout)
 #   s3_keys PREFIX            the keys below PREFIX/, one a line (the bucket's ListObjectsV2, every page)
+#   backend_args[NAME]        the -D options of the state backend NAME: heap, rocksdb-full (full snapshots),
+#                             rocksdb-inc (incremental checkpoints); several words, expand unquoted
+#   checkpoint_then_kill NAME DIR DEMO_ARGS...   starts the demo with checkpoints to DIR (on S3), waits until
+#                             `sluice checkpoint verify` passes for one of them, then kill -9 (its checkpoints stay)
 # The requests go through curl's own Signature V4 signing (--aws-sigv4), not the project's S3 client: a test
 # that damages or copies objects must not depend on the code it checks.
 # shellcheck source=demo_job.sh
@@ -32,6 +36,13 @@ use_s3_server() {
   s3=(-D "s3.endpoint=$SLUICE_S3_ENDPOINT" -D s3.path.style.access=true -D "s3.access-key=$SLUICE_S3_ACCESS_KEY"
       -D "s3.secret-key=$SLUICE_S3_SECRET_KEY" -D s3.retry.interval=20ms)
 }
+
+# shellcheck disable=SC2034 # used by the scripts that source this
+declare -A backend_args=(
+  [heap]="-D state.backend.type=hashmap"
+  [rocksdb-full]="-D state.backend.type=rocksdb -D execution.checkpointing.incremental=false"
+  [rocksdb-inc]="-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true"
+)
 
 use_fixture_s3_server() { use_s3_server "${SLUICE_S3_STATE_DIR:?no S3 test server (SLUICE_S3_STATE_DIR)}"; }
 
@@ -70,4 +81,18 @@ while True:
         break
     token = m.group(1)
 PY
+}
+
+checkpoint_then_kill() {
+  local name=$1 dir=$2
+  shift 2
+  start_demo --checkpoint-dir "$dir" "$@" "${s3[@]}"
+  for _ in $(seq 1 600); do
+    "$sluice" checkpoint verify "$dir" "${s3[@]}" > "verify-$name.out" 2>&1 && break
+    sleep 0.1
+  done
+  grep -q "checkpoints\? verified, 0 problems" "verify-$name.out" || fail "$name: no verified checkpoint on S3 before the kill"
+  kill -9 "$demo_pid"
+  wait "$demo_pid" 2>/dev/null || true
+  demo_pid=
 }

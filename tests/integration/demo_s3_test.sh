@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `sluice demo` with checkpoints and savepoints on S3 (docs/storage.md), against the S3 test server of the ctest
 # fixture (test-infra/README.md; $SLUICE_S3_STATE_DIR/env). Each run is verified exactly once against the oracle:
-#   1. kill -9 mid-run, then `--restore latest` from s3:// at another parallelism;
+#   1. kill -9 mid-run, then `--restore latest` from s3:// at another parallelism, heap and RocksDB incremental;
 #   2. stop-with-savepoint to s3://, `sluice savepoint inspect` of it, the savepoint copied to another prefix, and
 #      a restore from the copy at another parallelism on the other backend;
 # and `sluice checkpoint verify|inspect` read s3:// paths, an unsupported scheme is refused naming it.
@@ -14,21 +14,23 @@ enter_demo_workdir
 use_fixture_s3_server
 base="s3://$SLUICE_S3_BUCKET/demo-s3-$$-$RANDOM"
 
-# 1. kill -9, then --restore latest from S3 at another parallelism.
+# 1. kill -9, then --restore latest from S3 at another parallelism (2 -> 3): heap state, and RocksDB incremental
+#    state (shared SSTs downloaded, each new subtask's key groups cut out of the old subtasks' databases).
 events=2000000
-start_demo --events $events --parallelism 2 --checkpoint-interval 200ms --checkpoint-dir "$base/kill" \
-  --output out-kill "${s3[@]}"
-for _ in $(seq 1 600); do
-  "$sluice" checkpoint verify "$base/kill" "${s3[@]}" > verify-kill.out 2>&1 && break
-  sleep 0.1
+for backend in heap rocksdb-inc; do
+  # shellcheck disable=SC2086 # backend_args holds several arguments
+  checkpoint_then_kill "kill-$backend" "$base/kill-$backend" --events $events --parallelism 2 \
+    --checkpoint-interval 200ms --output "out-kill-$backend" ${backend_args[$backend]} \
+    -D state.backend.rocksdb.localdir="$work/rocks"
+  "$sluice" checkpoint inspect "$base/kill-$backend" "${s3[@]}" > "inspect-kill-$backend.out" 2>&1 ||
+    fail "checkpoint inspect of s3://"
+  contains "inspect-kill-$backend" completed
+  # shellcheck disable=SC2086
+  "$sluice" demo --events $events --parallelism 3 --checkpoint-interval 200ms --checkpoint-dir "$base/kill-$backend" \
+    --output "out-kill-$backend" ${backend_args[$backend]} -D state.backend.rocksdb.localdir="$work/rocks" "${s3[@]}" \
+    --restore latest --verify > "restored-kill-$backend.out" 2>&1 || fail "$backend: restore latest from S3 at p=3"
+  contains "restored-kill-$backend" "verified: OK"
 done
-grep -q "checkpoints\? verified, 0 problems" verify-kill.out || fail "no verified checkpoint on S3 before the kill"
-kill -9 "$demo_pid"; wait "$demo_pid" 2>/dev/null || true; demo_pid=
-"$sluice" checkpoint inspect "$base/kill" "${s3[@]}" > inspect-kill.out 2>&1 || fail "checkpoint inspect of s3://"
-contains inspect-kill completed
-"$sluice" demo --events $events --parallelism 3 --checkpoint-interval 200ms --checkpoint-dir "$base/kill" \
-  --output out-kill "${s3[@]}" --restore latest --verify > restored-kill.out 2>&1 || fail "restore latest from S3"
-contains restored-kill "verified: OK"
 
 # 2. Stop with a savepoint on S3, inspect it, copy it to another prefix, restore the copy on RocksDB at p=3.
 start_demo --events $events --parallelism 2 --checkpoint-interval 1h --checkpoint-dir "$base/sp-ck" \
