@@ -1,6 +1,6 @@
 // One run of bench/checkpoint's keyed job (keyed_job.h, an unbounded Nexmark source; its keys dealt in turn so
-// the state holds all `keys` after a warm-up) with checkpoints to one directory, cancelled once `checkpoints`
-// triggered after the warm-up have completed: each one's end-to-end duration and sizes from the coordinator's
+// the state holds all `keys` after a warm-up without checkpoints) with checkpoints to one directory, triggered by
+// the harness every `interval_ms` from then on, cancelled once `checkpoints` of them have completed: each one's end-to-end duration and sizes from the coordinator's
 // statistics, and, when the directory is on S3, the requests the job's S3 client sent between the first and the
 // last of them it saw.
 //
@@ -25,7 +25,7 @@ struct CheckpointRunConfig {
   StateKind state = StateKind::kHeapFull;
   int64_t keys = 100'000;
   int32_t parallelism = 2;
-  int64_t interval_ms = 500;
+  int64_t interval_ms = 500;          // between checkpoint triggers (the next waits for the previous one)
   int32_t checkpoints = 10;           // completed checkpoints before the job is cancelled
   int64_t timeout_s = 300;            // cancelled after this long (warm-up included) even with fewer checkpoints
   std::string checkpoint_dir;         // a local path or s3://bucket/prefix

@@ -22,7 +22,6 @@ use_fixture_s3_server
 [ $((failures % 5)) = 0 ] && [ "$failures" -gt 0 ] || fail "K=$failures: a multiple of 5 covers every class equally"
 base="s3://$SLUICE_S3_BUCKET/demo-s3-failures-$$-$RANDOM"
 
-
 # finals DIR: every auction's last update (the highest count), sorted: independent of the order in which the
 # parallel subtasks and restores interleaved the updates.
 finals() { cat "$1"/part-* | sort -t, -k1,1n -k2,2n | awk -F, '{last[$1] = $0} END {for (a in last) print last[a]}' | sort; }
