@@ -1,6 +1,6 @@
 // Throughput of the exactly-once file sink and of the storage itself, on the local disk and on S3 (README.md):
 //
-//  - sink: `bytes` of the demo's update lines ("key,count,sum,max", ~30 bytes) written by the file sink's part
+//  - sink: `bytes` of the demo's update lines ("key,count,sum,max", ~22 bytes) written by the file sink's part
 //    writer (file::TransactionalPartWriter, the writer TransactionalFileSink runs in each subtask, unchanged),
 //    one subtask, with a checkpoint every `checkpoint_bytes`: at each the writer is flushed, its files closed for
 //    commit (prepare_commit) and committed (commit_part_files, as the sink's committer does when the checkpoint
