@@ -9,7 +9,7 @@
 # --verify checks it against the single-threaded oracle (the failure-free result: every auction's updates 1..n
 # once, finals equal), and the final count, sum and max of every auction equal those of a failure-free run of the
 # same events (checkpointing off, local only).
-# Usage: demo_s3_failures_test.sh SLUICE [SEEDS [EVENTS [K]]]  (defaults: seed 3, 1,000,000 events, K=5: ~15 s;
+# Usage: demo_s3_failures_test.sh SLUICE [SEEDS [EVENTS [K]]]  (defaults: seed 3, 1,000,000 events, K=5: ~25 s;
 # the soak test runs more seeds, events and failures). Every run prints its seed; a seed replays its schedule.
 set -euo pipefail
 sluice=$1
