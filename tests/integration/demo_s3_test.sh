@@ -4,6 +4,7 @@
 #   1. kill -9 mid-run, then `--restore latest` from s3:// at another parallelism, heap and RocksDB incremental;
 #   2. stop-with-savepoint to s3://, `sluice savepoint inspect` of it, the savepoint copied to another prefix, and
 #      a restore from the copy at another parallelism on the other backend;
+#   3. --output on s3:// (twice: the second run replaces the first one's part files), verified through S3;
 # and `sluice checkpoint verify|inspect` read s3:// paths, an unsupported scheme is refused naming it.
 # The seeded failures of every class on S3 are demo_s3_failures_test.sh's; damaged restore points
 # demo_s3_damaged_test.sh's.
@@ -57,7 +58,22 @@ done < savepoint-keys.txt
   > restored-sp.out 2>&1 || fail "restore of the copied savepoint from S3"
 contains restored-sp "verified: OK"
 
-# Unsupported schemes are refused, naming them.
+# 3. The demo's output on S3: written through the exactly-once file sink, its earlier part files replaced by a
+#    second run, and read back by --verify through the S3 API (nothing lands in a local folder).
+for run in 1 2; do
+  "$sluice" demo --events 200000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/out-ck" \
+    --output "$base/output" "${s3[@]}" --verify > "s3-output-$run.out" 2>&1 || fail "demo with --output on S3 (run $run)"
+  contains "s3-output-$run" "verified: OK"
+done
+s3_keys "${base#"s3://$SLUICE_S3_BUCKET/"}/output" | grep -q '/part-' || fail "no part file on S3"
+[ ! -e "s3:" ] || fail "a local folder named 's3:' was created"
+
+# Unsupported schemes and mistyped URIs are refused, naming them; nothing local is created for them.
+rc=0; "$sluice" demo --events 1000 --checkpoint-dir "s3:/$SLUICE_S3_BUCKET/ck" --output out-x > mistyped.out 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "s3:/ (one slash) was accepted"
+contains mistyped "looks like a URI without '//'"
+[ ! -e "s3:" ] || fail "a local folder named 's3:' was created"
+
 rc=0; "$sluice" demo --events 1000 --checkpoint-dir hdfs:///ck --output out-x > hdfs.out 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "hdfs:// was accepted"
 contains hdfs "unsupported URI scheme 'hdfs'"
