@@ -1,7 +1,8 @@
-// One run of bench/checkpoint's keyed job (keyed_job.h, an unbounded Nexmark source) with checkpoints to one
-// directory, cancelled once `checkpoints` have completed: every completed checkpoint's end-to-end duration and
-// sizes from the coordinator's statistics, and, when the directory is on S3, the requests the job's S3 client
-// sent between the first and the last completed checkpoint it saw.
+// One run of bench/checkpoint's keyed job (keyed_job.h, an unbounded Nexmark source; its keys dealt in turn so
+// the state holds all `keys` after a warm-up without checkpoints) with checkpoints to one directory, triggered by
+// the harness every `interval_ms` from then on, cancelled once `checkpoints` of them have completed: each one's end-to-end duration and sizes from the coordinator's
+// statistics, and, when the directory is on S3, the requests the job's S3 client sent between the first and the
+// last of them it saw.
 //
 // Thread-safety: one run at a time per registry (the S3 counters are the client's, not the run's).
 #pragma once
@@ -24,9 +25,9 @@ struct CheckpointRunConfig {
   StateKind state = StateKind::kHeapFull;
   int64_t keys = 100'000;
   int32_t parallelism = 2;
-  int64_t interval_ms = 500;
+  int64_t interval_ms = 500;          // between checkpoint triggers (the next waits for the previous one)
   int32_t checkpoints = 10;           // completed checkpoints before the job is cancelled
-  int64_t timeout_s = 300;            // cancelled after this long even with fewer checkpoints
+  int64_t timeout_s = 300;            // cancelled after this long (warm-up included) even with fewer checkpoints
   std::string checkpoint_dir;         // a local path or s3://bucket/prefix
   std::string rocksdb_local_dir;      // RocksDB working folders (StateKind::kRocksDBIncremental)
   Configuration base;                 // the s3.* keys and -D options
@@ -36,7 +37,9 @@ struct CheckpointRun {
   std::vector<int64_t> end_to_end_ms;           // per completed checkpoint
   std::vector<int64_t> checkpointed_bytes;      // bytes each checkpoint uploaded
   std::vector<int64_t> state_bytes;             // full state each checkpoint refers to
-  int64_t failed = 0;
+  int64_t failed = 0;                 // checkpoints failed after the warm-up
+  int64_t failed_before_warm = 0;
+  double warmup_s = 0;                // until the state held every key
   double wall_s = 0;
   // S3 only (`client` given): counters between the first and the last completion the poller saw, and how many
   // checkpoints completed in between; whole_run over the whole run (start, retention, cancellation).

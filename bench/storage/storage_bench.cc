@@ -6,12 +6,17 @@
 //                bytes per checkpoint and S3 requests per checkpoint, for heap (HashMap) full checkpoints and
 //                RocksDB incremental checkpoints
 //   restore      --restore-bytes of heap state and of RocksDB files restored from the local disk and from S3
+//   sink         --sink-bytes of update lines through the exactly-once file sink's part writer, committed at
+//                a checkpoint every --sink-checkpoint-bytes: records/s and MiB/s
+//   raw          --sink-bytes in 8 MiB objects PUT and GET by the S3 client alone (the server's own limit),
+//                next to the same files written and read on the local disk
 //
 // The S3 server is S3Proxy started with scripts/test-servers/s3-start in the bench's temp folder (stopped at
 // the end), or the running one --s3-state-dir names. Everything the bench writes is below its temp folder and
 // below a fresh prefix of the bucket, both removed at the end.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +36,7 @@
 #include "fs/s3/s3_file_system.h"
 #include "restore_runs.h"
 #include "s3_server.h"
+#include "throughput_runs.h"
 #include "../common/bench_util.h"
 
 #ifndef SLUICE_BENCH_BUILD_TYPE
@@ -54,26 +60,37 @@ struct Options {
   int32_t repeat = 3;
   int64_t restore_bytes = int64_t{256} << 20;
   int32_t restore_repeat = 3;
+  int64_t sink_bytes = int64_t{256} << 20;
+  int64_t sink_checkpoint_bytes = int64_t{32} << 20;
+  int32_t sink_repeat = 3;
   std::string s3_state_dir;  // a running server; empty: start one
   std::string dir;           // default: a new folder under $TMPDIR
-  std::string only;          // "", "checkpoints" or "restore"
+  std::string only;          // "", or one of kParts
   std::vector<std::string> dynamic;
 };
 
+constexpr std::string_view kParts[] = {"checkpoints", "restore", "sink", "raw"};
+
 constexpr const char* kUsage =
     "usage: storage_bench [--keys K] [--parallelism P] [--interval-ms MS] [--checkpoints N] [--repeat R]\n"
-    "                     [--restore-bytes B] [--restore-repeat R] [--s3-state-dir DIR] [--dir DIR]\n"
-    "                     [--only checkpoints|restore] [-D key=value ...]\n"
-    "  --keys K             distinct keys of the job's keyed state (default 100000)\n"
+    "                     [--restore-bytes B] [--restore-repeat R] [--sink-bytes B] [--sink-checkpoint-bytes B]\n"
+    "                     [--sink-repeat R] [--s3-state-dir DIR] [--dir DIR]\n"
+    "                     [--only checkpoints|restore|sink|raw] [-D key=value ...]\n"
+    "  --keys K             distinct keys of the job's keyed state, all present before checkpoints count\n"
+    "                       (default 100000; 10000000 for the large figures)\n"
     "  --parallelism P      parallelism of the job (default 2)\n"
     "  --interval-ms MS     checkpoint interval (default 500)\n"
     "  --checkpoints N      completed checkpoints per job run, then it is cancelled (default 10)\n"
     "  --repeat R           job runs per storage and state backend, alternating local / S3; medians (default 3)\n"
     "  --restore-bytes B    heap state and RocksDB files restored, bytes each (default 268435456; 0 skips)\n"
     "  --restore-repeat R   restores from each storage, alternating; medians (default 3)\n"
+    "  --sink-bytes B       bytes through the file sink, and of the raw PUT/GET comparison (default 268435456;\n"
+    "                       0 skips both)\n"
+    "  --sink-checkpoint-bytes B  a checkpoint (commit) every B bytes of sink output (default 33554432)\n"
+    "  --sink-repeat R      file sink runs per storage, alternating; medians (default 3)\n"
     "  --s3-state-dir DIR   use the S3 server s3-start started with this state folder (default: start one)\n"
     "  --dir DIR            local checkpoints and scratch go below DIR (default: a new folder under $TMPDIR)\n"
-    "  --only PART          checkpoints or restore only\n"
+    "  --only PART          checkpoints, restore, sink or raw only\n"
     "  -D key=value         configuration for every job run and storage (e.g. s3.upload.parallelism=8)\n"
     "Prints one JSON object on stdout; exits 77 when no S3 server can be fetched.\n";
 
@@ -98,13 +115,20 @@ Result<Options> parse_args(int argc, char** argv) {
       SLUICE_ASSIGN_OR_RETURN(o.restore_bytes, parse_int<int64_t>(a, v, 0, int64_t{1} << 40));
     } else if (a == "--restore-repeat") {
       SLUICE_ASSIGN_OR_RETURN(o.restore_repeat, parse_int<int32_t>(a, v, 1, 100));
+    } else if (a == "--sink-bytes") {
+      SLUICE_ASSIGN_OR_RETURN(o.sink_bytes, parse_int<int64_t>(a, v, 0, int64_t{1} << 40));
+    } else if (a == "--sink-checkpoint-bytes") {
+      SLUICE_ASSIGN_OR_RETURN(o.sink_checkpoint_bytes, parse_int<int64_t>(a, v, 1, int64_t{1} << 40));
+    } else if (a == "--sink-repeat") {
+      SLUICE_ASSIGN_OR_RETURN(o.sink_repeat, parse_int<int32_t>(a, v, 1, 100));
     } else if (a == "--s3-state-dir") {
       o.s3_state_dir = std::string(v);
     } else if (a == "--dir") {
       o.dir = std::string(v);
     } else if (a == "--only") {
-      if (v != "checkpoints" && v != "restore") {
-        return Status::invalid_argument("--only: expected checkpoints or restore, got '" + std::string(v) + "'");
+      if (std::find(std::begin(kParts), std::end(kParts), v) == std::end(kParts)) {
+        return Status::invalid_argument("--only: expected checkpoints, restore, sink or raw, got '" + std::string(v) +
+                                        "'");
       }
       o.only = std::string(v);
     } else if (a == "-D") {
@@ -154,7 +178,7 @@ Json side_json(const std::vector<CheckpointRun>& runs, bool on_s3) {
     state.insert(state.end(), r.state_bytes.begin(), r.state_bytes.end());
     failed += r.failed;
     Json run = {{"checkpoints", r.end_to_end_ms.size()}, {"p50_ms", s.p50}, {"p99_ms", s.p99},
-                {"failed", r.failed}, {"wall_s", r.wall_s}};
+                {"failed", r.failed}, {"warmup_s", r.warmup_s}, {"wall_s", r.wall_s}};
     if (on_s3) {
       const double n = static_cast<double>(std::max<int64_t>(r.counted_checkpoints, 1));
       const double whole_n = static_cast<double>(std::max<size_t>(r.end_to_end_ms.size(), 1));
@@ -210,6 +234,8 @@ Status run_checkpoints(const Setup& s, Json* out) {
         c.parallelism = s.o.parallelism;
         c.interval_ms = s.o.interval_ms;
         c.checkpoints = s.o.checkpoints;
+        // The warm-up and each checkpoint grow with the state: 10 M keys on S3 take minutes.
+        c.timeout_s = 300 + s.o.keys / 10'000;
         const std::string leaf = std::string("ck-") + name + "-" + std::to_string(r);
         c.checkpoint_dir = (on_s3 ? s.s3_dir : s.dir) + "/" + leaf;
         c.rocksdb_local_dir = s.dir + "/rocksdb-" + leaf + (on_s3 ? "-s3" : "-local");
@@ -234,17 +260,23 @@ Status run_checkpoints(const Setup& s, Json* out) {
   return Status::ok();
 }
 
+// The folders of one part of the bench: <dir>/<part> and <s3 dir>/<part>.
+RestoreTargets targets(const Setup& s, const std::string& part) {
+  RestoreTargets t;
+  t.local_dir = s.dir + "/" + part;
+  t.s3_dir = s.s3_dir + "/" + part;
+  t.work_dir = s.dir + "/" + part + "-work";
+  t.file_systems = s.file_systems;
+  t.client = s.client;
+  return t;
+}
+
 Status run_restores(const Setup& s, Json* out) {
   if (s.o.restore_bytes == 0) {
     (*out)["restore"] = nullptr;
     return Status::ok();
   }
-  RestoreTargets t;
-  t.local_dir = s.dir + "/restore";
-  t.s3_dir = s.s3_dir + "/restore";
-  t.work_dir = s.dir + "/restore-work";
-  t.file_systems = s.file_systems;
-  t.client = s.client;
+  const RestoreTargets t = targets(s, "restore");
   Json section = Json::object();
   std::fprintf(stderr, "heap restore of %lld bytes\n", static_cast<long long>(s.o.restore_bytes));
   SLUICE_ASSIGN_OR_RETURN(Json heap, heap_restore(t, s.o.restore_bytes, s.o.restore_repeat));
@@ -256,6 +288,30 @@ Status run_restores(const Setup& s, Json* out) {
   section["rocksdb"] = std::move(rocksdb);
   section["target_ratio"] = kTargetRatio;
   (*out)["restore"] = std::move(section);
+  return Status::ok();
+}
+
+Status run_sink(const Setup& s, Json* out) {
+  if (s.o.sink_bytes == 0) {
+    (*out)["sink"] = nullptr;
+    return Status::ok();
+  }
+  std::fprintf(stderr, "file sink: %lld bytes, a checkpoint every %lld\n", static_cast<long long>(s.o.sink_bytes),
+               static_cast<long long>(s.o.sink_checkpoint_bytes));
+  const RestoreTargets t = targets(s, "sink");
+  std::filesystem::create_directories(t.local_dir);
+  SLUICE_ASSIGN_OR_RETURN((*out)["sink"], sink_throughput(t, s.o.sink_bytes, s.o.sink_checkpoint_bytes, s.o.sink_repeat));
+  return Status::ok();
+}
+
+Status run_raw(const Setup& s, Json* out) {
+  if (s.o.sink_bytes == 0) {
+    (*out)["raw"] = nullptr;
+    return Status::ok();
+  }
+  const RestoreTargets t = targets(s, "raw");
+  std::filesystem::create_directories(t.local_dir);
+  SLUICE_ASSIGN_OR_RETURN((*out)["raw"], raw_throughput(t, s.o.sink_bytes));
   return Status::ok();
 }
 
@@ -316,7 +372,7 @@ int run(const Options& o) {
 
   Json out;
   out["benchmark"] = "storage_bench";
-  out["schema_version"] = 1;
+  out["schema_version"] = 2;  // 2: sink and raw sections, warm-up (dealt keys) in checkpoint runs
   out["config"] = {{"keys", o.keys},
                    {"parallelism", o.parallelism},
                    {"interval_ms", o.interval_ms},
@@ -324,6 +380,9 @@ int run(const Options& o) {
                    {"repeat", o.repeat},
                    {"restore_bytes", o.restore_bytes},
                    {"restore_repeat", o.restore_repeat},
+                   {"sink_bytes", o.sink_bytes},
+                   {"sink_checkpoint_bytes", o.sink_checkpoint_bytes},
+                   {"sink_repeat", o.sink_repeat},
                    {"dynamic", o.dynamic},
                    {"s3_endpoint", server->endpoint},
                    {"s3_server", o.s3_state_dir.empty() ? "started by the bench (scripts/test-servers/s3-start)"
@@ -333,8 +392,11 @@ int run(const Options& o) {
                    {"load_average_before", load_before}};
 
   Status st = Status::ok();
-  if (o.only.empty() || o.only == "checkpoints") st = run_checkpoints(s, &out);
-  if (st.is_ok() && (o.only.empty() || o.only == "restore")) st = run_restores(s, &out);
+  const std::pair<std::string_view, Status (*)(const Setup&, Json*)> parts[] = {
+      {"checkpoints", run_checkpoints}, {"restore", run_restores}, {"sink", run_sink}, {"raw", run_raw}};
+  for (const auto& [name, run_part] : parts) {
+    if (st.is_ok() && (o.only.empty() || o.only == name)) st = run_part(s, &out);
+  }
   out["config"]["load_average_after"] = load_average();
   const s3::S3ClientStats total = s.client->stats();
   out["s3_client_total"] = {{"requests", total.requests},

@@ -700,9 +700,31 @@ class LocalJob final : public CheckpointingJobClient,
     for (auto& t : tasks_) fn(*t.task, jg_.vertices[static_cast<size_t>(t.vertex)].is_source);
   }
 
-  // Returns false when the job reached a terminal state.
-  bool handle_failure(const Status& cause) {
+  // Returns false when the job reached a terminal state. A redeploy that fails (e.g. the checkpoint storage is
+  // unreachable while the restore reads it) is one more failure of the job: it goes through the restart strategy
+  // like the first, so a passing outage heals within the strategy's attempts and a lasting one ends with its
+  // reason (Flink treats a failed restore the same way).
+  bool handle_failure(const Status& first_cause) {
     int64_t failed_at_ns = cfg_.clock->monotonic_ns();
+    for (Status cause = first_cause;;) {
+      Status deployed;
+      if (!restart_after(cause, &deployed)) return false;
+      if (deployed.is_ok()) break;
+      cause = deployed.with_context("redeploying after a failure");
+    }
+    set_status(JobStatus::kRunning);
+    {
+      std::lock_guard lock(mu_);
+      recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
+                             (cfg_.clock->monotonic_ns() - failed_at_ns) / 1'000'000});
+    }
+    coordinator_->start();
+    return true;
+  }
+
+  // One restart: consults the strategy, waits its backoff and deploys a new attempt, whose outcome goes to
+  // `deployed`. False once the job reached a terminal state (failed for good, or cancelled during the wait).
+  bool restart_after(const Status& cause, Status* deployed) {
     spdlog::warn("job {}: {}", jg_.job_name, cause.to_string());
     if (!coordinator_) {  // checkpointing off: no restarts (Flink's default without checkpointing)
       error_ = cause;
@@ -751,19 +773,7 @@ class LocalJob final : public CheckpointingJobClient,
       std::lock_guard lock(mu_);
       ++attempt_;
     }
-    Status s = deploy_attempt();
-    if (!s.is_ok()) {
-      error_ = s.with_context("redeploying after a failure");
-      finish_job(JobStatus::kFailed, error_);
-      return false;
-    }
-    set_status(JobStatus::kRunning);
-    {
-      std::lock_guard lock(mu_);
-      recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
-                             (cfg_.clock->monotonic_ns() - failed_at_ns) / 1'000'000});
-    }
-    coordinator_->start();
+    *deployed = deploy_attempt();
     return true;
   }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+
 #include "sluice/config/options.h"
 
 namespace sluice {
@@ -31,27 +33,83 @@ Status unknown_key_error(std::string_view key) {
 
 }  // namespace
 
+bool is_sensitive_key(std::string_view key) {
+  // The substrings of Flink's GlobalConfiguration.isSensitive (its SENSITIVE_KEYS), matched case-insensitively.
+  static constexpr std::string_view kSensitive[] = {"password", "secret", "fs.azure.account.key", "apikey",
+                                                    "api-key", "auth-params", "service-key", "token",
+                                                    "basic-auth", "jaas.config", "http-headers"};
+  std::string lower(key);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : kSensitive) {
+    if (lower.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string redact_sensitive_values(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool redact_next = false;  // a sensitive key without '=': the next word is its value
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ' || text[i] == '\t' || text[i] == '\n') {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != '\n') ++end;
+    const std::string_view word = text.substr(i, end - i);
+    i = end;
+    if (redact_next) {
+      out += kRedacted;
+      redact_next = false;
+      continue;
+    }
+    const size_t eq = word.find('=');
+    const std::string_view key = word.substr(0, eq);
+    if (!is_sensitive_key(key)) {
+      out += word;
+    } else if (eq == std::string_view::npos) {
+      out += word;
+      redact_next = true;  // "s3.secret-key VALUE" or "s3.secret-key: VALUE": the value follows
+    } else {
+      out += word.substr(0, eq + 1);
+      out += kRedacted;
+      if (word.back() == '\'' || word.back() == '"') out += word.back();
+    }
+  }
+  return out;
+}
+
 Status Configuration::set_string(std::string_view key, std::string_view value) {
   OptionLookup found = find_option(key);
   if (found.option == nullptr) return unknown_key_error(key);
   Result<ParsedOptionValue> parsed = found.option->parse_value(value);
-  if (!parsed.is_ok()) return parsed.status();
+  if (!parsed.is_ok()) {
+    if (!is_sensitive_key(found.option->key)) return parsed.status();
+    return Status::invalid_argument("'" + std::string(key) + "': the value is not valid (not shown: the key holds a secret)");
+  }
   if (found.deprecated) {
     spdlog::warn("configuration key '{}' is deprecated; use '{}' instead", key, found.option->key);
+    auto existing = entries_.find(found.option->key);
+    if (existing != entries_.end() && !existing->second.from_deprecated_key) {
+      spdlog::warn("ignoring deprecated key '{}' because '{}' is also set", key, found.option->key);
+      return Status::ok();  // the canonical key wins, in whatever order they come (Flink's rule)
+    }
   }
-  entries_[found.option->key] = Entry{std::move(parsed->value), std::move(parsed->formatted)};
+  entries_[found.option->key] = Entry{std::move(parsed->value), std::move(parsed->formatted), found.deprecated};
   return Status::ok();
 }
 
 Status Configuration::apply_dynamic_property(std::string_view key_equals_value) {
   size_t eq = key_equals_value.find('=');
   if (eq == std::string_view::npos) {
-    return Status::invalid_argument("dynamic property '" + std::string(key_equals_value) +
+    return Status::invalid_argument("dynamic property '" + redact_sensitive_values(key_equals_value) +
                                     "' is not of the form key=value");
   }
   std::string_view key = trim(key_equals_value.substr(0, eq));
   if (key.empty()) {
-    return Status::invalid_argument("dynamic property '" + std::string(key_equals_value) +
+    return Status::invalid_argument("dynamic property '" + redact_sensitive_values(key_equals_value) +
                                     "' has an empty key (expected key=value)");
   }
   return set_string(key, key_equals_value.substr(eq + 1));

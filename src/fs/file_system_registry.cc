@@ -31,7 +31,19 @@ Status FileSystemRegistry::check_supported(const std::string& path, const std::s
   const std::string context = what.empty() ? "" : what + ": ";
   if (path.empty()) return Status::invalid_argument(context + "expected a path or URI, got an empty value");
   std::string scheme = uri_scheme(path);
-  if (scheme.empty()) return Status::ok();
+  if (scheme.empty()) {
+    const std::string mistyped = mistyped_uri_scheme(path);
+    if (mistyped.empty()) return Status::ok();
+    return Status::invalid_argument(context + "'" + path + "' looks like a URI without '//' (expected " + mistyped +
+                                    "://...); a local path containing ':' must start with './' or '/'");
+  }
+  if (scheme == "file") {
+    const std::string host = file_uri_host(path);
+    if (!host.empty() && host != "localhost") {
+      return Status::invalid_argument(context + "'" + path + "' names the host '" + host +
+                                      "': a file URI names a local path (file:///path or file://localhost/path)");
+    }
+  }
   std::lock_guard lock(state_->mu);
   if (state_->entries.count(scheme) > 0) return Status::ok();
   std::string supported;

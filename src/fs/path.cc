@@ -13,8 +13,8 @@ std::string_view strip_trailing_slashes(std::string_view p, size_t root) {
   return p;
 }
 
-// Length of "scheme://" at the start of `path`, or 0.
-size_t scheme_prefix_length(std::string_view path) {
+// Length of an RFC 3986 scheme name at the start of `path` (not counting the ':'), or 0.
+size_t scheme_name_length(std::string_view path) {
   if (path.empty() || !std::isalpha(static_cast<unsigned char>(path[0]))) return 0;
   size_t i = 1;
   while (i < path.size()) {
@@ -22,8 +22,20 @@ size_t scheme_prefix_length(std::string_view path) {
     if (!(std::isalnum(c) || c == '+' || c == '-' || c == '.')) break;
     ++i;
   }
-  if (path.substr(i, 3) != "://") return 0;
+  return i;
+}
+
+// Length of "scheme://" at the start of `path`, or 0.
+size_t scheme_prefix_length(std::string_view path) {
+  const size_t i = scheme_name_length(path);
+  if (i == 0 || path.substr(i, 3) != "://") return 0;
   return i + 3;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace
@@ -31,9 +43,20 @@ size_t scheme_prefix_length(std::string_view path) {
 std::string uri_scheme(std::string_view path) {
   size_t n = scheme_prefix_length(path);
   if (n == 0) return "";
-  std::string s(path.substr(0, n - 3));
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return lower(path.substr(0, n - 3));
+}
+
+std::string mistyped_uri_scheme(std::string_view path) {
+  const size_t i = scheme_name_length(path);
+  // One letter before ':' is too little to mean a scheme (and reads as a drive letter elsewhere).
+  if (i < 2 || i >= path.size() || path[i] != ':' || scheme_prefix_length(path) > 0) return "";
+  return lower(path.substr(0, i));
+}
+
+std::string file_uri_host(std::string_view path) {
+  if (uri_scheme(path) != "file") return "";
+  std::string_view rest = path.substr(7);
+  return std::string(rest.substr(0, rest.find('/')));
 }
 
 size_t uri_root_length(std::string_view path) {
@@ -77,8 +100,10 @@ std::string path_parent(std::string_view path) {
 }
 
 std::string strip_file_scheme(std::string_view path) {
-  if (uri_scheme(path) == "file") return std::string(path.substr(7));
-  return std::string(path);
+  if (uri_scheme(path) != "file") return std::string(path);
+  std::string_view rest = path.substr(7);
+  if (rest.substr(0, 9) == "localhost" && (rest.size() == 9 || rest[9] == '/')) rest.remove_prefix(9);
+  return std::string(rest);
 }
 
 std::string normalize_path(std::string_view path) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "checkpoint/filesystem_checkpoint_storage.h"
+#include "fs/fault_injection_file_system.h"
 #include "checkpoint_it_util.h"
 
 namespace sluice {
@@ -94,6 +95,62 @@ TEST(CheckpointFailures, UnwritableDirectoryCountsAgainstTolerableFailuresAndFai
   }
   EXPECT_EQ(it::check_exactly_once(job), "");
   std::filesystem::remove_all(base);
+}
+
+// The checkpoint storage unreadable while a failover redeploys (an object store's outage during the restore):
+// each failed redeploy is one more failure for the restart strategy, which retries after its delay. Three reads
+// of checkpoint files fail, then the storage answers again: the job recovers and its output is exactly once.
+// With reads failing for good the strategy's attempts run out and the job fails naming both the strategy's
+// reason and the unreadable file.
+TEST(CheckpointFailures, StorageUnreadableDuringARedeployGoesThroughTheRestartStrategy) {
+  for (const int failing_reads : {3, -1}) {
+    SCOPED_TRACE("failing reads " + std::to_string(failing_reads));
+    const std::string base = it::fresh_dir("unreadable-restore");
+    it::MainJob job;
+    job.events = 60'000;
+    job.output_dir = base + "/out";
+    auto faults = std::make_shared<sluice::fs::FaultInjectionFileSystem>();
+    it::g_throttle_us = 100;
+    StreamExecutionEnvironment env;
+    env.set_parallelism(2);
+    it::build_main_job(env, job);
+    cluster::MiniClusterConfig mc;
+    mc.checkpointing = true;
+    mc.checkpoint_config.interval = 20ms;
+    checkpoint::FileSystemStorageOptions fo;
+    fo.file_system = faults;
+    fo.inline_threshold_bytes = 0;  // every state handle is a file the restore must read
+    mc.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(base + "/ck", fo);
+    mc.restart.type = RestartStrategyType::kFixedDelay;
+    mc.restart.fixed_delay.attempts = 5;
+    mc.restart.fixed_delay.delay_ms = 10;
+    auto submitted = it::submit(env, mc, "unreadable-restore");
+    ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+    std::unique_ptr<JobClient> client = std::move(submitted).value();
+    auto& cp = it::checkpointing(*client);
+    ASSERT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 2; }));
+    faults->inject_failure(sluice::fs::FileOp::kRead, "/chk-", failing_reads);
+    cp.fail_task(0, 0, "injected task failure");
+    if (failing_reads > 0) {
+      ASSERT_TRUE(it::wait_for([&] { return cp.recoveries().size() >= 1; }));
+      it::g_throttle_us = 0;
+      JobExecutionResult result = client->wait();
+      ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+      EXPECT_GE(cp.restarts(), 2) << "at least one redeploy failed and was retried";
+      EXPECT_EQ(cp.recoveries().size(), 1u) << "one recovery: the failed redeploys are part of it";
+      EXPECT_EQ(it::check_exactly_once(job), "");
+    } else {
+      JobExecutionResult result = client->wait();
+      it::g_throttle_us = 0;
+      ASSERT_EQ(result.status, JobStatus::kFailed);
+      const std::string m = result.error.to_string();
+      EXPECT_TRUE(contains(m, "redeploying after a failure")) << m;
+      EXPECT_TRUE(contains(m, "/chk-")) << "names the unreadable file: " << m;
+      EXPECT_EQ(cp.restarts(), 5) << "every restart the strategy allows was tried";
+      EXPECT_TRUE(cp.recoveries().empty());
+    }
+    std::filesystem::remove_all(base);
+  }
 }
 
 // The real thing, configured by keys: after the first checkpoint, the job's checkpoint folder is replaced by a

@@ -20,7 +20,7 @@ inline Result<Configuration> load_cli_config(const std::string& config_file, con
   }
   for (const auto& kv : dynamic) {
     if (Status s = config.apply_dynamic_property(kv); !s.is_ok()) {
-      return Status::invalid_argument("-D " + kv + ": " + s.to_string());
+      return Status::invalid_argument("-D " + redact_sensitive_values(kv) + ": " + s.to_string());
     }
   }
   return config;

@@ -21,7 +21,9 @@
 #include "sluice/metrics/metric_names.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
+#include "fs/file_system.h"
 #include "fs/file_systems_from_config.h"
+#include "fs/path.h"
 #include "signals.h"
 #include "cluster/mini_cluster.h"
 #include "sluice/config/derived_options.h"
@@ -89,14 +91,17 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
   return total;
 }
 
-// Removes part files left by an earlier run (only those: the directory may hold other things).
-Status clean_output(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status::io_error("cannot create output directory '" + dir + "': " + ec.message());
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename().string().rfind("part-", 0) == 0) fs::remove(e.path(), ec);
+// Removes the part files left by an earlier run (only those: the directory may hold other things), on any
+// filesystem the job's configuration serves (a local path, file://, s3://).
+Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<sluice::fs::FileSystem> fsys, file_systems.for_path(dir));
+  if (Status s = sluice::fs::create_directories_durable(*fsys, dir); !s.is_ok()) {
+    return s.with_context("cannot create output directory '" + dir + "'");
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<sluice::fs::DirEntry> entries, fsys->list_dir(dir));
+  for (const auto& e : entries) {
+    if (e.kind != sluice::fs::PathKind::kFile || e.name.rfind("part-", 0) != 0) continue;
+    SLUICE_RETURN_IF_ERROR(fsys->remove_file(sluice::fs::join_path(dir, e.name)));
   }
   return Status::ok();
 }
@@ -114,7 +119,7 @@ int run_demo(const DemoFlags& f) {
   for (const auto& kv : f.dynamic) {
     Status s = config.apply_dynamic_property(kv);
     if (!s.is_ok()) {
-      std::fprintf(stderr, "error: -D %s: %s\n", kv.c_str(), s.to_string().c_str());
+      std::fprintf(stderr, "error: -D %s: %s\n", redact_sensitive_values(kv).c_str(), s.to_string().c_str());
       return 2;
     }
   }
@@ -171,7 +176,7 @@ int run_demo(const DemoFlags& f) {
     return 2;
   }
   if (!restoring) {
-    if (Status s = clean_output(f.output); !s.is_ok()) {
+    if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output); !s.is_ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
       return 2;
     }
@@ -301,7 +306,8 @@ int run_demo(const DemoFlags& f) {
     // of another one; the bids are checked one by one (by price).
     std::optional<AuctionBidPrices> prices;
     if (at_least_once) prices = compute_auction_bid_prices(options.source.generator, f.events);
-    auto report = verify_per_auction_output(f.output, oracle, prices ? &*prices : nullptr);
+    const sluice::fs::FileSystemRegistry file_systems = sluice::fs::file_systems_from(config);
+    auto report = verify_per_auction_output(f.output, oracle, prices ? &*prices : nullptr, &file_systems);
     if (!report.is_ok()) {
       std::fprintf(stderr, "verify: %s\n", report.status().to_string().c_str());
       summary["verified"] = false;

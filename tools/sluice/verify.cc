@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 
+#include "fs/file_system.h"
+#include "fs/file_system_registry.h"
+#include "fs/path.h"
 #include "sluice/connectors/nexmark/generator.h"
 
 namespace sluice::cli {
@@ -85,25 +86,33 @@ AuctionBidPrices compute_auction_bid_prices(const nexmark::GeneratorConfig& conf
 
 Result<VerifyReport> verify_per_auction_output(
     const std::string& output_dir, const std::unordered_map<int64_t, nexmark::AuctionAggregate>& oracle,
-    const AuctionBidPrices* bid_prices) {
-  namespace fs = std::filesystem;
+    const AuctionBidPrices* bid_prices, const fs::FileSystemRegistry* file_systems) {
   VerifyReport r;
   r.auctions = static_cast<int64_t>(oracle.size());
   std::unordered_map<int64_t, Seen> seen;
   seen.reserve(oracle.size());
-  std::error_code ec;
-  if (!fs::is_directory(output_dir, ec)) return Status::not_found("output directory '" + output_dir + "' does not exist");
-  for (const auto& entry : fs::directory_iterator(output_dir, ec)) {
-    if (!entry.is_regular_file() || entry.path().filename().string().rfind("part-", 0) != 0) continue;
-    std::ifstream in(entry.path());
-    if (!in) return Status::io_error("cannot read '" + entry.path().string() + "'");
-    std::string line;
-    while (std::getline(in, line)) {
+  static const fs::FileSystemRegistry local_only;
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> fsys,
+                          (file_systems ? *file_systems : local_only).for_path(output_dir));
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fsys->stat(output_dir));
+  if (kind != fs::PathKind::kDirectory) return Status::not_found("output directory '" + output_dir + "' does not exist");
+  SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fsys->list_dir(output_dir));
+  for (const fs::DirEntry& entry : entries) {
+    if (entry.kind != fs::PathKind::kFile || entry.name.rfind("part-", 0) != 0) continue;
+    const std::string path = fs::join_path(output_dir, entry.name);
+    auto bytes = fsys->read_file(path);
+    if (!bytes.is_ok()) return bytes.status().with_context("reading the output file '" + path + "'");
+    const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    for (size_t begin = 0; begin < text.size();) {
+      size_t end = text.find('\n', begin);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string line(text.substr(begin, end - begin));
+      begin = end + 1;
       ++r.records;
       int64_t v[4];
       if (!parse_line(line, v) || v[1] < 1) {
         ++r.malformed;
-        note(r, entry.path().filename().string() + ": malformed line '" + line + "'");
+        note(r, entry.name + ": malformed line '" + line + "'");
         continue;
       }
       auto o = oracle.find(v[0]);

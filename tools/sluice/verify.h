@@ -11,6 +11,10 @@
 #include "sluice/connectors/nexmark/oracle.h"
 #include "sluice/core/status.h"
 
+namespace sluice::fs {
+class FileSystemRegistry;
+}  // namespace sluice::fs
+
 namespace sluice::cli {
 
 // The prices of every bid per auction, in any order: the identity of the bids behind an auction's updates
@@ -43,10 +47,12 @@ struct VerifyReport {
   bool at_least_once() const { return missing == 0 && malformed == 0; }
 };
 
-// Reads every part file under `output_dir` and compares with `oracle`; with `bid_prices` (same stream) it also
-// checks each auction's updates bid by bid (VerifyReport::missing).
+// Reads every part file directly in `output_dir` and compares with `oracle`; with `bid_prices` (same stream) it
+// also checks each auction's updates bid by bid (VerifyReport::missing). `output_dir` is any path or URI
+// `file_systems` serves (null: the local disk only). kNotFound when the directory does not exist; a file that
+// cannot be read is an error naming it. Each part file is read whole into memory (at most the sink's part size).
 Result<VerifyReport> verify_per_auction_output(
     const std::string& output_dir, const std::unordered_map<int64_t, nexmark::AuctionAggregate>& oracle,
-    const AuctionBidPrices* bid_prices = nullptr);
+    const AuctionBidPrices* bid_prices = nullptr, const fs::FileSystemRegistry* file_systems = nullptr);
 
 }  // namespace sluice::cli

@@ -43,6 +43,9 @@ class Configuration {
   // names the key, the value and what is accepted). On error the configuration is unchanged.
   Status set_string(std::string_view key, std::string_view value);
 
+  // A canonical key wins over its deprecated keys in whatever order they are set (Flink's rule): setting a
+  // deprecated key after the canonical one logs a warning and changes nothing. A value rejected for a key that
+  // holds a secret (is_sensitive_key) is not repeated in the error.
   // Applies one -D flag "key=value". The key ends at the first '=' ("a=b=c" sets a to "b=c"); surrounding
   // whitespace of the key is ignored. Errors: no '=' or an empty key, plus those of set_string.
   Status apply_dynamic_property(std::string_view key_equals_value);
@@ -71,6 +74,7 @@ class Configuration {
   struct Entry {
     std::any value;          // holds exactly the T of the option that stored it
     std::string formatted;   // OptionType<T>::format(value)
+    bool from_deprecated_key = false;  // a later canonical key replaces it; a later deprecated one does not win
   };
   static void log_rejected_set(const Status& status);
   static void log_type_mismatch(std::string_view key);
@@ -103,5 +107,15 @@ void Configuration::set(const ConfigOption<T>& option, T value) {
   Status s = try_set(option, std::move(value));
   if (!s.is_ok()) log_rejected_set(s);
 }
+
+// Whether `key` holds a secret whose value must never be printed: it contains (case-insensitively) one of the
+// substrings Flink's GlobalConfiguration.isSensitive uses ("password", "secret", "token", "apikey", ...).
+bool is_sensitive_key(std::string_view key);
+
+inline constexpr std::string_view kRedacted = "<redacted>";
+
+// `text` (a command line, an error message) with the value of every sensitive key replaced by kRedacted: the part
+// after '=' of a word "key=value", or the word after a sensitive word without '='. Other text unchanged.
+std::string redact_sensitive_values(std::string_view text);
 
 }  // namespace sluice

@@ -159,6 +159,40 @@ TEST(Configuration, DeprecatedKeysResolveWithAWarning) {
   EXPECT_NE(text.find("'state.backend' is deprecated; use 'state.backend.type'"), std::string::npos) << text;
 }
 
+// Flink's rule, for -D as for a file: the canonical key wins over its deprecated key in either order.
+TEST(Configuration, CanonicalKeyWinsOverADeprecatedKeySetLater) {
+  LogCapture log;
+  Configuration c;
+  ASSERT_TRUE(c.apply_dynamic_property("s3.access-key=good").is_ok());
+  ASSERT_TRUE(c.apply_dynamic_property("s3.access.key=stale").is_ok());
+  EXPECT_EQ(c.get(options::kS3AccessKey), "good");
+  EXPECT_NE(log.text().find("ignoring deprecated key 's3.access.key' because 's3.access-key' is also set"),
+            std::string::npos)
+      << log.text();
+  Configuration d;
+  ASSERT_TRUE(d.apply_dynamic_property("s3.access.key=stale").is_ok());
+  ASSERT_TRUE(d.apply_dynamic_property("s3.access-key=good").is_ok());
+  EXPECT_EQ(d.get(options::kS3AccessKey), "good");
+  ASSERT_TRUE(d.apply_dynamic_property("s3.access.key=again").is_ok());
+  EXPECT_EQ(d.get(options::kS3AccessKey), "good");
+}
+
+TEST(Configuration, SecretsAreRedactedFromMessages) {
+  EXPECT_TRUE(is_sensitive_key("s3.secret-key"));
+  EXPECT_TRUE(is_sensitive_key("S3.Secret-Key"));
+  EXPECT_TRUE(is_sensitive_key("metrics.reporter.x.password"));
+  EXPECT_FALSE(is_sensitive_key("s3.access-key"));
+  EXPECT_EQ(redact_sensitive_values("-D s3.secret-kye=TOPSECRET x=1"), "-D s3.secret-kye=<redacted> x=1");
+  EXPECT_EQ(redact_sensitive_values("not expected: s3.secret-key TOPSECRET --x"),
+            "not expected: s3.secret-key <redacted> --x");
+  EXPECT_EQ(redact_sensitive_values("'s3.secret.key=TOPSECRET'"), "'s3.secret.key=<redacted>'");
+  EXPECT_EQ(redact_sensitive_values("s3.endpoint=http://h:1"), "s3.endpoint=http://h:1");
+  Configuration c;
+  Status s = c.apply_dynamic_property("s3.secret-key TOPSECRET");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().find("TOPSECRET"), std::string::npos) << s.message();
+}
+
 TEST(Configuration, CanonicalKeyDoesNotWarn) {
   LogCapture log;
   Configuration c;

@@ -9,7 +9,7 @@ namespace {
 
 TEST(FileSystemRegistry, PlainPathsAndFileUrisAreLocal) {
   FileSystemRegistry reg;
-  for (const std::string p : {"/var/ck", "ck", "file:///var/ck", "FILE:///x"}) {
+  for (const std::string p : {"/var/ck", "ck", "file:///var/ck", "FILE:///x", "file://localhost/x", "./s3:x"}) {
     auto f = reg.for_path(p);
     ASSERT_TRUE(f.is_ok()) << p << ": " << f.status().to_string();
     EXPECT_EQ((*f)->scheme(), "file") << p;
@@ -29,6 +29,21 @@ TEST(FileSystemRegistry, AnUnsupportedSchemeIsRefusedNamingItAndTheSupportedOnes
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(st.message().rfind("execution.checkpointing.dir: ", 0), 0u) << st.message();
   EXPECT_EQ(reg.check_supported("", "--restore").code(), StatusCode::kInvalidArgument);
+}
+
+// A URI missing its "//" would otherwise become a local folder named "s3:" beside the job.
+TEST(FileSystemRegistry, AMistypedUriAndAFileUriWithAHostAreRefused) {
+  FileSystemRegistry reg;
+  for (const std::string p : {"s3:/bucket/ck", "s3:bucket/ck"}) {
+    Status st = reg.check_supported(p, "--checkpoint-dir");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << p;
+    EXPECT_NE(st.message().find("'" + p + "' looks like a URI without '//' (expected s3://"), std::string::npos)
+        << st.message();
+    EXPECT_FALSE(reg.for_path(p).is_ok()) << p;
+  }
+  Status st = reg.check_supported("file://otherhost/tmp/x", "--output");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("names the host 'otherhost'"), std::string::npos) << st.message();
 }
 
 TEST(FileSystemRegistry, AFactoryRunsOnceOnFirstUseAndItsErrorNamesThePath) {

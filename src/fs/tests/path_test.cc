@@ -51,6 +51,19 @@ TEST(FileSystemPaths, NormalizeResolvesDotsLexicallyAndKeepsTheRoot) {
   EXPECT_EQ(strip_file_scheme("file:///var/ck"), "/var/ck");
   EXPECT_EQ(strip_file_scheme("/var/ck"), "/var/ck");
   EXPECT_EQ(strip_file_scheme("s3://b/k"), "s3://b/k");
+  EXPECT_EQ(strip_file_scheme("file://localhost/var/ck"), "/var/ck");
+}
+
+TEST(Path, MistypedUrisAndFileUriHosts) {
+  EXPECT_EQ(mistyped_uri_scheme("s3:/b/k"), "s3");
+  EXPECT_EQ(mistyped_uri_scheme("S3:b/k"), "s3");
+  EXPECT_EQ(mistyped_uri_scheme("hdfs:ck"), "hdfs");
+  for (const char* p : {"s3://b/k", "/var/s3:x", "./s3:x", "ck", "c:x", "a b:c", ":x", "s3"}) {
+    EXPECT_EQ(mistyped_uri_scheme(p), "") << p;
+  }
+  EXPECT_EQ(file_uri_host("file://host/x"), "host");
+  EXPECT_EQ(file_uri_host("file:///x"), "");
+  EXPECT_EQ(file_uri_host("s3://b/x"), "");
 }
 
 }  // namespace
