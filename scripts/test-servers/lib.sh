@@ -6,8 +6,15 @@ ts_die() { ts_log "ERROR: $*"; exit 1; }
 # ts_free_port: prints a TCP port that was free on 127.0.0.1 a moment ago (the kernel picks it). Another process
 # may take it before the server binds it; the start scripts then fail with the server's own bind error.
 ts_free_port() {
-  python3 -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  ts_free_ports 1
+}
+
+# ts_free_ports N: prints N distinct such ports, one a line (held open together while the kernel picks them).
+ts_free_ports() {
+  python3 -c 'import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print("\n".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
 # ts_port_open PORT: true when something accepts TCP connections on 127.0.0.1:PORT.
