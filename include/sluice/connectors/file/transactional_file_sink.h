@@ -9,14 +9,17 @@
 // and s3:// configured from the job's s3.* keys; docs/storage.md). Outside a job (no registry) only the local disk;
 // an s3:// directory then fails the task naming the scheme.
 //
-// Rolling (rolling_policy.h; Flink's FileSink "Rolling Policy"): by default (RollingPolicy::defaults(), Flink's
-// DefaultRollingPolicy) a part file rolls at 128 MiB, after 60 s open, or after 60 s without a write, and stays
-// open across checkpoints: at a barrier the open file is persisted (RecoverableOutputStream::persist: local fsync;
+// Rolling (rolling_policy.h; Flink's FileSink "Rolling Policy"). The sink's default is RollingPolicy::
+// on_checkpoint(): a part file rolls at every checkpoint and at 128 MiB, so every retained checkpoint stays
+// restorable against the same output (Flink's row-format default differs, see below and docs/storage.md). With
+// RollingPolicy::defaults() (Flink's DefaultRollingPolicy) a part file rolls at 128 MiB, after 60 s open, or after
+// 60 s without a write, and stays open across checkpoints: at a barrier the open file is persisted (RecoverableOutputStream::persist: local fsync;
 // S3 the parts uploaded and the rest as a small hidden object) and its ResumeRecoverable, with the file's creation
 // time, is the sink's writer state in that checkpoint (TwoPhaseCommittingSink::has_writer_state; an InProgressPart
 // per open file). Its data becomes visible only after it rolled and the next checkpoint completed - choose the
-// intervals by how stale readers may be. RollingPolicy::on_checkpoint() rolls at every checkpoint (and by size):
-// output visible one checkpoint after it was written, empty writer state. The end of the input rolls the open file,
+// intervals by how stale readers may be; a checkpoint older than the latest may then no longer restore (a file it
+// kept open was committed since, as in Flink). RollingPolicy::on_checkpoint() rolls at every checkpoint (and by
+// size): output visible one checkpoint after it was written, empty writer state. The end of the input rolls the open file,
 // and the final checkpoint commits it.
 //
 // Restore from checkpoint n: the committables of n are committed by whichever subtask received them, and each
@@ -114,7 +117,7 @@ struct PartWriterConfig {
   // read when a part file is opened, so a file's <checkpoint> is the first checkpoint that can pre-commit or
   // persist it, also after checkpoints that never reached the sink.
   std::function<int64_t()> next_checkpoint_id;
-  RollingPolicy rolling = RollingPolicy::defaults();
+  RollingPolicy rolling = RollingPolicy::on_checkpoint();
   // Restored from a checkpoint: abort lingering files by the restore rules (see the file comment).
   bool recover = false;
   std::vector<FileCommittable> keep;   // committables the restored checkpoint still owns (any subtask's)
@@ -190,8 +193,8 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
  public:
   using Encoder = std::function<void(const T&, std::string& out)>;
   // `dir`: a local path, file:// or s3:// URI, served by the job's filesystems. `rolling`: when part files roll
-  // (rolling_policy.h; default Flink's DefaultRollingPolicy: 128 MiB, 60 s open, 60 s inactive).
-  TransactionalFileSink(std::string dir, Encoder encoder, RollingPolicy rolling = RollingPolicy::defaults())
+  // (rolling_policy.h; default: at every checkpoint and at 128 MiB; RollingPolicy::defaults() keeps files open).
+  TransactionalFileSink(std::string dir, Encoder encoder, RollingPolicy rolling = RollingPolicy::on_checkpoint())
       : dir_(std::move(dir)), encoder_(std::move(encoder)), rolling_(rolling) {}
 
   // Whatever the policy: a job that switched to on_checkpoint() must still resume the files a checkpoint taken

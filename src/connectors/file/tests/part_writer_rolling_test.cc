@@ -26,6 +26,7 @@ class PartWriterRollingTest : public FileTestDir {
     c.job_id = kJob;
     c.subtask = subtask;
     c.next_checkpoint_id = [next] { return *next; };
+    c.rolling = RollingPolicy::defaults();  // keeps files open (the sink's default rolls at every checkpoint)
     c.rolling.part_size_bytes = 1 << 20;
     c.rolling.rollover_interval_ms = 1'000;
     c.rolling.inactivity_interval_ms = 300;
