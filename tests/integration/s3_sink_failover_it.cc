@@ -284,6 +284,9 @@ TEST(SinkRescaleIT, OpenFilesInWriterStateSurviveAScaleDownAndUpOnLocalDisk) { r
 constexpr int64_t kKillRecords = 30'000;
 constexpr const char* kKillBaseEnv = "SLUICE_SINK_KILL_BASE";
 
+// Not a test of its own: the body of the process that KilledProcessRestoresExactlyOnceFromS3 starts (this binary
+// with SLUICE_SINK_KILL_BASE set and a gtest filter) and kills with SIGKILL. Run directly, it skips: it has no
+// parent to kill it, and what it checks is asserted by the parent after the restore.
 TEST(SinkKillIT, Child) {
   const char* base = std::getenv(kKillBaseEnv);
   if (base == nullptr) GTEST_SKIP() << "the killed process of SinkKillIT.KilledProcessRestoresExactlyOnceFromS3";
