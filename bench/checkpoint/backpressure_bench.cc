@@ -1,4 +1,4 @@
-// backpressure_bench: checkpoints under back-pressure (issue 5's benchmark). The keyed job of keyed_job.h
+// backpressure_bench: checkpoints under back-pressure (README.md). The keyed job of keyed_job.h
 // (Nexmark bids -> hash exchange -> per-key count/sum/max -> sink) with its sink throttled to a fraction (default
 // one half) of what the job produces unthrottled, so the exchange's buffers stay full and barriers queue behind
 // them. One unthrottled run without checkpoints measures the job's rate; then every mode runs the same number
@@ -268,7 +268,7 @@ nlohmann::json report(const Mode& mode, const RunResult& r, int64_t events) {
   j["start_delay_ms"] = summary_of(start_delay);
   j["persisted_in_flight_bytes"] = summary_of(persisted);
   j["unaligned_checkpoints"] = unaligned;
-  // Share of the checkpoint's duration spent aligning (median over checkpoints), the issue's key contrast.
+  // Share of the checkpoint's duration spent aligning (median over checkpoints), the key contrast between the modes.
   std::vector<int64_t> share_pct;
   for (const auto& [id, e] : r.completed) {
     if (e.end_to_end_duration_ms > 0) share_pct.push_back(100 * e.alignment_duration_ms / e.end_to_end_duration_ms);

@@ -1,4 +1,4 @@
-// checkpoint_bench: what checkpoints cost (issue 3's benchmark targets), in one run, as one JSON object on
+// checkpoint_bench: what checkpoints cost (the figures and targets of README.md), in one run, as one JSON object on
 // stdout (progress on stderr). See README.md.
 //
 //   (a) tax       the keyed job (keyed_job.h) with checkpoints every --interval-ms next to the same job

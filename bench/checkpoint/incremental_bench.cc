@@ -1,4 +1,4 @@
-// incremental_bench: what incremental RocksDB checkpoints save (issue 4's two benchmark figures), printed as one
+// incremental_bench: what incremental RocksDB checkpoints save (the two figures of README.md), printed as one
 // JSON object (progress on stderr):
 //
 //   incremental  after touching --touch-permille of --keys keys (ValueState<int64_t> on RocksDB): the bytes an

@@ -45,7 +45,7 @@ inline std::string_view case_name(BenchCase c) {
   return "?";
 }
 
-// The targets for engine / baseline events per CPU-second ("Foundation", Benchmarks).
+// The targets for engine / baseline events per CPU-second (README.md).
 inline double target_ratio(BenchCase c) { return c == BenchCase::kKeyedCount ? 0.25 : 0.30; }
 
 // The generator every run uses: the baselines' default GeneratorConfig (seed 1, 10 M/s declared), bounded

@@ -188,7 +188,7 @@ struct Rate {
 };
 constexpr Rate kRates[] = {{"10M", 10'000'000}, {"100K", 100'000}};
 
-// The loop of a registered query, where one exists, and the target ratio (issue 6: q5, q7 >= 0.20, q8 >= 0.30).
+// The loop of a registered query, where one exists, and the target ratio (README.md: q5, q7 >= 0.20, q8 >= 0.30).
 struct QueryLoop {
   QueryOutput (*loop)(const nexmark::Generator&, int64_t) = nullptr;
   double target = 0;

@@ -1,4 +1,4 @@
-// Throughput of the PostgreSQL sinks next to a plain batched INSERT loop on one connection (issue 8's benchmark).
+// Throughput of the PostgreSQL sinks next to a plain batched INSERT loop on one connection.
 // Prints one JSON object on stdout (progress on stderr). See README.md.
 #include <pqxx/pqxx>
 

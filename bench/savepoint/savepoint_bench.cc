@@ -1,4 +1,4 @@
-// savepoint_bench: what savepoints cost (issue 7's benchmark). For each state backend (hashmap, rocksdb) and key
+// savepoint_bench: what savepoints cost (README.md). For each state backend (hashmap, rocksdb) and key
 // count (--keys, repeatable; default 1 M and 10 M), a keyed job (generator -> filter to the first K numbers ->
 // key_by(n) -> ValueState<i64> per key -> discard) at parallelism P fills K keys, then:
 // - savepoint: one savepoint per format (--format, repeatable; default canonical and native), taken one after the

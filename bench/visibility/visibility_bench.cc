@@ -1,6 +1,6 @@
-// Visibility delay of each exactly-once sink (issue 8's benchmark): from a record's production in the source to
+// Visibility delay of each exactly-once sink: from a record's production in the source to
 // the moment a reader of the sink's target can read it. Transactional sinks make output readable only when its
-// checkpoint completes - the cost the seed attributes to transactional writes; the idempotent upsert sink, for
+// checkpoint completes - the cost of transactional writes (docs/guarantees.md); the idempotent upsert sink, for
 // comparison, is readable as soon as it flushes (at each barrier). Prints one JSON object on stdout. README.md.
 #include <librdkafka/rdkafka.h>
 

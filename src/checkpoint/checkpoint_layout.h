@@ -1,4 +1,4 @@
-// Names in a checkpoint directory (the seed's section 2.3 layout; docs/checkpoints.md):
+// Names in a checkpoint directory (Flink's checkpoint directory layout, docs/checkpoints.md):
 //   <checkpoint-dir>/<job-id>/shared/       state shared by several checkpoints (incremental RocksDB, later)
 //   <checkpoint-dir>/<job-id>/taskowned/    state owned by the tasks, never deleted by the coordinator
 //   <checkpoint-dir>/<job-id>/chk-<n>/      the files of checkpoint n and its `_metadata`

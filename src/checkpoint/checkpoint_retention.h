@@ -7,7 +7,7 @@
 // only if this run owns them and they are checkpoints: savepoints belong to the user, and a checkpoint restored
 // in NO_CLAIM mode belongs to the run that took it.
 //
-// Job end (the seed's section 2.4 and Flink's ExternalizedCheckpointRetention,
+// Job end (docs/checkpoints.md; Flink's ExternalizedCheckpointRetention,
 // execution.checkpointing.externalized-checkpoint-retention):
 //
 //   mode \ job ends as            FINISHED   CANCELED   FAILED

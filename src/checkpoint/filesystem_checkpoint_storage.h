@@ -1,4 +1,4 @@
-// FileSystemCheckpointStorage: checkpoints as files under a directory (the seed's section 2.3; Flink's
+// FileSystemCheckpointStorage: checkpoints as files under a directory (as in Flink's
 // FileSystemCheckpointStorage / FsCheckpointStorageAccess). Layout (docs/checkpoints.md):
 //
 //   <base_dir>/<job-id>/shared/           created by initialize(); state shared between checkpoints (RocksDB, later)

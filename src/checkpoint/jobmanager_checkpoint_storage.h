@@ -1,4 +1,4 @@
-// JobManagerCheckpointStorage: checkpoints kept in the coordinator's memory (the seed's section 2.3; Flink's
+// JobManagerCheckpointStorage: checkpoints kept in the coordinator's memory (as in Flink's
 // JobManagerCheckpointStorage). The default when no checkpoint directory is set. Every state handle is inline;
 // a handle larger than max_state_size_bytes fails write_state (and so that checkpoint) with a message naming
 // the owner (operator, subtask) and both sizes. Nothing survives the process: for `--restore` use the

@@ -1,4 +1,4 @@
-// Savepoint folders (Flink's savepoint target directory; issue 7 "Taking savepoints"): where a savepoint goes,
+// Savepoint folders (Flink's savepoint target directory; docs/savepoints.md): where a savepoint goes,
 // and disposing of one.
 //
 // Layout: <target-dir>/savepoint-<first 6 hex digits of the job id>-<12 random hex digits>/ holding the state

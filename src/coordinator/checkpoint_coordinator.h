@@ -1,7 +1,7 @@
 // CheckpointCoordinator: triggers checkpoints and savepoints, collects acknowledgements, completes a
 // checkpoint once every task acknowledged and its _metadata is durable, aborts on decline, timeout, storage
 // failure or subsumption, and fails the job after too many consecutive failures (Flink's CheckpointCoordinator,
-// PendingCheckpoint, CheckpointFailureManager; DESIGN.md section 3; issue 3 "CheckpointCoordinator").
+// PendingCheckpoint, CheckpointFailureManager; DESIGN.md section 3; docs/checkpoints.md).
 //
 // Decisions live in pure pieces tested on their own: decide_trigger / is_expired / subsumed_by
 // (checkpoint_decisions.h), PendingCheckpoint, CheckpointFailureManager, CheckpointStatsTracker. This class

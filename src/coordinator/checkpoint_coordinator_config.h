@@ -1,5 +1,5 @@
 // CheckpointCoordinatorConfig: the checkpoint options the coordinator acts on (Flink's
-// CheckpointCoordinatorConfiguration; keys under execution.checkpointing.*, seed 000 section 2.5).
+// CheckpointCoordinatorConfiguration; keys under execution.checkpointing.*, docs/configuration.md).
 //
 // Values; thread-safety: none needed. The caller maps the configuration keys onto this struct
 // (execution.checkpointing.interval, .timeout, .min-pause, .max-concurrent-checkpoints,
@@ -23,7 +23,7 @@ struct CheckpointCoordinatorConfig {
   // trigger is aborted. >= 10 ms.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
   // execution.checkpointing.min-pause (default 0): minimum time between the completion of one checkpoint and the
-  // trigger of the next. >= 0. Above 0 it also means one checkpoint at a time (the seed, section 2.5, and
+  // trigger of the next. >= 0. Above 0 it also means one checkpoint at a time (as in
   // Flink's docs): effective_max_concurrent() is then 1 whatever max_concurrent says.
   std::chrono::milliseconds min_pause{0};
   // execution.checkpointing.max-concurrent-checkpoints (default 1): pending checkpoints allowed at once

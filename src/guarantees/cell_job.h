@@ -51,7 +51,7 @@ class CellTarget {
 };
 
 // A write-ahead-log sink whose target fails once, when armed (with the first checkpoint id it may fail at),
-// between a batch's data and its committed-checkpoint marker: the seed's at-least-once window of the write-ahead log, hit on purpose. The failure is an exception
+// between a batch's data and its committed-checkpoint marker: the write-ahead log's at-least-once window, hit on purpose. The failure is an exception
 // from the sink (the task fails and the job recovers as from any failure); unarmed it only delegates.
 template <class T>
 class CrashBeforeMarkerSink final : public WriteAheadSink<T> {

@@ -1,5 +1,5 @@
-// The whole guarantee experiment (`sluice guarantees`): every cell of the seed's table on each target.
-// A cell whose seed guarantee is weaker than exactly-once runs its adversarial scenario (cell_runner.h), which
+// The whole guarantee experiment (`sluice guarantees`): every cell of the expected guarantee table on each target.
+// A cell whose expected guarantee is weaker than exactly-once runs its adversarial scenario (cell_runner.h), which
 // must show the weakness (a loss for at-most-once, a duplicate and no loss for at-least-once). An exactly-once
 // cell runs the adversarial scenario too and `seeded_runs` seeded failure runs (seeds seed, seed+1, ...), all of
 // which must lose and duplicate nothing. Cells run one after the other. Threading: one caller.

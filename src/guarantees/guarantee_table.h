@@ -1,9 +1,9 @@
-// The seed's table of end-to-end guarantees (seed 004, "端到端状态一致性": sources {not replayable, replayable} x
+// The expected table of end-to-end guarantees (docs/guarantees.md: sources {not replayable, replayable} x
 // sinks {any, idempotent, write-ahead log, two-phase commit}) and how a measured outcome maps onto it.
 //
 // A cell's outcome counts, over all its runs, the results lost (in the failure-free run's output, missing) and
 // duplicated (present more often than in it). Its measured guarantee is the strongest one no run broke:
-// exactly-once (nothing lost, nothing duplicated), at-least-once (nothing lost), else at-most-once - the seed's
+// exactly-once (nothing lost, nothing duplicated), at-least-once (nothing lost), else at-most-once - the
 // polite name for "no guarantee": a run that lost results may also have duplicated some.
 // Pure functions; thread-safe.
 #pragma once
@@ -27,7 +27,7 @@ const char* source_kind_name(SourceKind s);  // "not replayable", "replayable"
 const char* sink_kind_name(SinkKind s);      // "plain", "idempotent", "write-ahead log", "two-phase commit"
 const char* guarantee_name(Guarantee g);     // "at-most-once", "at-least-once", "exactly-once"
 
-// The seed's cell.
+// The expected cell (docs/guarantees.md).
 Guarantee seed_guarantee(SourceKind source, SinkKind sink);
 
 struct CellOutcome {
@@ -48,9 +48,9 @@ struct Cell {
   std::string error;     // a run that could not be carried out (the cell is then a mismatch)
 };
 
-// The table as text: the seed's cells and the measured ones side by side, one block per target, then a line per
+// The table as text: the expected cells and the measured ones side by side, one block per target, then a line per
 // cell (runs, failures, lost, duplicated, scenario), then one line starting "MISMATCH" per cell whose measured
-// guarantee differs from the seed's (or that failed to run). Returns the number of mismatches in *mismatches.
+// guarantee differs from the expected one (or that failed to run). Returns the number of mismatches in *mismatches.
 std::string format_table(const std::vector<Cell>& cells, int* mismatches);
 
 }  // namespace sluice::guarantees

@@ -1,4 +1,4 @@
-// The two sources of the seed's table, over one RecordLog (record_log.h), identical but for replayability:
+// The two sources of the guarantee table, over one RecordLog (record_log.h), identical but for replayability:
 //  - ReplayableLogSource: its split's state is the offset of the next record; a checkpoint stores it and a
 //    restore seeks back to it, so the records after the checkpoint are read again (Flink's replayable sources:
 //    Kafka, files).

@@ -1,7 +1,7 @@
 // RecordLog: the input of the guarantee experiment (`sluice guarantees`), an append-only, in-memory log of
 // int64 records that the experiment's driver appends to while the job runs, in phases, and finally closes.
 //
-// Two ways to read it, the only difference between the two kinds of source of the seed's table:
+// Two ways to read it, the only difference between the two kinds of source of the guarantee table:
 //  - by offset (read_at): a reader keeps its position and can go back to any earlier one, as a Kafka consumer
 //    does: a replayable source (its position is checkpointed and restored);
 //  - by taking (take): every record is handed out once and never again, as by a socket or a message queue that

@@ -53,7 +53,7 @@ enum class FailurePoint : uint8_t {
 };
 inline constexpr int kNumFailurePoints = 7;
 
-// The five points of issue 3's failure classes (everything but the generic kTask), in the order above.
+// The five points of the failure classes (everything but the generic kTask), in the order above.
 inline constexpr FailurePoint kFailureClasses[] = {
     FailurePoint::kSource, FailurePoint::kKeyedOperator, FailurePoint::kSink,
     FailurePoint::kBetweenSyncAndAsyncSnapshot, FailurePoint::kBetweenCompletionAndCommit};

@@ -22,7 +22,7 @@ Result<StateBackendKind> parse_state_backend_type(std::string_view text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (lower == "hashmap" || lower == "heap") return StateBackendKind::kHashMap;
   if (lower == "rocksdb") return StateBackendKind::kRocksDB;
-  // The seed's legacy backend names (Flink 1.x): the state part of their mapping.
+  // Flink 1.x's legacy backend names: the state part of their mapping.
   if (lower == "jobmanager" || lower == "memorystatebackend" || lower == "filesystem" || lower == "fsstatebackend") {
     return StateBackendKind::kHashMap;
   }

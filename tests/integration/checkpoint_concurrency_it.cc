@@ -203,7 +203,7 @@ TEST(CheckpointConcurrency, TwoPendingAtOnceBothCompleteInOrderAndOutputIsExactl
   std::filesystem::remove_all(run.base);
 }
 
-// min-pause above 0 means one checkpoint at a time even with max-concurrent-checkpoints 2 (the seed, Flink's
+// min-pause above 0 means one checkpoint at a time even with max-concurrent-checkpoints 2 (as in Flink's
 // docs): while checkpoint 1 is held, nothing else starts; afterwards each starts at least the min pause after
 // the previous one completed.
 TEST(CheckpointConcurrency, MinPauseMeansOneAtATimeDespiteMaxConcurrentTwo) {

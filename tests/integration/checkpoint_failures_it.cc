@@ -317,7 +317,7 @@ namespace {
 
 // A clean bounded run reports no failed checkpoint: the end-of-input checkpoint stops periodic triggering, so no
 // periodic checkpoint starts after it only to be aborted when the job ends; and one still pending when the job
-// finished normally is not a failure (issue 3 review: every bounded demo run reported one). Short intervals
+// finished normally is not a failure (a review finding: every bounded demo run reported one). Short intervals
 // make a periodic trigger due by the time the final checkpoint completes; several runs to hit that window.
 TEST(CheckpointFailures, BoundedJobWithCheckpointsEndsWithNoFailedCheckpoint) {
   for (int run = 0; run < 6; ++run) {

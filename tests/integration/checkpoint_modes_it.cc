@@ -1,4 +1,4 @@
-// Checkpointing modes and bounded inputs (issue 5):
+// Checkpointing modes and bounded inputs (docs/checkpoints.md):
 //  - AT_LEAST_ONCE: records arrive on a channel after its barrier n and are processed before checkpoint n is
 //    taken (the task's test hook sees them); a shuffle job failed right after such a checkpoint completed,
 //    restored from it, shows duplicates and no losses;
@@ -222,7 +222,7 @@ struct CountingMap : CheckpointedFunction {
   int64_t count_ = 0;
 };
 
-// The seed's remark: all edges forward, so every operator chains into one vertex and no task has input
+// As Flink's docs note: all edges forward, so every operator chains into one vertex and no task has input
 // channels to align; AT_LEAST_ONCE then gives exactly-once output, operator state included.
 TEST(AtLeastOnce, ForwardOnlyJobWithOperatorStateIsExactlyOnceUnderFailures) {
   const std::string base = it::fresh_dir("alo-forward");

@@ -1,4 +1,4 @@
-// A damaged incremental RocksDB checkpoint fails the job loudly instead of restarting forever (review of issue 4).
+// A damaged incremental RocksDB checkpoint fails the job loudly instead of restarting forever.
 // A real incremental checkpoint of the main job is taken (retained on cancellation); copies of its job folder get
 // one SST in shared/ damaged - truncated, bytes flipped in place (same size), or deleted - and a new run restores
 // each under the exponential-delay restart strategy (which alone would restart without end). The run must end

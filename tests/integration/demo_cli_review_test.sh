@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Review nits of issue 4 on the `sluice demo` command line: --claim-mode accepts any case (CLAIM, claim, Claim)
+# Review findings on the `sluice demo` command line: --claim-mode accepts any case (CLAIM, claim, Claim)
 # and a bad value is refused with exit 2, listing the choices.
 set -euo pipefail
 sluice=$1

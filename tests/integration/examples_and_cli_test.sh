@@ -100,7 +100,7 @@ state_file=$(find "$(dirname "$metadata")" -type f ! -name _metadata ! -name _ch
 printf '\xff' | dd of="$state_file" bs=1 seek=10 conv=notrunc status=none
 if "$sluice" checkpoint verify ck2-corrupt > verify2.out; then echo "corruption of $state_file not detected"; cat verify2.out; exit 1; fi
 grep -q "$(basename "$state_file")" verify2.out || { echo "verify does not name the file"; cat verify2.out; exit 1; }
-# Issue 3 review: bad restores fail before touching the committed output.
+# Bad restores fail before touching the committed output.
 parts_before=$(ls demo-kill | grep -c '^part-' || true)
 for bad in restore dynamic; do
   if [ "$bad" = restore ]; then set -- --restore ""; else set -- -D execution.state-recovery.path=; fi

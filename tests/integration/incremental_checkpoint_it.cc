@@ -1,4 +1,4 @@
-// Incremental RocksDB checkpoints end to end (issue 4, "Snapshots"): the main job on RocksDB with
+// Incremental RocksDB checkpoints end to end (docs/state-backends.md): the main job on RocksDB with
 // execution.checkpointing.incremental, num-retained 3, cancelled after 20 checkpoints with some uploads failed on
 // purpose (declined checkpoints). Then:
 // - shared/ holds exactly the files the 3 retained checkpoints refer to (nothing of the aborted ones, nothing

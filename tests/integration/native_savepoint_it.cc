@@ -1,4 +1,4 @@
-// Native-format savepoints end to end (issue 7; docs/savepoints.md "Native format"), on the main job (per-auction
+// Native-format savepoints end to end (docs/savepoints.md "Native format"), on the main job (per-auction
 // count/sum/max into the exactly-once file sink) and the in-process cluster:
 // - RocksDB, taken while the job runs: `_metadata` records NATIVE and rocksdb; the keyed state is the database's
 //   own files, all in the savepoint folder under plain names; it commits nothing; restored at the same

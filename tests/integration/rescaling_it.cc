@@ -1,4 +1,4 @@
-// Restoring savepoints into a changed deployment (issue 7; docs/savepoints.md), on the main job (per-auction
+// Restoring savepoints into a changed deployment (docs/savepoints.md), on the main job (per-auction
 // count/sum/max into the exactly-once file sink), every run checked against the single-threaded oracle:
 // - max parallelism: adopted from the savepoint when the job sets none, a conflicting explicit value refused with a
 //   clear error, and --rehash-key-groups re-hashing every key into the new key groups (on another backend and

@@ -1,4 +1,4 @@
-// Compatibility across versions (issue 7): a savepoint written by an earlier build is kept in the repository
+// Compatibility across versions: a savepoint written by an earlier build is kept in the repository
 // (tests/data/savepoints/v1-keyed-state, ~40 KB) and every later build must restore it and find the values it holds.
 //
 // The job that wrote it (write mode below): a generator of kRecords numbers (then an endless tail, filtered out, so

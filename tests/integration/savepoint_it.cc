@@ -1,4 +1,4 @@
-// Savepoints end to end (issue 7; docs/savepoints.md), on the main job (per-auction count/sum/max into the
+// Savepoints end to end (docs/savepoints.md), on the main job (per-auction count/sum/max into the
 // exactly-once file sink) and the in-process cluster:
 // - stop-with-savepoint, then a restore at another parallelism on the other state backend (4 -> 2 heap -> RocksDB,
 //   2 -> 5 RocksDB with incremental checkpoints -> heap): the committed output is exactly once against the

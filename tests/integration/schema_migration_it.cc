@@ -1,4 +1,4 @@
-// State schema evolution end to end (issue 7): a program keeps per-key statistics in a struct, v1; it is stopped
+// State schema evolution end to end: a program keeps per-key statistics in a struct, v1; it is stopped
 // with a savepoint; the next version of the program, whose struct gained a field with a default (v2), restores
 // the savepoint at another parallelism on both backends and finds every value, the new field at its default. A
 // version whose struct changed a field's type (v3) fails the restore with an error naming the state and the

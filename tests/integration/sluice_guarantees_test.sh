@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `sluice guarantees` end to end (issue 8; docs/guarantees.md): the seed's table measured on the embedded targets
+# `sluice guarantees` end to end (docs/guarantees.md): the expected table measured on the embedded targets
 # (files + SQLite), and with --with-postgres / --with-kafka (extra arguments go to the tool) on those servers too.
-# The tool exits 0 only when every cell equals the seed's; the test also checks the report, per target: every cell
+# The tool exits 0 only when every cell equals the expected one; the test also checks the report, per target: every cell
 # ran, each not-replayable cell lost results, replayable + plain (and + write-ahead log) duplicated without loss,
 # the exactly-once cells ran 1 adversarial + 20 seeded failure runs with nothing lost or duplicated, and there is
 # no MISMATCH line. A Kafka run skips (77) when the test broker could not be fetched.

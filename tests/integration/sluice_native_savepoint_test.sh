@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Native savepoints through the CLI and REST end to end (issue 7; docs/savepoints.md "Native format"): a `sluice
+# Native savepoints through the CLI and REST end to end (docs/savepoints.md "Native format"): a `sluice
 # demo` at parallelism 2 on RocksDB with incremental checkpoints every 200 ms
 # - `sluice savepoint JOB DIR --type native` while it runs (REST formatType NATIVE), then `sluice stop JOB --type
 #   native`: the demo exits 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The REST endpoint and the job registry end to end (issue 7, control of running jobs): a long `sluice demo` is
+# The REST endpoint and the job registry end to end (docs/rest-api.md): a long `sluice demo` is
 # found by `sluice list`, its checkpoint statistics are read over HTTP (GET /jobs/:id/checkpoints) until a
 # checkpoint completed, `sluice cancel <prefix>` cancels it, the demo exits with 1 (the job did not finish:
 # CANCELED) and its registry entry is gone. Along the way: GET /jobs and /jobs/:id in Flink's shape, `sluice

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Restore checks before deploying (issue 7; docs/savepoints.md): a `sluice demo` at parallelism 2 is stopped with
+# Restore checks before deploying (docs/savepoints.md): a `sluice demo` at parallelism 2 is stopped with
 # a savepoint, then
 # - `sluice savepoint check SP --job demo` at parallelism 3: exit 0, every stateful operator restores;
 # - `--job nexmark-q1` (other operators): exit 1 listing the unmatched state; with --allow-non-restored-state exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Savepoints through the CLI end to end (issue 7; docs/savepoints.md): a `sluice demo` at parallelism 4 on the heap
+# Savepoints through the CLI end to end (docs/savepoints.md): a `sluice demo` at parallelism 4 on the heap
 # backend is stopped with `sluice stop <prefix> --savepoint-dir DIR` (found through the job registry); the demo
 # exits 0 saying where the savepoint is; the savepoint folder is moved; `sluice demo --restore <moved folder>` at
 # parallelism 2 on RocksDB runs the rest of the stream and `--verify` finds the committed output exactly once.

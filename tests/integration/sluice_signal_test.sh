@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGTERM / SIGINT to `sluice demo` on the RocksDB backend (review of issue 4): the tool cancels the job cleanly and
+# SIGTERM / SIGINT to `sluice demo` on the RocksDB backend: the tool cancels the job cleanly and
 # exits with 143 / 130, and no RocksDB working directory (sluice-rocksdb-job_*) is left under the local directory.
 # A second signal exits at once. The job is long (10^9 events), so it is still running when the signal comes; the
 # signal is sent once a working directory exists (the tasks are running).

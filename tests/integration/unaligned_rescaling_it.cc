@@ -1,4 +1,4 @@
-// Rescaling from an unaligned checkpoint taken under back-pressure (issue 7; cluster/channel_state_assignment.h):
+// Rescaling from an unaligned checkpoint taken under back-pressure (cluster/channel_state_assignment.h):
 // a bounded stream of numbers, keyed into a slow per-key count/sum (chained with its sink), takes unaligned
 // checkpoints while its queues are full, so they hold in-flight data; the job is killed and restored from the
 // retained checkpoint at another parallelism, on each state backend, and runs to its end. Each key's final

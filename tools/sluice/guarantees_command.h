@@ -1,5 +1,5 @@
-// `sluice guarantees`: the seed's table of end-to-end guarantees, measured (src/guarantees/, docs/guarantees.md).
-// Exit status: 0 when every measured cell equals the seed's, 1 when a cell differs (a line starting MISMATCH
+// `sluice guarantees`: the expected table of end-to-end guarantees, measured (src/guarantees/, docs/guarantees.md).
+// Exit status: 0 when every measured cell equals the expected one, 1 when a cell differs (a line starting MISMATCH
 // names it), 2 for bad input.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The demo's order-independent output check (issue "Foundation", The main job): for every auction, the
+// The demo's order-independent output check (README.md, "The main job"): for every auction, the
 // update records carry counts 1..n exactly once each, and the final count, sum and max equal an independent
 // single-threaded pass over the same generated events.
 #pragma once

@@ -6,7 +6,7 @@
 //   auto result = env.execute("my-job");            // runs on the in-process MiniCluster
 //
 // Configuration keys follow Flink's names (docs/configuration.md); checkpointing is off unless enabled
-// (next issue). execute() blocks until the job ends; execute_async() returns a JobClient at once.
+// (docs/checkpoints.md). execute() blocks until the job ends; execute_async() returns a JobClient at once.
 // Errors: an invalid program (bad parallelism, forward edge between different parallelisms, max
 // parallelism out of range) returns kInvalidArgument from execute/execute_async before anything runs; a
 // failing job returns a result whose status is FAILED and whose error names operator and subtask.

@@ -1,7 +1,7 @@
 // RuntimeContext: what a rich user function sees of the task it runs in (Flink's RuntimeContext).
 //
 // Handed to RichFunction::open() and valid until close(). Keyed state is reachable only on a keyed stream
-// (after key_by), as the seeds say: elsewhere keyed_state_backend() throws std::logic_error, which fails
+// (after key_by), as in Flink: elsewhere keyed_state_backend() throws std::logic_error, which fails
 // the task. Thread-safety: used only by the task thread.
 #pragma once
 
@@ -27,7 +27,7 @@ struct TaskInfo {
   int32_t subtask_index = 0;  // in [0, parallelism)
   int32_t parallelism = 1;
   int32_t max_parallelism = 128;  // number of key groups
-  int32_t attempt_number = 0;     // 0 on the first run; +1 per restart (restart strategies, next issue)
+  int32_t attempt_number = 0;     // 0 on the first run; +1 per restart (restart strategies)
 };
 
 class RuntimeContext {

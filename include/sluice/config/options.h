@@ -20,7 +20,7 @@
 
 namespace sluice {
 
-// state.backend.type. Flink's shortcut names, plus the seed's legacy backend names, each of which also selects
+// state.backend.type. Flink's shortcut names, plus Flink 1.x's legacy backend names, each of which also selects
 // a checkpoint storage (derived_options.h: state_backend_kind_of / checkpoint_storage_type):
 //   JOBMANAGER, MEMORYSTATEBACKEND   = HASHMAP + JobManager checkpoint storage (Flink's MemoryStateBackend)
 //   FILESYSTEM, FSSTATEBACKEND       = HASHMAP + filesystem checkpoint storage (FsStateBackend)

@@ -1,7 +1,7 @@
 // Two-phase-commit sinks (Flink's sink2 TwoPhaseCommittingSink: a writer that turns its data into
 // committables at the barrier, and a committer), for end-to-end exactly-once output.
 //
-// Protocol (the seeds' 2PC, DESIGN.md section 3 "Sinks"):
+// Protocol (Flink's two-phase commit, DESIGN.md section 3 "Sinks"):
 //  1. write() records into the current transaction (a file, a database transaction, ...);
 //  2. at checkpoint n's barrier: prepare_commit() pre-commits the transaction (flush, fsync, keep it
 //     invisible) and returns committables; they are kept in the operator's state as part of checkpoint n;

@@ -1,4 +1,4 @@
-// Write-ahead-log sinks (the seed's and Flink's GenericWriteAheadSink): results are kept in operator state until
+// Write-ahead-log sinks (Flink's GenericWriteAheadSink): results are kept in operator state until
 // their checkpoint completes, then written to any target, and after the data a committed-checkpoint marker is
 // stored in the target - not atomically with the data. A failure between the two writes the data again after the
 // restore: at-least-once, never a loss. Use it for targets without transactions; with a target that has them,

@@ -151,7 +151,7 @@ class SourceReader {
   virtual InputStatus poll_next(ReaderOutput<T>& output) = 0;
   virtual void add_splits(std::vector<SplitT> splits) = 0;
   virtual void notify_no_more_splits() = 0;
-  // The reader's splits with their current positions (for checkpoints; next issue).
+  // The reader's splits with their current positions (for checkpoints).
   virtual std::vector<SplitT> snapshot_state() = 0;
   // Checkpoint `checkpoint_id` completed; `splits` is what snapshot_state() returned for it (Flink's
   // SourceReader#notifyCheckpointComplete: e.g. the Kafka source commits these offsets back to Kafka). Not called

@@ -165,7 +165,7 @@ KeyGroup key_group_for_key(const K& key, int32_t max_parallelism) {
   return key_group_for_hash(hash_key(key), max_parallelism);
 }
 
-// The key groups owned by subtask `index` of `parallelism`: [ceil(i*m/p), ceil((i+1)*m/p) - 1] (the seed's
+// The key groups owned by subtask `index` of `parallelism`: [ceil(i*m/p), ceil((i+1)*m/p) - 1] (Flink's
 // computeKeyGroupRangeForOperatorIndex). Requires 1 <= parallelism <= max_parallelism <= 32768 and
 // 0 <= index < parallelism (see check_max_parallelism).
 KeyGroupRange key_group_range_for_subtask(int32_t max_parallelism, int32_t parallelism, SubtaskIndex index);

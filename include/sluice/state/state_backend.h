@@ -26,7 +26,7 @@ enum class StateBackendKind : uint8_t {
 std::string_view state_backend_kind_name(StateBackendKind kind);
 
 // Parses a `state.backend.type` value into the backend it selects (case-insensitive): "hashmap" (Flink's
-// value; "heap" is accepted too), "rocksdb", and the seed's legacy names: "jobmanager" / "MemoryStateBackend"
+// value; "heap" is accepted too), "rocksdb", and Flink 1.x's legacy names: "jobmanager" / "MemoryStateBackend"
 // and "filesystem" / "FsStateBackend" select hashmap, "RocksDBStateBackend" selects rocksdb. (The legacy names
 // also select a checkpoint storage; that part is the configuration's: derived_options.h.)
 // kInvalidArgument naming the value and the accepted ones otherwise.

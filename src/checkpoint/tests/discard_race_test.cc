@@ -1,4 +1,4 @@
-// FileSystemCheckpointStorage: discard(n) racing with a writer of checkpoint n (review of issue 4). A writer is
+// FileSystemCheckpointStorage: discard(n) racing with a writer of checkpoint n. A writer is
 // held at an exact step by the fault-injection filesystem's hook (between its "is it discarded?" check and its
 // mkdir or write) while discard(n) runs; when released it must leave nothing behind: no chk-<n>/, no file in it,
 // no upload in shared/. Deterministic: the order is forced by the hook, no sleeps. Labelled runtime (tsan).

@@ -27,7 +27,7 @@ using testing::Harness;
 using K = Event::Kind;
 using R = CheckpointFailureReason;
 
-// The failure rule as the issue and Flink state it, written out independently of CheckpointFailureManager.
+// The failure rule as Flink's docs state it, written out independently of CheckpointFailureManager.
 struct ReferenceFailureRule {
   int tolerable = 0;
   int run = 0;

@@ -185,7 +185,7 @@ TEST(CheckpointCoordinator, MinPauseCountsFromTheLastCompletion) {
 }
 
 // The periodic scheduler with max-concurrent-checkpoints 2: two checkpoints pending at once, never three; with a
-// min pause above 0 as well, one at a time (the seed and Flink's docs), the next one a min pause after the
+// min pause above 0 as well, one at a time (Flink's docs), the next one a min pause after the
 // previous completion even though the interval passed long before.
 TEST(CheckpointCoordinator, PeriodicSchedulingHonoursMaxConcurrentAndMinPause) {
   {

@@ -1,4 +1,4 @@
-// The pure parts of the guarantee experiment: the seed's table, the classification of outcomes, the comparison
+// The pure parts of the guarantee experiment: the expected table, the classification of outcomes, the comparison
 // with the failure-free results, the record log's two ways of reading, the result-line parser.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ TEST(MeasuredGuarantee, LossBeatsDuplicates) {
 
 TEST(FormatTable, MarksEachDifferingCellAndErrors) {
   std::vector<Cell> cells;
-  cells.push_back({SourceKind::kReplayable, SinkKind::kPlain, "t", "s", {1, 1, 10, 0, 2}, ""});          // as seed
+  cells.push_back({SourceKind::kReplayable, SinkKind::kPlain, "t", "s", {1, 1, 10, 0, 2}, ""});          // as expected
   cells.push_back({SourceKind::kReplayable, SinkKind::kTwoPhaseCommit, "t", "s", {1, 1, 10, 0, 1}, ""});  // differs
   cells.push_back({SourceKind::kNotReplayable, SinkKind::kPlain, "t", "s", {}, "boom"});                  // error
   int mismatches = -1;

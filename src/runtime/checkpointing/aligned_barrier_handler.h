@@ -1,5 +1,5 @@
 // AlignedBarrierHandler: the decisions of exactly-once barrier alignment for a task with several input
-// channels (Flink's SingleCheckpointBarrierHandler in aligned mode; the seeds' "barrier alignment").
+// channels (Flink's SingleCheckpointBarrierHandler in aligned mode; docs/checkpoints.md).
 //
 // A channel that delivered barrier n is blocked until barrier n has arrived on every channel that is still
 // open; the other channels keep flowing. Then the task snapshots its operators, forwards barrier n and every

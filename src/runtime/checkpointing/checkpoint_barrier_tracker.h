@@ -1,5 +1,5 @@
 // CheckpointBarrierTracker: the barrier decisions of AT_LEAST_ONCE checkpointing for a task with several input
-// channels (Flink's CheckpointBarrierTracker; the seeds' "at-least-once: no alignment").
+// channels (Flink's CheckpointBarrierTracker: at-least-once needs no alignment; docs/checkpoints.md).
 //
 // It never blocks a channel: records that arrive on a channel after its barrier n are processed at once, before
 // checkpoint n is taken, so after a restore from n they are replayed and may be seen twice (duplicates, never

@@ -1,6 +1,6 @@
 // UnalignedBarrierHandler: barrier handling of a task when unaligned checkpoints are enabled (Flink's
-// SingleCheckpointBarrierHandler with its alternating aligned/unaligned controller; the seeds' "unaligned
-// checkpoints" and the alignment timeout).
+// SingleCheckpointBarrierHandler with its alternating aligned/unaligned controller; docs/checkpoints.md:
+// unaligned checkpoints and the alignment timeout).
 //
 // A checkpoint starts aligned unless it is unaligned from the start (timeout 0): each channel that delivers
 // barrier n is blocked, as in AlignedBarrierHandler. It turns unaligned when a barrier arrives that overtook

@@ -203,7 +203,7 @@ class UnalignedTaskHarness {
 // channel's barrier is still queued behind data. Barrier 2 overtakes records on rebalance channel 1 and aborts
 // checkpoint 1. Checkpoint 2's channel state must hold every record its barriers overtook on both rebalance
 // channels: the snapshot is taken before the task reads them, so a restore from 2 replays them from the channel
-// state or loses them (review of issue 5: the abort of 1 used to drop the copies barrier 2 had just stashed,
+// state or loses them (a review finding: the abort of 1 used to drop the copies barrier 2 had just stashed,
 // losing channel 1's records).
 TEST(StreamTaskUnaligned, NewerBarrierThatAbortsAnAligningCheckpointKeepsWhatItOvertook) {
   UnalignedTaskHarness h;

@@ -7,7 +7,7 @@
 //    (a delivery error) fails the task, so the job restarts from its last checkpoint and replays: no loss,
 //    possible duplicates.
 //  - kExactlyOnce: records go into Kafka transactions, committed when their checkpoint completes, so a
-//    read_committed consumer sees each record once. The design (issue 8; docs/kafka.md) needs no resumption of a
+//    read_committed consumer sees each record once. The design (docs/kafka.md) needs no resumption of a
 //    transaction after a restart, which librdkafka cannot do:
 //      * one transactional id per (transactional_id_prefix, subtask, checkpoint id): "<prefix>-<subtask>-<cp>",
 //        named after the checkpoint whose transaction first used it. Producers (each bound to one id, as

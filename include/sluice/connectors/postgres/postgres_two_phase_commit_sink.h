@@ -1,6 +1,6 @@
 // The exactly-once PostgreSQL sink: one transaction per subtask and checkpoint, pre-committed with
 // PREPARE TRANSACTION and committed with COMMIT PREPARED when the checkpoint completes (DESIGN.md "Sinks"; the
-// seeds' two-phase commit on PostgreSQL's prepared transactions; max_prepared_transactions must be > 0).
+// two-phase commit on PostgreSQL's prepared transactions; max_prepared_transactions must be > 0).
 //
 // Protocol, per subtask:
 //  - Records are encoded to rows and buffered on the task thread. At checkpoint n's barrier the rows become

@@ -85,7 +85,7 @@ class RocksDBBackendCore {
   // (a full snapshot's, or an incrementally restored column family's, which is then emptied). Full snapshots
   // write the table's entries with the RocksDB states (copied at the synchronous part); incremental snapshots
   // first write them into the table's column family "state:<name>" in the synchronous part, so the native
-  // checkpoint carries them (the timers' snapshot is synchronous, as the seed notes). Throws
+  // checkpoint carries them (the timers' snapshot is synchronous, as in Flink). Throws
   // std::invalid_argument naming the state if restored entries do not fit; RocksDBError if RocksDB fails.
   void register_heap_state(StateTableBase* table, std::shared_ptr<const RocksDBStateCodec> codec);
 

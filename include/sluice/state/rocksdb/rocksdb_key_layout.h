@@ -1,4 +1,4 @@
-// How the RocksDB backend lays out keyed state in RocksDB (DESIGN.md section 2, issue 4 "State layout").
+// How the RocksDB backend lays out keyed state in RocksDB (DESIGN.md section 2; docs/state-backends.md, "Layout").
 // Implementation header of EmbeddedRocksDBStateBackend; users do not include it.
 //
 //   one column family per registered state ("state:<name>")

@@ -1,6 +1,6 @@
 // Keyed read-modify-write through ValueState<int64_t> on the RocksDB backend, next to a hand-written loop of
 // RocksDB Get + Put on the same keys (the same stored bytes: [key group][8-byte key]) with the same options
-// (rocksdb_options.h: no WAL, same column family options). Issue 4's target: the state path reaches at least
+// (rocksdb_options.h: no WAL, same column family options). The target: the state path reaches at least
 // 0.75 of the raw loop's throughput.
 //
 // Each variant gets its own database, warmed with every key. Then rounds alternate between the two (a full

@@ -101,7 +101,7 @@ TEST(RocksDBMemory, BadSettingsNameTheKey) {
   EXPECT_TRUE(std::filesystem::is_empty(o.local_dir));  // no working directory left behind
 }
 
-// A full local disk while RocksDB writes is an I/O error naming the working directory (review of issue 4), not a
+// A full local disk while RocksDB writes is an I/O error naming the working directory, not a
 // failure of the user function: RocksDBError is a StatusError that keeps the code through the task boundary.
 TEST(RocksDBFailures, FullDiskIsAnIoErrorNamingTheDirectory) {
   const std::string dir = "/data/rocks/sluice-rocksdb-job_1_op_x_0-0123456789abcdef";
