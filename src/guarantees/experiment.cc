@@ -28,7 +28,7 @@ std::vector<Cell> run_cells(CellTarget& target, const ExperimentOptions& options
       } else {
         cell.error = "adversarial run: " + r.status().to_string();
       }
-      if (cell.error.empty() && seed_guarantee(source, sink) == Guarantee::kExactlyOnce) {
+      if (cell.error.empty() && expected_guarantee(source, sink) == Guarantee::kExactlyOnce) {
         cell.scenario += "; " + std::to_string(options.seeded_runs) + " seeded failure runs (seeds " +
                          std::to_string(options.seed) + "..." +
                          std::to_string(options.seed + static_cast<uint64_t>(options.seeded_runs) - 1) + ")";

@@ -26,7 +26,7 @@ const char* guarantee_name(Guarantee g) {
   return "?";
 }
 
-Guarantee seed_guarantee(SourceKind source, SinkKind sink) {
+Guarantee expected_guarantee(SourceKind source, SinkKind sink) {
   if (source == SourceKind::kNotReplayable) return Guarantee::kAtMostOnce;  // whatever the sink
   switch (sink) {
     case SinkKind::kPlain:
@@ -73,10 +73,10 @@ std::string format_table(const std::vector<Cell>& cells, int* mismatches) {
     for (SinkKind k : kSinkKinds) out += " | " + pad(sink_kind_name(k), kCol);
     out += "\n";
   };
-  header("seed 004");
+  header("expected");
   for (SourceKind s : kSourceKinds) {
     out += pad(source_kind_name(s), first);
-    for (SinkKind k : kSinkKinds) out += " | " + pad(guarantee_name(seed_guarantee(s, k)), kCol);
+    for (SinkKind k : kSinkKinds) out += " | " + pad(guarantee_name(expected_guarantee(s, k)), kCol);
     out += "\n";
   }
   for (const auto& t : targets) {
@@ -105,7 +105,7 @@ std::string format_table(const std::vector<Cell>& cells, int* mismatches) {
                   static_cast<long long>(c.outcome.lost), static_cast<long long>(c.outcome.expected),
                   static_cast<long long>(c.outcome.duplicated));
     out += std::string(line) + " - " + c.scenario + "\n";
-    const Guarantee want = seed_guarantee(c.source, c.sink);
+    const Guarantee want = expected_guarantee(c.source, c.sink);
     if (!c.error.empty()) {
       ++bad;
       mismatch_lines += "MISMATCH " + c.target + ", " + source_kind_name(c.source) + " source, " +
@@ -114,7 +114,7 @@ std::string format_table(const std::vector<Cell>& cells, int* mismatches) {
       ++bad;
       mismatch_lines += "MISMATCH " + c.target + ", " + source_kind_name(c.source) + " source, " +
                         sink_kind_name(c.sink) + " sink: measured " + guarantee_name(measured_guarantee(c.outcome)) +
-                        ", seed says " + guarantee_name(want) + "\n";
+                        ", expected " + guarantee_name(want) + "\n";
     }
   }
   out += mismatch_lines;

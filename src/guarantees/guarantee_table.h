@@ -28,7 +28,7 @@ const char* sink_kind_name(SinkKind s);      // "plain", "idempotent", "write-ah
 const char* guarantee_name(Guarantee g);     // "at-most-once", "at-least-once", "exactly-once"
 
 // The expected cell (docs/guarantees.md).
-Guarantee seed_guarantee(SourceKind source, SinkKind sink);
+Guarantee expected_guarantee(SourceKind source, SinkKind sink);
 
 struct CellOutcome {
   int64_t runs = 0;

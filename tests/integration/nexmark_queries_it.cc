@@ -96,7 +96,7 @@ Configuration backend_config(Backend b) {
 }
 
 DataStream<Event> nexmark_events(StreamExecutionEnvironment& env, const Input& input = default_input()) {
-  nexmark::NexmarkSourceOptions options{input.generator, /*num_splits=*/4};
+  nexmark::NexmarkSourceOptions options{input.generator, /*num_splits=*/4, /*gate=*/nullptr};
   DataStream<Event> events =
       env.from_source(nexmark::NexmarkSource(options), event_time(input.out_of_orderness_ms), "nexmark");
   events.uid("nexmark");

@@ -201,6 +201,11 @@ int run_demo(const DemoFlags& f) {
   options.source.generator.declared_rate_per_s = f.rate;
   options.source.num_splits = f.splits;
   options.output_dir = f.output;
+  // Seeded failures hold the stream at their points (FailureInjector): closed until the injector opens it.
+  if (f.inject_failures > 0) {
+    options.source.gate = std::make_shared<nexmark::NexmarkEmitGate>();
+    options.source.gate->limit.store(0);
+  }
   if (Status s = options.source.generator.validate(); !s.is_ok()) {
     std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
     return 2;
@@ -245,8 +250,12 @@ int run_demo(const DemoFlags& f) {
   // Seeded failure injection (job_report.h): K failures, each of a seeded class at a seeded point of the stream.
   std::optional<FailureInjector> injector;
   if (f.inject_failures > 0 && cp_client != nullptr) {
+    const int64_t start = initial_restore ? stream_events_before(initial_restore->second, config).value_or(0) : 0;
     injector.emplace(**client, *cp_client,
-                     FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 2, "bids"});
+                     FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 2, "bids",
+                                              options.source.gate, start});
+  } else if (options.source.gate) {
+    options.source.gate->open();  // BATCH re-runs stages instead (arm_batch_failures)
   }
   auto* batch_client = dynamic_cast<batch::BatchJobClient*>(client->get());
   if (f.inject_failures > 0 && batch_client != nullptr) {

@@ -123,7 +123,7 @@ int run_guarantees(const GuaranteesFlags& f) {
 void add_guarantees_command(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<GuaranteesFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "guarantees", "Measure the seed's table of end-to-end guarantees: replayable and non-replayable sources x "
+      "guarantees", "Measure the table of end-to-end guarantees (docs/guarantees.md): replayable and non-replayable sources x "
                     "plain, idempotent, write-ahead-log and two-phase-commit sinks, under injected failures");
   cmd->add_option("--work-dir", f->work_dir, "Scratch folder for the runs (default: a new one under $TMPDIR)");
   // Range checks here, so a bad value's error names its flag and the accepted range.

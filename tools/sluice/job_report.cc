@@ -104,18 +104,40 @@ void ProgressLine::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobClient& cp_client, Options o) {
-  if (o.failures <= 0) return;
+namespace {
+
+// Classes that fire on the next record a task handles (the others fire at a checkpoint).
+bool record_bound(runtime::FailurePoint p) {
+  return p == runtime::FailurePoint::kSource || p == runtime::FailurePoint::kKeyedOperator ||
+         p == runtime::FailurePoint::kSink;
+}
+
+}  // namespace
+
+FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobClient& cp_client, Options o)
+    : gate_(o.gate) {
+  if (o.failures <= 0 || gate_ == nullptr) {
+    if (gate_) gate_->open();
+    return;
+  }
   thread_ = std::thread([this, &client, &cp_client, f = std::move(o)] {
-    // Failure i is armed when the sources have emitted a seeded random share of the stream (replays
-    // included), so every failure lands inside the run however fast the machine is.
+    using Clock = std::chrono::steady_clock;
+    struct OpenAtExit {
+      nexmark::NexmarkEmitGate* gate;
+      ~OpenAtExit() { gate->open(); }
+    } open_at_exit{gate_.get()};
     std::mt19937_64 rng(f.seed * 7919 + 17);
-    std::vector<int64_t> thresholds;
+    const int64_t start = std::clamp<int64_t>(f.stream_start, 0, f.stream_events);
+    const int64_t span = f.stream_events - start;
+    std::vector<int64_t> points;
     for (int32_t i = 0; i < f.failures; ++i) {
       double u = 0.1 + 0.8 * static_cast<double>(rng() % 1'000'000) / 1e6;
-      thresholds.push_back(static_cast<int64_t>(u * static_cast<double>(f.stream_events)));
+      points.push_back(start + static_cast<int64_t>(u * static_cast<double>(span)));
     }
-    std::sort(thresholds.begin(), thresholds.end());
+    std::sort(points.begin(), points.end());
+    // Records let on past a point at least: enough that every subtask of the keyed operator and the sink gets
+    // some, so a record-bound failure aimed at any one of them fires.
+    const int64_t slack = std::max<int64_t>(1000, span / 50);
     // Classes in seeded rounds: each round of five takes every class once, in a seeded order.
     std::vector<runtime::FailurePoint> classes;
     while (static_cast<int32_t>(classes.size()) < f.failures) {
@@ -124,11 +146,30 @@ FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobCli
       classes.insert(classes.end(), round.begin(), round.end());
     }
     for (int32_t i = 0; i < f.failures && !done_.load(); ++i) {
-      const int64_t threshold = thresholds[static_cast<size_t>(i)] + i;
-      while (!done_.load() && source_events(client.metrics(), f.source_name) < threshold) {
+      const int64_t point = points[static_cast<size_t>(i)];
+      gate_->raise_to(point);
+      // Wait until a reader is held at the point (or beyond it). Give up when the sources emit nothing for 30 s
+      // (a restore of large state from slow storage emits nothing for a while too).
+      int64_t emitted = source_events(client.metrics(), f.source_name);
+      Clock::time_point last_progress = Clock::now();
+      bool stalled = false;
+      while (!done_.load() && gate_->held_at.load() < point) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
+        const int64_t now_emitted = source_events(client.metrics(), f.source_name);
+        if (now_emitted != emitted) {
+          emitted = now_emitted;
+          last_progress = Clock::now();
+        } else if (Clock::now() - last_progress > std::chrono::seconds(30)) {
+          stalled = true;
+          break;
+        }
       }
       if (done_.load()) break;
+      if (stalled) {
+        std::fprintf(stderr, "  cannot inject failure %d: the sources emitted nothing for 30 s before event %lld\n",
+                     i + 1, static_cast<long long>(point));
+        break;
+      }
       // The drawn class first; if the job has no place for it (a keyed-operator failure in a job without keyed
       // state), the next class that arms, in kFailureClasses order: the count asked for is still injected.
       std::vector<runtime::FailurePoint> candidates{classes[static_cast<size_t>(i)]};
@@ -136,35 +177,53 @@ FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobCli
         if (c != candidates.front()) candidates.push_back(c);
       }
       Status armed = Status::ok();
-      for (runtime::FailurePoint point : candidates) {
+      runtime::FailurePoint armed_point = candidates.front();
+      for (runtime::FailurePoint at : candidates) {
         // -1: the vertex the point belongs to. Between the sync and async parts of a snapshot any task can fail:
         // a seeded one of the first snapshot_vertices (the demo: the source chain, vertex 0, or the keyed operator
         // and sink, vertex 1), or any. For the source, -1 subtask: one that still produces records.
         int32_t vertex = -1;
-        if (point == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot && f.snapshot_vertices > 0) {
+        if (at == runtime::FailurePoint::kBetweenSyncAndAsyncSnapshot && f.snapshot_vertices > 0) {
           vertex = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.snapshot_vertices));
         }
         int32_t subtask = static_cast<int32_t>(rng() % static_cast<uint64_t>(f.parallelism));
-        if (point == runtime::FailurePoint::kSource) subtask = -1;
-        armed = cp_client.arm_failure(point, vertex, subtask,
+        if (at == runtime::FailurePoint::kSource) subtask = -1;
+        armed = cp_client.arm_failure(at, vertex, subtask,
                                       "failure " + std::to_string(i + 1) + " (seed " + std::to_string(f.seed) + ")");
         if (!armed.is_ok()) continue;
+        armed_point = at;
         // Vertex -1: the vertex that holds the point; subtask -1: a source subtask that still produces records.
         const std::string in_vertex = vertex < 0 ? "" : " in vertex " + std::to_string(vertex);
         const std::string in_subtask =
             subtask < 0 ? ", a producing subtask" : ", subtask index " + std::to_string(subtask);
-        std::printf("  injecting failure %d [%s]%s%s at %lld source events\n", i + 1, runtime::failure_point_name(point),
-                    in_vertex.c_str(), in_subtask.c_str(), static_cast<long long>(threshold));
+        std::printf("  injecting failure %d [%s]%s%s at event %lld\n", i + 1, runtime::failure_point_name(at),
+                    in_vertex.c_str(), in_subtask.c_str(), static_cast<long long>(point));
         break;
       }
       if (!armed.is_ok()) {
         std::fprintf(stderr, "  cannot inject failure %d: %s\n", i + 1, armed.to_string().c_str());
         break;
       }
-      at_events_.push_back(threshold);
-      // Let it fire and the job recover before the next one.
+      at_events_.push_back(source_events(client.metrics(), f.source_name));
+      // Let the stream on to the next point (the last failure: to its end).
+      const bool last = i + 1 == f.failures;
+      if (last) gate_->open();
+      else gate_->raise_to(std::max(points[static_cast<size_t>(i) + 1], point + slack));
+      // Let it fire and the job recover before the next one. A record-bound failure aimed at a subtask that got no
+      // record before the sources were held again gets more records, a slack at a time, after 20 ms.
+      Clock::time_point held_since{};
       while (!done_.load() && static_cast<int32_t>(cp_client.injected_failures().size()) <= i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (last || !record_bound(armed_point)) continue;
+        const int64_t limit = gate_->limit.load();
+        if (gate_->held_at.load() < limit) {
+          held_since = {};
+        } else if (held_since == Clock::time_point{}) {
+          held_since = Clock::now();
+        } else if (Clock::now() - held_since > std::chrono::milliseconds(20)) {
+          gate_->raise_to(limit + slack);
+          held_since = {};
+        }
       }
       while (!done_.load() && cp_client.restarts() <= i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -174,6 +233,7 @@ FailureInjector::FailureInjector(JobClient& client, cluster::CheckpointingJobCli
 void FailureInjector::stop() {
   done_.store(true);
   if (thread_.joinable()) thread_.join();
+  if (gate_) gate_->open();
 }
 
 void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& client) {
@@ -316,11 +376,11 @@ void print_failures(const nlohmann::json& summary, int32_t inject_failures) {
   }
   const size_t fired = summary["failures_injected"].size();
   if (fired < static_cast<size_t>(inject_failures)) {
-    // The arming points are shares of the whole stream; a run restored from a checkpoint emits only the rest,
-    // so it can end before the source reaches them.
+    // The gate keeps records in front of every armed failure; fewer fire when the job ended first (cancelled,
+    // stopped with a savepoint) or a failure could not be armed (printed when it happened).
     std::fprintf(stderr,
-                 "warning: only %zu of %d failures fired: the job ended before its source reached the armed share "
-                 "of the stream (after --restore the shares are of the whole stream, not of what the run replays)\n",
+                 "warning: only %zu of %d failures fired: the job ended before the others fired, or they could not "
+                 "be armed (see above)\n",
                  fired, inject_failures);
   }
   std::printf("failures injected: %zu of %d (", fired, inject_failures);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 
 #include "batch/batch_job.h"
 #include "cluster/mini_cluster.h"
+#include "sluice/connectors/nexmark/nexmark_source.h"
 #include "sluice/config/configuration.h"
 #include "sluice/sluice.h"
 
@@ -50,9 +52,16 @@ class ProgressLine {
 };
 
 // Seeded failure injection: `failures` failures, each of a seeded class (runtime/fault_injection.h; every class
-// once per round of five, in a seeded order), armed when the source has emitted a seeded share (10 % - 90 %) of
-// `stream_events`, one after the other (each after the previous fired and the job restarted). A
+// once per round of five, in a seeded order), one after the other (each after the previous fired and the job
+// restarted), at seeded points of the stream: event numbers spread over 10 % - 90 % of what the run has to
+// emit (from `stream_start`, the events before a restored checkpoint, to `stream_events`). The Nexmark readers'
+// `gate` (connectors/nexmark/nexmark_source.h; created closed, limit 0, by the caller) holds the stream at each
+// point until its failure is armed and then lets it on only to the next point, so a failure never misses the
+// stream's end however fast the job runs: a failure of a record-bound class (source, keyed operator, sink) has
+// records in front of it, and one bound to a checkpoint fires at a checkpoint taken before the next point. A
 // between-sync-and-async-snapshot failure goes to a seeded vertex < `snapshot_vertices` (0: any vertex).
+// The gate is open again when the injector stops, when the last failure is armed, and when a point is not
+// reached within 30 s of the sources emitting nothing (the failure is then reported as not injected).
 class FailureInjector {
  public:
   struct Options {
@@ -62,16 +71,19 @@ class FailureInjector {
     int32_t parallelism = 1;
     int32_t snapshot_vertices = 0;
     std::string source_name;
+    std::shared_ptr<nexmark::NexmarkEmitGate> gate;  // required
+    int64_t stream_start = 0;
   };
   FailureInjector(JobClient& client, cluster::CheckpointingJobClient& cp_client, Options options);
   ~FailureInjector() { stop(); }
-  // Stops arming (the job ended) and joins the thread.
+  // Stops arming (the job ended), opens the gate and joins the thread.
   void stop();
-  // at_events()[i]: source events at which failure i was armed. Read after stop().
+  // at_events()[i]: source events (replays included) emitted when failure i was armed. Read after stop().
   const std::vector<int64_t>& at_events() const { return at_events_; }
 
  private:
   std::atomic<bool> done_{false};
+  std::shared_ptr<nexmark::NexmarkEmitGate> gate_;
   std::vector<int64_t> at_events_;
   std::thread thread_;
 };

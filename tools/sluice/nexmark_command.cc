@@ -113,6 +113,11 @@ int run_nexmark(const NexmarkFlags& f) {
   source.generator.max_events = f.events;
   source.generator.declared_rate_per_s = f.rate;
   source.num_splits = f.splits;
+  // Seeded failures hold the stream at their points (FailureInjector): closed until the injector opens it.
+  if (f.inject_failures > 0) {
+    source.gate = std::make_shared<nexmark::NexmarkEmitGate>();
+    source.gate->limit.store(0);
+  }
   if (Status s = source.generator.validate(); !s.is_ok()) return fail(s.to_string());
   std::unique_ptr<nq::QueryRun> run =
       query->add(nq::nexmark_events(env, source), f.verify ? nq::OutputMode::kCollect : nq::OutputMode::kDiscard);
@@ -139,7 +144,10 @@ int run_nexmark(const NexmarkFlags& f) {
   std::optional<FailureInjector> injector;
   if (f.inject_failures > 0 && cp_client != nullptr) {
     injector.emplace(**client, *cp_client,
-                     FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 0, nq::kSourceName});
+                     FailureInjector::Options{f.inject_failures, f.seed, f.events, parallelism, 0, nq::kSourceName,
+                                              source.gate, 0});
+  } else if (source.gate) {
+    source.gate->open();  // BATCH re-runs stages instead (arm_batch_failures)
   }
   auto* batch_client = dynamic_cast<batch::BatchJobClient*>(client->get());
   if (f.inject_failures > 0 && batch_client != nullptr) {

@@ -1,5 +1,6 @@
 #include "sluice/connectors/nexmark/nexmark_source.h"
 
+#include <limits>
 #include <stdexcept>
 
 namespace sluice::nexmark {
@@ -42,12 +43,25 @@ class NexmarkEnumerator final : public SplitEnumerator<NexmarkSplit> {
 
 class NexmarkReader final : public SourceReader<Event, NexmarkSplit> {
  public:
-  explicit NexmarkReader(const GeneratorConfig& config) : config_(config) {}
+  NexmarkReader(const GeneratorConfig& config, std::shared_ptr<NexmarkEmitGate> gate)
+      : config_(config), gate_(std::move(gate)) {}
 
   InputStatus poll_next(ReaderOutput<Event>& out) override {
+    const int64_t limit = gate_ ? gate_->limit.load(std::memory_order_relaxed) : std::numeric_limits<int64_t>::max();
+    size_t held = 0;  // consecutive held splits visited; finished splits are erased, so none is counted twice
     while (!active_.empty()) {
       if (cursor_ >= active_.size()) cursor_ = 0;
       SplitGenerator& g = active_[cursor_];
+      if (g.has_next() && g.next_event_number() >= limit) {
+        if (++held < active_.size()) {
+          ++cursor_;
+          continue;
+        }
+        int64_t seen = gate_->held_at.load();
+        while (seen < limit && !gate_->held_at.compare_exchange_weak(seen, limit)) {
+        }
+        return InputStatus::kNothingAvailable;
+      }
       // Filled in place (fill sets every field of the event's kind), so string capacity is reused
       // whenever the chain did not keep the previous record.
       if (g.next(scratch_)) {
@@ -77,6 +91,7 @@ class NexmarkReader final : public SourceReader<Event, NexmarkSplit> {
 
  private:
   GeneratorConfig config_;
+  std::shared_ptr<NexmarkEmitGate> gate_;
   std::vector<SplitGenerator> active_;
   std::vector<NexmarkSplit> finished_;  // exhausted splits keep their final offset in snapshots
   size_t cursor_ = 0;
@@ -100,7 +115,7 @@ std::unique_ptr<SplitEnumerator<NexmarkSplit>> NexmarkSource::restore_enumerator
 }
 
 std::unique_ptr<SourceReader<Event, NexmarkSplit>> NexmarkSource::create_reader(SourceReaderContext&) const {
-  return std::make_unique<NexmarkReader>(options_.generator);
+  return std::make_unique<NexmarkReader>(options_.generator, options_.gate);
 }
 
 }  // namespace sluice::nexmark

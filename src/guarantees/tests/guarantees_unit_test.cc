@@ -11,11 +11,11 @@ namespace sluice::guarantees {
 namespace {
 
 TEST(SeedTable, MatchesSeed004) {
-  for (SinkKind k : kSinkKinds) EXPECT_EQ(seed_guarantee(SourceKind::kNotReplayable, k), Guarantee::kAtMostOnce);
-  EXPECT_EQ(seed_guarantee(SourceKind::kReplayable, SinkKind::kPlain), Guarantee::kAtLeastOnce);
-  EXPECT_EQ(seed_guarantee(SourceKind::kReplayable, SinkKind::kIdempotent), Guarantee::kExactlyOnce);
-  EXPECT_EQ(seed_guarantee(SourceKind::kReplayable, SinkKind::kWriteAheadLog), Guarantee::kAtLeastOnce);
-  EXPECT_EQ(seed_guarantee(SourceKind::kReplayable, SinkKind::kTwoPhaseCommit), Guarantee::kExactlyOnce);
+  for (SinkKind k : kSinkKinds) EXPECT_EQ(expected_guarantee(SourceKind::kNotReplayable, k), Guarantee::kAtMostOnce);
+  EXPECT_EQ(expected_guarantee(SourceKind::kReplayable, SinkKind::kPlain), Guarantee::kAtLeastOnce);
+  EXPECT_EQ(expected_guarantee(SourceKind::kReplayable, SinkKind::kIdempotent), Guarantee::kExactlyOnce);
+  EXPECT_EQ(expected_guarantee(SourceKind::kReplayable, SinkKind::kWriteAheadLog), Guarantee::kAtLeastOnce);
+  EXPECT_EQ(expected_guarantee(SourceKind::kReplayable, SinkKind::kTwoPhaseCommit), Guarantee::kExactlyOnce);
 }
 
 TEST(MeasuredGuarantee, LossBeatsDuplicates) {
@@ -33,7 +33,7 @@ TEST(FormatTable, MarksEachDifferingCellAndErrors) {
   int mismatches = -1;
   const std::string text = format_table(cells, &mismatches);
   EXPECT_EQ(mismatches, 2);
-  EXPECT_NE(text.find("MISMATCH t, replayable source, two-phase commit sink: measured at-least-once, seed says "
+  EXPECT_NE(text.find("MISMATCH t, replayable source, two-phase commit sink: measured at-least-once, expected "
                       "exactly-once"),
             std::string::npos)
       << text;

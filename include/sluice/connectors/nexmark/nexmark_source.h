@@ -8,7 +8,9 @@
 // Errors: an invalid GeneratorConfig or num_splits < 1 fails the reader's task with the validation message.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +30,29 @@ struct NexmarkSplit {
   SLUICE_FIELDS(NexmarkSplit, index, num_splits, offset)
 };
 
+// Holds the readers at an event number: a reader emits only events numbered below `limit` and otherwise reports
+// kNothingAvailable (its task idles as a source without data does, checkpoints go on) until `limit` rises. Seeded
+// failure injection (`sluice demo --inject-failures`) moves it, so that every armed failure still has records in
+// front of it however fast the job runs, as Flink's own failure tests hold their sources until a failure fired.
+// held_at: the highest limit at which a reader found all its unfinished splits held (0: none yet).
+// Thread-safety: both fields are atomics; readers load `limit` once per poll.
+struct NexmarkEmitGate {
+  std::atomic<int64_t> limit{std::numeric_limits<int64_t>::max()};
+  std::atomic<int64_t> held_at{0};
+  // Raises `limit` to at least `event_number` (it never falls).
+  void raise_to(int64_t event_number) {
+    int64_t cur = limit.load();
+    while (cur < event_number && !limit.compare_exchange_weak(cur, event_number)) {
+    }
+  }
+  void open() { raise_to(std::numeric_limits<int64_t>::max()); }
+};
+
 struct NexmarkSourceOptions {
   GeneratorConfig generator;  // seed, max_events (-1 = unbounded), declared rate, ...
   int32_t num_splits = 4;     // fixed per job; keep >= the highest parallelism you will run at
+  // Null (default): no gate. Shared by every reader of the job and whoever moves it; in-process only.
+  std::shared_ptr<NexmarkEmitGate> gate;
 };
 
 class NexmarkSource final : public Source<Event, NexmarkSplit> {
