@@ -133,6 +133,14 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
   } else {
     mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
+    // Flink's default too, but rarely what someone enabling checkpointing means: say it once, at job start.
+    const std::string fix =
+        dir.empty() ? "set " + options::kCheckpointsDirectory.key + " to a folder to keep them in files"
+                    : "set " + options::kCheckpointStorage.key + " to filesystem to keep them in " + dir;
+    spdlog::warn("checkpointing is on, but no checkpoint folder is used (JobManager checkpoint storage): the "
+                 "checkpoints live in this process's memory only, so no restore is possible after this process "
+                 "dies; {}",
+                 fix);
   }
   SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
   mc->incremental_checkpoints = config.get(options::kIncrementalCheckpoints);

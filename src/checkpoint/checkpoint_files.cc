@@ -12,11 +12,12 @@ namespace {
 
 Status check_digest(const std::string& what, uint64_t size, uint64_t checksum, const StreamStateHandle& h) {
   if (size != h.size_bytes) {
-    return Status::corruption(what + ": state file has " + std::to_string(size) + " bytes, the checkpoint expects " +
-                              std::to_string(h.size_bytes) + " (truncated or overwritten)");
+    return Status::corruption(what + ": state file is damaged: it has " + std::to_string(size) +
+                              " bytes, the checkpoint expects " + std::to_string(h.size_bytes) +
+                              " (truncated or overwritten)");
   }
   if (checksum != h.checksum) {
-    return Status::corruption(what + ": state file checksum mismatch (flipped or overwritten bytes)");
+    return Status::corruption(what + ": state file is damaged: checksum mismatch (flipped or overwritten bytes)");
   }
   return Status::ok();
 }
@@ -24,6 +25,10 @@ Status check_digest(const std::string& what, uint64_t size, uint64_t checksum, c
 Status check_inline(const StreamStateHandle& h) {
   return check_digest("inline state", h.inline_bytes.size(), XXH3_64bits(h.inline_bytes.data(), h.inline_bytes.size()),
                       h);
+}
+
+Status missing_state_file(const std::string& path) {
+  return Status::not_found(path + ": state file is missing (the checkpoint refers to it, but it does not exist)");
 }
 
 }  // namespace
@@ -114,7 +119,7 @@ Result<std::vector<uint8_t>> read_state_handle(fs::FileSystem& fs, const std::st
   auto bytes = fs.read_file(path);
   if (!bytes.is_ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
-      return Status::not_found(path + ": state file referenced by the checkpoint does not exist");
+      return missing_state_file(path);
     }
     return bytes.status();
   }
@@ -136,7 +141,7 @@ Status check_state_handle(fs::FileSystem& fs, const std::string& checkpoint_dir,
   auto digest = fs.digest_file(path);
   if (!digest.is_ok()) {
     if (digest.status().code() == StatusCode::kNotFound) {
-      return Status::not_found(path + ": state file referenced by the checkpoint does not exist");
+      return missing_state_file(path);
     }
     return digest.status();
   }
@@ -157,12 +162,12 @@ Status check_restore_files(fs::FileSystem& fs, const std::string& checkpoint_dir
     auto size = fs.file_size(path);
     if (!size.is_ok()) {
       if (size.status().code() == StatusCode::kNotFound) {
-        return Status::not_found(whose + ": " + path + ": state file referenced by the checkpoint does not exist");
+        return missing_state_file(path).with_context(whose);
       }
       return size.status().with_context(whose);
     }
     if (*size != h.size_bytes) {
-      return Status::corruption(whose + ": " + path + ": state file has " + std::to_string(*size) +
+      return Status::corruption(whose + ": " + path + ": state file is damaged: it has " + std::to_string(*size) +
                                 " bytes, the checkpoint expects " + std::to_string(h.size_bytes) +
                                 " (truncated or overwritten)");
     }

@@ -85,6 +85,7 @@ std::string_view to_string(JobTerminalStatus status) {
     case JobTerminalStatus::kFinished: return "FINISHED";
     case JobTerminalStatus::kCanceled: return "CANCELED";
     case JobTerminalStatus::kFailed: return "FAILED";
+    case JobTerminalStatus::kFailedUnusableRestorePoint: return "FAILED (restore point missing a file or damaged)";
   }
   return "?";
 }
@@ -94,6 +95,7 @@ bool should_delete_on_job_end(ExternalizedCheckpointRetention mode, JobTerminalS
     case JobTerminalStatus::kFinished: return true;
     case JobTerminalStatus::kCanceled: return mode != ExternalizedCheckpointRetention::kRetainOnCancellation;
     case JobTerminalStatus::kFailed: return mode == ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
+    case JobTerminalStatus::kFailedUnusableRestorePoint: return false;
   }
   return false;
 }

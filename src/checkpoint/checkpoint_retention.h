@@ -10,10 +10,14 @@
 // Job end (docs/checkpoints.md; Flink's ExternalizedCheckpointRetention,
 // execution.checkpointing.externalized-checkpoint-retention):
 //
-//   mode \ job ends as            FINISHED   CANCELED   FAILED
-//   NO_EXTERNALIZED_CHECKPOINTS   delete     delete     delete     (the default)
-//   DELETE_ON_CANCELLATION        delete     delete     keep
-//   RETAIN_ON_CANCELLATION        delete     keep       keep
+//   mode \ job ends as            FINISHED   CANCELED   FAILED   FAILED, restore point unusable
+//   NO_EXTERNALIZED_CHECKPOINTS   delete     delete     delete   keep     (the default)
+//   DELETE_ON_CANCELLATION        delete     delete     keep     keep
+//   RETAIN_ON_CANCELLATION        delete     keep       keep     keep
+//
+// "Restore point unusable": the job failed because the checkpoint it restores (restored at submission, or the
+// latest for a failover) is missing a file or damaged. Nothing is deleted then, whatever the mode: that checkpoint
+// is the evidence of what went wrong, and the older ones are the way back.
 //
 // A process that dies reaches no terminal status and deletes nothing: its checkpoints stay for `--restore`.
 //
@@ -53,7 +57,12 @@ struct RetentionDecision {
 Result<RetentionDecision> decide_retention(const std::vector<RetainedCheckpointInfo>& retained,
                                            const RetainedCheckpointInfo& added, int32_t num_retained);
 
-enum class JobTerminalStatus : uint8_t { kFinished, kCanceled, kFailed };
+enum class JobTerminalStatus : uint8_t {
+  kFinished,
+  kCanceled,
+  kFailed,
+  kFailedUnusableRestorePoint,  // FAILED because its restore point is missing a file or damaged
+};
 
 enum class ExternalizedCheckpointRetention : uint8_t {
   kNoExternalizedCheckpoints,  // NO_EXTERNALIZED_CHECKPOINTS (default)
@@ -64,7 +73,8 @@ enum class ExternalizedCheckpointRetention : uint8_t {
 // Flink's names, case-insensitive; kInvalidArgument naming the option and the accepted values otherwise.
 Result<ExternalizedCheckpointRetention> parse_externalized_checkpoint_retention(std::string_view text);
 std::string_view to_string(ExternalizedCheckpointRetention mode);  // Flink's name
-std::string_view to_string(JobTerminalStatus status);              // "FINISHED", "CANCELED", "FAILED"
+// "FINISHED", "CANCELED", "FAILED", "FAILED (restore point missing a file or damaged)"
+std::string_view to_string(JobTerminalStatus status);
 
 // The table above.
 bool should_delete_on_job_end(ExternalizedCheckpointRetention mode, JobTerminalStatus status);

@@ -741,7 +741,8 @@ class LocalJob final : public CheckpointingJobClient,
     stop_attempt();
     RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(), check_restore_point(cause));
     if (!d.restart) {
-      error_ = cause.with_context(d.reason);
+      error_ = job_failure(d, cause);
+      restore_point_unusable_ = !d.unusable_restore_point.is_ok();
       finish_job(JobStatus::kFailed, error_);
       return false;
     }
@@ -811,15 +812,23 @@ class LocalJob final : public CheckpointingJobClient,
     if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
     stop_attempt();
     if (coordinator_ && store_) {
-      checkpoint::JobTerminalStatus ts = terminal == JobStatus::kFinished ? checkpoint::JobTerminalStatus::kFinished
-                                         : terminal == JobStatus::kCanceled ? checkpoint::JobTerminalStatus::kCanceled
-                                                                             : checkpoint::JobTerminalStatus::kFailed;
+      using checkpoint::JobTerminalStatus;
+      JobTerminalStatus ts = terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
+                             : terminal == JobStatus::kCanceled ? JobTerminalStatus::kCanceled
+                             : restore_point_unusable_          ? JobTerminalStatus::kFailedUnusableRestorePoint
+                                                                : JobTerminalStatus::kFailed;
       std::lock_guard lock(store_mu_);
       auto cleanup = checkpoint::cleanup_on_job_end(*store_, *cfg_.storage, cfg_.retention, ts,
                                                     [this](const std::vector<CheckpointId>& deleted) {
                                                       release_shared_files(deleted);
                                                     });
       if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
+      if (cleanup.is_ok() && ts == JobTerminalStatus::kFailedUnusableRestorePoint && !cleanup->kept.empty()) {
+        spdlog::warn("job {}: keeping all {} retained checkpoint(s), whatever "
+                     "execution.checkpointing.externalized-checkpoint-retention ({}) says: the job failed because the "
+                     "checkpoint it restores is missing a file or damaged",
+                     jg_.job_name, cleanup->kept.size(), checkpoint::to_string(cfg_.retention));
+      }
     }
     if (stop_) stop_->on_job_end(terminal == JobStatus::kFinished);
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
@@ -862,6 +871,8 @@ class LocalJob final : public CheckpointingJobClient,
   std::shared_ptr<coordinator::SharedStateRegistry> shared_registry_;
   std::pair<CheckpointId, std::string> claimed_{CheckpointId(0), ""};  // a checkpoint restored in CLAIM mode
   std::optional<RestorePoint> restore_point_;
+  // The job failed because its restore point is missing a file or damaged: no checkpoint is deleted at job end.
+  bool restore_point_unusable_ = false;
   std::unique_ptr<runtime::FaultInjector> injector_;  // outlives every attempt's tasks
 
   // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).

@@ -14,8 +14,10 @@ RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Statu
     return decision;
   }
   if (!restore_files.is_ok()) {
-    decision.reason = "the checkpoint a restart would restore is damaged, so no restart can succeed (" +
-                      restore_files.to_string() + ")";
+    const char* what = restore_files.code() == StatusCode::kNotFound ? "is missing a file" : "is damaged";
+    decision.reason = std::string("the checkpoint a restart would restore ") + what +
+                      ", so no restart can succeed (" + restore_files.to_string() + ")";
+    decision.unusable_restore_point = restore_files;
     return decision;
   }
   decision.new_attempt = strategy.notify_failure(cause, now_ms);
@@ -27,6 +29,12 @@ RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Statu
   decision.restart = true;
   decision.backoff_ms = strategy.backoff_time_ms();
   return decision;
+}
+
+Status job_failure(const RestartDecision& d, const Status& cause) {
+  if (d.unusable_restore_point.is_ok()) return cause.with_context(d.reason);
+  return Status(d.unusable_restore_point.code(),
+                d.reason + "; the failure that asked for the restart: " + cause.to_string());
 }
 
 }  // namespace sluice

@@ -69,6 +69,10 @@ struct RestartDecision {
   int64_t backoff_ms = 0;    // wait before redeploying, from the failure time (when `restart`)
   bool new_attempt = false;  // false: merged into the restart already scheduled (redeploy once)
   std::string reason;        // when !restart: why, naming the cause and the strategy
+  // When !restart because the checkpoint a restart would restore is missing a file or damaged: that check's
+  // status (kNotFound or kCorruption). Such a job keeps its checkpoints (checkpoint/checkpoint_retention.h). Ok
+  // otherwise.
+  Status unusable_restore_point;
 };
 
 // The whole decision for a failure at `now_ms`: a non-restartable cause fails the job without touching the
@@ -82,5 +86,10 @@ struct RestartDecision {
 // damaged local RocksDB working directory) stays restartable: a restart rebuilds those from the checkpoint.
 RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms,
                                const Status& restore_files = Status::ok());
+
+// The error a job fails with when `d` rules out a restart: `cause` with d.reason as context; when the restore point
+// is what rules it out, with that check's code (kNotFound for a missing file, kCorruption for a damaged one), so
+// the job's error says what is wrong with the checkpoint rather than what failed the task.
+Status job_failure(const RestartDecision& d, const Status& cause);
 
 }  // namespace sluice

@@ -8,16 +8,16 @@
 //   restore point (checksums, after a kCorruption) fails the job instead of restarting (restart_strategy.h).
 #include <gtest/gtest.h>
 
-#include <fstream>
-
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint_it_util.h"
+#include "damage_file.h"
 
 namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
+using it::Damage;
 
 Configuration rocksdb_incremental(const std::string& ck, const std::string& rocks) {
   Configuration config;
@@ -39,7 +39,7 @@ std::string take_incremental_checkpoint(const std::string& ck, const std::string
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   it::build_main_job(env, job);
-  auto submitted = env.execute_async("to be damaged");
+  auto submitted = env.execute_async("source run");
   EXPECT_TRUE(submitted.is_ok()) << submitted.status().to_string();
   if (!submitted.is_ok()) return "";
   std::unique_ptr<JobClient> client = std::move(submitted).value();
@@ -81,40 +81,27 @@ std::string largest_shared_sst(const std::string& chk) {
   return fs::weakly_canonical(best).string();
 }
 
-enum class Damage { kTruncate, kFlip, kRemove };
-
-void damage(const std::string& file, Damage how) {
-  switch (how) {
-    case Damage::kTruncate: fs::resize_file(file, fs::file_size(file) / 2); break;
-    case Damage::kRemove: fs::remove(file); break;
-    case Damage::kFlip: {
-      std::fstream io(file, std::ios::in | std::ios::out | std::ios::binary);
-      const auto size = static_cast<std::streamoff>(fs::file_size(file));
-      for (std::streamoff at : {size / 3, size / 2}) {
-        io.seekg(at);
-        char c = 0;
-        io.get(c);
-        io.seekp(at);
-        io.put(static_cast<char>(~c));
-      }
-      break;
-    }
-  }
-}
+// How the new run restores: execution.state-recovery.claim-mode and the retention of its checkpoints.
+struct RestoreMode {
+  std::string claim_mode = "NO_CLAIM";
+  std::string retention = "RETAIN_ON_CANCELLATION";
+};
 
 // Restores `chk` under exponential-delay (short backoffs, unlimited attempts). Returns the error the job ended
 // with, or the submission's error; fails the test if the job is still running after the wait.
 Status restore_damaged(const std::string& chk, const std::string& ck, const std::string& rocks, it::MainJob& job,
-                       bool* refused_at_submission) {
+                       const RestoreMode& mode, bool* refused_at_submission) {
   Configuration config = rocksdb_incremental(ck, rocks);
   EXPECT_TRUE(config.set_string("execution.state-recovery.path", chk).is_ok());
+  EXPECT_TRUE(config.set_string("execution.state-recovery.claim-mode", mode.claim_mode).is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.externalized-checkpoint-retention", mode.retention).is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.type", "exponential-delay").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.exponential-delay.initial-backoff", "10ms").is_ok());
   EXPECT_TRUE(config.set_string("restart-strategy.exponential-delay.max-backoff", "50ms").is_ok());
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   it::build_main_job(env, job);
-  auto submitted = env.execute_async("restore damaged");
+  auto submitted = env.execute_async("restoring run");
   *refused_at_submission = !submitted.is_ok();
   if (!submitted.is_ok()) return submitted.status();
   std::unique_ptr<JobClient> client = std::move(submitted).value();
@@ -130,7 +117,7 @@ Status restore_damaged(const std::string& chk, const std::string& ck, const std:
 class DamagedCheckpoint : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    base_ = new std::string(it::fresh_dir("damaged-ck"));
+    base_ = new std::string(it::fresh_dir("incremental-ck"));
     job_ = new it::MainJob;
     job_->events = 40'000;
     job_->output_dir = *base_ + "/out";
@@ -143,8 +130,9 @@ class DamagedCheckpoint : public ::testing::Test {
     delete chk_;
   }
 
-  // A copy of the checkpoint's job folder with one SST damaged; returns the error of restoring it.
-  void run_case(const std::string& name, Damage how, bool expect_refused_at_submission) {
+  // A copy of the checkpoint's job folder with one SST damaged; restores it and checks the error, and that the
+  // failed run deleted no file of the restored checkpoint's job folder.
+  void run_case(const std::string& name, Damage how, bool expect_refused_at_submission, const RestoreMode& mode = {}) {
     ASSERT_FALSE(chk_->empty());
     const std::string copy = *base_ + "/" + name;
     fs::remove_all(copy);
@@ -155,15 +143,14 @@ class DamagedCheckpoint : public ::testing::Test {
     const std::string chk = copied_job + "/" + fs::path(*chk_).filename().string();
     const std::string sst = largest_shared_sst(chk);
     ASSERT_FALSE(sst.empty());
-    damage(sst, how);
+    const std::set<std::string> before = it::files_under(copied_job);
+    it::damage(sst, how);
     bool refused = false;
-    Status error = restore_damaged(chk, copy + "/ck-new", copy + "/rocks", *job_, &refused);
+    Status error = restore_damaged(chk, copy + "/ck-new", copy + "/rocks", *job_, mode, &refused);
     EXPECT_FALSE(error.is_ok());
     EXPECT_EQ(refused, expect_refused_at_submission) << error.to_string();
-    EXPECT_NE(error.to_string().find(fs::path(sst).filename().string()), std::string::npos)
-        << "the error must name the damaged file " << sst << ": " << error.to_string();
-    EXPECT_TRUE(error.code() == StatusCode::kCorruption || error.code() == StatusCode::kNotFound)
-        << error.to_string();
+    it::expect_error_names_damage(error, sst, how);
+    it::expect_all_still_there(before, copied_job, sst);
     if (how != Damage::kRemove) {
       EXPECT_NE(error.to_string().find(how == Damage::kTruncate ? "bytes, the checkpoint expects" : "checksum"),
                 std::string::npos)
@@ -181,12 +168,22 @@ std::string* DamagedCheckpoint::base_ = nullptr;
 it::MainJob* DamagedCheckpoint::job_ = nullptr;
 std::string* DamagedCheckpoint::chk_ = nullptr;
 
-TEST_F(DamagedCheckpoint, TruncatedSstIsRefusedAtSubmission) { run_case("truncated", Damage::kTruncate, true); }
+TEST_F(DamagedCheckpoint, TruncatedSstIsRefusedAtSubmission) { run_case("case-truncate", Damage::kTruncate, true); }
 
-TEST_F(DamagedCheckpoint, MissingSstIsRefusedAtSubmission) { run_case("missing", Damage::kRemove, true); }
+TEST_F(DamagedCheckpoint, MissingSstIsRefusedAtSubmission) { run_case("case-remove", Damage::kRemove, true); }
 
 TEST_F(DamagedCheckpoint, FlippedBytesInSstFailTheJobInsteadOfRestartingForever) {
-  run_case("flipped", Damage::kFlip, false);
+  run_case("case-flip", Damage::kFlip, false);
+}
+
+// A claimed checkpoint belongs to the new run, which deletes its checkpoints when it fails under
+// NO_EXTERNALIZED_CHECKPOINTS; not when the failure is that very checkpoint's damage: it stays as evidence.
+TEST_F(DamagedCheckpoint, AClaimedDamagedCheckpointStaysWhateverTheRetention) {
+  for (const char* retention : {"NO_EXTERNALIZED_CHECKPOINTS", "DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION"}) {
+    SCOPED_TRACE(retention);
+    run_case(std::string("claimed-flip-") + retention, Damage::kFlip, false, {"CLAIM", retention});
+    run_case(std::string("claimed-remove-") + retention, Damage::kRemove, true, {"CLAIM", retention});
+  }
 }
 
 }  // namespace

@@ -193,21 +193,25 @@ TEST(JobEndCleanup, DecisionTableAsTheSeedAndFlinkDefineIt) {
   using S = JobTerminalStatus;
   struct Row {
     M mode;
-    bool finished, canceled, failed;  // delete?
+    bool finished, canceled, failed, failed_unusable_restore_point;  // delete?
   };
   const Row table[] = {
-      {M::kNoExternalizedCheckpoints, true, true, true},
-      {M::kDeleteOnCancellation, true, true, false},
-      {M::kRetainOnCancellation, true, false, false},
+      {M::kNoExternalizedCheckpoints, true, true, true, false},
+      {M::kDeleteOnCancellation, true, true, false, false},
+      {M::kRetainOnCancellation, true, false, false, false},
   };
   for (const Row& r : table) {
     SCOPED_TRACE(std::string(to_string(r.mode)));
     EXPECT_EQ(should_delete_on_job_end(r.mode, S::kFinished), r.finished);
     EXPECT_EQ(should_delete_on_job_end(r.mode, S::kCanceled), r.canceled);
     EXPECT_EQ(should_delete_on_job_end(r.mode, S::kFailed), r.failed);
+    EXPECT_EQ(should_delete_on_job_end(r.mode, S::kFailedUnusableRestorePoint), r.failed_unusable_restore_point);
   }
   std::vector<Info> retained = {chk(3, false), sp(4), chk(5), chk(6)};
   EXPECT_EQ(checkpoints_to_delete_on_job_end(retained, M::kNoExternalizedCheckpoints, S::kFailed), ids({5, 6}));
+  for (M mode : {M::kNoExternalizedCheckpoints, M::kDeleteOnCancellation, M::kRetainOnCancellation}) {
+    EXPECT_TRUE(checkpoints_to_delete_on_job_end(retained, mode, S::kFailedUnusableRestorePoint).empty());
+  }
   EXPECT_TRUE(checkpoints_to_delete_on_job_end(retained, M::kRetainOnCancellation, S::kCanceled).empty());
 }
 
@@ -288,6 +292,20 @@ TEST_F(StoreOnDisk, DeleteOnCancellationKeepsCheckpointsOfAFailedJob) {
                                    JobTerminalStatus::kFailed);
   ASSERT_TRUE(failed.is_ok());
   EXPECT_TRUE(exists(1));
+}
+
+TEST_F(StoreOnDisk, AJobFailedOnAnUnusableRestorePointKeepsEverythingAndItsFolder) {
+  CompletedCheckpointStore store(2);
+  complete(store, 1);
+  complete(store, 2);
+  auto r = cleanup_on_job_end(store, storage_, ExternalizedCheckpointRetention::kNoExternalizedCheckpoints,
+                              JobTerminalStatus::kFailedUnusableRestorePoint);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_TRUE(r->deleted.empty());
+  EXPECT_EQ(r->kept, ids({1, 2}));
+  EXPECT_FALSE(r->job_dir_removed);
+  EXPECT_TRUE(exists(1));
+  EXPECT_TRUE(exists(2));
 }
 
 TEST_F(StoreOnDisk, DeletedButNotEmptyFolderStays) {

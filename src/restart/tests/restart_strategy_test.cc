@@ -144,6 +144,30 @@ TEST(DecideRestart, DamagedRestorePointFailsTheJobNamingTheFile) {
                      Status::not_found("/ck/job/chk-3/MANIFEST-000005: does not exist"));
   EXPECT_FALSE(d.restart);
   EXPECT_NE(d.reason.find("MANIFEST-000005"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("is missing a file, so no restart can succeed"), std::string::npos) << d.reason;
+}
+
+// The job's error has the restore point's code when the restore point rules out the restart, whatever failed
+// the task; otherwise the cause's.
+TEST(DecideRestart, TheJobFailsWithTheCodeOfAnUnusableRestorePoint) {
+  FixedDelayRestartBackoffTimeStrategy fixed({.attempts = 3, .delay_ms = 0});
+  const Status cause = Status::internal("task 1/2: injected failure");
+  RestartDecision d =
+      decide_restart(fixed, cause, 0, Status::not_found("/ck/job/chk-3/keyed-ab: state file is missing"));
+  EXPECT_EQ(d.unusable_restore_point.code(), StatusCode::kNotFound);
+  Status failed = job_failure(d, cause);
+  EXPECT_EQ(failed.code(), StatusCode::kNotFound) << failed.to_string();
+  EXPECT_NE(failed.message().find("keyed-ab: state file is missing"), std::string::npos) << failed.to_string();
+  EXPECT_NE(failed.message().find("injected failure"), std::string::npos) << "the task's failure is still named";
+
+  d = decide_restart(fixed, cause, 0, Status::corruption("/ck/job/chk-3/keyed-ab: state file is damaged"));
+  EXPECT_EQ(job_failure(d, cause).code(), StatusCode::kCorruption);
+
+  FixedDelayRestartBackoffTimeStrategy once({.attempts = 0, .delay_ms = 0});
+  d = decide_restart(once, cause, 0, Status::ok());
+  EXPECT_FALSE(d.restart);
+  EXPECT_TRUE(d.unusable_restore_point.is_ok());
+  EXPECT_EQ(job_failure(d, cause).code(), StatusCode::kInternal);
 }
 
 TEST(DecideRestart, NoneNeverRestarts) {

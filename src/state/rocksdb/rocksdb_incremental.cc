@@ -71,7 +71,7 @@ class RocksDBIncrementalSnapshot final : public IncrementalKeyedSnapshot {
 // Size and XXH3-64 of a local file, streamed.
 Status check_digest(const sluice::fs::FileDigest& d, const IncrementalRestoreFile& f, const std::string& what) {
   if (d.size_bytes != f.size_bytes) {
-    return Status::corruption(what + ": file '" + f.path + "' (" + f.local_name + ") has " +
+    return Status::corruption(what + ": file '" + f.path + "' (" + f.local_name + ") is damaged: it has " +
                               std::to_string(d.size_bytes) + " bytes, the checkpoint recorded " +
                               std::to_string(f.size_bytes) + " (truncated or replaced)");
   }
@@ -106,7 +106,8 @@ Status download(const IncrementalRestoreHandle& h, const std::string& dir) {
         f.path, dest, j.shared ? sluice::fs::LocalCopyMode::kLinkIfPossible : sluice::fs::LocalCopyMode::kIndependent);
     if (!d.is_ok()) {
       if (d.status().code() == StatusCode::kNotFound) {
-        return Status::not_found(what + ": '" + f.path + "' referenced by the checkpoint does not exist");
+        return Status::not_found(what + ": '" + f.path +
+                                 "' is missing (the checkpoint refers to it, but it does not exist)");
       }
       return d.status().with_context(what);
     }

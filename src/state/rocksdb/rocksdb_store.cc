@@ -18,6 +18,7 @@
 #include "rocksdb_native_metrics.h"
 #include "rocksdb_options.h"
 #include "rocksdb_ttl_compaction_filter.h"
+#include "working_dir_owner.h"
 #include "write_back_cache.h"
 
 namespace sluice {
@@ -52,6 +53,8 @@ struct RocksDBStore::Shared {
 
 struct RocksDBStore::Impl {
   std::string path;
+  // Held for the folder's life, so a later run can tell this folder from an abandoned one (working_dir_owner.h).
+  rocksdb_workdir::OwnerLock owner;
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   // The shared block cache and write-buffer manager (null: unbounded memory); declared before db, so they
   // outlive it.
@@ -145,8 +148,14 @@ struct RocksDBStore::Snapshot::Impl {
 RocksDBStore::RocksDBStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 namespace {
-// Creates <local_dir>/sluice-rocksdb-<instance>-<16 hex> (and local_dir if needed).
-Result<std::filesystem::path> create_working_dir(const RocksDBStore::Options& options) {
+struct WorkingDir {
+  std::filesystem::path path;
+  rocksdb_workdir::OwnerLock owner;
+};
+
+// Creates <local_dir>/sluice-rocksdb-<instance>-<16 hex> (and local_dir if needed) with its owner lock, after
+// removing the folders of processes that died under this local dir (once per process).
+Result<WorkingDir> create_working_dir(const RocksDBStore::Options& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path parent = options.local_dir.empty() ? fs::temp_directory_path(ec) : fs::path(options.local_dir);
@@ -155,8 +164,9 @@ Result<std::filesystem::path> create_working_dir(const RocksDBStore::Options& op
   if (ec) {
     return Status::io_error("state.backend.rocksdb.localdir: cannot create '" + parent.string() + "': " + ec.message());
   }
-  const std::string stem = "sluice-rocksdb-" + (options.instance_name.empty() ? std::string("instance")
-                                                                               : sanitize(options.instance_name));
+  rocksdb_workdir::remove_abandoned_working_dirs_once(parent.string());
+  const std::string stem = std::string(rocksdb_workdir::kWorkingDirPrefix) +
+                           (options.instance_name.empty() ? std::string("instance") : sanitize(options.instance_name));
   fs::path dir;
   const std::shared_ptr<NameSource> names = name_source_or_random(options.names);
   for (int attempt = 0;; ++attempt) {
@@ -167,14 +177,20 @@ Result<std::filesystem::path> create_working_dir(const RocksDBStore::Options& op
                               "': " + (ec ? ec.message() : "names taken"));
     }
   }
-  return dir;
+  Result<rocksdb_workdir::OwnerLock> owner = rocksdb_workdir::OwnerLock::take(dir.string());
+  if (!owner.is_ok()) {
+    fs::remove_all(dir, ec);
+    return owner.status();
+  }
+  return WorkingDir{dir, std::move(owner).value()};
 }
 }  // namespace
 
 Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  SLUICE_ASSIGN_OR_RETURN(fs::path dir, create_working_dir(options));
+  SLUICE_ASSIGN_OR_RETURN(WorkingDir working, create_working_dir(options));
+  const fs::path& dir = working.path;
   Result<rocksdb_options::InstanceOptions> rocks = rocksdb_options::instance_options(options);
   if (!rocks.is_ok()) {
     fs::remove_all(dir, ec);
@@ -182,6 +198,7 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open(const Options& options)
   }
   auto impl = std::make_unique<Impl>();
   impl->path = dir.string();
+  impl->owner = std::move(working.owner);
   impl->memory = rocks->shared;
   impl->cf_options = rocks->column_family;
   rocksdb::Status s = rocksdb::DB::Open(rocks->db, impl->path, &impl->db);
@@ -535,9 +552,11 @@ Result<std::unique_ptr<RocksDBStore>> RocksDBStore::open_existing(
     const Options& options, const std::function<Status(const std::string& dir)>& populate) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  SLUICE_ASSIGN_OR_RETURN(fs::path dir, create_working_dir(options));
+  SLUICE_ASSIGN_OR_RETURN(WorkingDir working, create_working_dir(options));
+  const fs::path& dir = working.path;
   auto impl = std::make_unique<Impl>();
   impl->path = dir.string();
+  impl->owner = std::move(working.owner);
   auto fail = [&](Status st) {
     fs::remove_all(dir, ec);
     return st;
