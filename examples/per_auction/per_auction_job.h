@@ -63,6 +63,7 @@ struct JobOptions {
 
 inline void build(sluice::StreamExecutionEnvironment& env, const JobOptions& options) {
   env.from_source(sluice::nexmark::NexmarkSource(options.source), "bids")
+      .uid("bids")
       .filter([](const sluice::nexmark::Event& e) { return e.is_bid(); })
       .name("only-bids")
       .uid("only-bids")

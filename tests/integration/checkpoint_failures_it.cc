@@ -201,7 +201,7 @@ TEST(CheckpointFailures, LateWritesOfAnAbortedCheckpointAreRefusedAndLeaveNothin
   job.output_dir = base + "/out";
   job.hold_snapshots = true;
   auto ofs = std::make_shared<it::ObservedFileSystem>();
-  ofs->fail_writes_containing({"/chk-1/auto-0-bids", "/chk-1/hold-snapshot-op"});
+  ofs->fail_writes_containing({"/chk-1/bids", "/chk-1/hold-snapshot-op"});
   it::g_hold_snapshot_of = 1;
   it::g_throttle_us = 100;
   it::g_notifications.clear();

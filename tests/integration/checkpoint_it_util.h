@@ -161,6 +161,7 @@ inline nexmark::NexmarkSourceOptions source_options(const MainJob& job) {
 // The bids of the job's Nexmark source ("only-bids", "to-bid"), for a job to continue.
 inline auto add_bids(StreamExecutionEnvironment& env, const MainJob& job) {
   return env.from_source(nexmark::NexmarkSource(source_options(job)), "bids")
+      .uid("bids")
       .filter([](const nexmark::Event& e) { return e.is_bid(); })
       .name("only-bids")
       .uid("only-bids")

@@ -177,7 +177,7 @@ int run_demo(const DemoFlags& f) {
   }
   if (!restoring) {
     if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output); !s.is_ok()) {
-      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "error: --output: %s\n", s.to_string().c_str());
       return 2;
     }
   }
