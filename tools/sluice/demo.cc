@@ -406,7 +406,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--inject-failures", flags->inject_failures,
                   "Inject K failures, each of a seeded class (source, keyed-operator, sink, "
                   "between-sync-and-async-snapshot, between-completion-and-commit; every class once per five) at a "
-                  "seeded share of the source events; the job recovers. The summary lists them (failures_injected, "
+                  "seeded point of the stream (the source waits there until it is armed); the job recovers. The summary lists them (failures_injected, "
                   "failures_by_class)")
       ->check(CLI::Range(0, 1000));
   CLI::Option* restore = cmd->add_option(

@@ -248,7 +248,7 @@ void add_nexmark_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--state-backend", flags->state_backend, "State backend: hashmap (default) or rocksdb")
       ->check(CLI::IsMember({"hashmap", "rocksdb"}));
   cmd->add_option("--inject-failures", flags->inject_failures,
-                  "Inject K failures of seeded classes at seeded shares of the stream (as `sluice demo`); the job "
+                  "Inject K failures of seeded classes at seeded points of the stream (as `sluice demo`); the job "
                   "recovers from its checkpoints, and --verify checks the output is still exactly the reference")
       ->check(CLI::Range(0, 1000));
   cmd->callback([flags, exit_code] { *exit_code = run_nexmark(*flags); });

@@ -33,7 +33,7 @@ struct NexmarkSplit {
 // Holds the readers at an event number: a reader emits only events numbered below `limit` and otherwise reports
 // kNothingAvailable (its task idles as a source without data does, checkpoints go on) until `limit` rises. Seeded
 // failure injection (`sluice demo --inject-failures`) moves it, so that every armed failure still has records in
-// front of it however fast the job runs, as Flink's own failure tests hold their sources until a failure fired.
+// front of it however fast the job runs (docs/architecture.md, "Fault injection").
 // held_at: the highest limit at which a reader found all its unfinished splits held (0: none yet).
 // Thread-safety: both fields are atomics; readers load `limit` once per poll.
 struct NexmarkEmitGate {
