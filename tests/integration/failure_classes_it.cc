@@ -4,6 +4,8 @@
 // refuses, and a failure that repeats identically restart-strategy.max-identical-failures times. A failure that
 // changes each time keeps restarting.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -131,6 +133,29 @@ TEST(FailureClasses, OutputFolderTheFilesystemRefusesFailsAtOnce) {
   ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
   std::unique_ptr<JobClient> client = std::move(submitted).value();
   expect_failed(*client, 0, {"ENVIRONMENT_ERROR", base + "/a-file", "not a directory"});
+  std::filesystem::remove_all(base);
+}
+
+// The output folder exists but the job may not write in it (mode 0500: EACCES). chmod does not deny root, so as
+// root the test says so and skips; the regular-file case above covers the class for root too.
+TEST(FailureClasses, OutputFolderWithoutWritePermissionFailsAtOnce) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root, which a folder's mode 0500 does not stop";
+  const std::string base = it::fresh_dir("read-only-output");
+  it::MainJob job;
+  job.events = 2'000;
+  job.output_dir = base + "/out";
+  std::filesystem::create_directories(job.output_dir);
+  ::chmod(job.output_dir.c_str(), 0500);
+  Configuration config = fast_restarts(base + "/ck");
+  ASSERT_TRUE(config.set_string("restart-strategy.max-identical-failures", "0").is_ok());
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  auto submitted = env.execute_async("read-only output folder");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  expect_failed(*client, 0, {"ENVIRONMENT_ERROR", job.output_dir, "Permission denied"});
+  ::chmod(job.output_dir.c_str(), 0700);
   std::filesystem::remove_all(base);
 }
 
