@@ -217,7 +217,9 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
         }
         spdlog::warn("job {}: stage {} failed{}: {}", jg_.job_name, s,
                      commit_pending ? " while its sinks committed" : "", st.to_string());
-        RestartDecision d = decide_restart(*restart_, st, cfg_.clock->now_ms());
+        // Progress for the count of identical failures is a completed stage: the index of the stage that failed.
+        RestartDecision d = decide_restart(*restart_, st, cfg_.clock->now_ms(), Status::ok(), &identical_failures_,
+                                           static_cast<int64_t>(s));
         if (!d.restart) {
           error = st.with_context(d.reason);
           terminal = JobStatus::kFailed;
@@ -496,6 +498,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   MetricGroup* job_metrics_ = nullptr;
   std::unique_ptr<runtime::FaultInjector> injector_;
   std::unique_ptr<RestartBackoffTimeStrategy> restart_;
+  IdenticalFailureCounter identical_failures_{cfg_.restart.max_identical_failures};
   std::thread control_;
   std::vector<TaskCommits> pending_commits_;  // control thread: tasks whose sinks must commit again
 

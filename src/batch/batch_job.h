@@ -15,7 +15,8 @@
 // of the stage finished or pre-committed its sinks, the stage's output is complete and its committables are kept
 // (sink_commit_retry.h): a failure after that point does not re-run the stage but retries the commit of exactly
 // those committables (BatchStats::commit_retries), so the output counts once. The restart strategy paces both and
-// gives up: the job FAILS.
+// gives up: the job FAILS. A failure no restart can heal, or restart-strategy.max-identical-failures identical
+// failures in a row within one stage, fails the job at once (restart/failure_classifier.h).
 //
 // Lifecycle: CREATED -> RUNNING -> FINISHED / FAILED / CANCELED (cancel() stops the running stage). The job's
 // folder is removed when it ends. Thread-safety: the client is thread-safe; one control thread runs the stages.

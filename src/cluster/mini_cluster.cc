@@ -739,7 +739,8 @@ class LocalJob final : public CheckpointingJobClient,
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
     stop_attempt();
-    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(), check_restore_point(cause));
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(), check_restore_point(cause),
+                                       &identical_failures_, latest_completed_checkpoint_id());
     if (!d.restart) {
       error_ = job_failure(d, cause);
       restore_point_unusable_ = !d.unusable_restore_point.is_ok();
@@ -776,6 +777,14 @@ class LocalJob final : public CheckpointingJobClient,
     }
     *deployed = deploy_attempt();
     return true;
+  }
+
+  // The id of the latest completed checkpoint, -1 when there is none: a new one since the previous failure is
+  // progress, which starts the count of identical failures over.
+  int64_t latest_completed_checkpoint_id() {
+    std::lock_guard lock(store_mu_);
+    const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
+    return latest ? static_cast<int64_t>(latest->metadata.checkpoint_id.value()) : -1;
   }
 
   // The files of the checkpoint the next attempt would restore: sizes after any failure (a stat per file), and
@@ -865,6 +874,7 @@ class LocalJob final : public CheckpointingJobClient,
   MetricGroup* job_metrics_ = nullptr;
   runtime::AsyncSnapshotExecutor executor_{2};
   std::unique_ptr<RestartBackoffTimeStrategy> restart_;
+  IdenticalFailureCounter identical_failures_{cfg_.restart.max_identical_failures};
   std::mutex store_mu_;
   std::unique_ptr<checkpoint::CompletedCheckpointStore> store_;
   std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;

@@ -429,6 +429,13 @@ const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff{
     "2147483647 means unlimited (restart-strategy.type EXPONENTIAL-DELAY).",
     {}, at_least(1)};
 
+const ConfigOption<int32_t> kMaxIdenticalFailures{
+    "restart-strategy.max-identical-failures", 10,
+    "The job fails, naming the error, when this many failures in a row are identical: same status code and same "
+    "message once numbers and hex ids in it are replaced by a placeholder, with no checkpoint completed since the "
+    "first of them. Applies under every restart strategy; 0 turns the check off.",
+    {}, at_least(0)};
+
 const ConfigOption<int32_t> kRestPort{
     "rest.port", 0,
     "Port of the job's REST endpoint; 0 lets the kernel choose a free one (the job registry tells the CLI which). "
@@ -583,6 +590,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kExponentialDelayResetBackoffThreshold,
       &options::kExponentialDelayJitterFactor,
       &options::kExponentialDelayAttemptsBeforeResetBackoff,
+      &options::kMaxIdenticalFailures,
       // REST endpoint
       &options::kRestPort,                 &options::kRestAddress,
       &options::kRestBindAddress,

@@ -10,20 +10,14 @@
 #include <memory>
 #include <system_error>
 
+#include "core/failure_markers.h"
+#include "fs/errno_status.h"
 #include "fs/file_system.h"
 #include "fs/local_recoverable_writer.h"
 #include "fs/path.h"
 
 namespace sluice::fs {
 namespace {
-
-std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
-
-Status errno_status(std::string_view what, const std::string& path, int err) {
-  std::string m = std::string(what) + " '" + path + "': " + errno_text(err);
-  if (err == ENOENT) return Status::not_found(std::move(m));
-  return Status::io_error(std::move(m));
-}
 
 // Closes the descriptor on scope exit.
 class Fd {
@@ -161,7 +155,7 @@ class PosixFileSystem final : public FileSystem {
     if (err == EEXIST) {
       struct stat st {};
       if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::ok();
-      return Status::io_error("cannot create directory '" + path + "': a file of that name exists");
+      return path_refused("cannot create directory '" + path + "': a file of that name exists");
     }
     return errno_status("cannot create directory", path, err);
   }
@@ -318,7 +312,7 @@ Status create_directories_durable(FileSystem& fs, const std::string& path) {
   for (;;) {
     SLUICE_ASSIGN_OR_RETURN(PathKind kind, fs.stat(p));
     if (kind == PathKind::kDirectory) break;
-    if (kind != PathKind::kMissing) return Status::io_error("cannot create directory '" + p + "': not a directory");
+    if (kind != PathKind::kMissing) return path_refused("cannot create directory '" + p + "': not a directory");
     missing.push_back(p);
     std::string parent = path_parent(p);
     if (parent.empty() || parent == p) break;  // relative path whose first level is missing, or a URI's root

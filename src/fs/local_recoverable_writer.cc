@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/failure_markers.h"
+#include "fs/errno_status.h"
 #include "fs/path.h"
 
 namespace sluice::fs {
@@ -16,12 +18,6 @@ namespace {
 
 constexpr std::string_view kInProgressSuffix = ".inprogress";
 constexpr std::string_view kPendingSuffix = ".pending";
-
-Status errno_status(std::string_view what, const std::string& path, int err) {
-  std::string m = std::string(what) + " '" + path + "': " + std::error_code(err, std::generic_category()).message();
-  if (err == ENOENT) return Status::not_found(std::move(m));
-  return Status::io_error(std::move(m));
-}
 
 Status sync_directory(const std::string& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -191,8 +187,8 @@ class LocalRecoverableWriter final : public RecoverableWriter {
     std::error_code ec;
     if (err == ENOENT && std::filesystem::exists(n.target, ec)) return Status::ok();  // committed before
     if (err == ENOENT) {
-      return Status::not_found("cannot commit '" + c.target_path + "': neither its pending file '" + pending +
-                               "' nor the file exists");
+      return committable_data_gone("cannot commit '" + c.target_path + "': neither its pending file '" + pending +
+                                   "' nor the file exists");
     }
     return errno_status("cannot commit", pending, err);
   }

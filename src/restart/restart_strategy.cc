@@ -4,13 +4,16 @@ namespace sluice {
 
 bool NoRestartBackoffTimeStrategy::notify_failure(const Status& /*cause*/, int64_t /*now_ms*/) { return true; }
 
-bool is_restartable_failure(const Status& cause) { return cause.code() != StatusCode::kInvalidArgument; }
+bool is_restartable_failure(const Status& cause) { return restart_can_help(classify_failure(cause)); }
 
 RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms,
-                               const Status& restore_files) {
+                               const Status& restore_files, IdenticalFailureCounter* identical,
+                               int64_t latest_checkpoint_id) {
   RestartDecision decision;
-  if (!is_restartable_failure(cause)) {
-    decision.reason = "the failure cannot be fixed by a restart (" + cause.to_string() + ")";
+  const FailureClass failure_class = classify_failure(cause);
+  if (!restart_can_help(failure_class)) {
+    decision.reason = "the failure cannot be fixed by a restart (" + std::string(failure_class_name(failure_class)) +
+                      "): " + cause.to_string();
     return decision;
   }
   if (!restore_files.is_ok()) {
@@ -19,6 +22,17 @@ RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Statu
                       ", so no restart can succeed (" + restore_files.to_string() + ")";
     decision.unusable_restore_point = restore_files;
     return decision;
+  }
+  if (identical != nullptr) {
+    const int32_t count = identical->record(cause, latest_checkpoint_id);
+    if (identical->limit_reached()) {
+      decision.reason = "the same failure happened " + std::to_string(count) +
+                        " times in a row with no checkpoint completed between "
+                        "(restart-strategy.max-identical-failures=" +
+                        std::to_string(identical->max_identical()) + "), so a restart is not expected to help: " +
+                        cause.to_string();
+      return decision;
+    }
   }
   decision.new_attempt = strategy.notify_failure(cause, now_ms);
   if (!strategy.can_restart()) {

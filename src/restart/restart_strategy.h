@@ -5,11 +5,12 @@
 // `now_ms` of the last notify_failure. One strategy object serves a whole job: its state (attempts made,
 // failure timestamps, current backoff) spans every restart, so create it once per job, not once per run.
 //
-// Failure classification: a failure whose Status code is kInvalidArgument (a bad configuration value, a bad
-// program: something only a person can fix) is not restartable. It fails the job at once, without
-// consulting or updating the strategy, as Flink's SuppressRestartsException does. Every other code is
-// restartable and goes through the strategy, unless the checkpoint the restart would restore is damaged (see
-// decide_restart): restoring the same bad bytes again can never succeed. `Status::retriable()` is not consulted: it says whether the
+// Failure classification (failure_classifier.h): a failure no restart can heal - a bad configuration or program
+// (kInvalidArgument), a committable whose data is gone, a path the filesystem refuses to the job - fails the job at
+// once, without consulting or updating the strategy, as Flink's SuppressRestartsException does. So does a failure
+// that repeated identically restart-strategy.max-identical-failures times with no checkpoint completed between, and
+// a restore point that is damaged (see decide_restart): restoring the same bad bytes again can never succeed. Every
+// other failure goes through the strategy. `Status::retriable()` is not consulted: it says whether the
 // same operation may succeed if repeated, while a restart redeploys the job from its latest checkpoint,
 // which is how Flink treats every failure that does not suppress restarts.
 //
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <string>
 
+#include "restart/failure_classifier.h"
 #include "sluice/core/status.h"
 
 namespace sluice {
@@ -60,7 +62,7 @@ class NoRestartBackoffTimeStrategy final : public RestartBackoffTimeStrategy {
   std::string describe() const override { return "none"; }
 };
 
-// False for failures no restart can fix (code kInvalidArgument); see the file comment.
+// False for failures no restart can fix: restart_can_help(classify_failure(cause)) (failure_classifier.h).
 bool is_restartable_failure(const Status& cause);
 
 // What to do about one failure.
@@ -76,7 +78,8 @@ struct RestartDecision {
 };
 
 // The whole decision for a failure at `now_ms`: a non-restartable cause fails the job without touching the
-// strategy; otherwise the strategy is notified and asked. Precondition: `cause` is not ok.
+// strategy, with a reason naming its class (failure_class_name) and the cause; otherwise the strategy is notified
+// and asked. Precondition: `cause` is not ok.
 //
 // `restore_files`: the caller's check of the files of the checkpoint a restart would restore (e.g.
 // CheckpointStorage::check_restore_files; Ok when there is none or it is held in memory). Not Ok (a checkpoint
@@ -84,8 +87,14 @@ struct RestartDecision {
 // the reason names that file and what was expected. This is what stops a restore-time kCorruption of
 // checkpoint files from restarting forever, while a kCorruption from any other source (a bad network buffer, a
 // damaged local RocksDB working directory) stays restartable: a restart rebuilds those from the checkpoint.
+//
+// `identical` (nullptr: not counted): the job's count of identical failures, with `latest_checkpoint_id` the latest
+// completed checkpoint (-1: none) as progress. A restartable cause is recorded there, after the restore point check;
+// when the count reaches its limit the job fails without touching the strategy, and the reason names the count and
+// the repeated failure.
 RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Status& cause, int64_t now_ms,
-                               const Status& restore_files = Status::ok());
+                               const Status& restore_files = Status::ok(), IdenticalFailureCounter* identical = nullptr,
+                               int64_t latest_checkpoint_id = -1);
 
 // The error a job fails with when `d` rules out a restart: `cause` with d.reason as context; when the restore point
 // is what rules it out, with that check's code (kNotFound for a missing file, kCorruption for a damaged one), so

@@ -5,6 +5,10 @@
 namespace sluice {
 
 Status RestartStrategyConfig::validate() const {
+  if (max_identical_failures < 0) {
+    return Status::invalid_argument("restart-strategy.max-identical-failures: " +
+                                    std::to_string(max_identical_failures) + " is negative; expected >= 0 (0 = off)");
+  }
   switch (type) {
     case RestartStrategyType::kNone:
       return Status::ok();
@@ -21,6 +25,7 @@ Status RestartStrategyConfig::validate() const {
 Result<RestartStrategyConfig> restart_strategy_config(const Configuration& config, bool checkpointing_enabled) {
   RestartStrategyConfig out;
   out.type = restart_strategy_type(config, checkpointing_enabled);
+  out.max_identical_failures = config.get(options::kMaxIdenticalFailures);
   switch (out.type) {
     case RestartStrategyType::kNone:
       break;

@@ -24,8 +24,11 @@ struct RestartStrategyConfig {
   FixedDelayRestartConfig fixed_delay;
   FailureRateRestartConfig failure_rate;
   ExponentialDelayRestartConfig exponential_delay;
+  // restart-strategy.max-identical-failures (any type): identical failures in a row, with no checkpoint completed
+  // between, that fail the job (IdenticalFailureCounter in failure_classifier.h); 0 = no limit.
+  int32_t max_identical_failures = 10;
 
-  // Validates the settings of `type` (see each config's validate()).
+  // Validates the settings of `type` (see each config's validate()) and max_identical_failures (>= 0).
   Status validate() const;
 };
 

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <stdexcept>
 #include <map>
 #include <random>
 #include <string>
@@ -383,6 +384,30 @@ TEST(BatchModeIT, WriteAheadSinksOnSqliteCommitOnceAfterAFailureWhileCommitting)
       EXPECT_EQ(r.stats.commit_retries, 1);
     }
   }
+}
+
+// A stage whose map throws the same error on every run: exponential-delay (unlimited attempts) would re-run it
+// forever; with restart-strategy.max-identical-failures 3 its third run fails the job naming the error.
+TEST(BatchModeIT, AStageFailingIdenticallyStopsAtMaxIdenticalFailures) {
+  Configuration c = base_config("BATCH");
+  ASSERT_TRUE(c.apply_dynamic_property("restart-strategy.type=exponential-delay").is_ok());
+  ASSERT_TRUE(c.apply_dynamic_property("restart-strategy.exponential-delay.initial-backoff=5ms").is_ok());
+  ASSERT_TRUE(c.apply_dynamic_property("restart-strategy.exponential-delay.max-backoff=10ms").is_ok());
+  ASSERT_TRUE(c.apply_dynamic_property("restart-strategy.max-identical-failures=3").is_ok());
+  StreamExecutionEnvironment env(c);
+  env.from_sequence(1, 100, "numbers")
+      .map([](int64_t v) -> int64_t { throw std::runtime_error("value " + std::to_string(v) + " is not allowed"); })
+      .name("reject")
+      .sink_to(DiscardingSink<int64_t>());
+  auto client = env.execute_async("identical-failures");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  JobExecutionResult res = (*client)->wait();
+  ASSERT_EQ(res.status, JobStatus::kFailed) << res.error.to_string();
+  EXPECT_NE(res.error.message().find("3 times in a row"), std::string::npos) << res.error.to_string();
+  EXPECT_NE(res.error.message().find("is not allowed"), std::string::npos) << res.error.to_string();
+  auto* b = dynamic_cast<batch::BatchJobClient*>(client->get());
+  ASSERT_NE(b, nullptr) << "the batch runtime ran the job";
+  EXPECT_EQ(b->stage_runs(), (std::vector<int32_t>{3}));
 }
 
 TEST(BatchModeIT, BatchWithAnUnboundedSourceFailsNamingIt) {

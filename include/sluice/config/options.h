@@ -348,6 +348,10 @@ extern const ConfigOption<double> kExponentialDelayJitterFactor;
 // restart-strategy.exponential-delay.attempts-before-reset-backoff (Integer, 2147483647 = unlimited, >= 1):
 // restarts before the job fails, counted since the last reset.
 extern const ConfigOption<int32_t> kExponentialDelayAttemptsBeforeResetBackoff;
+// restart-strategy.max-identical-failures (Integer, 10, >= 0; Sluice's own): the job fails, naming the error, when
+// this many failures in a row are identical (same code, same message after numbers and hex ids are normalised)
+// with no checkpoint completed between them, whatever the strategy; 0 = off (restart/failure_classifier.h).
+extern const ConfigOption<int32_t> kMaxIdenticalFailures;
 
 // ---- REST endpoint of a running job (Flink's RestOptions; src/rest, docs/rest-api.md) ------------------------
 

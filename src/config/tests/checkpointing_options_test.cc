@@ -205,6 +205,8 @@ TEST(CheckpointingOptions, RangesAndAcceptedValues) {
        "restart-strategy.exponential-delay.jitter-factor: -0.1 is out of range (expected in [0, 1])"},
       {"restart-strategy.exponential-delay.attempts-before-reset-backoff", "0",
        "restart-strategy.exponential-delay.attempts-before-reset-backoff: 0 is out of range (expected >= 1)"},
+      {"restart-strategy.max-identical-failures", "-1",
+       "restart-strategy.max-identical-failures: -1 is out of range (expected >= 0)"},
   };
   for (const Rejected& r : cases) {
     Configuration c;

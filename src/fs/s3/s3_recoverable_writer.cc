@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "core/failure_markers.h"
 #include "fs/s3/s3_digest.h"
 #include "fs/s3/s3_file_system.h"
 
@@ -218,14 +219,16 @@ class S3RecoverableWriter final : public fs::RecoverableWriter {
     const std::string gone = "cannot commit '" + target + "': its upload " + s.upload_id + " is gone";
     auto head = client_->head_object(s.bucket, s.key);
     if (!head.is_ok()) {
-      if (head.status().code() == StatusCode::kNotFound) return Status::not_found(gone + " and the object does not exist");
+      if (head.status().code() == StatusCode::kNotFound) {
+        return committable_data_gone(gone + " and the object does not exist");
+      }
       return head.status().with_context(gone);
     }
     auto expected = expected_multipart_etag(parts);
     if (!expected.is_ok()) return expected.status().with_context(gone);
     if (!same_etag(head->etag, *expected)) {
-      return Status::not_found(gone + " and the object there has ETag " + head->etag + ", not " + *expected +
-                               " of the recorded parts");
+      return committable_data_gone(gone + " and the object there has ETag " + head->etag + ", not " + *expected +
+                                   " of the recorded parts");
     }
     return Status::ok();
   }

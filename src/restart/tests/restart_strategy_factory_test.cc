@@ -36,6 +36,27 @@ TEST(RestartStrategyFactory, DefaultDependsOnCheckpointing) {
   EXPECT_NE((*strategy)->describe().find("exponential-delay("), std::string::npos);
 }
 
+// restart-strategy.max-identical-failures applies to every type: default 10, 0 = off; a negative value set in
+// code (not through the option) is refused naming the key.
+TEST(RestartStrategyFactory, MaxIdenticalFailuresIsReadForEveryType) {
+  for (const char* type : {"none", "fixed-delay", "failure-rate", "exponential-delay"}) {
+    SCOPED_TRACE(type);
+    const std::string yaml = std::string("restart-strategy.type: ") + type;
+    Result<RestartStrategyConfig> dflt = restart_strategy_config(from_yaml(yaml), true);
+    ASSERT_TRUE(dflt.is_ok()) << dflt.status().to_string();
+    EXPECT_EQ(dflt->max_identical_failures, 10);
+    Result<RestartStrategyConfig> set =
+        restart_strategy_config(from_yaml(yaml + "\nrestart-strategy.max-identical-failures: 0"), true);
+    ASSERT_TRUE(set.is_ok()) << set.status().to_string();
+    EXPECT_EQ(set->max_identical_failures, 0);
+  }
+  RestartStrategyConfig negative;
+  negative.max_identical_failures = -2;
+  Status s = negative.validate();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("restart-strategy.max-identical-failures: -2"), std::string::npos) << s.to_string();
+}
+
 TEST(RestartStrategyFactory, ExplicitTypeWinsOverTheDefault) {
   Configuration c = from_yaml("restart-strategy.type: none\nexecution.checkpointing.interval: 1s");
   auto strategy = create_restart_strategy(c, checkpointing_enabled(c), 1);
