@@ -3,7 +3,7 @@
 # (files + SQLite), and with --with-postgres / --with-kafka (extra arguments go to the tool) on those servers too.
 # The tool exits 0 only when every cell equals the expected one; the test also checks the report, per target: every cell
 # ran, each not-replayable cell lost results, replayable + plain (and + write-ahead log) duplicated without loss,
-# the exactly-once cells ran 1 adversarial + 20 seeded failure runs with nothing lost or duplicated, and there is
+# the exactly-once cells ran 1 adversarial + --runs (20) seeded failure runs with nothing lost or duplicated, and there is
 # no MISMATCH line. A Kafka run skips (77) when the test broker could not be fetched.
 set -euo pipefail
 sluice=$1
@@ -14,7 +14,11 @@ out="$work/guarantees.out"
 fail() { echo "FAIL: $*"; echo "--- output:"; cat "$out"; echo "--- stderr (tail):"; tail -n 30 "$work/stderr"; exit 1; }
 
 targets=("files + SQLite")
+runs=20  # the tool's default --runs; an extra --runs N changes it
+prev=
 for a in "${extra[@]}"; do
+  if [ "$prev" = --runs ]; then runs=$a; fi
+  prev=$a
   case "$a" in
     --with-postgres) targets+=("PostgreSQL") ;;
     --with-kafka)
@@ -44,8 +48,8 @@ for t in "${targets[@]}"; do
       fail "$t, replayable + $sink: expected duplicates and no loss"
   done
   for sink in idempotent 'two-phase commit'; do
-    [ "$(count "$t" "replayable source, $sink sink: 21 run\(s\), [1-9][0-9]* failure\(s\), 0 of [0-9]+ results lost, 0 duplicated")" -eq 1 ] ||
-      fail "$t, replayable + $sink: expected 21 runs (1 adversarial + 20 seeded), nothing lost or duplicated"
+    [ "$(count "$t" "replayable source, $sink sink: $((runs + 1)) run\(s\), [1-9][0-9]* failure\(s\), 0 of [0-9]+ results lost, 0 duplicated")" -eq 1 ] ||
+      fail "$t, replayable + $sink: expected $((runs + 1)) runs (1 adversarial + $runs seeded), nothing lost or duplicated"
   done
 done
 grep -q "^$total cells, 0 mismatch(es)" "$out" || fail "summary line: expected $total cells"
