@@ -137,7 +137,7 @@ TEST(FailureClasses, OutputFolderTheFilesystemRefusesFailsAtOnce) {
 }
 
 // The output folder exists but the job may not write in it (mode 0500: EACCES). chmod does not deny root, so as
-// root the test says so and skips; the regular-file case above covers the class for root too.
+// root it skips; failure_classes_unprivileged_it runs it as uid 65534 (and the regular-file case covers root).
 TEST(FailureClasses, OutputFolderWithoutWritePermissionFailsAtOnce) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root, which a folder's mode 0500 does not stop";
   const std::string base = it::fresh_dir("read-only-output");
