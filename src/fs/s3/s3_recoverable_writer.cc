@@ -7,6 +7,7 @@
 #include "core/failure_markers.h"
 #include "fs/s3/s3_digest.h"
 #include "fs/s3/s3_file_system.h"
+#include "fs/s3/s3_part_pipeline.h"
 
 namespace sluice::s3 {
 namespace {
@@ -62,9 +63,11 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
   S3RecoverableStream(std::shared_ptr<S3Client> client, std::string target, UploadState state,
                       std::vector<uint8_t> buffer, uint64_t nonce)
       : client_(std::move(client)), target_(std::move(target)), state_(std::move(state)), buffer_(std::move(buffer)),
-        nonce_(nonce) {
+        nonce_(nonce),
+        parts_(client_, state_.bucket, state_.key, state_.upload_id, client_->options().upload_parallelism) {
     for (const auto& p : state_.parts) position_ += p.size_bytes;
     position_ += buffer_.size();
+    next_part_number_ = static_cast<int32_t>(state_.parts.size()) + 1;
   }
 
   Status write(std::span<const uint8_t> bytes) override {
@@ -74,7 +77,8 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
     position_ += bytes.size();
     size_t start = 0;
     while (buffer_.size() - start >= part_size) {
-      SLUICE_RETURN_IF_ERROR(upload_part(std::span<const uint8_t>(buffer_).subspan(start, part_size)));
+      const auto first = buffer_.begin() + static_cast<std::ptrdiff_t>(start);
+      SLUICE_RETURN_IF_ERROR(submit_part(std::vector<uint8_t>(first, first + static_cast<std::ptrdiff_t>(part_size))));
       start += part_size;
     }
     if (start > 0) buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(start));
@@ -85,6 +89,7 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
 
   Result<fs::ResumeRecoverable> persist() override {
     if (closed_) return Status::failed_precondition("file '" + target_ + "' is closed");
+    SLUICE_RETURN_IF_ERROR(finish_parts());  // the recoverable names only parts S3 has acknowledged
     UploadState s = state_;
     s.leftover_key.clear();
     s.leftover_bytes = buffer_.size();
@@ -102,8 +107,9 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
 
   Result<fs::CommitRecoverable> close_for_commit() override {
     if (closed_) return Status::failed_precondition("file '" + target_ + "' is closed");
-    if (!buffer_.empty() || state_.parts.empty()) SLUICE_RETURN_IF_ERROR(upload_part(buffer_));
+    if (!buffer_.empty() || next_part_number_ == 1) SLUICE_RETURN_IF_ERROR(submit_part(std::move(buffer_)));
     buffer_.clear();
+    SLUICE_RETURN_IF_ERROR(finish_parts());
     closed_ = true;
     UploadState s = state_;
     s.leftover_key.clear();
@@ -114,11 +120,18 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
   void close() noexcept override { closed_ = true; }
 
  private:
-  Status upload_part(std::span<const uint8_t> bytes) {
-    const int32_t number = static_cast<int32_t>(state_.parts.size()) + 1;
-    auto etag = client_->upload_part(state_.bucket, state_.key, state_.upload_id, number, bytes);
-    if (!etag.is_ok()) return etag.status().with_context("writing '" + target_ + "'");
-    state_.parts.push_back(PersistedPart{number, *etag, bytes.size()});
+  Status submit_part(std::vector<uint8_t> bytes) {
+    Status s = parts_.submit(next_part_number_, std::move(bytes));
+    if (!s.is_ok()) return s.with_context("writing '" + target_ + "'");
+    ++next_part_number_;
+    return Status::ok();
+  }
+
+  // Waits for the parts in flight and records them.
+  Status finish_parts() {
+    auto done = parts_.drain();
+    if (!done.is_ok()) return done.status().with_context("writing '" + target_ + "'");
+    for (UploadedPart& p : *done) state_.parts.push_back(PersistedPart{p.part_number, std::move(p.etag), p.size_bytes});
     return Status::ok();
   }
 
@@ -127,6 +140,8 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
   UploadState state_;  // parts uploaded so far; leftover fields unused
   std::vector<uint8_t> buffer_;
   uint64_t nonce_;
+  PartPipeline parts_;  // full parts on their way; destroyed first, so its threads end before the members above
+  int32_t next_part_number_ = 1;
   uint64_t position_ = 0;
   bool closed_ = false;
 };

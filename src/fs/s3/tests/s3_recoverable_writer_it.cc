@@ -1,6 +1,7 @@
 // The S3 recoverable writer against a real S3-compatible server (the ctest fixture s3_server): persist with a
 // leftover below S3's 5 MiB part minimum and with several full parts, recover in a new client as another process
-// would, commit, commit twice, commit after an abort, and the abort of unpublished files.
+// would, commit, commit twice, commit after an abort, the abort of unpublished files, parts sent several at once
+// and a part that keeps failing.
 #include "fs/s3/s3_recoverable_writer.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
 #include "fs/s3/s3_file_system.h"
+#include "fs/s3/tests/s3_fault_proxy.h"
 #include "test_servers.h"
 
 namespace sluice::s3 {
@@ -50,10 +52,15 @@ class S3RecoverableWriterIT : public ::testing::Test {
     (void)fs_->remove_all(root_);
   }
 
-  // A filesystem with a client of its own, as another process after a restart would have.
-  std::shared_ptr<fs::FileSystem> new_process() const {
+  // A filesystem with a client of its own, as another process after a restart would have. `endpoint` "": the
+  // server's; `retry_limit` -1: the default.
+  std::shared_ptr<fs::FileSystem> new_process(const std::string& endpoint = "", int retry_limit = -1) const {
     Configuration c;
-    EXPECT_TRUE(c.set_string("s3.endpoint", server_.endpoint).is_ok());
+    EXPECT_TRUE(c.set_string("s3.endpoint", endpoint.empty() ? server_.endpoint : endpoint).is_ok());
+    if (retry_limit >= 0) {
+      EXPECT_TRUE(c.set_string("s3.retry.limit", std::to_string(retry_limit)).is_ok());
+      EXPECT_TRUE(c.set_string("s3.retry.interval", "10ms").is_ok());
+    }
     EXPECT_TRUE(c.set_string("s3.access-key", server_.access_key).is_ok());
     EXPECT_TRUE(c.set_string("s3.secret-key", server_.secret_key).is_ok());
     EXPECT_TRUE(c.set_string("s3.path.style.access", "true").is_ok());
@@ -68,6 +75,7 @@ class S3RecoverableWriterIT : public ::testing::Test {
     return *w;
   }
   S3Client& client() { return static_cast<S3FileSystem&>(*fs_).client(); }
+  int server_port() const { return std::stoi(server_.endpoint.substr(server_.endpoint.rfind(':') + 1)); }
   std::string p(const std::string& rel) const { return fs::join_path(root_, rel); }
   std::string key(const std::string& rel) const { return parse_s3_path(p(rel))->key; }
 
@@ -189,6 +197,79 @@ TEST_F(S3RecoverableWriterIT, AbortsUnpublishedUploadsAndTheirLeftovers) {
   auto uploads = client().list_multipart_uploads(server_.bucket, key("sub") + "/");
   ASSERT_TRUE(uploads.is_ok());
   EXPECT_EQ(uploads->size(), 1u) << "a subdirectory's upload is not listed for the parent";
+}
+
+// Writes `bytes` in 64 KiB calls, as the file sink's part writer hands over its buffer. Returns the first failure.
+Status write_in_pieces(fs::RecoverableOutputStream& out, const std::vector<uint8_t>& bytes) {
+  constexpr size_t kPiece = 64 * 1024;
+  for (size_t off = 0; off < bytes.size(); off += kPiece) {
+    const size_t n = std::min(kPiece, bytes.size() - off);
+    SLUICE_RETURN_IF_ERROR(out.write(std::span<const uint8_t>(bytes).subspan(off, n)));
+  }
+  return Status::ok();
+}
+
+// Full parts travel in the background, several at once, while the writer fills the next ones; the persisted
+// recoverable names every part in order (a new client resumes at exactly the persisted position) and the
+// committed file holds every byte in order.
+TEST_F(S3RecoverableWriterIT, FullPartsTravelSeveralAtOnceAndTheRecoverableNamesThemInOrder) {
+  const auto first = pattern(26 * kMiB + 11, 9), tail = pattern(7 * kMiB + 3, 10);  // 5 full parts, then more
+  auto out = writer(*fs_)->open(p("parallel"));
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_TRUE(write_in_pieces(**out, first).is_ok());
+  auto r = (*out)->persist();
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->position_bytes, first.size());
+  EXPECT_GE(client().stats().peak_requests_in_flight, 2u) << "parts of one file were sent one at a time";
+  (*out)->close();
+
+  auto other = new_process();
+  auto w = writer(*other);
+  auto resumed = w->recover(*r);
+  ASSERT_TRUE(resumed.is_ok()) << resumed.status().to_string();
+  EXPECT_EQ((*resumed)->position_bytes(), first.size());
+  ASSERT_TRUE(write_in_pieces(**resumed, tail).is_ok());
+  auto c = (*resumed)->close_for_commit();
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_EQ(c->size_bytes, first.size() + tail.size());
+  ASSERT_TRUE(w->commit(*c).is_ok());
+  EXPECT_EQ(*other->read_file(p("parallel")), concat({first, tail}));
+}
+
+// A part that keeps failing (after the client's retries) fails the persist that waits for it, naming the file
+// and the request, and every call after it; no recoverable is made that skips the lost part. The recoverable
+// of the persist before it still resumes, as a restore from the last completed checkpoint would.
+TEST_F(S3RecoverableWriterIT, APartThatKeepsFailingFailsThePersistNamingTheFileAndAnEarlierPersistResumes) {
+  testing::S3FaultProxy proxy(server_port());
+  proxy.inject("partNumber=2&", testing::S3FaultProxy::Fault::kErrorResponse, -1, 500, "InternalError");
+  auto via_proxy = new_process("http://127.0.0.1:" + std::to_string(proxy.port()), 1);
+  const auto before = pattern(1000, 11), lost = pattern(12 * kMiB, 12), after = pattern(300, 13);
+  auto out = writer(*via_proxy)->open(p("failing"));
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_TRUE((*out)->write(before).is_ok());
+  auto r = (*out)->persist();
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  // Parts 1 and 2 leave in the background; the failure shows at the latest when the persist waits for them.
+  const Status written = write_in_pieces(**out, lost);
+  auto failed = (*out)->persist();
+  ASSERT_FALSE(failed.is_ok()) << "a persist after a lost part";
+  const Status& s = written.is_ok() ? failed.status() : written;
+  EXPECT_EQ(s.code(), StatusCode::kIOError) << s.to_string();
+  EXPECT_NE(s.message().find(p("failing")), std::string::npos) << s.to_string();
+  EXPECT_NE(s.message().find("UploadPart"), std::string::npos) << s.to_string();
+  EXPECT_EQ(proxy.faults_injected(), 2) << "one try and one retry of part 2";
+  EXPECT_FALSE((*out)->close_for_commit().is_ok()) << "a failed file is never closed for commit";
+  (*out)->close();
+
+  auto other = new_process();
+  auto w = writer(*other);
+  auto resumed = w->recover(*r);
+  ASSERT_TRUE(resumed.is_ok()) << resumed.status().to_string();
+  ASSERT_TRUE((*resumed)->write(after).is_ok());
+  auto c = (*resumed)->close_for_commit();
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_TRUE(w->commit(*c).is_ok());
+  EXPECT_EQ(*other->read_file(p("failing")), concat({before, after}));
 }
 
 }  // namespace
