@@ -529,7 +529,9 @@ const ConfigOption<MemorySize> kS3MultipartThreshold{
     {}, {[](const MemorySize& v) { return v.bytes >= kS3MinPartSizeBytes; }, ">= 5mb"}};
 
 const ConfigOption<int32_t> kS3UploadParallelism{
-    "s3.upload.parallelism", 4, "Parts of one multipart upload in flight at once.", {}, in_range(1, 64)};
+    "s3.upload.parallelism", 4,
+    "Parts of one multipart upload in flight at once (a checkpoint file's, or an open part file of the file sink).",
+    {}, in_range(1, 64)};
 
 const ConfigOption<int32_t> kS3DownloadParallelism{
     "s3.download.parallelism", 4, "Ranged GETs of one large download in flight at once.", {}, in_range(1, 64)};
