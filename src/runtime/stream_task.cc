@@ -734,7 +734,16 @@ void StreamTask::loop() {
       }
       if (failure_armed(FailurePoint::kSource)) inject_failure(FailurePoint::kSource, source_, -1);
       InputStatus st = InputStatus::kMoreAvailable;
-      for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) st = source_->emit_next();
+      for (int i = 0; i < kSourceBatch && st == InputStatus::kMoreAvailable; ++i) {
+        st = source_->emit_next();
+        // A mail (a checkpoint trigger above all) waits for one poll_next at most, however slow the reader is;
+        // a due processing-time timer (periodic watermarks) for at most 16.
+        if (mailbox_.has_mail()) break;
+        if ((i & 15) == 15 && processing_time_->has_timers() &&
+            *processing_time_->next_timer_ms() <= processing_time_->current_processing_time_ms()) {
+          break;
+        }
+      }
       if (st == InputStatus::kEndOfInput) {
         source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
         if (!d_.batch_commit_after_stage && (!checkpointing() || !d_.checkpoints_after_tasks_finish)) {
