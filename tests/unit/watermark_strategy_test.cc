@@ -163,6 +163,116 @@ TEST(SourceWatermarks, MaxSkewGuardLetsFarFutureRecordsFlowWithoutAdvancingTheWa
   EXPECT_EQ(h.emitted, (std::vector<int64_t>{99, 199}));
 }
 
+// Main and side outputs of a SourceWatermarks under test, with the late and skewed tags of skew_strategy().
+struct SideHarness {
+  explicit SideHarness(WatermarkStrategy<Ev> strategy, const Clock* clock = nullptr)
+      : main(&rt), late(&rt), skewed(&rt) {
+    side.add("late", std::type_index(typeid(Ev)), &late);
+    side.add("skewed", std::type_index(typeid(Ev)), &skewed);
+    SourceWatermarks<Ev>::Config c;
+    c.output = &main;
+    c.record_timestamp = &rt;
+    c.side_outputs = &side;
+    c.skewed_records = &skewed_count;
+    c.late_records = &late_count;
+    wm = std::make_unique<SourceWatermarks<Ev>>(std::move(strategy), WatermarkGeneratorContext{clock}, std::move(c));
+  }
+  void send(int64_t ts, int64_t id) { wm->collect(wm->split("s"), Ev{ts, id}, kNoRecordTimestamp); }
+  RecordTimestamp rt;
+  RecordingOutput main, late, skewed;
+  SideOutputs side;
+  Counter skewed_count, late_count;
+  std::unique_ptr<SourceWatermarks<Ev>> wm;
+};
+
+constexpr int64_t kBase = 1'700'000'000'000;  // ms since the epoch
+constexpr int64_t kTwoHours = 2 * 3600 * 1000;
+
+WatermarkStrategy<Ev> skew_strategy(SkewReference reference = SkewReference::kSplitTimestamps) {
+  return by_ts(WatermarkStrategy<Ev>::for_bounded_out_of_orderness(std::chrono::seconds(5)))
+      .with_max_skew(std::chrono::minutes(5), reference)
+      .with_late_records_to("late")
+      .with_skewed_records_to("skewed");
+}
+
+// 100 events a second apart, the 10th stamped two hours ahead, before any periodic watermark: the guard judges
+// it against the nine records before it, not against a watermark the split does not have yet. Without that,
+// the next periodic watermark was two hours ahead and 79 of the 99 good records went to the late output.
+TEST(SourceWatermarks, MaxSkewGuardWorksFromTheSplitsFirstRecordsOn) {
+  SideHarness h(skew_strategy());
+  for (int64_t i = 0; i < 100; ++i) {
+    h.send(i == 9 ? kBase + kTwoHours : kBase + i * 1000, i);
+    if (i % 10 == 9) h.wm->on_periodic_emit();
+  }
+  EXPECT_EQ(h.skewed.ids, (std::vector<int64_t>{9}));
+  EXPECT_EQ(h.skewed_count.count(), 1);
+  EXPECT_TRUE(h.late.ids.empty()) << h.late.ids.size() << " good records late";
+  EXPECT_EQ(h.late_count.count(), 0);
+  EXPECT_EQ(h.main.ids.size(), 99u);
+  EXPECT_EQ(h.wm->combined_watermark_ms(), kBase + 99 * 1000 - 5000 - 1);
+  // The checkpointed event time holds no trace of the skewed record.
+  const auto snap = h.wm->snapshot();
+  ASSERT_EQ(snap.size(), 1u);
+  EXPECT_EQ(snap[0].highest_timestamp_ms, kBase + 99 * 1000);
+  EXPECT_EQ(snap[0].watermark_ms, kBase + 99 * 1000 - 5000 - 1);
+}
+
+// A record behind the highest accepted one is never skewed, however far ahead of the watermark it is; one just
+// within max skew ahead of the highest is accepted and becomes the new reference.
+TEST(SourceWatermarks, MaxSkewIsMeasuredFromTheHighestAcceptedTimestamp) {
+  SideHarness h(skew_strategy());
+  h.send(kBase, 1);
+  h.send(kBase + 5 * 60 * 1000, 2);      // exactly max skew ahead: accepted
+  h.send(kBase + 10 * 60 * 1000, 3);     // max skew ahead of the new highest: accepted
+  h.send(kBase + 15 * 60 * 1000 + 1, 4); // 1 ms more: skewed
+  EXPECT_EQ(h.main.ids, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(h.skewed.ids, (std::vector<int64_t>{4}));
+}
+
+// Without a side output for them, skewed records flow on the main output; they still skip the generator.
+TEST(SourceWatermarks, SkewedRecordsFlowOnWithoutASideOutput) {
+  Harness h(by_ts(WatermarkStrategy<Ev>::for_bounded_out_of_orderness(std::chrono::seconds(5)))
+                .with_max_skew(std::chrono::minutes(5)));
+  h.send("a", kBase, 1);
+  h.send("a", kBase + kTwoHours, 2);
+  h.wm->on_periodic_emit();
+  EXPECT_EQ(h.sink.ids, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(h.emitted, (std::vector<int64_t>{kBase - 5000 - 1}));
+}
+
+// Against processing time the split's very first record is judged too, and a checkpointed split whose event
+// time is beyond now + max skew (taken without the guard) starts afresh instead of restoring that watermark.
+TEST(SourceWatermarks, MaxSkewAgainstProcessingTimeJudgesTheFirstRecordAndRestoredState) {
+  auto clock = std::make_shared<ManualClock>(kBase);
+  {
+    SideHarness h(skew_strategy(SkewReference::kProcessingTime), clock.get());
+    h.send(kBase + kTwoHours, 1);  // the first record, two hours ahead of now
+    h.send(kBase - 1000, 2);
+    h.send(kBase + 4 * 60 * 1000, 3);  // ahead of now, within max skew
+    EXPECT_EQ(h.skewed.ids, (std::vector<int64_t>{1}));
+    EXPECT_EQ(h.main.ids, (std::vector<int64_t>{2, 3}));
+  }
+  std::vector<SplitWatermarkState> poisoned;
+  {
+    Harness unguarded(by_ts(WatermarkStrategy<Ev>::for_bounded_out_of_orderness(std::chrono::seconds(5))));
+    unguarded.send("s", kBase + kTwoHours);
+    unguarded.wm->on_periodic_emit();
+    poisoned = unguarded.wm->snapshot();
+  }
+  SideHarness restored(skew_strategy(SkewReference::kProcessingTime), clock.get());
+  restored.wm->restore(poisoned);
+  restored.send(kBase, 1);
+  EXPECT_EQ(restored.main.ids, (std::vector<int64_t>{1})) << "not late against a restored two-hours-ahead watermark";
+  EXPECT_TRUE(restored.late.ids.empty());
+  restored.wm->on_periodic_emit();
+  EXPECT_EQ(restored.wm->combined_watermark_ms(), kBase - 5000 - 1);
+  // Within max skew of now, the same state restores as checkpointed.
+  clock->set_ms(kBase + kTwoHours);
+  SideHarness later(skew_strategy(SkewReference::kProcessingTime), clock.get());
+  later.wm->restore(poisoned);
+  EXPECT_EQ(later.wm->split("s").watermark_ms(), kBase + kTwoHours - 5000 - 1);
+}
+
 TEST(SourceWatermarks, PerSplitStateRestoresToTheCheckpointedValues) {
   auto strategy = by_ts(WatermarkStrategy<Ev>::for_bounded_out_of_orderness(std::chrono::milliseconds(10)));
   std::vector<SplitWatermarkState> snap;

@@ -12,9 +12,13 @@
 //    for_monotonous_timestamps() is the same with d = 0; for_generator(factory) takes a custom generator.
 //  - with_idleness(timeout): a split without records for `timeout` of processing time is marked idle (it no
 //    longer holds the subtask's watermark back) until its next record.
-//  - with_max_skew(s) (off by default; beyond Flink): a record stamped more than `s` ahead of its split's
-//    current watermark still flows but does not reach the generator, so one bad clock cannot push event time
-//    far ahead and make every later record late. Counted in numSkewedRecords.
+//  - with_max_skew(s, reference) (off by default; beyond Flink): a record stamped more than `s` ahead of the
+//    reference never reaches the generator, so one bad clock cannot push event time far ahead and make every
+//    later record late. Counted in numSkewedRecords; with with_skewed_records_to(tag) it goes to that side output,
+//    else it flows on. The reference is SkewReference::kSplitTimestamps (default): the highest timestamp the
+//    split's generator accepted (restored with the split), so every record after the split's first is judged;
+//    or SkewReference::kProcessingTime: the clock's now, which judges the first record too, and a restored split
+//    whose checkpointed event time is more than `s` ahead of now starts afresh instead of restoring it.
 //  - Late records: a record whose timestamp is at or below its split's current watermark is late; it is counted
 //    in numLateRecords and flows on, or with with_late_records_to(tag) goes to that side output instead. Nothing
 //    is dropped without being counted.
@@ -67,6 +71,12 @@ class WatermarkGenerator {
 // What a generator factory gets: processing time (for idleness).
 struct WatermarkGeneratorContext {
   const Clock* clock = nullptr;
+};
+
+// What WatermarkStrategy::with_max_skew measures a record's timestamp against.
+enum class SkewReference {
+  kSplitTimestamps,  // the highest timestamp the split's generator accepted; the split's very first is not judged
+  kProcessingTime,   // the task clock's now (processing time)
 };
 
 // max_timestamp - out_of_orderness - 1, emitted periodically (Flink's BoundedOutOfOrdernessWatermarks).
@@ -185,10 +195,18 @@ class WatermarkStrategy {
     s.idle_timeout_ms_ = timeout.count();
     return s;
   }
-  WatermarkStrategy with_max_skew(std::chrono::milliseconds max_skew) const {
+  WatermarkStrategy with_max_skew(std::chrono::milliseconds max_skew,
+                                  SkewReference reference = SkewReference::kSplitTimestamps) const {
     if (max_skew.count() < 0) throw std::invalid_argument("with_max_skew: expected >= 0 ms");
     WatermarkStrategy s = *this;
     s.max_skew_ms_ = max_skew.count();
+    s.skew_reference_ = reference;
+    return s;
+  }
+  // Records the skew guard stops go to the side output `tag_id` instead of the main output.
+  WatermarkStrategy with_skewed_records_to(std::string tag_id) const {
+    WatermarkStrategy s = *this;
+    s.skewed_tag_ = std::move(tag_id);
     return s;
   }
   // Late records go to the side output `tag_id` (read it with get_side_output(OutputTag<T>(tag_id))).
@@ -208,7 +226,9 @@ class WatermarkStrategy {
   }
   int64_t idle_timeout_ms() const { return idle_timeout_ms_; }
   std::optional<int64_t> max_skew_ms() const { return max_skew_ms_; }
+  SkewReference skew_reference() const { return skew_reference_; }
   const std::string& late_records_tag() const { return late_tag_; }
+  const std::string& skewed_records_tag() const { return skewed_tag_; }
 
  private:
   WatermarkStrategy() = default;
@@ -216,7 +236,9 @@ class WatermarkStrategy {
   TimestampAssigner assigner_;
   int64_t idle_timeout_ms_ = 0;
   std::optional<int64_t> max_skew_ms_;
+  SkewReference skew_reference_ = SkewReference::kSplitTimestamps;
   std::string late_tag_;
+  std::string skewed_tag_;
 };
 
 }  // namespace sluice

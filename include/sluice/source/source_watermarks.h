@@ -4,14 +4,17 @@
 //
 // Per record of a split: timestamp = strategy.assign(record, source timestamp), set as the task's record
 // timestamp; a record at or below the split's current watermark is late (counted; to the late side output if
-// the strategy names one, else it flows on); a record more than max_skew ahead of the split's watermark flows
-// but skips the generator; otherwise the generator sees it (and may emit: punctuated).
+// the strategy names one, else it flows on); a record more than max_skew ahead of the skew reference (the
+// highest timestamp the split's generator accepted, or processing time; watermark_strategy.h) is skewed
+// (counted; to the skewed side output if the strategy names one, else it flows on) and skips the generator;
+// otherwise the generator sees it (and may emit: punctuated).
 // Combined: the minimum over the splits that are not idle; it is handed to `on_watermark` only when it
 // increases. All splits idle: `on_idle(true)`; the first split active again: `on_idle(false)`.
 // Records collected on the reader's main output (not through a split output) belong to one default split.
 // Thread-safety: task thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -111,7 +114,7 @@ class SourceWatermarks {
     auto s = std::make_unique<Split>(this, id);
     s->generator_ = strategy_.create_generator(ctx_);
     auto r = restored_.find(id);
-    if (r != restored_.end()) {
+    if (r != restored_.end() && !restored_ahead_of_processing_time(r->second)) {
       s->watermark_ms_ = r->second.watermark_ms;
       s->highest_timestamp_ms_ = r->second.highest_timestamp_ms;
       s->generator_->restore_state(r->second.generator_state);
@@ -151,9 +154,12 @@ class SourceWatermarks {
         cfg_.side_outputs->emit(strategy_.late_records_tag(), std::move(record));
         return;
       }
-    } else if (strategy_.max_skew_ms().has_value() && s.watermark_ms_ > kMinWatermark &&
-               ts - s.watermark_ms_ > *strategy_.max_skew_ms()) {
+    } else if (skewed(s, ts)) {
       cfg_.skewed_records->inc();
+      if (!strategy_.skewed_records_tag().empty() && cfg_.side_outputs != nullptr) {
+        cfg_.side_outputs->emit(strategy_.skewed_records_tag(), std::move(record));
+        return;
+      }
     } else {
       if (ts > s.highest_timestamp_ms_) s.highest_timestamp_ms_ = ts;
       // A watermark the generator emits for this record goes out after the record (never ahead of it).
@@ -180,6 +186,33 @@ class SourceWatermarks {
   int64_t late_records() const { return cfg_.late_records->count(); }
 
  private:
+  // More than max skew ahead of the reference (watermark_strategy.h). Unsigned difference: no overflow at the
+  // ends of the int64 range.
+  bool skewed(const Split& s, int64_t ts) const {
+    if (!strategy_.max_skew_ms().has_value()) return false;
+    int64_t reference;
+    if (strategy_.skew_reference() == SkewReference::kProcessingTime) {
+      reference = now_ms();
+    } else {
+      reference = std::max(s.highest_timestamp_ms_, s.watermark_ms_);
+      if (reference == kMinWatermark) return false;  // the split's first record: nothing to judge it by
+    }
+    return ts > reference &&
+           static_cast<uint64_t>(ts) - static_cast<uint64_t>(reference) > static_cast<uint64_t>(*strategy_.max_skew_ms());
+  }
+  // A checkpointed split whose event time is beyond processing time + max skew (taken before the guard was on,
+  // or from a host whose clock was wrong): its watermark and generator state are not restored.
+  bool restored_ahead_of_processing_time(const SplitWatermarkState& r) const {
+    if (!strategy_.max_skew_ms().has_value() || strategy_.skew_reference() != SkewReference::kProcessingTime) {
+      return false;
+    }
+    const int64_t ahead = std::max(r.highest_timestamp_ms, r.watermark_ms);
+    const int64_t now = now_ms();
+    return ahead > now && static_cast<uint64_t>(ahead) - static_cast<uint64_t>(now) >
+                              static_cast<uint64_t>(*strategy_.max_skew_ms());
+  }
+  int64_t now_ms() const { return (ctx_.clock != nullptr ? ctx_.clock : SystemClock::shared().get())->now_ms(); }
+
   void update() {
     if (batching_ || splits_.empty()) return;
     dirty_ = false;
