@@ -487,7 +487,7 @@ const ConfigOption<std::string> kS3SecretKey{
 const ConfigOption<bool> kS3PathStyleAccess{
     "s3.path.style.access", false,
     "Address buckets as <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint host>/<key>; most S3-compatible "
-    "stores need true.",
+    "stores need true. An endpoint whose host is an IP address or localhost is always addressed this way.",
     {"s3.path-style-access"}, {}};
 
 const ConfigOption<milliseconds> kS3ConnectTimeout{

@@ -90,7 +90,8 @@ class RecoverableOutputStream {
   virtual Result<ResumeRecoverable> persist() = 0;
   // Makes every byte durable and ends the file; the stream accepts nothing more.
   virtual Result<CommitRecoverable> close_for_commit() = 0;
-  // Releases the stream without ending the file: its hidden data stays for a recovery or abort().
+  // Releases the stream without ending the file: its hidden data stays for a recovery or abort(). When it
+  // returns, no write of the stream is still under way (an abort() after it sees everything it wrote).
   virtual void close() noexcept = 0;
 };
 

@@ -86,9 +86,9 @@ std::shared_ptr<PostBarrierLog> log_records_after_barrier(cluster::MiniClusterCo
 }
 
 // Slows the source chain per subtask: subtask 1 much more than subtask 0, so barrier n leaves source subtask 1
-// a whole batch of records later (a source task takes its trigger mail between batches of 256 polls) while
-// subtask 0 keeps sending records behind its barrier n - the keyed task sees them before barrier n arrives from
-// subtask 1. Both 0 after the test is done waiting.
+// up to one slow record later (a source task serves its trigger mail after the poll in progress) while subtask 0
+// keeps sending records behind its barrier n - the keyed task sees them before barrier n arrives from subtask 1.
+// Both 0 after the test is done waiting.
 inline std::atomic<int64_t> g_subtask0_us{0};
 inline std::atomic<int64_t> g_subtask1_us{0};
 
@@ -125,7 +125,7 @@ TEST(AtLeastOnce, RecordsAfterABarrierAreProcessedBeforeTheCheckpointAndReplayed
   job.events = 300'000;
   job.output_dir = base + "/out";
   g_subtask0_us = 10;
-  g_subtask1_us = 500;
+  g_subtask1_us = 100'000;  // barrier n waits up to 100 ms: subtask 0 fills network buffers behind its own
   StreamExecutionEnvironment env;
   env.set_parallelism(2);
   build_uneven_job(env, job);

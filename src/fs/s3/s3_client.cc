@@ -62,7 +62,7 @@ S3Client::Impl::Impl(S3Options o, S3ClientHooks h)
     : options(std::move(o)),
       endpoint(parse_endpoint(options.effective_endpoint()).value()),
       endpoint_url(endpoint.url()),
-      addressing(options.path_style_access ? Addressing::kPathStyle : Addressing::kVirtualHosted),
+      addressing(addressing_for(endpoint, options.path_style_access)),
       hooks(std::move(h)),
       transport(options) {
   if (!hooks.random) hooks.random = seeded_random(std::random_device{}());
@@ -132,7 +132,8 @@ S3Client::~S3Client() = default;
 
 S3ClientStats S3Client::stats() const {
   return S3ClientStats{impl_->requests.load(), impl_->retries.load(), impl_->bytes_sent.load(),
-                       impl_->bytes_received.load(), impl_->peak_in_flight.load()};
+                       impl_->bytes_received.load(), impl_->peak_in_flight.load(),
+                       static_cast<uint64_t>(impl_->in_flight.load())};
 }
 
 const S3Options& S3Client::options() const { return impl_->options; }

@@ -45,6 +45,7 @@ struct S3ClientStats {
   uint64_t bytes_sent = 0;      // request bodies
   uint64_t bytes_received = 0;  // response bodies
   uint64_t peak_requests_in_flight = 0;  // most requests this client had open at once
+  uint64_t requests_in_flight = 0;       // requests open when stats() was called
 };
 
 // Seams for tests: where backoff randomness comes from and how the client waits.

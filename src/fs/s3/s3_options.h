@@ -8,7 +8,8 @@
 //   endpoint                     s3.endpoint                         "" = https://s3.<region>.amazonaws.com
 //   region                       s3.region                           us-east-1
 //   access_key / secret_key      s3.access-key / s3.secret-key       "" = env AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
-//   path_style_access            s3.path.style.access                false (virtual-hosted: <bucket>.<host>)
+//   path_style_access            s3.path.style.access                false (virtual-hosted: <bucket>.<host>;
+//                                                                    IP and localhost hosts: always path-style)
 //   connect_timeout_ms           s3.connection.establish.timeout     10 s
 //   request_timeout_ms           s3.connection.request.timeout       60 s (one HTTP request, body included)
 //   max_retries                  s3.retry.limit                      5, in [0, 30]

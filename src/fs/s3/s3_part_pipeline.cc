@@ -39,6 +39,12 @@ Result<std::vector<UploadedPart>> PartPipeline::drain() {
   return out;
 }
 
+void PartPipeline::cancel() noexcept {
+  for (InFlight& f : in_flight_) f.etag.wait();
+  in_flight_.clear();
+  finished_.clear();
+}
+
 Status PartPipeline::wait_oldest() {
   InFlight f = std::move(in_flight_.front());
   in_flight_.pop_front();

@@ -50,6 +50,11 @@ class PartPipeline {
   // or the first failure.
   [[nodiscard]] Result<std::vector<UploadedPart>> drain();
 
+  // Waits for every part in flight and forgets all parts not yet drained (the file is being given up). After it
+  // no request of this pipeline is on the wire, so an abort of the upload that follows cannot be overtaken by a
+  // part of it (S3 may keep storing such a part; some S3-compatible stores list the upload again).
+  void cancel() noexcept;
+
   // Parts submitted and not yet returned by drain() (in flight or finished).
   size_t pending() const { return in_flight_.size() + finished_.size(); }
 

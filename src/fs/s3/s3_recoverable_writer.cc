@@ -117,7 +117,11 @@ class S3RecoverableStream final : public fs::RecoverableOutputStream {
     return fs::CommitRecoverable{target_, position_, serialize_bytes(s)};
   }
 
-  void close() noexcept override { closed_ = true; }
+  // Waits for the parts in flight, so that an abort after close() is not overtaken by one of them.
+  void close() noexcept override {
+    closed_ = true;
+    parts_.cancel();
+  }
 
  private:
   Status submit_part(std::vector<uint8_t> bytes) {

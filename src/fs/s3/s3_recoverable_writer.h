@@ -13,6 +13,8 @@
 //     continues the same upload with the next part number; parts a failed run uploaded after the persist are
 //     replaced or left out of the completion.
 //   - close_for_commit() uploads the buffer as the last part (S3 allows it to be small) and waits for every part.
+//   - close() (giving the file up) waits for the parts in flight and drops them, so an abort() after it is never
+//     overtaken by a part of the same upload.
 //   - commit() is CompleteMultipartUpload with the recorded parts. When S3 no longer knows the upload, the object
 //     is taken as committed before when it exists with the ETag those parts give (expected_multipart_etag,
 //     s3_digest.h); else kNotFound naming the s3:// path and the upload. Leftover objects of the file are deleted

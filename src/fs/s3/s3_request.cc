@@ -1,5 +1,7 @@
 #include "fs/s3/s3_request.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -92,6 +94,17 @@ std::string canonical_query(QueryParams params) {
     out += value;
   }
   return out;
+}
+
+Addressing addressing_for(const ParsedEndpoint& endpoint, bool path_style_access) {
+  if (path_style_access) return Addressing::kPathStyle;
+  std::string host = endpoint.host;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  in_addr v4{};
+  in6_addr v6{};
+  const bool ip = ::inet_pton(AF_INET, host.c_str(), &v4) == 1 || ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+  if (ip || host == "localhost") return Addressing::kPathStyle;
+  return Addressing::kVirtualHosted;
 }
 
 std::string object_url(const ParsedEndpoint& endpoint, Addressing addressing, std::string_view bucket,

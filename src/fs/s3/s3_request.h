@@ -46,6 +46,10 @@ enum class Addressing : uint8_t {
   kVirtualHosted,  // scheme://bucket.host/key
 };
 
+// kPathStyle when `path_style_access` (s3.path.style.access) or when the endpoint's host is an IP address or
+// "localhost", where a bucket's subdomain cannot resolve (the AWS SDKs switch the same way); else kVirtualHosted.
+Addressing addressing_for(const ParsedEndpoint& endpoint, bool path_style_access);
+
 // The full request URL of `key` in `bucket` (key "" addresses the bucket itself), with `params`.
 std::string object_url(const ParsedEndpoint& endpoint, Addressing addressing, std::string_view bucket,
                        std::string_view key, QueryParams params = {});

@@ -272,5 +272,27 @@ TEST_F(S3RecoverableWriterIT, APartThatKeepsFailingFailsThePersistNamingTheFileA
   EXPECT_EQ(*other->read_file(p("failing")), concat({before, after}));
 }
 
+// A file given up while parts are still on the wire (a task failing mid-file): close() waits for them, so the
+// abort that follows is the last request of the upload (S3 may store a part that arrives after an abort).
+TEST_F(S3RecoverableWriterIT, CloseWaitsForPartsInFlightSoAnAbortAfterItIsFinal) {
+  auto w = writer(*fs_);
+  auto out = w->open(p("given-up"));
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_TRUE(write_in_pieces(**out, pattern(16 * kMiB, 14)).is_ok());  // 3 parts leave in the background
+  (*out)->close();
+  EXPECT_EQ(client().stats().requests_in_flight, 0u) << "close() returned with parts of the file still on the wire";
+  auto listed = w->list_in_progress(root_);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  ASSERT_TRUE(w->abort(listed->front()).is_ok());
+  out->reset();  // the stream is gone: nothing of it can still arrive
+  auto after = w->list_in_progress(root_);
+  ASSERT_TRUE(after.is_ok()) << after.status().to_string();
+  EXPECT_TRUE(after->empty()) << "an upload reappeared after its abort: " << after->front().target_path;
+  auto uploads = client().list_multipart_uploads(server_.bucket, parse_s3_path(root_)->key + "/");
+  ASSERT_TRUE(uploads.is_ok());
+  EXPECT_TRUE(uploads->empty());
+}
+
 }  // namespace
 }  // namespace sluice::s3

@@ -68,5 +68,17 @@ TEST(S3Request, PathStyleAndVirtualHostedUrls) {
   EXPECT_EQ(s3_uri("b", "k/1"), "s3://b/k/1");
 }
 
+// A bucket's subdomain of an IP address or of localhost cannot resolve: such endpoints are addressed path-style
+// whatever s3.path.style.access says; host names follow the option.
+TEST(S3Request, IpAndLocalhostEndpointsArePathStyle) {
+  for (const char* endpoint : {"http://127.0.0.1:9000", "http://10.1.2.3", "http://[::1]:9000", "http://localhost:9000"}) {
+    EXPECT_EQ(addressing_for(parse_endpoint(endpoint).value(), false), Addressing::kPathStyle) << endpoint;
+  }
+  for (const char* endpoint : {"https://s3.eu-west-1.amazonaws.com", "http://minio.internal:9000", "http://127.0.0.1.nip.io"}) {
+    EXPECT_EQ(addressing_for(parse_endpoint(endpoint).value(), false), Addressing::kVirtualHosted) << endpoint;
+    EXPECT_EQ(addressing_for(parse_endpoint(endpoint).value(), true), Addressing::kPathStyle) << endpoint;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::s3
