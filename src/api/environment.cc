@@ -158,6 +158,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
     mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
     mc->restore->claim = config.get(options::kStateRecoveryClaimMode) == RecoveryClaimMode::kClaim;
     mc->restore->allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
+    mc->restore->ignore_generated_id_changes = config.get(options::kIgnoreGeneratedIdChanges);
     if (config.get(options::kRehashKeyGroups)) mc->restore->rehash_key_groups = cluster::KeyGroupRehash::kRehash;
   }
   return Status::ok();
@@ -281,6 +282,7 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   if (!rp.is_ok()) fail(rp.status().to_string());
   cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
   restore.allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
+  restore.ignore_generated_id_changes = config.get(options::kIgnoreGeneratedIdChanges);
   if (config.get(options::kRehashKeyGroups)) restore.rehash_key_groups = cluster::KeyGroupRehash::kRehash;
   if (Status s = checkpoint::check_restore_properties(restore.metadata, properties); !s.is_ok()) fail(s.to_string());
   auto max_p = cluster::max_parallelism_for_restore(restore.metadata, restore.location, jo.max_parallelism,

@@ -109,6 +109,9 @@ struct OperatorState {
   std::string operator_name;  // for messages and `sluice checkpoint inspect`
   int32_t parallelism = 1;
   int32_t max_parallelism = 128;
+  // For an operator without a uid: the ids of its direct inputs and outputs when the snapshot was taken
+  // (cluster/generated_id_check.h); "" for an operator with a uid, and in snapshots taken before it was recorded.
+  std::string graph_position;
   std::vector<OperatorSubtaskState> subtasks;  // sorted by subtask_index; one per subtask that has state
   bool operator==(const OperatorState&) const = default;
 };

@@ -216,6 +216,7 @@ void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
     pop->set_operator_name(op.operator_name);
     pop->set_parallelism(op.parallelism);
     pop->set_max_parallelism(op.max_parallelism);
+    pop->set_graph_position(op.graph_position);
     for (const OperatorSubtaskState& st : op.subtasks) {
       pb::OperatorSubtaskState* pst = pop->add_subtasks();
       pst->set_subtask_index(st.subtask_index);
@@ -293,6 +294,7 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
     op.operator_name = pop.operator_name();
     op.parallelism = pop.parallelism();
     op.max_parallelism = pop.max_parallelism();
+    op.graph_position = pop.graph_position();
     for (const pb::OperatorSubtaskState& pst : pop.subtasks()) {
       OperatorSubtaskState st;
       st.subtask_index = pst.subtask_index();

@@ -13,6 +13,7 @@
 #include "checkpoint/savepoint_files.h"
 #include "cluster/attempt_network.h"
 #include "cluster/channel_state_assignment.h"
+#include "cluster/generated_id_check.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
 #include "coordinator/checkpoint_coordinator.h"
@@ -97,7 +98,8 @@ class LocalJob final : public CheckpointingJobClient,
       coordinator::TaskToAck t{v.id, ev.subtask_index, {}};
       for (int32_t node_id : v.nodes) {
         const StreamNode& n = sg_->node(node_id);
-        t.operators.push_back({graph::operator_id(n), n.name, v.parallelism, jg_.max_parallelism});
+        t.operators.push_back(
+            {graph::operator_id(n), n.name, v.parallelism, jg_.max_parallelism, graph_position(*sg_, node_id)});
         if (ev.subtask_index == 0) all_ids.push_back(graph::operator_id(n));
         if (ev.subtask_index == 0 && n.uid.empty()) generated_ids.push_back("'" + n.name + "' as " + graph::operator_id(n));
       }
@@ -127,6 +129,8 @@ class LocalJob final : public CheckpointingJobClient,
     setup.shared_state_registry = shared_registry_;
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_restored_state_matched(all_ids));
+      SLUICE_RETURN_IF_ERROR(check_generated_id_positions(cfg_.restore->metadata, cfg_.restore->location, *sg_,
+                                                          cfg_.restore->ignore_generated_id_changes));
       SLUICE_RETURN_IF_ERROR(
           check_native_savepoint_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
       std::vector<std::string> heads;

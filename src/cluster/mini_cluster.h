@@ -51,6 +51,9 @@ struct RestoreFrom {
   // parallelism than the job's is re-hashed into the job's key groups (cluster/key_group_rehash.h) instead of
   // failing the submission. The job's max parallelism is decided before (max_parallelism_for_restore).
   KeyGroupRehash rehash_key_groups = KeyGroupRehash::kRefuse;
+  // execution.state-recovery.ignore-generated-id-changes: state is handed to operators without a uid by their
+  // generated id even when the graph around them changed since the snapshot (cluster/generated_id_check.h).
+  bool ignore_generated_id_changes = false;
 };
 
 struct MiniClusterConfig {

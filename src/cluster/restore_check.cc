@@ -4,6 +4,7 @@
 
 #include "checkpoint/byte_size_text.h"
 #include "cluster/channel_state_assignment.h"
+#include "cluster/generated_id_check.h"
 
 namespace sluice::cluster {
 
@@ -78,7 +79,8 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
   } else {
     c.dropped = std::move(unmatched);
   }
-  for (Status s : {check_native_savepoint_backend(md, restore.location, state_backend_type),
+  for (Status s : {check_generated_id_positions(md, restore.location, sg, restore.ignore_generated_id_changes),
+                   check_native_savepoint_backend(md, restore.location, state_backend_type),
                    check_channel_state_heads(md, heads),
                    storage.check_restore_files(restore.location, md, checkpoint::RestoreFileCheck::kSizes)}) {
     if (!s.is_ok()) c.problems.push_back(s.to_string());

@@ -338,6 +338,13 @@ const ConfigOption<bool> kIgnoreUnclaimedState{
     "restore fails, listing every unmatched operator.",
     {"execution.savepoint.ignore-unclaimed-state"}, {}};
 
+const ConfigOption<bool> kIgnoreGeneratedIdChanges{
+    "execution.state-recovery.ignore-generated-id-changes", false,
+    "Restore state into operators without a uid by their generated id even when the operators around them changed "
+    "since the snapshot (refused by default: an operator inserted before one without a uid takes its generated id "
+    "and its state). Sluice's own key; set uids instead.",
+    {}, {}};
+
 const ConfigOption<bool> kCheckRestoreOnly{
     "execution.state-recovery.check-only", false,
     "Do not run the job: check whether it would restore execution.state-recovery.path (operators matched by uid, "
@@ -579,7 +586,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kUnalignedCheckpoints,     &options::kAlignedCheckpointTimeout,
       &options::kCheckpointStorage,        &options::kStateRecoveryPath,
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
-      &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,
+      &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,      &options::kIgnoreGeneratedIdChanges,
       &options::kRehashKeyGroups,         &options::kCheckRestoreOnly,
       // restart strategies
       &options::kRestartStrategyType,

@@ -11,7 +11,7 @@ std::string task_name(const TaskToAck& t) {
 
 bool same_descriptor(const OperatorDescriptor& a, const OperatorDescriptor& b) {
   return a.operator_id == b.operator_id && a.operator_name == b.operator_name && a.parallelism == b.parallelism &&
-         a.max_parallelism == b.max_parallelism;
+         a.max_parallelism == b.max_parallelism && a.graph_position == b.graph_position;
 }
 
 }  // namespace

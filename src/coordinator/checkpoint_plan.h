@@ -23,6 +23,7 @@ struct OperatorDescriptor {
   std::string operator_name;  // for messages
   int32_t parallelism = 1;
   int32_t max_parallelism = 128;
+  std::string graph_position;  // recorded in the metadata (checkpoint::OperatorState::graph_position)
 };
 
 // One subtask of a JobVertex (an operator chain) and the operators chained in it, head first.

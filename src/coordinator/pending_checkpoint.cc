@@ -88,6 +88,7 @@ CheckpointMetadata PendingCheckpoint::finalize(const JobId& job, const std::map<
     os.operator_name = op.operator_name;
     os.parallelism = op.parallelism;
     os.max_parallelism = op.max_parallelism;
+    os.graph_position = op.graph_position;
   }
   for (SubtaskStateMap& task_states : states_) {
     for (auto& [operator_id, subtask_state] : task_states) {

@@ -305,6 +305,7 @@ extern const ConfigOption<std::string> kSavepointDirectory;
 // execution.savepoint.ignore-unclaimed-state); the sluice tool's --allow-non-restored-state: restore even when
 // state of operators the job no longer has would be dropped (and report what was dropped).
 extern const ConfigOption<bool> kIgnoreUnclaimedState;
+extern const ConfigOption<bool> kIgnoreGeneratedIdChanges;
 // execution.state-recovery.rehash-key-groups (Boolean, false; Sluice's own); the sluice tool's --rehash-key-groups:
 // keyed state recorded with another max parallelism is re-hashed into the job's key groups (canonical snapshots
 // only) instead of failing the restore (docs/savepoints.md).

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -189,15 +190,42 @@ class WindowedTwoInputStream {
   template <class OUT, class G>
   DataStream<OUT> build(G group_fn) const {
     using U = TaggedUnion<A, B>;
+    // The tagging maps are stateless; when both inputs have uids they get uids derived from them, so a program
+    // that sets uids on its operators has one on every operator (unless the same pair is joined twice).
+    const std::string tag_uid = uids_of(a_) + "," + uids_of(b_);
     DataStream<U> left = a_.map([](A&& x) { return U{std::optional<A>(std::move(x)), std::nullopt}; });
     left.name("join-first-tag");
+    set_derived_uid(left, tag_uid, "join-first-tag");
     DataStream<U> right = b_.map([](B&& x) { return U{std::nullopt, std::optional<B>(std::move(x))}; });
     right.name("join-second-tag");
+    set_derived_uid(right, tag_uid, "join-second-tag");
     using Sel = typename detail::KeyOfTagged<A, B>::template Selector<KA, KB>;
     return left.union_(right)
         .key_by(Sel{ka_, kb_})
         .window(assigner_)
         .process(detail::CoGroupWindowFunction<K, W, A, B, OUT, G>(std::move(group_fn)));
+  }
+
+  // "u1+u2" of the nodes feeding `in`; "" when one of them has no uid.
+  template <class T>
+  static std::string uids_of(const DataStream<T>& in) {
+    std::string out;
+    for (const auto& i : in.inputs()) {
+      const std::string& u = in.graph()->node(i.node_id).uid;
+      if (u.empty()) return "";
+      out += (out.empty() ? "" : "+") + u;
+    }
+    return out;
+  }
+  // "<inputs' uids>/<suffix>" when both inputs had uids and no node has that uid yet.
+  template <class T>
+  static void set_derived_uid(DataStream<T>& tag, const std::string& inputs, const char* suffix) {
+    if (inputs.front() == ',' || inputs.back() == ',') return;
+    const std::string uid = inputs + "/" + suffix;
+    for (const StreamNode& n : tag.graph()->nodes) {
+      if (n.uid == uid) return;
+    }
+    tag.uid(uid);
   }
 
   DataStream<A> a_;

@@ -101,6 +101,7 @@ inline CheckpointMetadata sample_metadata(CheckpointId id = CheckpointId(7)) {
   OperatorState agg;
   agg.operator_id = "per-auction";
   agg.operator_name = std::string("per \xff\xfe auction");  // not UTF-8
+  agg.graph_position = "inputs: source-uid; outputs: auto-3-sink";  // an operator without a uid
   agg.parallelism = 3;
   agg.max_parallelism = 256;
   OperatorSubtaskState a0;

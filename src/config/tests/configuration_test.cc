@@ -306,7 +306,7 @@ TEST(OptionRegistry, KeysAndAliasesAreUniqueAndDefaultsValid) {
     ASSERT_TRUE(parsed.is_ok()) << option->key << ": " << parsed.status().to_string();
     EXPECT_EQ(parsed->formatted, option->default_value_string());
   }
-  EXPECT_EQ(all_options().size(), 83u);
+  EXPECT_EQ(all_options().size(), 84u);
 }
 
 TEST(OptionRegistry, FindOption) {

@@ -250,8 +250,8 @@ inline std::vector<TaskToAck> make_tasks(int32_t vertices, int32_t parallelism) 
       TaskToAck t;
       t.vertex = v;
       t.subtask = s;
-      t.operators.push_back({"op-" + std::to_string(v), "operator " + std::to_string(v), parallelism, 128});
-      if (v == vertices - 1) t.operators.push_back({"sink", "the sink", parallelism, 128});
+      t.operators.push_back({"op-" + std::to_string(v), "operator " + std::to_string(v), parallelism, 128, ""});
+      if (v == vertices - 1) t.operators.push_back({"sink", "the sink", parallelism, 128, ""});
       tasks.push_back(std::move(t));
     }
   }

@@ -23,19 +23,19 @@ TEST(CheckpointPlan, ValidationTable) {
     std::vector<TaskToAck> tasks;
     const char* message_part;  // empty: valid
   };
-  const OperatorDescriptor a{"a", "A", 2, 128};
+  const OperatorDescriptor a{"a", "A", 2, 128, ""};
   const Case cases[] = {
       {"valid", {{0, 0, {a}}, {0, 1, {a}}}, ""},
       {"no tasks", {}, "at least one task"},
       {"negative subtask", {{0, -1, {a}}}, "expected vertex and subtask >= 0"},
       {"task twice", {{0, 0, {a}}, {0, 0, {a}}}, "listed twice"},
-      {"empty operator id", {{0, 0, {{"", "A", 1, 128}}}}, "empty operator id"},
+      {"empty operator id", {{0, 0, {{"", "A", 1, 128, ""}}}}, "empty operator id"},
       {"operator twice in a task", {{0, 0, {a, a}}}, "lists operator 'a' twice"},
-      {"parallelism 0", {{0, 0, {{"a", "A", 0, 128}}}}, "expected 1 <= parallelism"},
-      {"max parallelism below parallelism", {{0, 0, {{"a", "A", 4, 2}}}}, "expected 1 <= parallelism"},
+      {"parallelism 0", {{0, 0, {{"a", "A", 0, 128, ""}}}}, "expected 1 <= parallelism"},
+      {"max parallelism below parallelism", {{0, 0, {{"a", "A", 4, 2, ""}}}}, "expected 1 <= parallelism"},
       {"subtask beyond parallelism", {{0, 2, {a}}}, "expected subtask < parallelism"},
       {"operator in two vertices", {{0, 0, {a}}, {1, 0, {a}}}, "appears in vertex 0 and vertex 1"},
-      {"operator described twice", {{0, 0, {a}}, {0, 1, {{"a", "other name", 2, 128}}}}, "described differently"},
+      {"operator described twice", {{0, 0, {a}}, {0, 1, {{"a", "other name", 2, 128, ""}}}}, "described differently"},
       {"task without operators", {{0, 0, {}}}, ""},
   };
   for (const Case& tc : cases) {
@@ -107,7 +107,7 @@ TEST(PendingCheckpoint, FinalizeBuildsMetadataGroupedByOperatorWithSortedSubtask
   std::vector<TaskToAck> tasks = make_tasks(2, 3);
   // A third operator, stateless, chained in vertex 0.
   for (TaskToAck& t : tasks) {
-    if (t.vertex == 0) t.operators.push_back({"filter", "a filter", 3, 128});
+    if (t.vertex == 0) t.operators.push_back({"filter", "a filter", 3, 128, ""});
   }
   PendingCheckpoint p(CheckpointId(9), SnapshotType::kSavepoint, 1234, 5, plan_of(tasks));
   // Acknowledge in reverse order; subtask 1 of vertex 1 reports an empty state for the sink.
