@@ -52,6 +52,13 @@ Status status_for_final_failure(const RequestContext& c, const AttemptFailure& f
     return Status::invalid_argument("bucket '" + std::string(c.bucket) + "' does not exist at " +
                                     std::string(c.endpoint) + ": " + subject(c) + " failed: " + what);
   }
+  if (status == 404 && f.error.code.empty() && !f.error.message.empty()) {
+    // S3 explains every 404 that has a body (NoSuchKey, NoSuchBucket, NoSuchUpload): this answer came from
+    // something else, e.g. a web server or a proxy at s3.endpoint.
+    return Status::invalid_argument(subject(c) + " failed: " + what +
+                                    ". The answer is not an S3 error: check that s3.endpoint is an S3-compatible "
+                                    "server");
+  }
   if (status == 404 || code == "NoSuchKey" || code == "NoSuchUpload") {
     if (!c.upload_id.empty()) {
       return Status::not_found(subject(c) + ": the upload is unknown (completed, aborted or never created): " + what);

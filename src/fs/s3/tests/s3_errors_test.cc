@@ -96,6 +96,20 @@ TEST(S3Errors, ExhaustedRetriesAreRetriableIOErrorsCountingAttempts) {
       << slow.message();
 }
 
+// A 404 whose body is not an S3 error comes from something that is not an S3 server: not "no such object".
+TEST(S3Errors, A404FromSomethingElseThanS3NamesTheEndpointOption) {
+  RequestContext list{"ListObjectsV2", "http://127.0.0.1:8080", "b", "", "", "AKID"};
+  AttemptFailure f;
+  f.http_status = 404;
+  f.error = S3ErrorBody{"", "response body: <html><body>Not Found</body></html>", ""};
+  Status s = status_for_final_failure(list, f, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_EQ(s.message().find("no such object"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("not an S3 error"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("s3.endpoint"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("http://127.0.0.1:8080"), std::string::npos) << s.message();
+}
+
 TEST(S3Errors, BucketLevelOperationsNameTheBucket) {
   RequestContext list{"ListObjectsV2", "http://e", "b", "", "", "AKID"};
   Status s = status_for_final_failure(list, http(400, "InvalidArgument", "bad max-keys"), 1);
