@@ -47,6 +47,18 @@ inline bool wait_for(const std::function<bool()>& done, std::chrono::millisecond
   return true;
 }
 
+// A job configuration that checkpoints only when a test triggers it (interval 1 h) into `dir`, keeping the
+// checkpoints when the job is cancelled; restoring `restore` when it is not empty.
+inline Result<Configuration> manual_checkpoint_config(const std::string& dir, const std::string& restore = "") {
+  Configuration config;
+  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.interval", "1h"));
+  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.dir", dir));
+  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.externalized-checkpoint-retention",
+                                           "RETAIN_ON_CANCELLATION"));
+  if (!restore.empty()) SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.path", restore));
+  return config;
+}
+
 inline cluster::CheckpointingJobClient& checkpointing(JobClient& client) {
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(&client);
   if (cp == nullptr) throw std::logic_error("the job client is not a checkpointing job client");

@@ -6,6 +6,7 @@
 
 #include "checkpoint/checkpoint_verify.h"
 #include "checkpoint_it_util.h"
+#include "count_per_key.h"
 
 namespace sluice {
 namespace {
@@ -111,21 +112,6 @@ TEST(CheckpointRetention, EachOfThreeRetainedCheckpointsRestoresExactlyOnceAndSt
 
 // ---- externalized checkpoint retention ----
 
-struct CountPerKey : KeyedProcessFunction<int64_t, int64_t, int64_t> {
-  void open(RuntimeContext& ctx) override {
-    KeyedProcessFunction::open(ctx);
-    count_ = &get_state(ValueStateDescriptor<int64_t>("count"));
-  }
-  void process_element(const int64_t&, KeyedProcessContext<int64_t>&, Collector<int64_t>& out) override {
-    int64_t n = count_->value().value_or(0) + 1;
-    count_->update(n);
-    out.collect(n);
-  }
-
- private:
-  ValueState<int64_t>* count_ = nullptr;
-};
-
 enum class End { kFinished, kCanceled, kFailed };
 
 // Runs a small keyed job until it ends as `end`, having completed at least two checkpoints; returns its
@@ -136,7 +122,7 @@ std::string run_until(const std::string& ck, const std::string& retention, End e
   const int64_t count = end == End::kFinished ? 3'000 : 1'000'000'000;
   env.from_generator(count, [](int64_t i) { return i; }, 20'000)
       .key_by([](const int64_t& v) { return v % 100; })
-      .process(CountPerKey{})
+      .process(it::RunningCount{})
       .uid("count")
       .sink_to(DiscardingSink<int64_t>());
   auto submitted = env.execute_async("retention");

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "checkpoint_it_util.h"
+#include "count_per_key.h"
 #include "sluice/sink/builtin_sinks.h"
 #include "sluice/source/generator_source.h"
 
@@ -15,21 +16,6 @@ namespace sluice {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct CountPerKey : KeyedProcessFunction<int64_t, int64_t, int64_t> {
-  void open(RuntimeContext& ctx) override {
-    KeyedProcessFunction::open(ctx);
-    count_ = &get_state(ValueStateDescriptor<int64_t>("count"));
-  }
-  void process_element(const int64_t&, KeyedProcessContext<int64_t>&, Collector<int64_t>& out) override {
-    const int64_t n = count_->value().value_or(0) + 1;
-    count_->update(n);
-    out.collect(n);
-  }
-
- private:
-  ValueState<int64_t>* count_ = nullptr;
-};
 
 enum class Shape {
   kOne,           // source -> count -> sink
@@ -40,12 +26,7 @@ enum class Shape {
 Result<std::unique_ptr<JobClient>> start(const std::string& dir, Shape shape, bool with_uids,
                                          const std::string& restore = "",
                                          const std::vector<std::pair<std::string, std::string>>& extra = {}) {
-  Configuration config;
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.interval", "1h"));  // only manual checkpoints
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.dir", dir));
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.externalized-checkpoint-retention",
-                                           "RETAIN_ON_CANCELLATION"));
-  if (!restore.empty()) SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.path", restore));
+  SLUICE_ASSIGN_OR_RETURN(Configuration config, it::manual_checkpoint_config(dir, restore));
   for (const auto& [k, v] : extra) SLUICE_RETURN_IF_ERROR(config.set_string(k, v));
   StreamExecutionEnvironment env(config);
   env.set_parallelism(1);
@@ -53,12 +34,12 @@ Result<std::unique_ptr<JobClient>> start(const std::string& dir, Shape shape, bo
   src.uid("numbers");
   DataStream<int64_t> stream = src;
   if (shape == Shape::kInsertedFirst) {
-    auto inserted = stream.key_by([](const int64_t& v) { return v; }).process(CountPerKey{});
+    auto inserted = stream.key_by([](const int64_t& v) { return v; }).process(it::RunningCount{});
     inserted.name("count");
     if (with_uids) inserted.uid("inserted-count");
     stream = inserted;
   }
-  auto counted = stream.key_by([](const int64_t& v) { return v; }).process(CountPerKey{});
+  auto counted = stream.key_by([](const int64_t& v) { return v; }).process(it::RunningCount{});
   counted.name("count");
   if (with_uids) counted.uid("count");
   auto sink = counted.sink_to(DiscardingSink<int64_t>());

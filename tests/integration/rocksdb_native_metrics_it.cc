@@ -6,26 +6,11 @@
 #include <map>
 #include <string>
 
+#include "count_per_key.h"
 #include "sluice/sluice.h"
 
 namespace sluice {
 namespace {
-
-class CountPerKey final : public KeyedProcessFunction<int64_t, int64_t, int64_t> {
- public:
-  void open(RuntimeContext& ctx) override {
-    KeyedProcessFunction::open(ctx);
-    count_ = &get_state(ValueStateDescriptor<int64_t>("count"));
-  }
-  void process_element(const int64_t&, KeyedProcessContext<int64_t>&, Collector<int64_t>& out) override {
-    const int64_t n = count_->value().value_or(0) + 1;
-    count_->update(n);
-    out.collect(n);
-  }
-
- private:
-  ValueState<int64_t>* count_ = nullptr;
-};
 
 Configuration rocksdb_config() {
   Configuration c;
@@ -44,7 +29,7 @@ TEST(RocksDBNativeMetrics, EnabledGaugesAppearPerSubtaskAndStateDisabledOnesDoNo
   auto out = std::make_shared<CollectedRecords<int64_t>>();
   env.from_sequence(0, 19'999)
       .key_by([](const int64_t& x) { return x % 1000; })
-      .process(CountPerKey{})
+      .process(it::RunningCount{})
       .sink_to(CollectSink<int64_t>(out));
   auto client = env.execute_async("native-metrics");
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
@@ -84,7 +69,7 @@ TEST(RocksDBNativeMetrics, EnabledGaugesAppearPerSubtaskAndStateDisabledOnesDoNo
 TEST(RocksDBNativeMetrics, NoneExportedByDefault) {
   StreamExecutionEnvironment env(rocksdb_config());
   auto out = std::make_shared<CollectedRecords<int64_t>>();
-  env.from_sequence(0, 999).key_by([](const int64_t& x) { return x % 10; }).process(CountPerKey{}).sink_to(
+  env.from_sequence(0, 999).key_by([](const int64_t& x) { return x % 10; }).process(it::RunningCount{}).sink_to(
       CollectSink<int64_t>(out));
   auto client = env.execute_async("no-native-metrics");
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
@@ -98,7 +83,7 @@ TEST(RocksDBNativeMetrics, RatiosSummingToOneFailTheSubmission) {
   ASSERT_TRUE(c.set_string("state.backend.rocksdb.memory.high-prio-pool-ratio", "0.3").is_ok());
   StreamExecutionEnvironment env(c);
   auto out = std::make_shared<CollectedRecords<int64_t>>();
-  env.from_sequence(0, 9).key_by([](const int64_t& x) { return x; }).process(CountPerKey{}).sink_to(
+  env.from_sequence(0, 9).key_by([](const int64_t& x) { return x; }).process(it::RunningCount{}).sink_to(
       CollectSink<int64_t>(out));
   auto client = env.execute_async("bad-ratios");
   ASSERT_FALSE(client.is_ok());

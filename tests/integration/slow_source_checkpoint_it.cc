@@ -23,12 +23,7 @@ std::atomic<int64_t> g_first_index{-1};  // the first index the current run gene
 Result<std::unique_ptr<JobClient>> start(const std::string& dir, const std::string& restore) {
   g_emitted = 0;
   g_first_index = -1;
-  Configuration config;
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.interval", "1h"));  // only manual checkpoints
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.dir", dir));
-  SLUICE_RETURN_IF_ERROR(config.set_string("execution.checkpointing.externalized-checkpoint-retention",
-                                           "RETAIN_ON_CANCELLATION"));
-  if (!restore.empty()) SLUICE_RETURN_IF_ERROR(config.set_string("execution.state-recovery.path", restore));
+  SLUICE_ASSIGN_OR_RETURN(Configuration config, it::manual_checkpoint_config(dir, restore));
   StreamExecutionEnvironment env(config);
   env.set_parallelism(1);
   env.from_source(make_generator_source(kRecords,
