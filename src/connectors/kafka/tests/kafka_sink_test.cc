@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include <unistd.h>
@@ -30,9 +31,14 @@ using namespace testutil;  // NOLINT: test helpers
 using Values = std::vector<std::string>;
 
 // Every value in every partition of `topic`, sorted.
-Values read_topic(const std::string& topic, int partitions, const char* isolation) {
+// With read_committed, first waits for the markers of transactions already ended (the coordinator writes them after
+// the commit returned); `open_transaction` says one is deliberately left open, so there is nothing to wait for.
+Values read_topic(const std::string& topic, int partitions, const char* isolation, bool open_transaction = false) {
   Values all;
   for (int p = 0; p < partitions; ++p) {
+    if (!open_transaction && std::string_view(isolation) == "read_committed") {
+      EXPECT_TRUE(await_stable(topic, p)) << "a transaction on partition " << p << " is still open";
+    }
     ReadResult r = read_partition(topic, p, isolation);
     all.insert(all.end(), r.values.begin(), r.values.end());
   }
@@ -230,14 +236,27 @@ TEST(KafkaSinkJob, ExactlyOnceRecordsBecomeVisibleOnlyWhenTheirCheckpointComplet
                           return;
                         }
                         ++*checked;
-                        const Values before = read_topic(out, 1, "read_committed");
+                        const Values before = read_topic(out, 1, "read_committed", /*open_transaction=*/true);
                         const std::set<std::string> visible(before.begin(), before.end());
                         for (const auto& c : cs)
                           for (const auto& rec : c.records)
                             EXPECT_EQ(visible.count(rec.value), 0U) << rec.value << " visible before its commit";
                         inner.commit(cs);
-                        const Values after = read_topic(out, 1, "read_committed");
-                        const std::set<std::string> now(after.begin(), after.end());
+                        // The marker lands after the commit returned (KIP-98), while the writer already has the
+                        // next transaction open: read until the records show, for at most 10 s.
+                        std::set<std::string> now;
+                        auto all_visible = [&] {
+                          for (const auto& c : cs)
+                            for (const auto& rec : c.records)
+                              if (now.count(rec.value) == 0) return false;
+                          return true;
+                        };
+                        for (int attempt = 0; attempt < 100; ++attempt) {
+                          const Values after = read_topic(out, 1, "read_committed", /*open_transaction=*/true);
+                          now = std::set<std::string>(after.begin(), after.end());
+                          if (all_visible()) break;
+                          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                        }
                         for (const auto& c : cs)
                           for (const auto& rec : c.records)
                             EXPECT_EQ(now.count(rec.value), 1U) << rec.value << " not visible after its commit";
@@ -366,7 +385,7 @@ TEST(KafkaSinkZombie, ARestoreFencesTheOldWriter) {
   EXPECT_EQ(pre[0].records.size(), 10U);
   old_ctx.next_checkpoint = 3;
   zombie->write("zombie-next");  // the next transaction, id <prefix>-0-3
-  EXPECT_TRUE(read_topic(out, 1, "read_committed").empty());
+  EXPECT_TRUE(read_topic(out, 1, "read_committed", /*open_transaction=*/true).empty());
 
   HandContext new_ctx;
   new_ctx.attempt = 1;

@@ -251,6 +251,7 @@ std::string topic_ending_in_markers() {
   EXPECT_EQ(rd_kafka_flush(p.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
   ErrorPtr e(rd_kafka_abort_transaction(p.get(), 30000));
   EXPECT_FALSE(e) << error_text(e);
+  EXPECT_EQ(await_high_watermark(topic, 0, 5), 5) << "the abort marker did not land at offset 4";
   return topic;
 }
 
@@ -345,6 +346,10 @@ TEST(KafkaSourceJob, BoundedJobReadsEveryCommittedRecordAndFinishes) {
         commit(p.get());
       }
     }
+  }
+  // Per partition: 4 x 10 records and 4 markers. The bounded source stops at the end it sees at start.
+  for (int32_t partition = 0; partition < 3; ++partition) {
+    ASSERT_EQ(await_high_watermark(topic, partition, 44, "read_committed"), 44) << "partition " << partition;
   }
   std::sort(expected.begin(), expected.end());
   for (int32_t parallelism : {1, 2}) {

@@ -180,6 +180,32 @@ inline Watermarks query_watermarks(const std::string& topic, int32_t partition, 
   return w;
 }
 
+// Waits until the high watermark of `partition` reaches `expected` (at most `timeout_ms`) and returns it. The
+// transaction coordinator writes a transaction's markers after EndTxn has returned (KIP-98), so a test that counts
+// a marker just written into the end offset must wait for it to land.
+inline int64_t await_high_watermark(const std::string& topic, int32_t partition, int64_t expected,
+                                    const char* isolation = "read_uncommitted", int64_t timeout_ms = 10000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  int64_t high = query_watermarks(topic, partition, isolation).high;
+  while (high < expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    high = query_watermarks(topic, partition, isolation).high;
+  }
+  return high;
+}
+
+// Waits (at most `timeout_ms`) until no transaction on `partition` waits for its marker: the last stable offset
+// (read_committed) has caught up with the high watermark. Returns whether it did.
+inline bool await_stable(const std::string& topic, int32_t partition, int64_t timeout_ms = 10000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const int64_t lso = query_watermarks(topic, partition, "read_committed").high;
+    if (lso == query_watermarks(topic, partition, "read_uncommitted").high) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 struct ReadResult {
   std::vector<std::string> values;
   std::vector<int64_t> offsets;

@@ -39,6 +39,7 @@ TEST(RdKafkaBroker, ReadCommittedSeesCommittedTransactionsOnly) {
   begin(p.get());
   produce(p.get(), topic, 0, "c3");
   commit(p.get());
+  ASSERT_EQ(await_high_watermark(topic, 0, 8), 8) << "the last commit marker did not land";
 
   // Offsets: c1 0, c2 1, commit marker 2, a1 3, a2 4, abort marker 5, c3 6, commit marker 7.
   const ReadResult all = read_partition(topic, 0, "read_uncommitted");
@@ -77,8 +78,8 @@ TEST(RdKafkaBroker, OpenTransactionIsInvisibleUntilCommitted) {
   EXPECT_TRUE(read_partition(topic, 0, "read_committed").values.empty());
 
   commit(p.get());
+  EXPECT_EQ(await_high_watermark(topic, 0, 3, "read_committed"), 3);
   EXPECT_EQ(read_partition(topic, 0, "read_committed").values, (Values{"o1", "o2"}));
-  EXPECT_EQ(query_watermarks(topic, 0, "read_committed").high, 3);
 }
 
 TEST(RdKafkaBroker, InitTransactionsOnTheSameIdFencesTheOldProducerAndAbortsItsTransaction) {
