@@ -11,6 +11,7 @@
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/jobmanager_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
+#include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
 #include "cluster/restore_check.h"
 #include "fs/file_systems_from_config.h"
@@ -347,13 +348,18 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   jo.job_name = configured_name.empty() ? job_name : configured_name;
   jo.default_parallelism = parallelism();
   jo.max_parallelism = max_parallelism();
+  // The job id is decided here, so the job's claims (output folders, checkpoint folder) record it.
+  if (!mc.job_id) mc.job_id = mc.names->job_id();
+  const ClaimingJob claimant = cluster::claiming_job(jo.job_name, *mc.job_id);
   if (runs_in_batch(config_, *graph_)) {
     SLUICE_ASSIGN_OR_RETURN(batch::BatchJobConfig bc, batch_config(config_, mc));
     SLUICE_ASSIGN_OR_RETURN(graph::JobGraph batch_jg, graph::build_job_graph(*graph_, jo));
+    SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims,
+                            cluster::take_job_claims(*graph_, claimant, "", mc.file_systems));
     std::shared_ptr<const StreamGraph> sg = std::move(graph_);
     graph_ = std::make_shared<StreamGraph>();
     SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<batch::BatchJobClient> job,
-                            batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc));
+                            batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc, std::move(claims)));
     return std::unique_ptr<JobClient>(std::move(job));
   }
   SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, *mc.file_systems, &mc));
@@ -370,12 +376,15 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   }
   if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
+  const std::string checkpoint_dir = mc.checkpointing ? config_.get(options::kCheckpointsDirectory) : "";
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims,
+                          cluster::take_job_claims(*graph_, claimant, checkpoint_dir, mc.file_systems));
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).
   std::shared_ptr<const StreamGraph> sg = std::move(graph_);
   graph_ = std::make_shared<StreamGraph>();
-  return cluster::submit_job(std::move(sg), std::move(jg).value(), mc);
+  return cluster::submit_job(std::move(sg), std::move(jg).value(), mc, std::move(claims));
 }
 
 Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string& job_name) {

@@ -28,9 +28,10 @@ std::string join_names(const std::vector<std::string>& names) {
 
 class BatchJob final : public BatchJobClient, public runtime::TaskListener {
  public:
-  BatchJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, BatchJobConfig cfg)
+  BatchJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, BatchJobConfig cfg,
+           std::vector<std::unique_ptr<HeldClaim>> claims)
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(cfg_.job_id ? *cfg_.job_id : name_source_or_random(cfg_.names)->job_id()),
-        eg_(graph::build_execution_graph(jg_)), plan_(plan_stages(*sg_, jg_)) {
+        claims_(std::move(claims)), eg_(graph::build_execution_graph(jg_)), plan_(plan_stages(*sg_, jg_)) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
     std::vector<runtime::FaultInjector::Task> injectable;
     for (const auto& ev : eg_.subtasks) {
@@ -243,6 +244,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     }
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
+    claims_.clear();  // nothing of this job writes any more
     std::lock_guard lock(mu_);
     result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
     status_ = terminal;
@@ -491,6 +493,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   graph::JobGraph jg_;
   BatchJobConfig cfg_;
   JobId job_id_;
+  std::vector<std::unique_ptr<HeldClaim>> claims_;  // held until the job ends
   graph::ExecutionGraph eg_;
   StagePlan plan_;
   std::string dir_;
@@ -525,8 +528,9 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
 }  // namespace
 
 Result<std::unique_ptr<BatchJobClient>> submit_batch_job(std::shared_ptr<const StreamGraph> stream_graph,
-                                                         graph::JobGraph job_graph, const BatchJobConfig& config) {
-  auto job = std::make_unique<BatchJob>(std::move(stream_graph), std::move(job_graph), config);
+                                                         graph::JobGraph job_graph, const BatchJobConfig& config,
+                                                         std::vector<std::unique_ptr<HeldClaim>> claims) {
+  auto job = std::make_unique<BatchJob>(std::move(stream_graph), std::move(job_graph), config, std::move(claims));
   SLUICE_RETURN_IF_ERROR(job->init());
   job->start();
   return std::unique_ptr<BatchJobClient>(std::move(job));

@@ -90,8 +90,10 @@ class BatchJobClient : public JobClient {
 };
 
 // Checks the job (every source bounded, else kInvalidArgument naming the unbounded ones), then starts it. The
-// StreamGraph must outlive the client.
+// StreamGraph must outlive the client. `claims`: the job's exclusive claims (cluster/job_claims.h), released when
+// the job reaches a terminal state, before wait() returns.
 Result<std::unique_ptr<BatchJobClient>> submit_batch_job(std::shared_ptr<const StreamGraph> stream_graph,
-                                                         graph::JobGraph job_graph, const BatchJobConfig& config);
+                                                         graph::JobGraph job_graph, const BatchJobConfig& config,
+                                                         std::vector<std::unique_ptr<HeldClaim>> claims = {});
 
 }  // namespace sluice::batch

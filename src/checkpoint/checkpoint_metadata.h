@@ -141,6 +141,10 @@ struct CheckpointMetadata {
   uint32_t format_version = kFormatVersion;
   CheckpointId checkpoint_id{0};
   JobId job_id;                 // the run that took it
+  // The runs `job_id` descends from by restores, newest first: the run whose snapshot it restored, then that
+  // snapshot's lineage. Empty for a run started fresh, and in metadata written before lineages were recorded. A
+  // restored sink cleans up only artifacts of these runs and its own (docs/safety.md).
+  std::vector<JobId> lineage;
   int64_t trigger_timestamp_ms = 0;
   SnapshotType type = SnapshotType::kCheckpoint;
   // Savepoints only (kCanonical for checkpoints and for savepoints written before native ones existed).
@@ -151,7 +155,8 @@ struct CheckpointMetadata {
   std::vector<OperatorState> operators;
   std::map<std::string, std::string> properties;  // job-level facts a restore checks (e.g. "demo.seed")
   bool operator==(const CheckpointMetadata& o) const {
-    return checkpoint_id == o.checkpoint_id && job_id == o.job_id && trigger_timestamp_ms == o.trigger_timestamp_ms &&
+    return checkpoint_id == o.checkpoint_id && job_id == o.job_id && lineage == o.lineage &&
+           trigger_timestamp_ms == o.trigger_timestamp_ms &&
            type == o.type && savepoint_format == o.savepoint_format && state_backend == o.state_backend &&
            operators == o.operators && properties == o.properties;
   }

@@ -206,6 +206,7 @@ void to_proto(const StreamStateHandle& h, pb::StreamStateHandle* out) {
 void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
   out->set_checkpoint_id(m.checkpoint_id.value());
   out->set_job_id(m.job_id.to_hex());
+  for (const JobId& id : m.lineage) out->add_lineage_job_ids(id.to_hex());
   out->set_trigger_timestamp_ms(m.trigger_timestamp_ms);
   out->set_type(m.type == SnapshotType::kSavepoint ? pb::SAVEPOINT : pb::CHECKPOINT);
   out->set_savepoint_format(m.savepoint_format == SavepointFormatType::kNative ? pb::NATIVE : pb::CANONICAL);
@@ -274,6 +275,13 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
   out.checkpoint_id = CheckpointId(m.checkpoint_id());
   if (!JobId::parse(m.job_id(), &out.job_id)) {
     return Status::invalid_argument("job id '" + m.job_id() + "' is not 32 lowercase hex digits");
+  }
+  for (const std::string& hex : m.lineage_job_ids()) {
+    JobId id;
+    if (!JobId::parse(hex, &id)) {
+      return Status::invalid_argument("lineage job id '" + hex + "' is not 32 lowercase hex digits");
+    }
+    out.lineage.push_back(id);
   }
   out.trigger_timestamp_ms = m.trigger_timestamp_ms();
   switch (m.type()) {

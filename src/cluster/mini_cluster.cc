@@ -28,15 +28,29 @@
 namespace sluice::cluster {
 namespace {
 
+// A restored run descends from the run that took the snapshot and from that run's lineage (newest first).
+std::vector<JobId> restored_lineage(const std::optional<RestoreFrom>& restore, const JobId& self) {
+  std::vector<JobId> lineage;
+  if (!restore) return lineage;
+  auto add = [&](const JobId& id) {
+    if (id != self && std::find(lineage.begin(), lineage.end(), id) == lineage.end()) lineage.push_back(id);
+  };
+  add(restore->metadata.job_id);
+  for (const JobId& id : restore->metadata.lineage) add(id);
+  return lineage;
+}
+
 class LocalJob final : public CheckpointingJobClient,
                        public runtime::TaskListener,
                        public coordinator::CheckpointTriggerTarget,
                        public runtime::CheckpointResponder,
                        public StopWithSavepoint::Tasks {
  public:
-  LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg)
+  LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg,
+           std::vector<std::unique_ptr<HeldClaim>> claims)
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), names_(name_source_or_random(cfg_.names)),
-        job_id_(cfg_.job_id ? *cfg_.job_id : names_->job_id()), 
+        job_id_(cfg_.job_id ? *cfg_.job_id : names_->job_id()),
+        lineage_(restored_lineage(cfg_.restore, job_id_)), claims_(std::move(claims)),
         eg_(graph::build_execution_graph(jg_)), savepoints_(names_) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
     if (!cfg_.rocksdb.names) cfg_.rocksdb.names = names_;
@@ -85,6 +99,7 @@ class LocalJob final : public CheckpointingJobClient,
     coordinator::CheckpointCoordinatorSetup setup;
     setup.config = cfg_.checkpoint_config;
     setup.job_id = job_id_;
+    setup.lineage = lineage_;
     setup.storage = cfg_.storage;
     setup.target = this;
     setup.clock = cfg_.clock;
@@ -536,6 +551,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.rocksdb = cfg_.rocksdb;
       d.incremental_checkpoints = cfg_.incremental_checkpoints;
       d.job_id = job_id_.to_hex();
+      for (const JobId& id : lineage_) d.lineage_job_ids.push_back(id.to_hex());
       d.file_systems = cfg_.file_systems;
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
@@ -846,6 +862,7 @@ class LocalJob final : public CheckpointingJobClient,
     if (stop_) stop_->on_job_end(terminal == JobStatus::kFinished);
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
                                            ") before the savepoint completed"));
+    claims_.clear();  // nothing of this job writes any more: the next job may take its folders and prefixes
     std::lock_guard lock(mu_);
     result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
     status_ = terminal;
@@ -873,6 +890,8 @@ class LocalJob final : public CheckpointingJobClient,
   MiniClusterConfig cfg_;
   std::shared_ptr<NameSource> names_;  // cfg_.names, or a random source
   JobId job_id_;
+  const std::vector<JobId> lineage_;  // the runs this one descends from (CheckpointMetadata::lineage)
+  std::vector<std::unique_ptr<HeldClaim>> claims_;  // held until the job ends (finish_job)
   graph::ExecutionGraph eg_;
   MetricRegistry registry_;
   MetricGroup* job_metrics_ = nullptr;
@@ -928,8 +947,9 @@ class LocalJob final : public CheckpointingJobClient,
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph> stream_graph,
-                                              graph::JobGraph job_graph, const MiniClusterConfig& config) {
-  auto job = std::make_unique<LocalJob>(std::move(stream_graph), std::move(job_graph), config);
+                                              graph::JobGraph job_graph, const MiniClusterConfig& config,
+                                              std::vector<std::unique_ptr<HeldClaim>> claims) {
+  auto job = std::make_unique<LocalJob>(std::move(stream_graph), std::move(job_graph), config, std::move(claims));
   SLUICE_RETURN_IF_ERROR(job->init());
   SLUICE_RETURN_IF_ERROR(job->start());
   return std::unique_ptr<JobClient>(std::move(job));

@@ -32,6 +32,7 @@
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/exclusive_claim.h"
 #include "sluice/core/name_source.h"
 #include "sluice/state/state_backend.h"
 
@@ -171,8 +172,11 @@ class CheckpointingJobClient : public JobClient {
                                                                int64_t timeout_ms) const = 0;
 };
 
-// Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference).
+// Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference). `claims`:
+// the job's exclusive claims (cluster/job_claims.h), released when the job reaches a terminal state, before
+// wait() returns, so the next job may take them at once.
 Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph> stream_graph,
-                                              graph::JobGraph job_graph, const MiniClusterConfig& config);
+                                              graph::JobGraph job_graph, const MiniClusterConfig& config,
+                                              std::vector<std::unique_ptr<HeldClaim>> claims = {});
 
 }  // namespace sluice::cluster

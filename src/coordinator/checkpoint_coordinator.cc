@@ -82,6 +82,7 @@ CheckpointCoordinator::CheckpointCoordinator(CheckpointCoordinatorSetup setup,
                                              std::shared_ptr<const CheckpointPlan> plan)
     : config_(setup.config),
       job_id_(setup.job_id),
+      lineage_(setup.lineage),
       plan_(std::move(plan)),
       storage_(std::move(setup.storage)),
       target_(setup.target),
@@ -305,6 +306,7 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
     action->id = id;
     action->type = p.type();
     action->metadata = p.finalize(job_id_, properties_);
+    action->metadata.lineage = lineage_;
     action->metadata.state_backend = state_backend_;
     actions_.push_back(std::move(action));
   }

@@ -78,6 +78,7 @@ inline constexpr std::string_view kLastCompletedCheckpointId = "lastCompletedChe
 struct CheckpointCoordinatorSetup {
   CheckpointCoordinatorConfig config;
   JobId job_id;                             // this run's id, recorded in every metadata
+  std::vector<JobId> lineage;               // the runs it descends from (CheckpointMetadata::lineage)
   CheckpointId restored_checkpoint_id{0};   // the checkpoint this run restored from; 0 for a fresh job
   std::vector<TaskToAck> tasks;             // the tasks that acknowledge every checkpoint
   std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required
@@ -206,6 +207,7 @@ class CheckpointCoordinator {
 
   const CheckpointCoordinatorConfig config_;
   const JobId job_id_;
+  const std::vector<JobId> lineage_;
   const std::shared_ptr<const CheckpointPlan> plan_;
   const std::shared_ptr<checkpoint::CheckpointStorage> storage_;
   CheckpointTriggerTarget* const target_;

@@ -272,6 +272,7 @@ void StreamTask::build_chain() {
     s.checkpointing = checkpointing() || d_.batch_commit_after_stage;
     s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
+    s.lineage_job_ids = d_.lineage_job_ids;
     s.file_systems = d_.file_systems;
     s.record_timestamp = &record_timestamp_;
     s.auto_watermark_interval_ms = d_.auto_watermark_interval_ms;

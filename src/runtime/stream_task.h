@@ -120,6 +120,7 @@ struct TaskDeployment {
   RocksDBStateBackendOptions rocksdb;
   bool incremental_checkpoints = false;  // execution.checkpointing.incremental (RocksDB keyed state)
   std::string job_id;  // the run's JobId (hex)
+  std::vector<std::string> lineage_job_ids;  // the runs it descends from (OperatorSetup::lineage_job_ids)
   // The job's filesystems (OperatorSetup::file_systems); null: the local disk only.
   std::shared_ptr<const fs::FileSystemRegistry> file_systems;
   std::shared_ptr<TaskNotifier> notifier;  // the notifier the partitions and gate were built with

@@ -66,12 +66,15 @@ inline void expect_error_names_damage(const Status& error, const std::string& fi
 }
 
 // Paths of the regular files under `dir`, recursively, but for files in the middle of a write-then-rename
-// ("<name>.<nonce>.inprogress", e.g. a checkpoint's statistics being rewritten): they are renamed away by design.
+// ("<name>.<nonce>.inprogress", e.g. a checkpoint's statistics being rewritten): they are renamed away by design;
+// and for a running job's lock file (.sluice-job.lock, docs/safety.md), which the job removes when it ends.
 inline std::set<std::string> files_under(const std::string& dir) {
   std::set<std::string> out;
   if (!std::filesystem::is_directory(dir)) return out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file() && !e.path().string().ends_with(".inprogress")) out.insert(e.path().string());
+    if (!e.is_regular_file() || e.path().string().ends_with(".inprogress")) continue;
+    if (e.path().filename() == ".sluice-job.lock") continue;
+    out.insert(e.path().string());
   }
   return out;
 }

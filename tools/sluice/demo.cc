@@ -22,6 +22,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
 #include "fs/file_system.h"
+#include "fs/folder_lock.h"
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
 #include "signals.h"
@@ -92,8 +93,16 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
 }
 
 // Removes the part files left by an earlier run (only those: the directory may hold other things), on any
-// filesystem the job's configuration serves (a local path, file://, s3://).
+// filesystem the job's configuration serves (a local path, file://, s3://). A local folder is locked while it is
+// cleaned, so a folder a running job writes to is refused (naming that job) before anything is removed; the job
+// takes the lock again when it is submitted.
 Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir) {
+  std::unique_ptr<sluice::HeldClaim> lock;
+  if (auto claim = sluice::fs::local_folder_claim(dir, "output folder '" + dir + "'")) {
+    sluice::ClaimingJob cleaner;
+    cleaner.description = "sluice demo (removing an earlier run's part files before its job starts)";
+    SLUICE_ASSIGN_OR_RETURN(lock, claim->take(cleaner));
+  }
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<sluice::fs::FileSystem> fsys, file_systems.for_path(dir));
   if (Status s = sluice::fs::create_directories_durable(*fsys, dir); !s.is_ok()) {
     return s.with_context("cannot create output directory '" + dir + "'");

@@ -198,6 +198,9 @@ class DataStream {
     graph_->node(s.inputs().front().node_id).submission_warnings = [shared](const SinkSubmissionContext& job) {
       return shared->submission_warnings(job);
     };
+    graph_->node(s.inputs().front().node_id).exclusive_claims = [shared](const ClaimContext& ctx) {
+      return shared->exclusive_claims(ctx);
+    };
     return DataStreamSink<T>(graph_, s.inputs().front().node_id);
   }
   // A write-ahead-log sink: output held in state until its checkpoint completes (see sink/write_ahead_sink.h).
@@ -208,6 +211,9 @@ class DataStream {
     auto s = one_input<T>("Sink", [shared]() { return std::make_unique<WriteAheadSinkOperator<T>>(shared); });
     graph_->node(s.inputs().front().node_id).is_sink = true;
     graph_->node(s.inputs().front().node_id).commits_on_checkpoint_complete = true;
+    graph_->node(s.inputs().front().node_id).exclusive_claims = [shared](const ClaimContext& ctx) {
+      return shared->exclusive_claims(ctx);
+    };
     return DataStreamSink<T>(graph_, s.inputs().front().node_id);
   }
   template <class S>
@@ -324,6 +330,9 @@ template <class T>
 DataStreamSink<T> DataStream<T>::sink_to(std::shared_ptr<const Sink<T>> sink) const {
   auto s = one_input<T>("Sink", [sink]() { return std::make_unique<SinkWriterOperator<T>>(sink); });
   graph_->node(s.inputs().front().node_id).is_sink = true;
+  graph_->node(s.inputs().front().node_id).exclusive_claims = [sink](const ClaimContext& ctx) {
+    return sink->exclusive_claims(ctx);
+  };
   return DataStreamSink<T>(graph_, s.inputs().front().node_id);
 }
 

@@ -12,6 +12,7 @@
 #include <typeindex>
 #include <vector>
 
+#include "sluice/core/exclusive_claim.h"
 #include "sluice/operators/network_io.h"
 #include "sluice/operators/output.h"
 #include "sluice/operators/stream_operator.h"
@@ -82,6 +83,8 @@ struct StreamNode {
   std::function<std::unique_ptr<SourceCoordinatorBase>()> create_source_coordinator;  // sources only
   // Sinks that check the job's settings at submission (TwoPhaseCommittingSink::submission_warnings).
   std::function<std::vector<std::string>(const SinkSubmissionContext&)> submission_warnings;
+  // Sinks: what the sink must be the only running job to write to (Sink::exclusive_claims and its kin).
+  std::function<std::vector<ExclusiveClaim>(const ClaimContext&)> exclusive_claims;
   // The operator's input as an Output<IN> (chaining target / deserializer target). Not for sources.
   // Two-input nodes: input_of is input 1 (an Output<IN1>), input2_of input 2 (an Output<IN2>).
   std::function<OutputBase*(StreamOperator&)> input_of;

@@ -62,6 +62,9 @@ struct OperatorSetup {
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
   std::string job_id;          // this run's JobId, 32 hex digits
+  // Restored: the runs the restored snapshot descends from, as 32-hex-digit JobIds (CheckpointMetadata::lineage
+  // and the run that took it); empty without a restore.
+  std::vector<std::string> lineage_job_ids;
   // The task's current record timestamp (output.h), shared by the chain. Null (operator tests): the operator
   // keeps its own.
   RecordTimestamp* record_timestamp = nullptr;

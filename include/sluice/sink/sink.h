@@ -12,7 +12,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "sluice/core/exclusive_claim.h"
 #include "sluice/operators/stream_operator.h"
 
 namespace sluice {
@@ -49,6 +51,12 @@ class Sink {
   using element_type = T;
   virtual ~Sink() = default;
   virtual std::unique_ptr<SinkWriter<T>> create_writer(SinkInitContext& ctx) const = 0;
+  // What this sink must be the only running job to write to (an output folder), taken at submission and held
+  // until the job ends (sluice/core/exclusive_claim.h). Default: nothing.
+  virtual std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext& ctx) const {
+    (void)ctx;
+    return {};
+  }
 };
 
 namespace detail {

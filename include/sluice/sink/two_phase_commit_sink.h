@@ -66,6 +66,10 @@ class TwoPhaseCommitContext : public SinkInitContext {
   // The id of this run (32 hex digits): part of transaction / file names, so no run mistakes another
   // run's artifacts for its own.
   virtual std::string job_id() const = 0;
+  // Restored: the ids of the runs whose artifacts the restored state may own - the run that took the snapshot
+  // and the runs it was restored from in turn (CheckpointMetadata::lineage). A restored writer cleans up only
+  // artifacts of these runs and of its own. Empty without a restore.
+  virtual std::vector<std::string> lineage_job_ids() const { return {}; }
   // True when the job restarts from a checkpoint: the writer must abort lingering transactions.
   virtual bool is_restored() const = 0;
   // Committables the restored checkpoint still owns (being committed now): the writer must keep them.
@@ -103,6 +107,12 @@ class TwoPhaseCommittingSink {
   // a checkpoint can take to commit). Default: none.
   virtual std::vector<std::string> submission_warnings(const SinkSubmissionContext& job) const {
     (void)job;
+    return {};
+  }
+  // What this sink must be the only running job to write to (an output folder, a transaction-id prefix), taken
+  // at submission and held until the job ends (sluice/core/exclusive_claim.h). Default: nothing.
+  virtual std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext& ctx) const {
+    (void)ctx;
     return {};
   }
   // The committer of one subtask, told which subtask it serves and whether (and from which checkpoint) it
@@ -181,6 +191,7 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   }
 
   std::string job_id() const override { return this->operator_setup().job_id; }
+  std::vector<std::string> lineage_job_ids() const override { return this->operator_setup().lineage_job_ids; }
   bool is_restored() const override { return restored_; }
   const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
   int64_t next_checkpoint_id() const override { return next_checkpoint_; }

@@ -66,6 +66,12 @@ class WriteAheadSink {
   using element_type = T;
   virtual ~WriteAheadSink() = default;
   virtual std::unique_ptr<WriteAheadTarget<T>> create_target(WriteAheadContext& ctx) const = 0;
+  // What this sink must be the only running job to write to, taken at submission and held until the job ends
+  // (sluice/core/exclusive_claim.h). Default: nothing.
+  virtual std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext& ctx) const {
+    (void)ctx;
+    return {};
+  }
 };
 
 // Runs a WriteAheadSink in the task (added by DataStream::sink_to).

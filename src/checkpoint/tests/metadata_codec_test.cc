@@ -52,6 +52,8 @@ TEST(MetadataCodec, RoundTripsEveryPart) {
   EXPECT_FALSE(back->operators[0].subtasks[1].operator_state.has_value());
   EXPECT_TRUE(back->operators[2].subtasks[0].keyed_state->range.is_empty());
   EXPECT_EQ(back->properties.at("binary"), std::string("\x00\x01\xff", 3));
+  ASSERT_EQ(back->lineage.size(), 2u);
+  EXPECT_EQ(back->lineage[1].to_hex(), "33333333333333334444444444444444");
 }
 
 TEST(MetadataCodec, RoundTripsSavepointAndEmptyMetadata) {
@@ -138,6 +140,17 @@ TEST(MetadataCodec, StructurallyInvalidPayloadWithValidFrameIsCorruption) {
   auto r = decode_metadata(reseal(*bytes), kWhat);
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
   EXPECT_NE(r.status().message().find("job id"), std::string::npos) << r.status().message();
+
+  // The same in a lineage entry.
+  auto lineage_bytes = encode_metadata(m);
+  ASSERT_TRUE(lineage_bytes.is_ok());
+  const std::string lineage_hex = m.lineage[1].to_hex();
+  auto at = std::search(lineage_bytes->begin(), lineage_bytes->end(), lineage_hex.begin(), lineage_hex.end());
+  ASSERT_NE(at, lineage_bytes->end());
+  at[5] = 'g';
+  auto lr = decode_metadata(reseal(*lineage_bytes), kWhat);
+  EXPECT_EQ(lr.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(lr.status().message().find("lineage job id '33333g"), std::string::npos) << lr.status().message();
 
   // A file path that escapes the job directory, smuggled past the encoder the same way.
   CheckpointMetadata m2 = sample_metadata();

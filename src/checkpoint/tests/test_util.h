@@ -83,6 +83,7 @@ inline CheckpointMetadata sample_metadata(CheckpointId id = CheckpointId(7)) {
   CheckpointMetadata m;
   m.checkpoint_id = id;
   m.job_id = JobId(0x0123456789abcdefULL, 0xfedcba9876543210ULL);
+  m.lineage = {JobId(0x1111111111111111ULL, 0x2222222222222222ULL), JobId(0x3333333333333333ULL, 0x4444444444444444ULL)};
   m.trigger_timestamp_ms = 1'700'000'000'123;
   m.type = SnapshotType::kCheckpoint;
 

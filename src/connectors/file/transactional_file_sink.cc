@@ -100,7 +100,7 @@ TransactionalPartWriter::TransactionalPartWriter(std::string dir, std::string jo
                                                  int64_t bytes_per_sync, int32_t parallelism,
                                                  std::shared_ptr<const fs::FileSystemRegistry> file_systems)
     : TransactionalPartWriter(PartWriterConfig{std::move(dir), std::move(job_id), subtask, std::move(next_checkpoint_id),
-                                               RollingPolicy::on_checkpoint(part_size_bytes), recover, keep, {},
+                                               RollingPolicy::on_checkpoint(part_size_bytes), recover, {}, keep, {},
                                                bytes_per_sync, parallelism, std::move(file_systems), nullptr}) {}
 
 TransactionalPartWriter::TransactionalPartWriter(PartWriterConfig config)
@@ -121,7 +121,8 @@ TransactionalPartWriter::TransactionalPartWriter(PartWriterConfig config)
 
 // Aborts lingering transactions: this subtask's unpublished files the restored state does not own. Without a
 // restored checkpoint only this run's own (an earlier attempt that failed before its first checkpoint): another
-// run's may still belong to a checkpoint someone restores later.
+// run's may still belong to a checkpoint someone restores later. With one, only files of the restored snapshot's
+// lineage or of this run: another job's files in the same folder are never touched.
 // After a restore, an unpublished file not after the restored checkpoint may be owned by another subtask: the
 // committables and the writer state are split-distributed, so after a rescale (or with subtasks holding different
 // numbers of entries) a file can be handed to a subtask other than the one whose index it carries, which commits or
@@ -132,13 +133,15 @@ void TransactionalPartWriter::abort_lingering(const PartWriterConfig& config) {
   const bool recover = config.recover;
   const bool sweeps_vanished = recover && subtask_ == 0 && config.parallelism > 0;
   const int64_t first_after_restore = recover ? next_checkpoint_id_() : 0;
+  std::set<std::string> lineage(config.lineage_job_ids.begin(), config.lineage_job_ids.end());
+  lineage.insert(job_id_);
   for (const fs::InProgressFile& f : value_or_fail(writer_->list_in_progress(dir_))) {
     const std::string name = fs::path_file_name(f.target_path);
     const PartName p = parse_part_name(name);
     const bool mine = p.subtask == subtask_ || (sweeps_vanished && p.subtask >= config.parallelism);
     if (p.subtask < 0 || !mine || referenced_.count(name) > 0) continue;
+    if (lineage.count(p.job) == 0) continue;
     if (recover && p.checkpoint < first_after_restore) continue;
-    if (!recover && p.job != job_id_) continue;
     if (Status s = writer_->abort(f); !s.is_ok()) fail(s);
   }
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "sluice/connectors/file/output_folder_claim.h"
 #include "sluice/sink/sink.h"
 
 namespace sluice::file {
@@ -61,6 +62,9 @@ class FileSink final : public Sink<T> {
     return FileSink(std::move(dir), std::move(encoder), part_size_bytes);
   }
 
+  std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext&) const override {
+    return output_folder_claims(dir_);
+  }
   std::unique_ptr<SinkWriter<T>> create_writer(SinkInitContext& ctx) const override {
     return std::make_unique<Writer>(dir_, ctx.subtask_index(), ctx.attempt_number(), part_size_bytes_, encoder_);
   }

@@ -35,8 +35,10 @@
 // own: part-<job id>-<subtask>-<checkpoint>-<counter>, <checkpoint> the first checkpoint that can pre-commit or
 // persist the file; the hidden artifacts are named from them. Lingering files (one job per output directory). On
 // restore each subtask aborts the unpublished files carrying its own index that the restored state cannot own:
-// those started after the restored checkpoint (<checkpoint> >= the next id) that neither its committables nor
-// its writer state hold. Unpublished files of the restored checkpoint or earlier stay: committables and writer
+// those of the restored snapshot's lineage (the run that took it and the runs it was restored from:
+// TwoPhaseCommitContext::lineage_job_ids) or of its own run, started after the restored checkpoint
+// (<checkpoint> >= the next id), that neither its committables nor its writer state hold. Files of any other
+// run stay, whatever their names say: they belong to a job this one does not descend from. Unpublished files of the restored checkpoint or earlier stay: committables and writer
 // state are split-distributed, so another subtask may be committing or continuing them. Restored subtask 0
 // applies the same rule to the indexes >= the new parallelism (a scale-down leaves nobody else to). Without a
 // restore a subtask aborts only its own run's unpublished files of its index (an earlier attempt that failed
@@ -62,6 +64,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/connectors/file/output_folder_claim.h"
 #include "sluice/connectors/file/rolling_policy.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/serializer.h"
@@ -120,6 +123,9 @@ struct PartWriterConfig {
   RollingPolicy rolling = RollingPolicy::on_checkpoint();
   // Restored from a checkpoint: abort lingering files by the restore rules (see the file comment).
   bool recover = false;
+  // With `recover`: the job ids (32 hex digits) of the restored snapshot's lineage; only their files and this
+  // run's are aborted.
+  std::vector<std::string> lineage_job_ids;
   std::vector<FileCommittable> keep;   // committables the restored checkpoint still owns (any subtask's)
   std::vector<InProgressPart> resume;  // this subtask's share of the restored writer state
   // On the local disk, every time this many bytes were written to the part file since the last time, the writer
@@ -201,6 +207,10 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
   // with another policy kept open (with on_checkpoint() the state is empty: every barrier rolls).
   bool has_writer_state() const override { return true; }
 
+  std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext&) const override {
+    return output_folder_claims(dir_);
+  }
+
   std::unique_ptr<PrecommittingSinkWriter<T, FileCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
     PartWriterConfig config;
     config.dir = dir_;
@@ -209,6 +219,7 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
     config.next_checkpoint_id = [&ctx] { return ctx.next_checkpoint_id(); };
     config.rolling = rolling_;
     config.recover = ctx.is_restored();
+    config.lineage_job_ids = ctx.lineage_job_ids();
     for (const auto& b : ctx.restored_committables_bytes()) {
       config.keep.push_back(decode<FileCommittable>(b, "file sink committable"));
     }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/connectors/file/output_folder_claim.h"
 #include "sluice/sink/write_ahead_sink.h"
 
 namespace sluice::file {
@@ -37,6 +38,9 @@ class WriteAheadFileSink final : public WriteAheadSink<T> {
   WriteAheadFileSink(std::string dir, Encoder encoder) : dir_(std::move(dir)), encoder_(std::move(encoder)) {
     if (dir_.empty()) throw std::invalid_argument("WriteAheadFileSink: the directory is empty");
     if (!encoder_) throw std::invalid_argument("WriteAheadFileSink: the encoder is empty");
+  }
+  std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext&) const override {
+    return output_folder_claims(dir_);
   }
   std::unique_ptr<WriteAheadTarget<T>> create_target(WriteAheadContext& ctx) const override {
     return std::make_unique<Target>(std::make_unique<WriteAheadFileWriter>(dir_, ctx.subtask_index()), encoder_, ctx);

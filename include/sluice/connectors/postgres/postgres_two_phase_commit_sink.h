@@ -108,6 +108,14 @@ class PreparedTransactionWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// The exclusive claim (sluice/core/exclusive_claim.h) of `prefix` on the sink's database: a session-level advisory
+// lock (pg_try_advisory_lock of a stable 64-bit hash of the prefix) held by a connection of the job's own for the
+// job's life, so a second running job with the same prefix is refused at submission instead of rolling back the
+// first one's prepared transactions. kFailedPrecondition naming the holding session (its application_name carries
+// the job id and pid); kIOError when the server cannot be reached after the connection's retries. Limits: the lock
+// is per database, and a server restart while the job runs drops it (docs/postgres.md).
+ExclusiveClaim transaction_prefix_claim(const PostgresConnectionOptions& connection, const std::string& prefix);
+
 template <class T>
 class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, PreparedTransaction> {
  public:
@@ -120,6 +128,16 @@ class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, Prepar
       throw std::invalid_argument("PostgresTwoPhaseCommitSink: statement_max_rows must be >= 1");
     }
     if (!encoder_) throw std::invalid_argument("PostgresTwoPhaseCommitSink: the row encoder is empty");
+  }
+
+  std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext& ctx) const override {
+    std::string prefix;
+    try {
+      prefix = transaction_prefix(options_.transaction_id_prefix, ctx.job_name, ctx.operator_uid);
+    } catch (const std::invalid_argument&) {
+      return {};  // no prefix and no uid: create_writer fails the job saying so
+    }
+    return {transaction_prefix_claim(options_.connection, prefix)};
   }
 
   std::unique_ptr<PrecommittingSinkWriter<T, PreparedTransaction>> create_writer(TwoPhaseCommitContext& ctx) const override {

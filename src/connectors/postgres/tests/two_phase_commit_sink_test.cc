@@ -2,6 +2,10 @@
 // duplicate or a loss shows), a hot key that every transaction updates, and the recovery steps one by one.
 #include <chrono>
 #include <future>
+#include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "pg_test_util.h"
 #include "sluice/connectors/postgres/postgres_two_phase_commit_sink.h"
@@ -139,6 +143,99 @@ TEST(TwoPhaseCommitSink, RecoveryCommitsRewritesAndRollsBackOnlyItsOwn) {
   EXPECT_EQ(table_rows(table), (std::multiset<Count>{{4, 0}, {5, 0}}));
   EXPECT_EQ(prepared_count(prefix), 1);
   query("ROLLBACK PREPARED " + quote_literal(prefix + ":1:6"));
+}
+
+}  // namespace
+}  // namespace sluice::postgres::testing
+
+namespace sluice::postgres::testing {
+namespace {
+
+ClaimingJob claimant(const std::string& id_digit) {
+  ClaimingJob job;
+  job.job_name = "claims";
+  job.job_id = std::string(32, id_digit[0]);
+  job.description = "job 'claims'";
+  return job;
+}
+
+// The prefix lock: a second holder is refused naming the first's session; released, it can be taken; a holder
+// process killed with SIGKILL frees it (its session ends with its socket).
+TEST(TwoPhaseCommitSinkClaim, APrefixIsHeldByOneJobAndAKilledHolderFreesIt) {
+  const std::string prefix = "claims-" + std::to_string(::getpid());
+  ExclusiveClaim claim = transaction_prefix_claim(connection_options(), prefix);
+  EXPECT_EQ(claim.what, "PostgreSQL transaction prefix '" + prefix + "'");
+  auto first = claim.take(claimant("a"));
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  auto second = claim.take(claimant("b"));
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("is in use by 'sluice job " + std::string(32, 'a') + " pid " +
+                                           std::to_string(::getpid()) + "'"),
+            std::string::npos)
+      << second.status().to_string();
+  EXPECT_TRUE(transaction_prefix_claim(connection_options(), prefix + "-other").take(claimant("b")).is_ok())
+      << "another prefix is free";
+  first->reset();
+  ASSERT_TRUE(claim.take(claimant("b")).is_ok()) << "released with its holder";
+
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto held = claim.take(claimant("c"));
+    const char c = held.is_ok() ? 'y' : 'n';
+    (void)::write(ready[1], &c, 1);
+    for (;;) ::pause();
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  EXPECT_EQ(claim.take(claimant("d")).status().code(), StatusCode::kFailedPrecondition);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  // The server notices the closed socket when it next reads it: at once on a local connection, but poll briefly.
+  Result<std::unique_ptr<HeldClaim>> after = Status::internal("not tried");
+  for (int i = 0; i < 100 && !after.is_ok(); ++i) {
+    after = claim.take(claimant("d"));
+    if (!after.is_ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(after.is_ok()) << "the killed holder's lock stayed: " << after.status().to_string();
+}
+
+// Two running jobs of one program (same job name and sink uid, so the same prefix): the second is refused at
+// submission, before it could roll back the first one's prepared transactions.
+TEST(TwoPhaseCommitSinkClaim, ASecondRunningJobWithTheSamePrefixIsRefused) {
+  const std::string table = fresh_table("tpc_claims", false);
+  const std::string name = "tpc-claims-" + std::to_string(::getpid());
+  auto start = [&](const std::string& ck) {
+    JobSpec spec;
+    spec.records = 1'000'000;
+    spec.records_per_second = 200;  // runs until cancelled
+    StreamExecutionEnvironment env(failover_config(temp_dir(ck)));
+    env.set_parallelism(1);
+    counts_stream(env, spec).sink_to(PostgresTwoPhaseCommitSink<Count>(options(table, WriteMode::kInsert), encode)).uid("sink");
+    return env.execute_async(name);
+  };
+  auto first = start("claims-ck-1");
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  auto second = start("claims-ck-2");
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("PostgreSQL transaction prefix '" + name + "/sink' is in use by 'sluice job " +
+                                           (*first)->job_id().to_hex()),
+            std::string::npos)
+      << second.status().to_string();
+  (*first)->cancel();
+  EXPECT_EQ((*first)->wait().status, JobStatus::kCanceled);
+  auto third = start("claims-ck-3");
+  ASSERT_TRUE(third.is_ok()) << "the first job ended: " << third.status().to_string();
+  (*third)->cancel();
+  EXPECT_EQ((*third)->wait().status, JobStatus::kCanceled);
 }
 
 }  // namespace

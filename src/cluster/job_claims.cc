@@ -1,0 +1,80 @@
+#include "cluster/job_claims.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "fs/folder_lock.h"
+
+namespace sluice::cluster {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char buf[32] = {};
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string sink_name(const StreamNode& node) {
+  return "'" + node.name + "'" + (node.uid.empty() ? "" : " (uid '" + node.uid + "')");
+}
+
+}  // namespace
+
+ClaimingJob claiming_job(const std::string& job_name, const JobId& job_id) {
+  ClaimingJob job;
+  job.job_name = job_name;
+  job.job_id = job_id.to_hex();
+  job.description = "job '" + job_name + "' (job id " + job.job_id + ", pid " + std::to_string(::getpid()) +
+                    " on host " + host_name() + ", since " + utc_now() + ")";
+  return job;
+}
+
+Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
+    const StreamGraph& graph, const ClaimingJob& job, const std::string& checkpoint_dir,
+    std::shared_ptr<const fs::FileSystemRegistry> file_systems) {
+  struct Wanted {
+    ExclusiveClaim claim;
+    std::string by;  // who in the job wants it, for the duplicate message
+  };
+  std::vector<Wanted> wanted;
+  if (!checkpoint_dir.empty()) {
+    if (auto claim = fs::local_folder_claim(checkpoint_dir, "checkpoint folder '" + checkpoint_dir +
+                                                                "' (execution.checkpointing.dir)")) {
+      wanted.push_back({std::move(*claim), "the checkpoint storage"});
+    }
+  }
+  for (const StreamNode& node : graph.nodes) {
+    if (!node.exclusive_claims) continue;
+    ClaimContext ctx{job.job_name, node.uid, file_systems};
+    for (ExclusiveClaim& c : node.exclusive_claims(ctx)) wanted.push_back({std::move(c), "sink " + sink_name(node)});
+  }
+  std::map<std::string, std::string> by_what;
+  for (const Wanted& w : wanted) {
+    auto [it, inserted] = by_what.emplace(w.claim.what, w.by);
+    if (!inserted) {
+      return Status::invalid_argument("job '" + job.job_name + "': " + it->second + " and " + w.by + " both write to " +
+                                      w.claim.what + ": give each its own");
+    }
+  }
+  std::vector<std::unique_ptr<HeldClaim>> held;
+  for (const Wanted& w : wanted) {
+    auto taken = w.claim.take(job);
+    if (!taken.is_ok()) return taken.status().with_context("job '" + job.job_name + "' refused");
+    held.push_back(std::move(taken).value());
+  }
+  return held;
+}
+
+}  // namespace sluice::cluster

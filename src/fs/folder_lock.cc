@@ -1,0 +1,110 @@
+#include "fs/folder_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+#include <utility>
+
+#include "fs/errno_status.h"
+#include "fs/path.h"
+
+namespace sluice::fs {
+namespace {
+
+// The holder's line, as far as it was written (a holder between its lock and its write shows an empty file).
+std::string read_holder(int fd) {
+  std::string text(512, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+  return text.empty() ? "another job (it has not recorded its name yet)" : text;
+}
+
+class HeldFolderLock final : public HeldClaim {
+ public:
+  explicit HeldFolderLock(FolderLock lock) : lock_(std::move(lock)) {}
+
+ private:
+  FolderLock lock_;
+};
+
+}  // namespace
+
+Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& what, const std::string& holder) {
+  const std::string local = strip_file_scheme(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(local, ec);
+  if (ec) return errno_status("cannot create " + what, local, ec.value());
+  const std::string lock_path = join_path(local, kFolderLockFileName);
+  // A few rounds at most: each one that loses found a file its holder removed in between.
+  for (int round = 0; round < 100; ++round) {
+    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return errno_status("cannot open the lock file of " + what, lock_path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      const std::string by = err == EWOULDBLOCK ? read_holder(fd) : "";
+      ::close(fd);
+      if (err != EWOULDBLOCK) return errno_status("cannot lock " + what, lock_path, err);
+      return Status::failed_precondition(what + " is in use by " + by + ": give each running job its own (the lock, " +
+                                         lock_path + ", frees itself when that job ends or its process dies)");
+    }
+    struct stat locked {};
+    struct stat named {};
+    if (::fstat(fd, &locked) != 0 || ::lstat(lock_path.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
+        locked.st_dev != named.st_dev) {
+      ::close(fd);  // its holder removed it after we opened it: take the one in the folder now
+      continue;
+    }
+    FolderLock lock(fd, lock_path);
+    const std::string line = holder + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size())) {
+      return errno_status("cannot write the lock file of " + what, lock_path, errno);
+    }
+    return lock;
+  }
+  return Status::io_error("cannot lock " + what + ": its lock file " + lock_path + " kept being replaced");
+}
+
+// Removed while still locked: whoever opens it later finds it gone from the folder and starts over.
+void FolderLock::release() {
+  if (fd_ < 0) return;
+  (void)::unlink(path_.c_str());
+  ::close(fd_);
+  fd_ = -1;
+}
+
+FolderLock::~FolderLock() { release(); }
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
+
+FolderLock& FolderLock::operator=(FolderLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+std::optional<ExclusiveClaim> local_folder_claim(const std::string& dir, const std::string& what) {
+  const std::string scheme = uri_scheme(dir);
+  if (!scheme.empty() && scheme != "file") return std::nullopt;
+  // Refused by the registry where the path is used; a lock would create the folder it refuses.
+  if (!mistyped_uri_scheme(dir).empty() || !file_uri_host(dir).empty()) return std::nullopt;
+  ExclusiveClaim claim;
+  claim.what = what;
+  claim.take = [dir, what](const ClaimingJob& job) -> Result<std::unique_ptr<HeldClaim>> {
+    SLUICE_ASSIGN_OR_RETURN(FolderLock lock, FolderLock::take(dir, what, job.description));
+    return std::unique_ptr<HeldClaim>(std::make_unique<HeldFolderLock>(std::move(lock)));
+  };
+  return claim;
+}
+
+}  // namespace sluice::fs

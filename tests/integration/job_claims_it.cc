@@ -1,0 +1,132 @@
+// Whose folders a job may write: a job is refused at submission when a running job holds its output folder or
+// its checkpoint folder (naming that job), leaving the running job's output exactly-once; two sinks of one job on
+// one folder are refused; and restored runs record their lineage, which is what a restored file sink may clean up.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "checkpoint_it_util.h"
+#include "sluice/connectors/file/file_sink.h"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+Result<std::unique_ptr<JobClient>> start_main_job(const it::MainJob& job, const std::string& checkpoint_dir,
+                                                  const std::string& name, const std::string& restore = "") {
+  SLUICE_ASSIGN_OR_RETURN(Configuration config, it::manual_checkpoint_config(checkpoint_dir, restore));
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  return env.execute_async(name);
+}
+
+// The checkpoint the job completes when the test triggers it.
+std::string checkpoint_now(JobClient& client) {
+  auto& cp = it::checkpointing(client);
+  const int64_t before = cp.checkpoint_stats().num_completed;
+  auto id = cp.trigger_checkpoint();
+  EXPECT_TRUE(id.is_ok()) << id.status().to_string();
+  EXPECT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed > before; }, 60s));
+  const auto stats = cp.checkpoint_stats();
+  return stats.latest_completed ? stats.latest_completed->location : "";
+}
+
+class JobClaimsIT : public ::testing::Test {
+ protected:
+  void TearDown() override { it::g_throttle_us = 0; }
+};
+
+TEST_F(JobClaimsIT, ASecondJobOnARunningJobsFoldersIsRefusedNamingItAndLosesNothing) {
+  const std::string dir = it::fresh_dir("claims-running");
+  it::MainJob job;
+  job.output_dir = dir + "/out";
+  it::g_throttle_us = 200;  // keeps the first job running while the others are submitted
+  auto first = start_main_job(job, dir + "/ck", "first");
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_TRUE(it::wait_for([&] { return (*first)->status() == JobStatus::kRunning; }));
+  ASSERT_FALSE(checkpoint_now(**first).empty());
+  const std::string first_id = (*first)->job_id().to_hex();
+
+  // Same output folder, its own checkpoint folder.
+  auto same_output = start_main_job(job, dir + "/ck-2", "second");
+  ASSERT_FALSE(same_output.is_ok());
+  EXPECT_EQ(same_output.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(same_output.status().message().find("output folder '" + job.output_dir + "' is in use by job 'first' (job id " +
+                                                first_id),
+            std::string::npos)
+      << same_output.status().to_string();
+  EXPECT_NE(same_output.status().message().find("job 'second' refused"), std::string::npos)
+      << same_output.status().to_string();
+
+  // Same checkpoint folder, its own output folder.
+  it::MainJob other = job;
+  other.output_dir = dir + "/out-3";
+  auto same_checkpoints = start_main_job(other, dir + "/ck", "third");
+  ASSERT_FALSE(same_checkpoints.is_ok());
+  EXPECT_EQ(same_checkpoints.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(same_checkpoints.status().message().find("checkpoint folder '" + dir + "/ck' (execution.checkpointing.dir) is in use by job 'first'"),
+            std::string::npos)
+      << same_checkpoints.status().to_string();
+  EXPECT_FALSE(std::filesystem::exists(other.output_dir + "/.sluice-job.lock"))
+      << "the refused job took a claim it then held";
+
+  it::g_throttle_us = 0;
+  const JobExecutionResult r = (*first)->wait();
+  ASSERT_EQ(r.status, JobStatus::kFinished) << r.error.to_string();
+  EXPECT_EQ(it::check_exactly_once(job), "");
+
+  // The first job ended: its folders are free at once.
+  auto after = start_main_job(other, dir + "/ck", "fourth");
+  ASSERT_TRUE(after.is_ok()) << after.status().to_string();
+  EXPECT_EQ((*after)->wait().status, JobStatus::kFinished);
+}
+
+TEST_F(JobClaimsIT, TwoSinksOfOneJobOnOneFolderAreRefused) {
+  const std::string dir = it::fresh_dir("claims-two-sinks");
+  StreamExecutionEnvironment env;
+  auto numbers = env.from_collection(std::vector<int64_t>{1, 2, 3});
+  auto encode = [](const int64_t& v, std::string& out) { out += std::to_string(v); };
+  numbers.sink_to(file::TransactionalFileSink<int64_t>(dir, encode)).name("a").uid("a");
+  numbers.sink_to(file::FileSink<int64_t>::for_row_format(dir, encode)).name("b").uid("b");
+  auto r = env.execute("two-sinks");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("sink 'a' (uid 'a') and sink 'b' (uid 'b') both write to output folder '" + dir + "'"),
+            std::string::npos)
+      << r.status().to_string();
+}
+
+TEST_F(JobClaimsIT, RestoredRunsRecordTheirLineageNewestFirst) {
+  const std::string dir = it::fresh_dir("claims-lineage");
+  it::MainJob job;
+  job.output_dir = dir + "/out";
+  it::g_throttle_us = 200;
+  std::vector<std::string> ids;
+  std::string restore;
+  for (int run = 0; run < 3; ++run) {
+    auto client = start_main_job(job, dir + "/ck", "lineage", restore);
+    ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+    ASSERT_TRUE(it::wait_for([&] { return (*client)->status() == JobStatus::kRunning; }));
+    restore = checkpoint_now(**client);
+    ASSERT_FALSE(restore.empty());
+    ids.push_back((*client)->job_id().to_hex());
+    (*client)->cancel();
+    EXPECT_EQ((*client)->wait().status, JobStatus::kCanceled);
+    auto point = checkpoint::resolve_restore_path(restore, "");
+    ASSERT_TRUE(point.is_ok()) << point.status().to_string();
+    std::vector<std::string> lineage;
+    for (const JobId& id : point->metadata.lineage) lineage.push_back(id.to_hex());
+    std::vector<std::string> expected(ids.rbegin() + 1, ids.rend());  // the earlier runs, newest first
+    EXPECT_EQ(lineage, expected) << "run " << run;
+  }
+  it::g_throttle_us = 0;
+  auto last = start_main_job(job, dir + "/ck", "lineage", restore);
+  ASSERT_TRUE(last.is_ok()) << last.status().to_string();
+  ASSERT_EQ((*last)->wait().status, JobStatus::kFinished);
+  EXPECT_EQ(it::check_exactly_once(job), "") << "the restored chain's output";
+}
+
+}  // namespace
+}  // namespace sluice
