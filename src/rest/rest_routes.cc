@@ -18,7 +18,9 @@ constexpr const char* kJson = "application/json; charset=UTF-8";
 
 void reply(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), kJson);
+  // Errors echo what the request said (a mode, a directory), which need not be UTF-8: such bytes become U+FFFD
+  // instead of making dump() throw.
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kJson);
 }
 
 // Flink's error body.
