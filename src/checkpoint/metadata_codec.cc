@@ -63,7 +63,21 @@ bool is_safe_absolute_path(const std::string& p) {
   return root < p.size() && p[root] == '/' && is_safe_relative_path(p.substr(root + 1));
 }
 
-Status validate_handle(const StreamStateHandle& h, const std::string& where) {
+// Whether an absolute path ends in "<dir>/<file name>" with `dir` the last components of its folder. Entropy-injected
+// files (filesystem_checkpoint_storage.h) lie in their job folder: a checkpoint's own in "<job-id>/chk-<n>/", shared
+// ones in "<job-id>/shared/". Any other absolute path would let a `_metadata` name an arbitrary file as the
+// checkpoint's own, which deleting the checkpoint (a claimed one's discard_location) then removed.
+bool lies_in(const std::string& p, std::string_view dir) {
+  const std::string parent = fs::path_parent(p);
+  return parent.size() > dir.size() && parent.ends_with(dir) && parent[parent.size() - dir.size() - 1] == '/';
+}
+
+// The folder of a checkpoint's own entropy-injected files, relative to the checkpoint directory: "<job-id>/chk-<n>".
+std::string own_data_dir(const CheckpointMetadata& m) {
+  return m.job_id.to_hex() + "/" + checkpoint_dir_name(m.checkpoint_id);
+}
+
+Status validate_handle(const StreamStateHandle& h, const std::string& where, const std::string& own_dir) {
   if (h.is_inline()) {
     if (h.inline_bytes.size() != h.size_bytes) {
       return Status::invalid_argument(where + ": inline handle holds " + std::to_string(h.inline_bytes.size()) +
@@ -77,9 +91,15 @@ Status validate_handle(const StreamStateHandle& h, const std::string& where) {
   if (!h.inline_bytes.empty()) {
     return Status::invalid_argument(where + ": file handle '" + h.relative_path + "' also carries inline bytes");
   }
-  if (!is_safe_relative_path(h.relative_path) && !is_safe_absolute_path(h.relative_path)) {
+  if (is_safe_relative_path(h.relative_path)) return Status::ok();
+  if (!is_safe_absolute_path(h.relative_path)) {
     return Status::invalid_argument(where + ": file path '" + h.relative_path +
                                     "' is not a relative path inside the job directory (nor the absolute URI of an entropy-injected file)");
+  }
+  if (!lies_in(h.relative_path, own_dir)) {
+    return Status::invalid_argument(where + ": file path '" + h.relative_path +
+                                    "' is an absolute URI outside the checkpoint's own folder (expected an "
+                                    "entropy-injected file in .../" + own_dir + "/)");
   }
   return Status::ok();
 }
@@ -87,8 +107,10 @@ Status validate_handle(const StreamStateHandle& h, const std::string& where) {
 // A shared file: "shared/<name>" of this job, or "../<job-id>/shared/<name>" of a sibling job (claimed).
 Status validate_shared_path(const std::string& p, const std::string& where) {
   if (is_safe_absolute_path(p)) {  // entropy-injected: ".../<job-id>/shared/<name>"
-    if (p.find("/shared/") == std::string::npos) {
-      return Status::invalid_argument(where + ": shared file path '" + p + "' is not inside a shared/ folder");
+    const std::string parent = fs::path_parent(p);
+    if (!lies_in(p, kSharedDirName) || !is_hex32(fs::path_file_name(fs::path_parent(parent)))) {
+      return Status::invalid_argument(where + ": shared file path '" + p +
+                                      "' is not inside a job's shared/ folder (expected .../<job-id>/shared/<name>)");
     }
     return Status::ok();
   }
@@ -110,7 +132,7 @@ Status validate_shared_path(const std::string& p, const std::string& where) {
 // `native_savepoint`: the handle of a native savepoint, whose SST files sit in the savepoint folder under plain
 // names (none reused); in a checkpoint they are in a shared/ folder.
 Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_parallelism, const std::string& where,
-                            bool native_savepoint) {
+                            bool native_savepoint, const std::string& own_dir) {
   if (!k.range.is_empty() && (k.range.start() < 0 || k.range.end_inclusive() >= max_parallelism)) {
     return Status::invalid_argument(where + ": key-group range " + k.range.to_string() + " outside [0, " +
                                     std::to_string(max_parallelism - 1) + "]");
@@ -134,19 +156,20 @@ Status validate_incremental(const IncrementalKeyedStateHandle& k, int32_t max_pa
       }
       if (shared && native_savepoint) {
         if (f.reused) return Status::invalid_argument(fw + ": a native savepoint reuses no file of a checkpoint");
-        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw));
+        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw, own_dir));
       } else if (shared) {
         SLUICE_RETURN_IF_ERROR(validate_shared_path(f.file.relative_path, fw));
       } else {
         if (f.reused) return Status::invalid_argument(fw + ": a private file cannot be reused");
-        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw));
+        SLUICE_RETURN_IF_ERROR(validate_handle(f.file, fw, own_dir));
       }
     }
   }
   return Status::ok();
 }
 
-Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, const std::string& where) {
+Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, const std::string& where,
+                      const std::string& own_dir) {
   if (!k.range.is_empty() && (k.range.start() < 0 || k.range.end_inclusive() >= max_parallelism)) {
     return Status::invalid_argument(where + ": key-group range " + k.range.to_string() + " outside [0, " +
                                     std::to_string(max_parallelism - 1) + "]");
@@ -165,7 +188,7 @@ Status validate_keyed(const KeyGroupsStateHandle& k, int32_t max_parallelism, co
     return Status::invalid_argument(where + ": last key-group offset " + std::to_string(k.offsets.back()) +
                                     " is not the stream size " + std::to_string(k.stream.size_bytes));
   }
-  return validate_handle(k.stream, where + " keyed state");
+  return validate_handle(k.stream, where + " keyed state", own_dir);
 }
 
 // A savepoint is self-contained and relocatable: no shared files (a canonical one holds full keyed state only, a
@@ -363,6 +386,7 @@ Status validate_metadata(const CheckpointMetadata& m) {
   if (m.type == SnapshotType::kCheckpoint && m.savepoint_format != SavepointFormatType::kCanonical) {
     return Status::invalid_argument("a checkpoint has no savepoint format (only savepoints are native)");
   }
+  const std::string own_dir = own_data_dir(m);
   std::set<std::string> ids;
   for (const OperatorState& op : m.operators) {
     std::string where = "operator '" + op.operator_id + "'";
@@ -385,16 +409,23 @@ Status validate_metadata(const CheckpointMetadata& m) {
       if (m.type == SnapshotType::kSavepoint) {
         SLUICE_RETURN_IF_ERROR(validate_self_contained(st, m.savepoint_format, swhere));
       }
-      if (st.keyed_state) SLUICE_RETURN_IF_ERROR(validate_keyed(*st.keyed_state, op.max_parallelism, swhere));
+      if (st.keyed_state) {
+        SLUICE_RETURN_IF_ERROR(validate_keyed(*st.keyed_state, op.max_parallelism, swhere, own_dir));
+      }
       if (st.incremental_keyed_state) {
         if (st.keyed_state) {
           return Status::invalid_argument(swhere + ": has both a full and an incremental keyed state handle");
         }
         SLUICE_RETURN_IF_ERROR(validate_incremental(*st.incremental_keyed_state, op.max_parallelism,
-                                                    swhere + " incremental keyed state", m.is_native_savepoint()));
+                                                    swhere + " incremental keyed state", m.is_native_savepoint(),
+                                                    own_dir));
       }
-      if (st.operator_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state"));
-      if (st.channel_state) SLUICE_RETURN_IF_ERROR(validate_handle(*st.channel_state, swhere + " channel state"));
+      if (st.operator_state) {
+        SLUICE_RETURN_IF_ERROR(validate_handle(*st.operator_state, swhere + " operator state", own_dir));
+      }
+      if (st.channel_state) {
+        SLUICE_RETURN_IF_ERROR(validate_handle(*st.channel_state, swhere + " channel state", own_dir));
+      }
     }
   }
   return Status::ok();

@@ -33,7 +33,9 @@ inline constexpr size_t kMetadataTrailerBytes = 8;  // checksum
 // max_parallelism <= 32768; subtasks sorted by index, unique, in [0, parallelism); key-group ranges inside
 // [0, max_parallelism) with num_key_groups() + 1 non-decreasing offsets ending at the stream's size; inline
 // handles hold exactly size_bytes bytes whose XXH3-64 is the checksum; file handles hold no inline bytes and a
-// relative path without "." / ".." / empty components. The message names the operator, subtask and field.
+// relative path without "." / ".." / empty components, or the absolute URI of an entropy-injected file in the
+// checkpoint's own folder (".../<job-id>/chk-<n>/<name>", its job id and checkpoint id) or, for shared files, in a
+// job's shared folder (".../<job-id>/shared/<name>"). The message names the operator, subtask and field.
 Status validate_metadata(const CheckpointMetadata& metadata);
 
 // kInvalidArgument if validate_metadata fails.

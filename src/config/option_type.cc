@@ -25,11 +25,21 @@ std::string quoted(std::string_view text) {
   return out;
 }
 
+// A leading '+' removed, as Java's parsers accept one; false for a second sign after it ("+-5"), which
+// from_chars would read as a negative number and Java refuses.
+bool strip_plus(std::string_view* s) {
+  if (s->empty() || s->front() != '+') return true;
+  s->remove_prefix(1);
+  return s->empty() || (s->front() != '-' && s->front() != '+');
+}
+
 // Whole-string integer parse; a leading '+' is accepted as Java's Integer.parseInt does.
 template <class Int>
 Result<Int> parse_integer(std::string_view text, std::string_view what) {
   std::string_view s = trim(text);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (!strip_plus(&s)) {
+    return Status::invalid_argument(quoted(text) + " is not an integer (expected a whole number such as 4)");
+  }
   Int v{};
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec == std::errc::result_out_of_range) {
@@ -80,10 +90,10 @@ Result<int64_t> OptionType<int64_t>::parse(std::string_view text) {
 
 Result<double> OptionType<double>::parse(std::string_view text) {
   std::string_view s = trim(text);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  const bool one_sign = strip_plus(&s);
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
+  if (!one_sign || s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
     return Status::invalid_argument(quoted(text) + " is not a number (expected a decimal such as 1.5 or 0.1)");
   }
   return v;

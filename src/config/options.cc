@@ -678,9 +678,13 @@ std::vector<std::string> suggest_keys(std::string_view unknown_key, size_t max_c
     bool structural = false;
     std::vector<std::string_view> names{option->key};
     names.insert(names.end(), option->deprecated_keys.begin(), option->deprecated_keys.end());
+    for (std::string_view name : names) structural = structural || is_segment_prefix_or_suffix(wanted, name);
     for (std::string_view name : names) {
-      best = std::min(best, edit_distance(wanted, name));
-      structural = structural || is_segment_prefix_or_suffix(wanted, name);
+      // The distance is at least the difference in length, so beyond the threshold it only orders structural
+      // matches; computing it anyway for a long unknown key took seconds per megabyte of key.
+      const size_t length_difference =
+          wanted.size() > name.size() ? wanted.size() - name.size() : name.size() - wanted.size();
+      if (structural || length_difference <= threshold) best = std::min(best, edit_distance(wanted, name));
     }
     if (best <= threshold || structural) candidates.emplace_back(best, &option->key);
   }

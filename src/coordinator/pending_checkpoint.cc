@@ -44,7 +44,8 @@ PendingCheckpoint::AckResult PendingCheckpoint::acknowledge(int32_t vertex, int3
   const auto i = static_cast<size_t>(index);
   if (acknowledged_[i]) return AckResult::kDuplicate;
   const TaskToAck& task = plan_->tasks()[i];
-  for (const auto& [operator_id, unused] : state) {
+  for (const auto& entry : state) {
+    const auto& operator_id = entry.first;  // not a structured binding: clang 14 cannot capture one in a lambda
     const bool runs = std::any_of(task.operators.begin(), task.operators.end(),
                                   [&](const OperatorDescriptor& op) { return op.operator_id == operator_id; });
     if (!runs) {

@@ -34,6 +34,15 @@ int64_t element_snapshots_of(const TypeSerializerSnapshot& s) {
   return -1;
 }
 
+// Steps over one element; false when it took no bytes. A type serializes to no bytes only when every value of it
+// does (void namespaces, empty tuples and structs, arrays of them), so the remaining elements need no stepping
+// over - and a damaged snapshot can claim 2^40 of them ("array1099511627776"), which took hours one by one.
+bool skip_advances(const TypeSerializerSnapshot& element, DataInputView& in) {
+  const size_t before = in.position();
+  skip_serialized(element, in);
+  return in.position() != before;
+}
+
 }  // namespace
 
 std::string_view schema_compatibility_name(SchemaCompatibilityKind kind) {
@@ -84,15 +93,21 @@ void skip_serialized(const TypeSerializerSnapshot& s, DataInputView& in) {
   } else if (name == "vector") {
     const uint64_t n = in.read_varint();
     if (!detail::plausible_count(in, n)) return;
-    for (uint64_t i = 0; i < n && in.ok(); ++i) skip_serialized(s.nested[0], in);
+    for (uint64_t i = 0; i < n && in.ok(); ++i) {
+      if (!skip_advances(s.nested[0], in)) break;
+    }
   } else if (const int64_t length = array_size_of(name); length >= 0) {
-    for (int64_t i = 0; i < length && in.ok(); ++i) skip_serialized(s.nested[0], in);
+    for (int64_t i = 0; i < length && in.ok(); ++i) {
+      if (!skip_advances(s.nested[0], in)) break;
+    }
   } else if (name == "map" || name == "hash-map") {
     const uint64_t n = in.read_varint();
     if (!detail::plausible_count(in, n)) return;
     for (uint64_t i = 0; i < n && in.ok(); ++i) {
+      const size_t before = in.position();
       skip_serialized(s.nested[0], in);
       skip_serialized(s.nested[1], in);
+      if (in.position() == before) break;  // zero-size entries: see skip_advances
     }
   } else if (name == "optional") {
     const uint8_t tag = in.read_u8();

@@ -4,93 +4,18 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <cctype>
 #include <chrono>
-#include <map>
 #include <mutex>
-#include <shared_mutex>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "coordinator/checkpoint_stats_json.h"
-#include "rest/checkpoint_stats_rest.h"
+#include "rest/rest_routes.h"
 #include "sluice/config/options.h"
-#include "sluice/core/clock.h"
 
 namespace sluice::rest {
 namespace {
 
-constexpr const char* kJson = "application/json; charset=UTF-8";
 // Control requests are rare and small: two workers answer them (httplib's default pool is 8+ threads).
 constexpr size_t kWorkerThreads = 2;
-
-void reply(httplib::Response& res, int status, const nlohmann::json& body) {
-  res.status = status;
-  res.set_content(body.dump(), kJson);
-}
-
-// Flink's error body.
-void error(httplib::Response& res, int status, const std::string& message) {
-  reply(res, status, nlohmann::json{{"errors", nlohmann::json::array({message})}});
-}
-
-// The body of POST .../savepoints and .../stop (both optional; Flink's field names).
-struct SavepointBody {
-  std::string target_directory;
-  bool cancel_job = false;
-  bool drain = false;
-  checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical;  // formatType
-};
-
-// Reads and checks the JSON body; false after answering 400 (malformed body, unknown format type).
-bool read_savepoint_body(const httplib::Request& req, const httplib::ContentReader& reader, const char* dir_field,
-                         httplib::Response& res, SavepointBody* out) {
-  std::string text;
-  reader([&](const char* data, size_t n) {
-    text.append(data, n);
-    return text.size() < 64 * 1024;
-  });
-  (void)req;
-  if (text.empty()) return true;
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
-    error(res, 400, "the request body is not a JSON object");
-    return false;
-  }
-  auto string_field = [&](const char* name, std::string* v) {
-    if (!j.contains(name) || j[name].is_null()) return true;
-    if (!j[name].is_string()) return error(res, 400, std::string(name) + " must be a string"), false;
-    *v = j[name].get<std::string>();
-    return true;
-  };
-  auto bool_field = [&](const char* name, bool* v) {
-    if (!j.contains(name) || j[name].is_null()) return true;
-    if (!j[name].is_boolean()) return error(res, 400, std::string(name) + " must be true or false"), false;
-    *v = j[name].get<bool>();
-    return true;
-  };
-  std::string format = "CANONICAL";
-  if (!string_field(dir_field, &out->target_directory) || !bool_field("cancel-job", &out->cancel_job) ||
-      !bool_field("drain", &out->drain) || !string_field("formatType", &format)) {
-    return false;
-  }
-  if (format == "NATIVE") {
-    out->format = checkpoint::SavepointFormatType::kNative;
-  } else if (format != "CANONICAL") {
-    error(res, 400, "formatType '" + format + "': expected CANONICAL or NATIVE (Flink's SavepointFormatType)");
-    return false;
-  }
-  return true;
-}
-
-// 202 {"request-id"} or the error: 400 for bad input, 409 when the job cannot take a savepoint now.
-void answer_trigger(httplib::Response& res, const Result<std::string>& trigger_id) {
-  if (trigger_id.is_ok()) return reply(res, 202, nlohmann::json{{"request-id", *trigger_id}});
-  const StatusCode code = trigger_id.status().code();
-  const int http = code == StatusCode::kInvalidArgument ? 400 : code == StatusCode::kFailedPrecondition ? 409 : 500;
-  error(res, http, trigger_id.status().to_string());
-}
 
 }  // namespace
 
@@ -108,133 +33,13 @@ Result<RestServerConfig> rest_server_config_of(const Configuration& config) {
 
 struct RestServer::Impl {
   RestServerConfig config;
+  RestRoutes routes;  // before the server: it outlives the handlers installed on the server
   httplib::Server server;
   std::thread listener;
   std::atomic<bool> listener_done{false};
   int32_t port = 0;
   std::once_flag stopped;
-  // Held shared by every request that uses a job, exclusively by remove_job: once that returns, no request
-  // touches the removed job.
-  std::shared_mutex jobs_mu;
-  std::map<std::string, std::shared_ptr<RestJob>> jobs;  // by hex id
-
-  void routes();
-  // Runs `fn(job)` for the job named by the request's first match, under the shared lock; 404 if unknown.
-  template <class Fn>
-  void with_job(const httplib::Request& req, httplib::Response& res, Fn fn) {
-    std::shared_lock lock(jobs_mu);
-    const std::string id = req.matches[1];
-    auto it = jobs.find(id);
-    if (it == jobs.end()) return error(res, 404, "Job " + id + " not found");
-    fn(*it->second);
-  }
 };
-
-void RestServer::Impl::routes() {
-  server.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
-    std::shared_lock lock(jobs_mu);
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& [id, job] : jobs) list.push_back({{"id", id}, {"status", job->state()}});
-    reply(res, 200, nlohmann::json{{"jobs", std::move(list)}});
-  });
-
-  server.Get(R"(/jobs/([0-9a-fA-F]{32}))", [this](const httplib::Request& req, httplib::Response& res) {
-    with_job(req, res, [&](RestJob& job) {
-      const RestJobOverview& o = job.overview();
-      const int64_t now = SystemClock::shared()->now_ms();
-      nlohmann::json vertices = nlohmann::json::array();
-      for (const RestVertex& v : o.vertices) {
-        vertices.push_back({{"id", std::to_string(v.id)},
-                            {"name", v.name},
-                            {"parallelism", v.parallelism},
-                            {"maxParallelism", o.max_parallelism}});
-      }
-      reply(res, 200,
-            nlohmann::json{{"jid", o.job_id.to_hex()},
-                           {"name", o.name},
-                           {"isStoppable", job.checkpoint_view().has_value()},
-                           {"state", job.state()},
-                           {"job-type", "STREAMING"},
-                           {"start-time", o.start_time_ms},
-                           {"end-time", -1},
-                           {"duration", now - o.start_time_ms},
-                           {"maxParallelism", o.max_parallelism},
-                           {"now", now},
-                           {"vertices", std::move(vertices)}});
-    });
-  });
-
-  server.Get(R"(/jobs/([0-9a-fA-F]{32})/checkpoints)", [this](const httplib::Request& req, httplib::Response& res) {
-    with_job(req, res, [&](RestJob& job) {
-      std::optional<CheckpointView> view = job.checkpoint_view();
-      if (!view) return error(res, 404, "Checkpointing is not enabled for job " + job.overview().job_id.to_hex());
-      // ?format=sluice: the statistics as the tool's --summary-json prints them (per-subtask figures included).
-      if (req.get_param_value("format") == "sluice") return reply(res, 200, coordinator::to_json(view->stats));
-      reply(res, 200, flink_checkpoint_statistics(*view));
-    });
-  });
-
-  // PATCH and POST take the handler with a content reader: httplib 0.11 answers 400 on its own to a PATCH or POST
-  // without a body (no Content-Length), which is how Flink's users call these (`curl -X PATCH .../jobs/<id>`).
-  // Neither route needs the body.
-  server.Patch(R"(/jobs/([0-9a-fA-F]{32}))", [this](const httplib::Request& req, httplib::Response& res,
-                                                     const httplib::ContentReader&) {
-    with_job(req, res, [&](RestJob& job) {
-      std::string mode = req.has_param("mode") ? req.get_param_value("mode") : "cancel";
-      for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (mode != "cancel") {
-        return error(res, 400, "mode '" + req.get_param_value("mode") +
-                                   "' is not supported: PATCH /jobs/:jobid takes mode=cancel (to stop a job with a "
-                                   "savepoint, POST /jobs/:jobid/stop)");
-      }
-      const std::string state = job.state();
-      if (state == "FINISHED" || state == "FAILED") {
-        return error(res, 409, "Job " + job.overview().job_id.to_hex() + " already reached the terminal state " +
-                                   state + "; it cannot be cancelled");
-      }
-      job.cancel();  // CANCELLING / CANCELED already: cancelling again changes nothing
-      reply(res, 202, nlohmann::json::object());
-    });
-  });
-
-  server.Post(R"(/jobs/([0-9a-fA-F]{32})/savepoints)", [this](const httplib::Request& req, httplib::Response& res,
-                                                               const httplib::ContentReader& reader) {
-    SavepointBody body;
-    if (!read_savepoint_body(req, reader, "target-directory", res, &body)) return;
-    if (body.cancel_job) {
-      return error(res, 400, "cancel-job is not supported (Flink deprecated savepoint-and-cancel): stop the job "
-                             "with a savepoint instead (POST /jobs/:jobid/stop, `sluice stop`)");
-    }
-    with_job(req, res, [&](RestJob& job) { answer_trigger(res, job.trigger_savepoint(body.target_directory, body.format)); });
-  });
-
-  server.Post(R"(/jobs/([0-9a-fA-F]{32})/stop)", [this](const httplib::Request& req, httplib::Response& res,
-                                                         const httplib::ContentReader& reader) {
-    SavepointBody body;
-    if (!read_savepoint_body(req, reader, "targetDirectory", res, &body)) return;
-    with_job(req, res, [&](RestJob& job) {
-      answer_trigger(res, job.stop_with_savepoint(body.target_directory, body.drain, body.format));
-    });
-  });
-
-  server.Get(R"(/jobs/([0-9a-fA-F]{32})/savepoints/([0-9a-fA-F]{32}))",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               with_job(req, res, [&](RestJob& job) {
-                 const std::string trigger_id = req.matches[2];
-                 std::optional<RestSavepointStatus> st = job.savepoint_status(trigger_id);
-                 if (!st) return error(res, 404, "There is no savepoint operation with trigger id " + trigger_id);
-                 if (st->in_progress) return reply(res, 200, nlohmann::json{{"status", {{"id", "IN_PROGRESS"}}}});
-                 nlohmann::json operation;
-                 if (st->failure.is_ok()) {
-                   operation["location"] = st->location;
-                 } else {
-                   operation["failure-cause"] = {{"class", "sluice." + std::string(status_code_name(st->failure.code()))},
-                                                 {"stack-trace", st->failure.to_string()}};
-                 }
-                 reply(res, 200, nlohmann::json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}});
-               });
-             });
-}
 
 RestServer::RestServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -258,7 +63,7 @@ Result<std::unique_ptr<RestServer>> RestServer::start(const RestServerConfig& co
   impl->server.set_keep_alive_max_count(1);
   impl->server.set_read_timeout(std::chrono::seconds(5));
   impl->server.set_write_timeout(std::chrono::seconds(5));
-  impl->routes();
+  impl->routes.install(impl->server);
   if (config.port == 0) {
     impl->port = impl->server.bind_to_any_port(config.bind_address);
     if (impl->port < 0) impl->port = 0;
@@ -285,22 +90,15 @@ Result<std::unique_ptr<RestServer>> RestServer::start(const RestServerConfig& co
 int32_t RestServer::port() const { return impl_->port; }
 const RestServerConfig& RestServer::config() const { return impl_->config; }
 
-void RestServer::add_job(std::shared_ptr<RestJob> job) {
-  std::unique_lock lock(impl_->jobs_mu);
-  impl_->jobs[job->overview().job_id.to_hex()] = std::move(job);
-}
+void RestServer::add_job(std::shared_ptr<RestJob> job) { impl_->routes.add_job(std::move(job)); }
 
-void RestServer::remove_job(const JobId& job_id) {
-  std::unique_lock lock(impl_->jobs_mu);
-  impl_->jobs.erase(job_id.to_hex());
-}
+void RestServer::remove_job(const JobId& job_id) { impl_->routes.remove_job(job_id); }
 
 void RestServer::stop() {
   std::call_once(impl_->stopped, [this] {
     impl_->server.stop();
     if (impl_->listener.joinable()) impl_->listener.join();  // its worker pool is joined before it returns
-    std::unique_lock lock(impl_->jobs_mu);
-    impl_->jobs.clear();
+    impl_->routes.clear();
   });
 }
 

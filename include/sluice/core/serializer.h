@@ -54,6 +54,7 @@ struct TypeSerializerSnapshot {
   // Format: string type_name, varint version (bit 32 set: field names follow the nested snapshots), varint
   // nested count, nested snapshots, [varint name count, names]. Snapshots without names keep the old bytes.
   void write(DataOutputView& out) const;
+  // Fails `in` for malformed bytes and for snapshots nested more than 64 levels deep.
   static TypeSerializerSnapshot read(DataInputView& in);
 };
 
@@ -151,13 +152,22 @@ struct TypeSerializer<VoidNamespace> {
 
 namespace detail {
 // Rejects a length that cannot fit in the remaining bytes (each element takes at least 1 byte, except
-// zero-size elements), so corrupt input cannot make us allocate gigabytes.
-inline bool plausible_count(DataInputView& in, uint64_t n) {
-  if (n > in.remaining() && n > (uint64_t{1} << 24)) {
+// zero-size elements), so corrupt input cannot make us allocate gigabytes. Elements that take no bytes (void
+// namespaces, empty structs, and structs migrated from an old version without fields) may exceed the bytes left:
+// up to 2^24 of them and 64 MiB of `element_memory_bytes` each (without that bound, 2^24 migrated records of 200
+// bytes took 3 GB for a 40-byte value).
+inline bool plausible_count(DataInputView& in, uint64_t n, size_t element_memory_bytes = 1) {
+  if (n > in.remaining() && (n > (uint64_t{1} << 24) || n * element_memory_bytes > (uint64_t{64} << 20))) {
     in.fail();
     return false;
   }
   return in.ok();
+}
+// How many of n claimed elements to reserve room for: no more than the bytes left could hold. A plausible count
+// of up to 2^24 zero-size elements still passes, and 2^24 times a large element type was gigabytes reserved for
+// a few damaged bytes; elements beyond the reservation grow the vector as they actually decode.
+inline size_t reservable_count(const DataInputView& in, uint64_t n) {
+  return static_cast<size_t>(n < in.remaining() ? n : in.remaining());
 }
 }  // namespace detail
 
@@ -170,8 +180,8 @@ struct TypeSerializer<std::vector<T, A>> {
   static std::vector<T, A> deserialize(DataInputView& in) {
     uint64_t n = in.read_varint();
     std::vector<T, A> v;
-    if (!detail::plausible_count(in, n)) return v;
-    v.reserve(n);
+    if (!detail::plausible_count(in, n, sizeof(T))) return v;
+    v.reserve(detail::reservable_count(in, n));
     for (uint64_t i = 0; i < n && in.ok(); ++i) v.push_back(TypeSerializer<T>::deserialize(in));
     return v;
   }
@@ -207,7 +217,7 @@ struct MapSerializerImpl {
   static M deserialize(DataInputView& in) {
     uint64_t n = in.read_varint();
     M m;
-    if (!detail::plausible_count(in, n)) return m;
+    if (!detail::plausible_count(in, n, sizeof(typename M::value_type))) return m;
     for (uint64_t i = 0; i < n && in.ok(); ++i) {
       K k = TypeSerializer<K>::deserialize(in);
       V v = TypeSerializer<V>::deserialize(in);

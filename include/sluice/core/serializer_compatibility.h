@@ -143,8 +143,8 @@ struct SchemaMigration<std::vector<T, A>> {
   static std::vector<T, A> read(const SchemaMigrationPlan& plan, DataInputView& in) {
     const uint64_t n = in.read_varint();
     std::vector<T, A> v;
-    if (!detail::plausible_count(in, n)) return v;
-    v.reserve(n);
+    if (!detail::plausible_count(in, n, sizeof(T))) return v;
+    v.reserve(detail::reservable_count(in, n));
     for (uint64_t i = 0; i < n && in.ok(); ++i) v.push_back(read_migrated<T>(plan.nested[0], in));
     return v;
   }
@@ -175,7 +175,7 @@ struct MapSchemaMigration {
   static M read(const SchemaMigrationPlan& plan, DataInputView& in) {
     const uint64_t n = in.read_varint();
     M m;
-    if (!detail::plausible_count(in, n)) return m;
+    if (!detail::plausible_count(in, n, sizeof(typename M::value_type))) return m;
     for (uint64_t i = 0; i < n && in.ok(); ++i) {
       K k = read_migrated<K>(plan.nested[0], in);
       V v = read_migrated<V>(plan.nested[1], in);

@@ -167,6 +167,71 @@ TEST(MetadataCodec, StructurallyInvalidPayloadWithValidFrameIsCorruption) {
   EXPECT_NE(r2.status().message().find("chk-7/../ab"), std::string::npos) << r2.status().message();
 }
 
+// An absolute path passed as an entropy-injected data file wherever it pointed, so a `_metadata` could name any
+// file of the filesystem as the checkpoint's own, and discarding the checkpoint once claimed (discard_location)
+// deleted it (found writing fuzz/savepoint_folder_fuzzer, whose bystander files must survive every input). Such
+// files now lie in the checkpoint's own folder, shared ones in a job's shared/ folder.
+TEST(MetadataCodec, EntropyInjectedFilesLieInTheCheckpointsOwnFolder) {
+  const CheckpointMetadata sample = sample_metadata();
+  const std::string job = sample.job_id.to_hex();
+  auto with_operator_file = [&](const std::string& path) {
+    CheckpointMetadata m = sample;
+    m.operators[1].subtasks[0].operator_state = file_handle(path, 25000, 42);
+    return m;
+  };
+  EXPECT_TRUE(encode_metadata(with_operator_file("s3://b/x7k2/ck/" + job + "/chk-7/opstate-0-def")).is_ok());
+  const std::vector<std::string> outside = {"file:///home/user/notes.txt",
+                                             "s3://b/ck/" + job + "/chk-8/op",
+                                             "s3://b/ck/fedcba9876543210fedcba9876543210/chk-7/op",
+                                             "s3://b/ck/" + job + "/op",
+                                             "s3://b/ck/" + job + "/shared/op",
+                                             "s3://b/ck/" + job + "/chk-7/sub/op"};
+  for (const std::string& bad : outside) {
+    auto r = encode_metadata(with_operator_file(bad));
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("outside the checkpoint's own folder"), std::string::npos)
+        << r.status().message();
+  }
+
+  // Shared files: any job's shared/ folder (a claimed checkpoint's files are its job's), nothing else.
+  auto with_shared_file = [&](const std::string& path) {
+    CheckpointMetadata m = sample;
+    IncrementalKeyedStateHandle k;
+    k.range = KeyGroupRange(0, 85);
+    k.backend_id = std::string(32, 'a');
+    k.checkpoint_id = CheckpointId(7);
+    k.shared_files = {IncrementalFile{"000012.sst", file_handle(path, 4096, 1), false}};
+    m.operators[1].subtasks[0].keyed_state.reset();
+    m.operators[1].subtasks[0].incremental_keyed_state = k;
+    return m;
+  };
+  EXPECT_TRUE(encode_metadata(with_shared_file("s3://b/x7k2/ck/" + job + "/shared/agg-0.sst")).is_ok());
+  const std::string other_job = "fedcba9876543210fedcba9876543210";
+  EXPECT_TRUE(encode_metadata(with_shared_file("s3://b/x7k2/ck/" + other_job + "/shared/a.sst")).is_ok());
+  for (const std::string& bad : std::vector<std::string>{"file:///home/user/shared/notes.txt",
+                                                        "s3://b/ck/" + job + "/chk-7/a.sst",
+                                                        "s3://b/ck/" + job + "/shared/sub/a.sst"}) {
+    auto r = encode_metadata(with_shared_file(bad));
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("not inside a job's shared/ folder"), std::string::npos)
+        << r.status().message();
+  }
+
+  // The reader refuses what the encoder would: a path of the same length smuggled into the bytes.
+  const std::string own = "s3://b/ck/" + job + "/chk-7/opstate-0-def";
+  auto bytes = encode_metadata(with_operator_file(own));
+  ASSERT_TRUE(bytes.is_ok());
+  auto it = std::search(bytes->begin(), bytes->end(), own.begin(), own.end());
+  ASSERT_NE(it, bytes->end());
+  const std::string victim = "file:///home/user/data/important.doc/" + std::string(own.size() - 37, 'x');
+  ASSERT_EQ(victim.size(), own.size());
+  std::copy(victim.begin(), victim.end(), it);
+  auto r = decode_metadata(reseal(*bytes), kWhat);
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(r.status().message().find("outside the checkpoint's own folder"), std::string::npos)
+      << r.status().message();
+}
+
 // Each of these would make a restore misread or escape the job directory; the encoder refuses them.
 TEST(MetadataCodec, EncoderRejectsMalformedMetadata) {
   using Meta = CheckpointMetadata;

@@ -147,6 +147,23 @@ TEST(OptionType, Double) {
   for (double v : {0.1, 1.4, 1.0 / 3.0, 1e-9, 12345.678}) EXPECT_EQ(OT::parse(OT::format(v)).value(), v) << v;
 }
 
+// "+-5" was read as -5 (the '+' stripped, from_chars taking the '-'): Java's parsers, whose syntax these follow,
+// refuse a second sign, and so do these now (found writing fuzz/config_fuzzer, which checks that what an Integer, Long
+// or Double option accepts is written as a number).
+TEST(OptionType, NumbersHaveOneSign) {
+  for (const char* bad : {"+-5", "++5", "+ 5", "+"}) {
+    EXPECT_FALSE(OptionType<int32_t>::parse(bad).is_ok()) << bad;
+    EXPECT_FALSE(OptionType<int64_t>::parse(bad).is_ok()) << bad;
+  }
+  for (const char* bad : {"+-1.5", "++1.5", "+-0"}) {
+    auto r = OptionType<double>::parse(bad);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_NE(r.status().message().find("is not a number"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(OptionType<int32_t>::parse(" +5 ").value(), 5);
+  EXPECT_EQ(OptionType<double>::parse("+1.5").value(), 1.5);
+}
+
 TEST(OptionType, OptionalIsUnsetWhenBlank) {
   using OT = OptionType<std::optional<Color>>;
   EXPECT_EQ(OT::kTypeName, "Enum");

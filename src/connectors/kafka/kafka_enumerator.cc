@@ -136,6 +136,24 @@ class KafkaEnumerator final : public SplitEnumerator<KafkaPartitionSplit> {
       throw std::invalid_argument("kafka source enumerator state is malformed (" + std::to_string(state.size()) +
                                   " bytes)");
     }
+    // Well-framed state can still hold a split no reader can take: a negative offset would be assigned and fail
+    // the reader, a negative partition would never be assigned (no subtask owns it) and its records never read.
+    for (const KafkaPartitionSplit& s : pending_) {
+      if (s.topic.empty() || s.partition < 0 || s.offset < 0 ||
+          (s.stopping_offset != kNoStoppingOffset && s.stopping_offset < 0)) {
+        throw std::invalid_argument(
+            "kafka source enumerator state is malformed: split '" + s.split_id() + "' has partition " +
+            std::to_string(s.partition) + ", offset " + std::to_string(s.offset) + " and stopping offset " +
+            std::to_string(s.stopping_offset) +
+            " (expected a topic, a partition >= 0, an offset >= 0 and a stopping offset >= 0 or -1)");
+      }
+    }
+    for (const auto& [topic, partition] : known_) {
+      if (topic.empty() || partition < 0) {
+        throw std::invalid_argument("kafka source enumerator state is malformed: known partition '" + topic + "-" +
+                                    std::to_string(partition) + "' (expected a topic and a partition >= 0)");
+      }
+    }
   }
 
   void start() override {

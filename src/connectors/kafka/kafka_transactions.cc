@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 
 namespace sluice::kafka::internal {
@@ -49,8 +50,9 @@ std::vector<std::string> ids_to_fence(const std::string& prefix, const std::vect
 std::vector<std::string> window_ids(const std::string& prefix, int32_t subtask, int64_t restored_checkpoint_id,
                                     int32_t window) {
   std::vector<std::string> out;
-  for (int64_t cp = restored_checkpoint_id + 1; cp <= restored_checkpoint_id + window; ++cp) {
-    out.push_back(transactional_id(prefix, subtask, cp));
+  // Counted from the restored id without adding to it: a damaged committable's id near INT64_MAX overflowed.
+  for (int64_t i = 1; i <= window && restored_checkpoint_id <= std::numeric_limits<int64_t>::max() - i; ++i) {
+    out.push_back(transactional_id(prefix, subtask, restored_checkpoint_id + i));
   }
   return out;
 }

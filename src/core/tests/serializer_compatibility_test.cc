@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
+#include <new>
 #include <unordered_map>
 
 namespace sluice {
@@ -248,6 +250,100 @@ TEST(SerializerCompatibility, SkipStepsOverEveryBuiltInLayout) {
   ASSERT_TRUE(in.ok());
   EXPECT_EQ(in.remaining(), 1u);
   EXPECT_FALSE(can_skip(TypeSerializer<v1::Custom>::snapshot()));
+}
+
+// Counts the bytes every vector using it allocated, and refuses past 256 MiB.
+template <class T>
+struct BoundedAllocator {
+  using value_type = T;
+  static inline size_t allocated_bytes = 0;
+  BoundedAllocator() = default;
+  template <class U>
+  BoundedAllocator(const BoundedAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) {
+    allocated_bytes += n * sizeof(T);
+    if (allocated_bytes > (size_t{256} << 20)) throw std::bad_alloc();
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, size_t n) { std::allocator<T>().deallocate(p, n); }
+  template <class U>
+  bool operator==(const BoundedAllocator<U>&) const { return true; }
+};
+
+// An old snapshot that says Trade had no fields makes every element take no bytes, so a count of 2^24 passed as
+// zero-size elements, and 2^24 migrated Trades were built from a few bytes: gigabytes (found by
+// fuzz/serializer_fuzzer: 3 GB from 40 bytes). Zero-size elements are now bounded by their memory too.
+TEST(SerializerCompatibility, MigratedElementsOfNoBytesCannotTakeGigabytes) {
+  using Trades = std::vector<v2::Trade, BoundedAllocator<v2::Trade>>;
+  const TypeSerializerSnapshot fieldless{"Trade", 1, {}, std::vector<std::string>{}};
+  const TypeSerializerSnapshot old{"vector", 1, {fieldless}};
+  SchemaMigrationPlan plan;
+  ASSERT_FALSE(resolve_schema<Trades>(old, plan).is_incompatible());
+  std::vector<uint8_t> bytes;
+  DataOutputView out(&bytes);
+  out.write_varint(uint64_t{1} << 24);
+  BoundedAllocator<v2::Trade>::allocated_bytes = 0;
+  DataInputView in(bytes.data(), bytes.size());
+  Trades migrated = read_migrated<Trades>(plan, in);
+  EXPECT_FALSE(in.ok());
+  EXPECT_TRUE(migrated.empty());
+
+  // A few such elements are fine: each is a default Trade.
+  std::vector<uint8_t> three;
+  DataOutputView(&three).write_varint(3);
+  DataInputView small(three.data(), three.size());
+  Trades defaults = read_migrated<Trades>(plan, small);
+  EXPECT_TRUE(small.ok() && small.at_end());
+  EXPECT_EQ(defaults.size(), 3u);
+}
+
+// A damaged snapshot may claim 2^40 elements of a type that takes no bytes (here void namespaces): stepping over
+// them one by one took hours. They are known to take no bytes after the first.
+TEST(SerializerCompatibility, SkipIsQuickOverAnyCountOfZeroSizeElements) {
+  const TypeSerializerSnapshot void_ns = TypeSerializer<VoidNamespace>::snapshot();
+  const TypeSerializerSnapshot array{"array1099511627776", 1, {void_ns}};
+  const TypeSerializerSnapshot empty_tuple{"tuple", 1, {}};
+  const TypeSerializerSnapshot map{"map", 1, {empty_tuple, void_ns}};
+  ASSERT_TRUE(can_skip(array));
+  ASSERT_TRUE(can_skip(map));
+  const std::vector<uint8_t> none;
+  DataInputView nothing(none.data(), 0);
+  skip_serialized(array, nothing);
+  EXPECT_TRUE(nothing.ok() && nothing.at_end());
+
+  std::vector<uint8_t> bytes;
+  DataOutputView out(&bytes);
+  out.write_varint(uint64_t{1} << 24);  // 2^24 entries of nothing, then one byte that follows the value
+  out.write_u8(0x7f);
+  DataInputView in(bytes.data(), bytes.size());
+  skip_serialized(map, in);
+  EXPECT_TRUE(in.ok());
+  EXPECT_EQ(in.remaining(), 1u);
+}
+
+// Each level of a snapshot is a recursive call: 200,000 levels of "vector<vector<...>>" (800 KB) overflowed the stack.
+// Past 64 levels the bytes are refused as malformed.
+TEST(SerializerCompatibility, DeeplyNestedSnapshotsAreMalformedNotAStackOverflow) {
+  auto nested = [](int levels) {
+    std::vector<uint8_t> bytes;
+    DataOutputView out(&bytes);
+    for (int i = 0; i < levels; ++i) {
+      out.write_string("vector");
+      out.write_varint(1);                       // version
+      out.write_varint(i + 1 < levels ? 1 : 0);  // one nested snapshot, but the last
+    }
+    return bytes;
+  };
+  const std::vector<uint8_t> deep = nested(200'000);
+  DataInputView in(deep.data(), deep.size());
+  (void)TypeSerializerSnapshot::read(in);
+  EXPECT_FALSE(in.ok());
+
+  const std::vector<uint8_t> fine = nested(64);
+  DataInputView ok(fine.data(), fine.size());
+  const TypeSerializerSnapshot s = TypeSerializerSnapshot::read(ok);
+  EXPECT_TRUE(ok.ok() && ok.at_end());
+  EXPECT_EQ(s.nested.size(), 1u);
 }
 
 }  // namespace

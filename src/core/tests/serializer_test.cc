@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+
 namespace sluice {
 namespace {
 
@@ -117,6 +120,46 @@ TEST(Serializer, HugeLengthPrefixDoesNotAllocate) {
   out.write_varint(uint64_t{1} << 40);  // a vector claiming 2^40 elements, with no bytes behind it
   auto r = deserialize_bytes<std::vector<int64_t>>(buf.data(), buf.size());
   EXPECT_FALSE(r.is_ok());
+}
+
+// Remembers the largest single allocation any vector using it asked for.
+template <class T>
+struct RecordingAllocator {
+  using value_type = T;
+  static inline size_t largest_bytes = 0;
+  RecordingAllocator() = default;
+  template <class U>
+  RecordingAllocator(const RecordingAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(size_t n) {
+    largest_bytes = std::max(largest_bytes, n * sizeof(T));
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, size_t n) { std::allocator<T>().deallocate(p, n); }
+  template <class U>
+  bool operator==(const RecordingAllocator<U>&) const { return true; }
+};
+
+// A count of up to 2^24 elements passes plausible_count whatever the bytes behind it (zero-size elements exist);
+// reserving that many elements of a large record type took gigabytes for a few damaged bytes (found by
+// fuzz/serializer_fuzzer: 19 bytes asked for 3 GB). The reservation is now bounded by the bytes left.
+TEST(Serializer, DamagedCountReservesNoMoreThanTheBytesLeft) {
+  using Strings = std::vector<std::string, RecordingAllocator<std::string>>;
+  std::vector<uint8_t> buf;
+  DataOutputView out(&buf);
+  out.write_varint(uint64_t{1} << 24);  // 2^24 strings claimed
+  out.write_string("only one");
+  RecordingAllocator<std::string>::largest_bytes = 0;
+  auto r = deserialize_bytes<Strings>(buf.data(), buf.size(), "list state value");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_LE(RecordingAllocator<std::string>::largest_bytes, buf.size() * sizeof(std::string));
+
+  // A valid vector still decodes whole.
+  Strings three{"a", "bb", "ccc"};
+  auto bytes = serialize_bytes(three);
+  auto back = deserialize_bytes<Strings>(bytes.data(), bytes.size());
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(*back, three);
 }
 
 TEST(Serializer, BadBoolAndOptionalTagsFail) {

@@ -230,6 +230,21 @@ TEST_F(RestServerTest, PatchRefusesOtherModesAndEndedJobs) {
   EXPECT_EQ(job->cancels, 0);
 }
 
+// Request bytes that are not UTF-8 (here the percent-decoded mode) are echoed into the JSON error with U+FFFD in
+// their place. nlohmann::json threw writing them, and the request got a bare 500 carrying the exception's text
+// (found by fuzz/rest_request_fuzzer).
+TEST_F(RestServerTest, NonUtf8RequestBytesComeBackAsReplacementCharacters) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  const std::string answer = raw_http(server->port(), "PATCH /jobs/" + job->id() +
+                                                          "?mode=ca%FEncel HTTP/1.1\r\nHost: x\r\n"
+                                                          "Content-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(answer, HasSubstr("HTTP/1.1 400"));
+  EXPECT_THAT(answer, HasSubstr("mode 'ca\xEF\xBF\xBDncel' is not supported"));
+  EXPECT_THAT(answer, ::testing::Not(HasSubstr("EXCEPTION_WHAT")));
+  EXPECT_EQ(job->cancels, 0);
+}
+
 TEST_F(RestServerTest, SavepointAndStopRequestsAnswerATriggerIdAndTheStatusInFlinksShape) {
   auto job = std::make_shared<FakeJob>(true);
   server->add_job(job);

@@ -3,6 +3,8 @@
 // transactions are written again, the committable's serialized form, and the transaction-timeout warning.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "../kafka_transactions.h"
 #include "sluice/connectors/kafka/kafka_sink.h"
 
@@ -48,6 +50,16 @@ TEST(KafkaTransactions, ScopedFencingLeavesOtherLiveSubtasksWindowsToThem) {
   const std::vector<std::string> expected{"p-0-6", "p-0-7", "p-1-4", "p-3-2", "p-3-5", "p-3-6"};
   EXPECT_EQ(ids_to_fence("p", restored, 2, &scope), expected);
   EXPECT_EQ(window_ids("p", 2, 10, 3), (std::vector<std::string>{"p-2-11", "p-2-12", "p-2-13"}));
+}
+
+// A restored committable carries its checkpoint id from the checkpoint's bytes; one near INT64_MAX made the window
+// bound (id + window) overflow, undefined behaviour that UBSan reports (found writing fuzz/kafka_record_fuzzer).
+TEST(KafkaTransactions, WindowEndsAtTheLastCheckpointId) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(window_ids("p", 0, kMax - 1, 3), std::vector<std::string>{"p-0-" + std::to_string(kMax)});
+  EXPECT_TRUE(window_ids("p", 0, kMax, 3).empty());
+  const std::vector<KafkaCommittable> restored{committable(1, kMax, "p-1-x")};
+  EXPECT_EQ(ids_to_fence("p", restored, 2, nullptr), std::vector<std::string>{"p-1-x"});
 }
 
 TEST(KafkaTransactions, OnlyTransactionsWithoutACommittedMarkerAreRewrittenInCheckpointOrder) {
