@@ -113,11 +113,23 @@ class DataInputView {
     p_ = end_;
   }
 
+  // Elements that decode from no bytes (void namespaces, empty structs, structs migrated from a version without
+  // fields) take memory the input's size does not bound, the more so in nested containers: a container charges
+  // each one's size here, and the input fails (false) once they hold more than kMaxEmptyElementBytes in all.
+  static constexpr uint64_t kMaxEmptyElementBytes = uint64_t{64} << 20;
+  bool charge_empty_element(size_t memory_bytes) {
+    empty_element_bytes_ += memory_bytes;
+    if (empty_element_bytes_ <= kMaxEmptyElementBytes) return true;
+    fail();
+    return false;
+  }
+
  private:
   const uint8_t* p_;
   const uint8_t* end_;
   const uint8_t* begin_;
   bool failed_ = false;
+  uint64_t empty_element_bytes_ = 0;
 };
 
 }  // namespace sluice
