@@ -114,11 +114,13 @@ class DataInputView {
   }
 
   // Elements that decode from no bytes (void namespaces, empty structs, structs migrated from a version without
-  // fields) take memory the input's size does not bound, the more so in nested containers: a container charges
-  // each one's size here, and the input fails (false) once they hold more than kMaxEmptyElementBytes in all.
+  // fields) take memory and time the input's size does not bound, the more so in nested containers: a container
+  // charges each one's size here, at least kMinEmptyElementCharge, and the input fails (false) once they come to
+  // more than kMaxEmptyElementBytes in all - at most a million such elements per input.
   static constexpr uint64_t kMaxEmptyElementBytes = uint64_t{64} << 20;
+  static constexpr size_t kMinEmptyElementCharge = 64;
   bool charge_empty_element(size_t memory_bytes) {
-    empty_element_bytes_ += memory_bytes;
+    empty_element_bytes_ += memory_bytes > kMinEmptyElementCharge ? memory_bytes : kMinEmptyElementCharge;
     if (empty_element_bytes_ <= kMaxEmptyElementBytes) return true;
     fail();
     return false;
