@@ -1,5 +1,5 @@
 // The state backends' snapshot readers (src/state), on damaged bytes from a checkpoint or savepoint. The first
-// byte's bits 3-4 pick the format:
+// byte picks the format ((byte >> 3) % 3) and how to read it (bits 0-2):
 //   key-group snapshots (key_group_snapshot.h, the canonical format of keyed state), restored the way a restore
 //     does: KeyedStateBackend::restore_key_group parses the snapshot, checks its serializer snapshots against the
 //     registered states, migrates changed SLUICE_FIELDS structs and decodes every value. Bit 0 picks the heap

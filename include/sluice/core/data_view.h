@@ -113,11 +113,25 @@ class DataInputView {
     p_ = end_;
   }
 
+  // Elements that decode from no bytes (void namespaces, empty structs, structs migrated from a version without
+  // fields) take memory and time the input's size does not bound, the more so in nested containers: a container
+  // charges each one's size here, at least kMinEmptyElementCharge, and the input fails (false) once they come to
+  // more than kMaxEmptyElementBytes in all - at most a million such elements per input.
+  static constexpr uint64_t kMaxEmptyElementBytes = uint64_t{64} << 20;
+  static constexpr size_t kMinEmptyElementCharge = 64;
+  bool charge_empty_element(size_t memory_bytes) {
+    empty_element_bytes_ += memory_bytes > kMinEmptyElementCharge ? memory_bytes : kMinEmptyElementCharge;
+    if (empty_element_bytes_ <= kMaxEmptyElementBytes) return true;
+    fail();
+    return false;
+  }
+
  private:
   const uint8_t* p_;
   const uint8_t* end_;
   const uint8_t* begin_;
   bool failed_ = false;
+  uint64_t empty_element_bytes_ = 0;
 };
 
 }  // namespace sluice

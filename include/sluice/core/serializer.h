@@ -152,12 +152,10 @@ struct TypeSerializer<VoidNamespace> {
 
 namespace detail {
 // Rejects a length that cannot fit in the remaining bytes (each element takes at least 1 byte, except
-// zero-size elements), so corrupt input cannot make us allocate gigabytes. Elements that take no bytes (void
-// namespaces, empty structs, and structs migrated from an old version without fields) may exceed the bytes left:
-// up to 2^24 of them and 64 MiB of `element_memory_bytes` each (without that bound, 2^24 migrated records of 200
-// bytes took 3 GB for a 40-byte value).
-inline bool plausible_count(DataInputView& in, uint64_t n, size_t element_memory_bytes = 1) {
-  if (n > in.remaining() && (n > (uint64_t{1} << 24) || n * element_memory_bytes > (uint64_t{64} << 20))) {
+// zero-size elements), so corrupt input cannot make us allocate gigabytes. Elements of no bytes are bounded by
+// what they take in memory instead (DataInputView::charge_empty_element, through decode_elements).
+inline bool plausible_count(DataInputView& in, uint64_t n) {
+  if (n > in.remaining() && n > (uint64_t{1} << 24)) {
     in.fail();
     return false;
   }
@@ -169,6 +167,18 @@ inline bool plausible_count(DataInputView& in, uint64_t n, size_t element_memory
 inline size_t reservable_count(const DataInputView& in, uint64_t n) {
   return static_cast<size_t>(n < in.remaining() ? n : in.remaining());
 }
+// Calls decode_one() n times while the input is ok, charging each element that took no bytes with
+// `element_memory_bytes` (2^24 records migrated from a version without fields took 3 GB from a 40-byte value).
+template <class DecodeOne>
+void decode_elements(DataInputView& in, uint64_t n, size_t element_memory_bytes, DecodeOne&& decode_one) {
+  for (uint64_t i = 0; i < n && in.ok(); ++i) {
+    const size_t before = in.position();
+    decode_one();
+    if (in.position() == before && !in.charge_empty_element(element_memory_bytes)) return;
+  }
+}
+// What a map node takes beyond its value: the tree's or the hash table's pointers and bookkeeping.
+inline constexpr size_t kMapNodeOverheadBytes = 4 * sizeof(void*);
 }  // namespace detail
 
 template <class T, class A>
@@ -180,9 +190,9 @@ struct TypeSerializer<std::vector<T, A>> {
   static std::vector<T, A> deserialize(DataInputView& in) {
     uint64_t n = in.read_varint();
     std::vector<T, A> v;
-    if (!detail::plausible_count(in, n, sizeof(T))) return v;
+    if (!detail::plausible_count(in, n)) return v;
     v.reserve(detail::reservable_count(in, n));
-    for (uint64_t i = 0; i < n && in.ok(); ++i) v.push_back(TypeSerializer<T>::deserialize(in));
+    detail::decode_elements(in, n, sizeof(T), [&] { v.push_back(TypeSerializer<T>::deserialize(in)); });
     return v;
   }
   static TypeSerializerSnapshot snapshot() { return {"vector", 1, {TypeSerializer<T>::snapshot()}}; }
@@ -217,12 +227,12 @@ struct MapSerializerImpl {
   static M deserialize(DataInputView& in) {
     uint64_t n = in.read_varint();
     M m;
-    if (!detail::plausible_count(in, n, sizeof(typename M::value_type))) return m;
-    for (uint64_t i = 0; i < n && in.ok(); ++i) {
+    if (!detail::plausible_count(in, n)) return m;
+    detail::decode_elements(in, n, sizeof(typename M::value_type) + detail::kMapNodeOverheadBytes, [&] {
       K k = TypeSerializer<K>::deserialize(in);
       V v = TypeSerializer<V>::deserialize(in);
       m.emplace(std::move(k), std::move(v));
-    }
+    });
     return m;
   }
   static TypeSerializerSnapshot snapshot() {

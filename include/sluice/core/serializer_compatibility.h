@@ -143,9 +143,9 @@ struct SchemaMigration<std::vector<T, A>> {
   static std::vector<T, A> read(const SchemaMigrationPlan& plan, DataInputView& in) {
     const uint64_t n = in.read_varint();
     std::vector<T, A> v;
-    if (!detail::plausible_count(in, n, sizeof(T))) return v;
+    if (!detail::plausible_count(in, n)) return v;
     v.reserve(detail::reservable_count(in, n));
-    for (uint64_t i = 0; i < n && in.ok(); ++i) v.push_back(read_migrated<T>(plan.nested[0], in));
+    detail::decode_elements(in, n, sizeof(T), [&] { v.push_back(read_migrated<T>(plan.nested[0], in)); });
     return v;
   }
 };
@@ -175,12 +175,12 @@ struct MapSchemaMigration {
   static M read(const SchemaMigrationPlan& plan, DataInputView& in) {
     const uint64_t n = in.read_varint();
     M m;
-    if (!detail::plausible_count(in, n, sizeof(typename M::value_type))) return m;
-    for (uint64_t i = 0; i < n && in.ok(); ++i) {
+    if (!detail::plausible_count(in, n)) return m;
+    detail::decode_elements(in, n, sizeof(typename M::value_type) + detail::kMapNodeOverheadBytes, [&] {
       K k = read_migrated<K>(plan.nested[0], in);
       V v = read_migrated<V>(plan.nested[1], in);
       m.emplace(std::move(k), std::move(v));
-    }
+    });
     return m;
   }
 };
