@@ -47,7 +47,8 @@ TopicPartitions partition_count(rd_kafka_t* rk, const std::string& topic, int32_
 
 }  // namespace
 
-int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& topic, int32_t partitions) {
+int32_t ensure_topic(const KafkaSinkOptions& options, const std::string& topic, int32_t partitions,
+                     const std::string& what) {
   // Metadata first, through a consumer (allow.auto.create.topics is false for consumers, so asking does not create
   // the topic with the broker's default partition count): a topic that exists is used as it is, so a user without
   // the CREATE permission can pre-create it, and a cluster without CreateTopics (librdkafka's mock) works.
@@ -55,7 +56,7 @@ int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& 
     RdKafkaPtr probe = marker_consumer(options, IsolationLevel::kReadUncommitted);
     const TopicPartitions found = partition_count(probe.get(), topic, options.request_timeout_ms);
     if (found.request_error != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw std::runtime_error("kafka sink: cannot read the metadata of marker topic '" + topic + "' within " +
+      throw std::runtime_error("kafka sink: cannot read the metadata of " + what + " '" + topic + "' within " +
                                std::to_string(options.request_timeout_ms) + " ms (request_timeout_ms): " +
                                rd_kafka_err2str(found.request_error));
     }
@@ -65,7 +66,7 @@ int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& 
   rd_kafka_t* rk = admin.handle();
   char err[512];
   rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, -1, err, sizeof err);
-  if (nt == nullptr) throw std::runtime_error("kafka sink: marker topic '" + topic + "': " + err);
+  if (nt == nullptr) throw std::runtime_error("kafka sink: " + what + " '" + topic + "': " + err);
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
   rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
   rd_kafka_event_t* ev = rd_kafka_queue_poll(q, options.request_timeout_ms);
@@ -85,14 +86,14 @@ int32_t ensure_marker_topic(const KafkaSinkOptions& options, const std::string& 
   if (ev != nullptr) rd_kafka_event_destroy(ev);
   rd_kafka_queue_destroy(q);
   rd_kafka_NewTopic_destroy(nt);
-  if (!failure.empty()) throw std::runtime_error("kafka sink: cannot create marker topic '" + topic + "': " + failure);
+  if (!failure.empty()) throw std::runtime_error("kafka sink: cannot create " + what + " '" + topic + "': " + failure);
   // A topic just created may take a moment to appear in the metadata.
   const auto deadline = SteadyClock::now() + std::chrono::milliseconds(options.request_timeout_ms);
   while (true) {
     const int32_t n = partition_count(rk, topic, 5000).partitions;
     if (n > 0) return n;
     if (SteadyClock::now() > deadline) {
-      throw std::runtime_error("kafka sink: marker topic '" + topic + "' has no partitions in the metadata");
+      throw std::runtime_error("kafka sink: " + what + " '" + topic + "' has no partitions in the metadata");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

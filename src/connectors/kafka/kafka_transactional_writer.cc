@@ -28,8 +28,8 @@ class TransactionalWriter final : public KafkaWriterCore {
                                std::to_string(options_.lingering_checkpoints));
     }
     marker_topic_ = internal::marker_topic_of(options_);
-    const int32_t partitions = internal::ensure_marker_topic(
-        options_, marker_topic_, std::max(ctx.parallelism(), options_.marker_topic_partitions));
+    const int32_t partitions = internal::ensure_topic(
+        options_, marker_topic_, std::max(ctx.parallelism(), options_.marker_topic_partitions), "marker topic");
     marker_partition_ = internal::marker_partition(subtask_, partitions);
     fence_lingering();
   }

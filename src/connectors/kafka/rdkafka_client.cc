@@ -12,7 +12,8 @@ std::string effective_group_id(const KafkaSourceOptions& options) {
   return options.group_id.empty() ? std::string("sluice-kafka-source") : options.group_id;
 }
 
-Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role) {
+Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role,
+                                 const ConsumerExtras& extras) {
   if (options.bootstrap_servers.empty()) {
     return Status::invalid_argument("kafka source: bootstrap_servers is empty (expected host:port[,host:port])");
   }
@@ -43,12 +44,16 @@ Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::s
       return s;
     }
   }
-  for (const auto& [key, value] : options.properties) {
+  std::vector<std::pair<std::string, std::string>> later(options.properties.begin(), options.properties.end());
+  later.insert(later.end(), extras.properties.begin(), extras.properties.end());
+  for (const auto& [key, value] : later) {
     if (Status s = set(key, value); !s.is_ok()) {
       rd_kafka_conf_destroy(conf);
       return s;
     }
   }
+  if (extras.rebalance_cb != nullptr) rd_kafka_conf_set_rebalance_cb(conf, extras.rebalance_cb);
+  if (extras.opaque != nullptr) rd_kafka_conf_set_opaque(conf, extras.opaque);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);  // takes conf on success
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sluice/connectors/kafka/kafka_source.h"
 #include "sluice/core/status.h"
@@ -30,8 +32,17 @@ using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
 const char* isolation_level_name(IsolationLevel level);
 std::string effective_group_id(const KafkaSourceOptions& options);
 
-// A consumer for `options` (bootstrap servers, group id, isolation level, the user's properties last), named
-// client.id = sluice-<role>. InvalidArgument names a property librdkafka refused.
-Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role);
+// What a caller adds to a consumer's configuration: properties applied after the user's (settings the caller's
+// protocol depends on), and a rebalance callback with its opaque (librdkafka's rd_kafka_conf_set_rebalance_cb).
+struct ConsumerExtras {
+  std::vector<std::pair<std::string, std::string>> properties;
+  void (*rebalance_cb)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) = nullptr;
+  void* opaque = nullptr;
+};
+
+// A consumer for `options` (bootstrap servers, group id, isolation level, the user's properties, then `extras`),
+// named client.id = sluice-<role>. InvalidArgument names a property librdkafka refused.
+Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role,
+                                 const ConsumerExtras& extras = {});
 
 }  // namespace sluice::kafka::internal

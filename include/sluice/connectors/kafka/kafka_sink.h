@@ -29,6 +29,8 @@
 //        1..lingering_checkpoints of its subtask (left open by an attempt that failed before its first checkpoint).
 //      * at submission the job warns when transaction_timeout_ms < checkpoint interval + checkpoint timeout +
 //        the restart strategy's longest delay (submission_warnings).
+//      * at submission the job claims its prefix (claims_topic): a second running job with the same prefix is
+//        refused, naming the first, instead of fencing and aborting its transactions.
 //    Transactions left open beyond that window (only after many checkpoints failed in a row) are aborted by the
 //    broker after transaction.timeout.ms; until then they hold back read_committed consumers of their partitions.
 //
@@ -76,7 +78,19 @@ struct KafkaSinkOptions {
   int32_t lingering_checkpoints = 5;
   // Bound on blocking calls (flush, init/commit transaction, marker lookups), in milliseconds. Default 60 s.
   int32_t request_timeout_ms = 60000;
-  // Further librdkafka producer properties, applied last (e.g. "compression.type", "linger.ms").
+  // kExactlyOnce: a running job's claim on its transactional_id_prefix (docs/kafka.md, "One job per prefix"). At
+  // submission the job joins consumer group "sluice-claim-<prefix>" on this one-partition topic (created when
+  // missing) and runs only if its member owns the partition; a second job with the prefix is refused, naming the
+  // holder, instead of fencing the first one's transactions. Empty: no claim (a cluster whose ACLs do not let the
+  // job create this topic or join groups; the user then keeps prefixes unique).
+  std::string claims_topic = "sluice-claims";
+  // session.timeout.ms of the claim's group member, in milliseconds: a killed job's claim ends this long after its
+  // last heartbeat, and a refused submission waits this long plus a rebalance (at least 3 s) before it is refused.
+  // At least the broker's group.min.session.timeout.ms (6 s by default). Default 10 s.
+  int32_t claim_session_timeout_ms = 10000;
+  // Further librdkafka producer properties, applied last (e.g. "compression.type", "linger.ms"). Connection
+  // settings among them (security.protocol, sasl.*) also apply to the consumers the sink uses for its markers
+  // and its claim.
   std::map<std::string, std::string> properties;
 };
 
@@ -139,6 +153,10 @@ std::unique_ptr<KafkaWriterCore> make_kafka_writer(const KafkaSinkOptions& optio
 std::unique_ptr<Committer<KafkaCommittable>> make_kafka_committer(const KafkaSinkOptions& options,
                                                                   std::shared_ptr<ProducerPool> pool,
                                                                   TwoPhaseCommitContext* ctx);
+// The claim of options.transactional_id_prefix (KafkaSinkOptions::claims_topic). Taking it returns
+// kFailedPrecondition naming the holder when another running job's member owns the claims partition, kIOError
+// when the topic cannot be checked or created, kTimeout when the group gave the partition to nobody in time.
+ExclusiveClaim transactional_id_prefix_claim(const KafkaSinkOptions& options);
 }  // namespace detail
 
 // The warning a job prints at submission when transaction.timeout.ms is shorter than checkpoint interval +
@@ -168,6 +186,10 @@ class KafkaSink final : public TwoPhaseCommittingSink<T, KafkaCommittable> {
                                                       job.checkpoint_timeout_ms, job.max_restart_delay_ms);
     if (w.empty()) return {};
     return {std::move(w)};
+  }
+  std::vector<ExclusiveClaim> exclusive_claims(const ClaimContext&) const override {
+    if (options_.delivery_guarantee != DeliveryGuarantee::kExactlyOnce || options_.claims_topic.empty()) return {};
+    return {detail::transactional_id_prefix_claim(options_)};
   }
   const KafkaSinkOptions& options() const { return options_; }
 

@@ -215,6 +215,7 @@ MockRun run_job(MockCluster& mock, const std::string& prefix, Coordinators coord
   o.lingering_checkpoints = 2;
   mock.create_topic(kDataTopic, 2);
   mock.create_topic(prefix + ".markers", kParallelism);  // the mock does not answer CreateTopics
+  mock.create_topic(o.claims_topic, 1);  // the job's claim of its prefix runs against the mock's group coordinator
   if (coordinators == Coordinators::kPinned) mock.set_coordinator(prefix, kCoordinator);
 
   auto ledger = std::make_shared<Ledger>();

@@ -332,7 +332,7 @@ TEST(KafkaSinkJob, ExactlyOnceAfterTheBrokerAbortedATransactionOnTimeout) {
 TEST(KafkaSinkMarkers, AMissingMarkerTopicIsCreatedAndAnExistingOneUsedAsItIs) {
   const KafkaSinkOptions o = sink_options(output_topic("sink-markers-unused", 1), DeliveryGuarantee::kExactlyOnce);
   const std::string missing = unique_name("markers-missing");
-  EXPECT_EQ(internal::ensure_marker_topic(o, missing, 3), 3);
+  EXPECT_EQ(internal::ensure_topic(o, missing, 3, "marker topic"), 3);
   KafkaPtr admin = make_client(RD_KAFKA_PRODUCER, {});
   rd_kafka_topic_t* t = rd_kafka_topic_new(admin.get(), missing.c_str(), nullptr);
   const rd_kafka_metadata_t* md = nullptr;
@@ -343,7 +343,7 @@ TEST(KafkaSinkMarkers, AMissingMarkerTopicIsCreatedAndAnExistingOneUsedAsItIs) {
   rd_kafka_topic_destroy(t);
 
   const std::string existing = output_topic("markers-existing", 2);
-  EXPECT_EQ(internal::ensure_marker_topic(o, existing, 5), 2);
+  EXPECT_EQ(internal::ensure_topic(o, existing, 5, "marker topic"), 2);
 }
 
 // A TwoPhaseCommitContext outside a job (for driving a writer and committer by hand).
