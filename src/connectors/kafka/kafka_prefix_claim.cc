@@ -108,8 +108,14 @@ std::string host_name() {
   return buf;
 }
 
-// Who owns the claims partition in `group`, as DescribeConsumerGroups reports its member ("" when nobody does).
-std::string describe_holder(rd_kafka_t* rk, const std::string& group, int32_t timeout_ms) {
+// The claims group as DescribeConsumerGroups reports it: who owns the claims partition ("" when nobody does), and
+// the other members ("" when there are none), each as its client.id and host.
+struct GroupView {
+  std::string holder;
+  std::string others;
+};
+
+GroupView describe_group(rd_kafka_t* rk, const std::string& group, int32_t timeout_ms) {
   rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
   char err[256];
@@ -117,23 +123,30 @@ std::string describe_holder(rd_kafka_t* rk, const std::string& group, int32_t ti
   const char* groups[] = {group.c_str()};
   rd_kafka_DescribeConsumerGroups(rk, groups, 1, opts, q);
   rd_kafka_event_t* ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
-  std::string holder;
+  char* own_id = rd_kafka_memberid(rk);
+  const std::string own = own_id != nullptr ? own_id : "";
+  if (own_id != nullptr) rd_kafka_mem_free(rk, own_id);
+  GroupView view;
   if (ev == nullptr) {
-    holder = "a member the group coordinator did not describe within request_timeout_ms";
+    view.holder = "a member the group coordinator did not describe within request_timeout_ms";
   } else if (const auto* res = rd_kafka_event_DescribeConsumerGroups_result(ev); res == nullptr) {
-    holder = std::string("a member the group coordinator did not describe (") + rd_kafka_event_error_string(ev) + ")";
+    view.holder = std::string("a member the group coordinator did not describe (") + rd_kafka_event_error_string(ev) + ")";
   } else {
     size_t n = 0;
     const rd_kafka_ConsumerGroupDescription_t** descs = rd_kafka_DescribeConsumerGroups_result_groups(res, &n);
-    for (size_t g = 0; g < n && holder.empty(); ++g) {
+    for (size_t g = 0; g < n; ++g) {
       for (size_t i = 0; i < rd_kafka_ConsumerGroupDescription_member_count(descs[g]); ++i) {
         const rd_kafka_MemberDescription_t* member = rd_kafka_ConsumerGroupDescription_member(descs[g], i);
+        if (own == rd_kafka_MemberDescription_consumer_id(member)) continue;
+        const std::string who = std::string("'") + rd_kafka_MemberDescription_client_id(member) +
+                                "' (a member of consumer group '" + group + "' from " +
+                                rd_kafka_MemberDescription_host(member) + ")";
         const rd_kafka_MemberAssignment_t* a = rd_kafka_MemberDescription_assignment(member);
         const rd_kafka_topic_partition_list_t* parts = a ? rd_kafka_MemberAssignment_partitions(a) : nullptr;
-        if (parts != nullptr && has_claim_partition(parts)) {
-          holder = std::string("'") + rd_kafka_MemberDescription_client_id(member) + "' (a member of consumer group '" +
-                   group + "' from " + rd_kafka_MemberDescription_host(member) + ")";
-          break;
+        if (view.holder.empty() && parts != nullptr && has_claim_partition(parts)) {
+          view.holder = who;
+        } else {
+          view.others += (view.others.empty() ? "" : ", ") + who;
         }
       }
     }
@@ -141,7 +154,7 @@ std::string describe_holder(rd_kafka_t* rk, const std::string& group, int32_t ti
   if (ev != nullptr) rd_kafka_event_destroy(ev);
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_queue_destroy(q);
-  return holder;
+  return view;
 }
 
 Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, const std::string& what,
@@ -203,13 +216,14 @@ Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, c
   if (membership->owns) {
     return std::unique_ptr<HeldClaim>(std::make_unique<HeldGroupClaim>(std::move(consumer), std::move(membership)));
   }
-  const std::string holder = describe_holder(consumer.get(), group, options.request_timeout_ms);
+  const GroupView view = describe_group(consumer.get(), group, options.request_timeout_ms);
   leave_group(consumer.get());
+  const std::string& holder = view.holder;
   if (holder.empty()) {
     return Status::timeout("cannot check that " + what + " is free: consumer group '" + group +
-                               "' gave no member the claims partition within " +
-                               std::to_string(wait_ms) + " ms" +
-                               (last_error.empty() ? std::string() : " (last error: " + last_error + ")"));
+                           "' gave no member the claims partition within " + std::to_string(wait_ms) + " ms" +
+                           (view.others.empty() ? std::string() : "; other members: " + view.others) +
+                           (last_error.empty() ? std::string() : " (last error: " + last_error + ")"));
   }
   return Status::failed_precondition(what + " is in use by " + holder +
                                      ": two running jobs sharing a prefix would fence and abort each other's "
