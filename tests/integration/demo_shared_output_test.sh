@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two `sluice demo` runs on one output folder: the second is refused (exit 2) naming the running one, before it
 # removes anything (every part file the first run committed is still there, unchanged). The same for a shared
-# checkpoint folder. A killed run leaves no stale lock: the next run on its folders starts and verifies.
+# checkpoint folder, which also keeps a refused run from cleaning its own output folder. A killed run leaves no stale
+# lock: the next run on its folders starts and verifies.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d)
@@ -32,6 +33,15 @@ rc=0; "$sluice" demo --events 1000 --output o2 --checkpoint-dir c1 > third.out 2
 [ "$rc" != 0 ] || { echo "third demo on the same checkpoint folder ran"; cat third.out; exit 1; }
 grep -q "checkpoint folder 'c1' (execution.checkpointing.dir) is in use by job 'demo'" third.out \
   || { echo "the refusal does not name the checkpoint folder's job"; cat third.out; exit 1; }
+
+# A run refused because of the checkpoint folder removes nothing from its own, free output folder (where part files
+# may be a killed run's committed output that a --restore still needs).
+mkdir -p o3 && echo "an earlier run's output" > o3/part-earlier-0-1-0
+rc=0; "$sluice" demo --events 1000 --output o3 --checkpoint-dir c1 > fourth.out 2>&1 || rc=$?
+[ "$rc" = 2 ] || { echo "fourth demo on the same checkpoint folder: exit $rc, expected 2"; cat fourth.out; exit 1; }
+grep -q "checkpoint folder 'c1' (execution.checkpointing.dir) is in use by job 'demo'" fourth.out \
+  || { echo "the fourth refusal does not name the checkpoint folder's job"; cat fourth.out; exit 1; }
+[ -f o3/part-earlier-0-1-0 ] || { echo "the refused run removed o3's part files"; exit 1; }
 
 # Everything the first run had committed is still there, unchanged.
 committed_after=$(cd o && stat -c '%n %s' $(echo "$committed_before" | cut -d' ' -f1) 2>&1 | sort || true)

@@ -1,6 +1,7 @@
 #include "demo.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -96,12 +97,24 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
 // filesystem the job's configuration serves (a local path, file://, s3://). A local folder is locked while it is
 // cleaned, so a folder a running job writes to is refused (naming that job) before anything is removed; the job
 // takes the lock again when it is submitted.
-Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir) {
-  std::unique_ptr<sluice::HeldClaim> lock;
-  if (auto claim = sluice::fs::local_folder_claim(dir, "output folder '" + dir + "'")) {
-    sluice::ClaimingJob cleaner;
-    cleaner.description = "sluice demo (removing an earlier run's part files before its job starts)";
-    SLUICE_ASSIGN_OR_RETURN(lock, claim->take(cleaner));
+Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir,
+                    const std::string& checkpoint_dir) {
+  // Both folders the job will claim are taken first: a run that a running job's claim will refuse must not remove
+  // anything (the part files may be a killed run's committed output, which its --restore latest still needs).
+  char host[256] = {};
+  (void)::gethostname(host, sizeof host - 1);
+  sluice::ClaimingJob cleaner;
+  cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + host +
+                        " (removing an earlier run's part files before its job starts)";
+  std::vector<std::unique_ptr<sluice::HeldClaim>> held;
+  const std::pair<std::string, std::string> folders[] = {{checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)"},
+                                                         {dir, "output folder '" + dir + "'"}};
+  for (const auto& [folder, what] : folders) {
+    if (folder.empty()) continue;
+    if (auto claim = sluice::fs::local_folder_claim(folder, what)) {
+      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, claim->take(cleaner));
+      held.push_back(std::move(lock));
+    }
   }
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<sluice::fs::FileSystem> fsys, file_systems.for_path(dir));
   if (Status s = sluice::fs::create_directories_durable(*fsys, dir); !s.is_ok()) {
@@ -185,7 +198,8 @@ int run_demo(const DemoFlags& f) {
     return 2;
   }
   if (!restoring) {
-    if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output); !s.is_ok()) {
+    const std::string checkpoint_dir = config.get(options::kCheckpointsDirectory);
+    if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output, checkpoint_dir); !s.is_ok()) {
       std::fprintf(stderr, "error: --output: %s\n", s.to_string().c_str());
       return 2;
     }
