@@ -159,6 +159,10 @@ GroupView describe_group(rd_kafka_t* rk, const std::string& group, int32_t timeo
 
 Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, const std::string& what,
                                               const ClaimingJob& job) {
+  if (options.transactional_id_prefix.empty()) {
+    return Status::invalid_argument("kafka sink: delivery_guarantee kExactlyOnce needs a transactional_id_prefix "
+                                    "(stable across runs, unique per job and sink)");
+  }
   if (options.claim_session_timeout_ms < 1) {
     return Status::invalid_argument("kafka sink: claim_session_timeout_ms must be positive, got " +
                                     std::to_string(options.claim_session_timeout_ms));
@@ -214,7 +218,17 @@ Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, c
     if (m && m->err != RD_KAFKA_RESP_ERR_NO_ERROR) last_error = rd_kafka_message_errstr(m.get());
   }
   if (membership->owns) {
-    return std::unique_ptr<HeldClaim>(std::make_unique<HeldGroupClaim>(std::move(consumer), std::move(membership)));
+    // A job with the same prefix but another claims_topic joins the same group and owns partition 0 of its own
+    // topic: the group then has two owners, so each refuses when it sees the other (failing closed when both
+    // start at once).
+    const GroupView view = describe_group(consumer.get(), group, options.request_timeout_ms);
+    if (view.holder.empty()) {
+      return std::unique_ptr<HeldClaim>(std::make_unique<HeldGroupClaim>(std::move(consumer), std::move(membership)));
+    }
+    leave_group(consumer.get());
+    return Status::failed_precondition(what + " is in use by " + view.holder +
+                                       " through another claims topic: jobs sharing a prefix must share claims_topic; "
+                                       "give each job its own transactional_id_prefix");
   }
   const GroupView view = describe_group(consumer.get(), group, options.request_timeout_ms);
   leave_group(consumer.get());

@@ -142,6 +142,27 @@ TEST(KafkaPrefixClaim, AKilledHolderFreesThePrefix) {
               static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
 }
 
+// The same prefix claimed through two claims topics: both members join one group and each owns partition 0 of its
+// own topic; the second sees the first and is refused.
+TEST(KafkaPrefixClaim, ASecondClaimsTopicDoesNotBypassTheClaim) {
+  const std::string prefix = unique_name("claim-topics");
+  auto first = detail::transactional_id_prefix_claim(claim_options(prefix)).take(claimant('f'));
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  KafkaSinkOptions o = claim_options(prefix);
+  o.claims_topic = unique_name("claims-other");
+  auto second = detail::transactional_id_prefix_claim(o).take(claimant('g'));
+  ASSERT_FALSE(second.is_ok()) << "a second claims topic gave the prefix to a second job";
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition) << second.status().to_string();
+  EXPECT_NE(second.status().message().find(holder_name('f')), std::string::npos) << second.status().to_string();
+}
+
+TEST(KafkaPrefixClaim, AnEmptyPrefixIsRefused) {
+  auto r = detail::transactional_id_prefix_claim(claim_options("")).take(claimant('h'));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("needs a transactional_id_prefix"), std::string::npos) << r.status().to_string();
+}
+
 TEST(KafkaPrefixClaim, AClaimsTopicOfTwoPartitionsIsRefused) {
   const std::string topic = unique_name("claims-two");
   create_topic(topic, 2);
