@@ -28,7 +28,8 @@ std::string holder_of(pqxx::connection& c, int64_t key) {
   const pqxx::result r = exec(
       c, "SELECT a.application_name, coalesce(host(a.client_addr), 'a local socket'), a.backend_start "
          "FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-         "AND l.objsubid = 1 AND l.classid = " + std::to_string(k >> 32) + " AND l.objid = " +
+         "AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+         "AND l.classid = " + std::to_string(k >> 32) + " AND l.objid = " +
          std::to_string(k & 0xffffffffu) + " LIMIT 1");
   if (r.empty()) return "another session (it ended while we asked)";
   return "'" + r[0][0].as<std::string>() + "' (a session from " + r[0][1].as<std::string>() + ", since " +

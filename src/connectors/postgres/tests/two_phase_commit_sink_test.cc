@@ -207,6 +207,27 @@ TEST(TwoPhaseCommitSinkClaim, APrefixIsHeldByOneJobAndAKilledHolderFreesIt) {
   EXPECT_TRUE(after.is_ok()) << "the killed holder's lock stayed: " << after.status().to_string();
 }
 
+// Advisory locks are per database: the same prefix held in another database is another claim, and a refusal names
+// the holder in the sink's own database.
+TEST(TwoPhaseCommitSinkClaim, AHolderInAnotherDatabaseIsNeitherInTheWayNorNamed) {
+  const std::string db = "sluice_claims_" + std::to_string(::getpid());
+  query("DROP DATABASE IF EXISTS " + db);
+  query("CREATE DATABASE " + db);
+  PostgresConnectionOptions other = connection_options();
+  other.conninfo = conninfo() + " dbname=" + db;
+  const std::string prefix = "claims-db-" + std::to_string(::getpid());
+  auto in_other = transaction_prefix_claim(other, prefix).take(claimant("1"));
+  ASSERT_TRUE(in_other.is_ok()) << in_other.status().to_string();
+  auto here = transaction_prefix_claim(connection_options(), prefix).take(claimant("2"));
+  ASSERT_TRUE(here.is_ok()) << "another database's lock was in the way: " << here.status().to_string();
+  auto third = transaction_prefix_claim(connection_options(), prefix).take(claimant("3"));
+  ASSERT_FALSE(third.is_ok());
+  EXPECT_NE(third.status().message().find("'sluice job " + std::string(32, '2')), std::string::npos)
+      << third.status().to_string();
+  in_other->reset();
+  query("DROP DATABASE IF EXISTS " + db);
+}
+
 // Two running jobs of one program (same job name and sink uid, so the same prefix): the second is refused at
 // submission, before it could roll back the first one's prepared transactions.
 TEST(TwoPhaseCommitSinkClaim, ASecondRunningJobWithTheSamePrefixIsRefused) {
