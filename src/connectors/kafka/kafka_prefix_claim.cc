@@ -163,9 +163,9 @@ Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, c
     return Status::invalid_argument("kafka sink: delivery_guarantee kExactlyOnce needs a transactional_id_prefix "
                                     "(stable across runs, unique per job and sink)");
   }
-  if (options.claim_session_timeout_ms < 1) {
-    return Status::invalid_argument("kafka sink: claim_session_timeout_ms must be positive, got " +
-                                    std::to_string(options.claim_session_timeout_ms));
+  if (options.claim_session_timeout_ms < 1 || options.claim_session_timeout_ms > 3'600'000) {
+    return Status::invalid_argument("kafka sink: claim_session_timeout_ms must be 1 .. 3600000 (librdkafka's range of "
+                                    "session.timeout.ms), got " + std::to_string(options.claim_session_timeout_ms));
   }
   try {
     const int32_t partitions = internal::ensure_topic(options, options.claims_topic, 1, "claims topic");
@@ -215,6 +215,12 @@ Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, c
   std::string last_error;
   while (!membership->owns && SteadyClock::now() < deadline) {
     internal::MessagePtr m(rd_kafka_consumer_poll(consumer.get(), 100));
+    if (m && m->err == RD_KAFKA_RESP_ERR_INVALID_SESSION_TIMEOUT) {
+      leave_group(consumer.get());
+      return Status::invalid_argument("kafka sink: claim_session_timeout_ms " + std::to_string(session_ms) +
+                                      " is outside the broker's group.min.session.timeout.ms .. "
+                                      "group.max.session.timeout.ms (6 s .. 30 min by default)");
+    }
     if (m && m->err != RD_KAFKA_RESP_ERR_NO_ERROR) last_error = rd_kafka_message_errstr(m.get());
   }
   if (membership->owns) {

@@ -155,7 +155,9 @@ std::unique_ptr<Committer<KafkaCommittable>> make_kafka_committer(const KafkaSin
                                                                   TwoPhaseCommitContext* ctx);
 // The claim of options.transactional_id_prefix (KafkaSinkOptions::claims_topic). Taking it returns
 // kFailedPrecondition naming the holder when another running job's member owns the claims partition, kIOError
-// when the topic cannot be checked or created, kTimeout when the group gave the partition to nobody in time.
+// when the topic cannot be checked or created, kTimeout when the group gave the partition to nobody in time,
+// kInvalidArgument for an empty prefix, a claims topic of more than one partition, or a claim_session_timeout_ms
+// that librdkafka (1 .. 3600000) or the broker (group.min/max.session.timeout.ms) refuses.
 ExclusiveClaim transactional_id_prefix_claim(const KafkaSinkOptions& options);
 }  // namespace detail
 

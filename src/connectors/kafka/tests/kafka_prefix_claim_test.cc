@@ -163,6 +163,18 @@ TEST(KafkaPrefixClaim, AnEmptyPrefixIsRefused) {
   EXPECT_NE(r.status().message().find("needs a transactional_id_prefix"), std::string::npos) << r.status().to_string();
 }
 
+// A session timeout librdkafka or the broker refuses is reported as claim_session_timeout_ms, at once.
+TEST(KafkaPrefixClaim, ASessionTimeoutOutOfRangeIsRefusedNamingTheOption) {
+  for (const int32_t ms : {4'000'000, 1000}) {  // librdkafka's limit; below the broker's group.min.session.timeout.ms
+    KafkaSinkOptions o = claim_options(unique_name("claim-session"));
+    o.claim_session_timeout_ms = ms;
+    auto r = detail::transactional_id_prefix_claim(o).take(claimant('i'));
+    ASSERT_FALSE(r.is_ok()) << ms;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("claim_session_timeout_ms"), std::string::npos) << r.status().to_string();
+  }
+}
+
 TEST(KafkaPrefixClaim, AClaimsTopicOfTwoPartitionsIsRefused) {
   const std::string topic = unique_name("claims-two");
   create_topic(topic, 2);
