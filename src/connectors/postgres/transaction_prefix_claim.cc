@@ -16,10 +16,21 @@ namespace {
 
 class HeldPrefixLock final : public HeldClaim {
  public:
-  explicit HeldPrefixLock(std::unique_ptr<PgSession> session) : session_(std::move(session)) {}
+  HeldPrefixLock(std::unique_ptr<PgSession> session, int64_t key) : session_(std::move(session)), key_(key) {}
+  // Unlocked explicitly before the session closes: the server ends a closed session's backend, and so frees its
+  // locks, only a moment after the client left, and the next job must find the prefix free once this one ended.
+  // Once, without retrying: a new connection would be another session, and a lost one holds no lock.
+  ~HeldPrefixLock() override {
+    try {
+      exec(session_->connection(), "SELECT pg_advisory_unlock(" + std::to_string(key_) + ")");
+    } catch (const std::exception&) {
+      // The session is gone, and its lock with it.
+    }
+  }
 
  private:
-  std::unique_ptr<PgSession> session_;  // the lock lives as long as its session
+  std::unique_ptr<PgSession> session_;  // the lock lives at most as long as its session
+  int64_t key_;
 };
 
 // The holder as pg_stat_activity shows its session (application_name is at most 63 bytes, so the job id and pid).
@@ -61,7 +72,7 @@ ExclusiveClaim transaction_prefix_claim(const PostgresConnectionOptions& connect
     } catch (const std::exception& e) {
       return Status::io_error("cannot check that " + what + " is free: " + e.what());
     }
-    return std::unique_ptr<HeldClaim>(std::make_unique<HeldPrefixLock>(std::move(session)));
+    return std::unique_ptr<HeldClaim>(std::make_unique<HeldPrefixLock>(std::move(session), key));
   };
   return claim;
 }

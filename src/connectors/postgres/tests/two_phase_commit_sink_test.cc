@@ -177,6 +177,11 @@ TEST(TwoPhaseCommitSinkClaim, APrefixIsHeldByOneJobAndAKilledHolderFreesIt) {
   EXPECT_TRUE(transaction_prefix_claim(connection_options(), prefix + "-other").take(claimant("b")).is_ok())
       << "another prefix is free";
   first->reset();
+  // Released by the time reset() returns, not when the server gets round to ending the closed session's backend.
+  EXPECT_EQ(query("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = "
+                  "'advisory' AND a.application_name LIKE 'sluice job " + std::string(32, 'a') + "%'")[0][0]
+                .as<int64_t>(),
+            0);
   ASSERT_TRUE(claim.take(claimant("b")).is_ok()) << "released with its holder";
 
   int ready[2];
