@@ -101,8 +101,11 @@ class Run {
   template <class F>
   Status wait_for(const std::string& what, F&& done) {
     const auto deadline = Clock::now() + std::chrono::milliseconds(settings_.timeout_ms);
-    while (!done()) {
+    while (true) {
+      // The status is read before `done` is asked: a job that ends between the two is asked once more, instead
+      // of being taken for one that ended before `what` could happen.
       const JobStatus st = client_->status();
+      if (done()) break;
       if (is_globally_terminal(st)) {
         return Status::failed_precondition("the job ended (" + std::string(job_status_name(st)) + ") waiting for " + what);
       }

@@ -42,13 +42,17 @@ class OperatorEventSink {
 // n is triggered, before the source tasks take their snapshots. From then on, events for a reader are held
 // back until that reader reports reader_snapshot_done(n), so an assignment is either in the enumerator's
 // snapshot (unassigned) or in the reader's (assigned), never in both or neither. abort_checkpoint(n) releases
-// everything held for n.
+// everything held for n. Events for a reader that has not registered yet (its task is still opening) are kept
+// and handed to it by register_reader, which the reader handles at once, before its task runs any mail: a
+// checkpoint triggered meanwhile queues its trigger in the mailbox, and events mailed at registration would run
+// after that trigger, leaving an assignment made before the checkpoint in neither snapshot.
 class SourceCoordinatorBase {
  public:
   virtual ~SourceCoordinatorBase() = default;
   // `restored_state`: the enumerator state of the checkpoint the job restores from, or null on a fresh start.
   virtual void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) = 0;
-  virtual void register_reader(int32_t subtask, OperatorEventSink* sink) = 0;
+  // Returns the events for `subtask` made before it registered, oldest first; later ones go to `sink`.
+  [[nodiscard]] virtual std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) = 0;
   virtual void handle_split_request(int32_t subtask) = 0;
   virtual std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) = 0;
   virtual void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) = 0;
@@ -61,7 +65,8 @@ class SourceCoordinatorGateway {
  public:
   SourceCoordinatorGateway(SourceCoordinatorBase* coordinator, int32_t subtask, OperatorEventSink* sink)
       : coordinator_(coordinator), subtask_(subtask), sink_(sink) {}
-  void register_reader() { coordinator_->register_reader(subtask_, sink_); }
+  // The events made before the reader registered (SourceCoordinatorBase::register_reader): handle them at once.
+  [[nodiscard]] std::vector<OperatorEvent> register_reader() { return coordinator_->register_reader(subtask_, sink_); }
   void request_split() { coordinator_->handle_split_request(subtask_); }
   void snapshot_done(CheckpointId id) { coordinator_->reader_snapshot_done(subtask_, id); }
 
@@ -86,12 +91,13 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
     enumerator_ = restored_state ? source_->restore_enumerator(*this, *restored_state) : source_->create_enumerator(*this);
     enumerator_->start();
   }
-  void register_reader(int32_t subtask, OperatorEventSink* sink) override {
+  std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) override {
     std::lock_guard lock(mu_);
     sinks_.at(static_cast<size_t>(subtask)) = sink;
-    for (auto& ev : pending_[static_cast<size_t>(subtask)]) sink->send(std::move(ev));
+    std::vector<OperatorEvent> earlier = std::move(pending_[static_cast<size_t>(subtask)]);
     pending_[static_cast<size_t>(subtask)].clear();
-    enumerator_->add_reader(subtask);
+    enumerator_->add_reader(subtask);  // what it assigns now goes to `sink`, after `earlier`
+    return earlier;
   }
   void handle_split_request(int32_t subtask) override {
     std::lock_guard lock(mu_);
@@ -220,7 +226,9 @@ class SourceOperator final : public SourceOperatorBase, private SourceReaderCont
     }
     if (!restored.empty()) call_user(info(), [&] { reader_->add_splits(std::move(restored)); });
     call_user(info(), [&] { reader_->start(); });
-    setup_.source_gateway->register_reader();
+    // Before any mail (a checkpoint trigger among them): an assignment made before a checkpoint's enumerator
+    // snapshot must be in this reader's snapshot of it.
+    for (const OperatorEvent& ev : setup_.source_gateway->register_reader()) handle_operator_event(ev);
   }
   OperatorSnapshot snapshot_state(CheckpointId id, int64_t ts) override {
     std::vector<SplitT> splits = call_user(info(), [&] { return reader_->snapshot_state(); });

@@ -1,0 +1,72 @@
+// The source coordinator's event valve (sluice/source/source_operator.h): a split assignment is in the
+// enumerator's snapshot of a checkpoint or in the reader's, never in neither - also when the checkpoint is
+// triggered while the reader's task is still opening (the reader asked for a split, but has not registered).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "sluice/source/generator_source.h"
+#include "sluice/source/source_operator.h"
+
+namespace sluice {
+namespace {
+
+struct RecordingSink final : OperatorEventSink {
+  std::vector<OperatorEvent> events;
+  void send(OperatorEvent event) override { events.push_back(std::move(event)); }
+};
+
+auto hundred_numbers() {
+  auto identity = [](int64_t i) { return i; };
+  return std::make_shared<const GeneratorSource<int64_t, decltype(identity)>>(100, identity);
+}
+
+std::vector<IndexRangeSplit> splits_of(const std::vector<uint8_t>& bytes) {
+  auto splits = deserialize_bytes<std::vector<IndexRangeSplit>>(bytes.data(), bytes.size(), "splits");
+  EXPECT_TRUE(splits.is_ok()) << splits.status().to_string();
+  return splits.is_ok() ? *splits : std::vector<IndexRangeSplit>{};
+}
+
+const std::vector<IndexRangeSplit> kTheSplit = {IndexRangeSplit{0, 100, 0}};
+
+// The reader's task asks for a split while it opens; a checkpoint is triggered before the task registered its
+// reader. The split is no longer in the enumerator's snapshot, so the reader must have it before the trigger
+// (which is in its task's mailbox already) runs: registration hands it over instead of mailing it.
+TEST(SourceCoordinator, AnAssignmentMadeBeforeTheReaderRegisteredIsHandedOverAtRegistration) {
+  SourceCoordinator<int64_t, IndexRangeSplit> coordinator(hundred_numbers());
+  coordinator.start(1, nullptr);
+  coordinator.handle_split_request(0);
+  EXPECT_TRUE(splits_of(coordinator.snapshot_enumerator(CheckpointId(1))).empty()) << "assigned before the snapshot";
+  RecordingSink sink;
+  const std::vector<OperatorEvent> earlier = coordinator.register_reader(0, &sink);
+  ASSERT_EQ(earlier.size(), 1u);
+  EXPECT_EQ(earlier[0].kind, OperatorEvent::Kind::kAddSplits);
+  EXPECT_EQ(splits_of(earlier[0].payload), kTheSplit);
+  EXPECT_TRUE(sink.events.empty()) << "mailed, it would run after the checkpoint's trigger";
+
+  coordinator.reader_snapshot_done(0, CheckpointId(1));
+  coordinator.handle_split_request(0);
+  ASSERT_EQ(sink.events.size(), 1u) << "once registered, events go to the reader's mailbox";
+  EXPECT_EQ(sink.events[0].kind, OperatorEvent::Kind::kNoMoreSplits);
+  coordinator.close();
+}
+
+// The other order: the checkpoint's enumerator snapshot comes first, so the split is in it; the assignment made
+// after it is held until the reader took its own snapshot of that checkpoint.
+TEST(SourceCoordinator, AnAssignmentAfterTheEnumeratorSnapshotWaitsForTheReadersSnapshot) {
+  SourceCoordinator<int64_t, IndexRangeSplit> coordinator(hundred_numbers());
+  coordinator.start(1, nullptr);
+  EXPECT_EQ(splits_of(coordinator.snapshot_enumerator(CheckpointId(1))), kTheSplit) << "not assigned yet";
+  coordinator.handle_split_request(0);
+  RecordingSink sink;
+  EXPECT_TRUE(coordinator.register_reader(0, &sink).empty());
+  EXPECT_TRUE(sink.events.empty()) << "held behind the valve of checkpoint 1";
+  coordinator.reader_snapshot_done(0, CheckpointId(1));
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(splits_of(sink.events[0].payload), kTheSplit);
+  coordinator.close();
+}
+
+}  // namespace
+}  // namespace sluice
