@@ -377,8 +377,13 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
   const std::string checkpoint_dir = mc.checkpointing ? config_.get(options::kCheckpointsDirectory) : "";
+  // A savepoint is never claimed (cluster/mini_cluster.h), so never deleted by this job.
+  const std::string claimed_restore =
+      mc.restore && mc.restore->claim && mc.restore->metadata.type != checkpoint::SnapshotType::kSavepoint
+          ? mc.restore->location
+          : "";
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims,
-                          cluster::take_job_claims(*graph_, claimant, checkpoint_dir, mc.file_systems));
+                          cluster::take_job_claims(*graph_, claimant, checkpoint_dir, mc.file_systems, claimed_restore));
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).

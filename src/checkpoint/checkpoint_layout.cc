@@ -23,6 +23,16 @@ std::optional<CheckpointId> parse_checkpoint_dir_name(std::string_view name) {
   return CheckpointId(v);
 }
 
+std::string checkpoint_dir_of(std::string_view chk_folder) {
+  auto or_dot = [](std::string p) { return p.empty() ? std::string(".") : p; };
+  const std::string job_dir = fs::path_parent(chk_folder);
+  JobId id;
+  if (!parse_checkpoint_dir_name(fs::path_file_name(chk_folder)) || !JobId::parse(fs::path_file_name(job_dir), &id)) {
+    return or_dot(job_dir);
+  }
+  return or_dot(fs::path_parent(job_dir));
+}
+
 bool is_absolute_handle_path(std::string_view recorded) { return !fs::uri_scheme(recorded).empty(); }
 
 std::string handle_path_in_job(std::string_view job_dir, const std::string& recorded) {

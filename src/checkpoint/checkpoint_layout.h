@@ -23,6 +23,11 @@ std::string checkpoint_dir_name(CheckpointId id);
 // 7 for "chk-7"; nullopt for anything else (including "chk-07", "chk--1", "chk-").
 std::optional<CheckpointId> parse_checkpoint_dir_name(std::string_view name);
 
+// The checkpoint directory (execution.checkpointing.dir) of the checkpoint folder `chk_folder`
+// ("<dir>/<job-id>/chk-<n>", trailing slashes ignored): `<dir>` ("." for a relative "<job-id>/chk-<n>"). For a
+// folder outside that layout (a chk-<n> copied elsewhere), the folder holding it.
+std::string checkpoint_dir_of(std::string_view chk_folder);
+
 // Whether a handle records its file as an absolute URI ("s3://b/x7k2/ck/<job>/chk-3/f"): the data files of a
 // checkpoint written with entropy injection (filesystem_checkpoint_storage.h). Every other handle path is relative.
 bool is_absolute_handle_path(std::string_view recorded);

@@ -106,6 +106,7 @@ std::vector<CheckpointId> checkpoints_to_delete_on_job_end(const std::vector<Ret
   std::vector<CheckpointId> out;
   if (!should_delete_on_job_end(mode, status)) return out;
   for (const RetainedCheckpointInfo& c : retained) {
+    if (c.claimed && status == JobTerminalStatus::kFailed) continue;
     if (discardable(c)) out.push_back(c.id);
   }
   return out;

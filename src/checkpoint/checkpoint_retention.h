@@ -19,6 +19,11 @@
 // latest for a failover) is missing a file or damaged. Nothing is deleted then, whatever the mode: that checkpoint
 // is the evidence of what went wrong, and the older ones are the way back.
 //
+// A checkpoint restored in CLAIM mode (execution.state-recovery.claim-mode) is owned by the run and deleted once a
+// checkpoint of the run subsumes it, or at FINISHED / CANCELED as the table says. When the run FAILED while it was
+// still retained it is kept, whatever the mode: the run produced nothing to replace it, so deleting it would turn a
+// failed attempt (a wrong output folder, a sink that cannot commit) into lost state.
+//
 // A process that dies reaches no terminal status and deletes nothing: its checkpoints stay for `--restore`.
 //
 // Thread-safety: pure functions.
@@ -40,7 +45,8 @@ inline constexpr int32_t kDefaultNumRetainedCheckpoints = 1;
 struct RetainedCheckpointInfo {
   CheckpointId id{0};
   SnapshotType type = SnapshotType::kCheckpoint;
-  bool owned = true;  // false: restored in NO_CLAIM mode; this run never deletes it
+  bool owned = true;     // false: restored in NO_CLAIM mode; this run never deletes it
+  bool claimed = false;  // restored in CLAIM mode: kept when the job FAILED (see above)
   bool operator==(const RetainedCheckpointInfo&) const = default;
 };
 
@@ -80,7 +86,8 @@ std::string_view to_string(JobTerminalStatus status);
 bool should_delete_on_job_end(ExternalizedCheckpointRetention mode, JobTerminalStatus status);
 
 // The retained entries to delete when the job ends: none if should_delete_on_job_end is false, else every owned
-// checkpoint (never savepoints, never checkpoints restored in NO_CLAIM mode). Oldest first.
+// checkpoint (never savepoints, never checkpoints restored in NO_CLAIM mode, and not a claimed restore point when
+// the job FAILED). Oldest first.
 std::vector<CheckpointId> checkpoints_to_delete_on_job_end(const std::vector<RetainedCheckpointInfo>& retained,
                                                            ExternalizedCheckpointRetention mode,
                                                            JobTerminalStatus status);

@@ -28,7 +28,7 @@ struct CompletedCheckpoint {
   // Restored in CLAIM mode: owned, but its folder is `location` (possibly in another job's folder), deleted with
   // CheckpointStorage::discard_location rather than discard(id).
   bool claimed = false;
-  RetainedCheckpointInfo info() const { return {metadata.checkpoint_id, metadata.type, owned}; }
+  RetainedCheckpointInfo info() const { return {metadata.checkpoint_id, metadata.type, owned, claimed}; }
 };
 
 class CompletedCheckpointStore {

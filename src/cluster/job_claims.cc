@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 
+#include "checkpoint/checkpoint_layout.h"
 #include "fs/folder_lock.h"
 
 namespace sluice::cluster {
@@ -43,7 +44,7 @@ ClaimingJob claiming_job(const std::string& job_name, const JobId& job_id) {
 
 Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     const StreamGraph& graph, const ClaimingJob& job, const std::string& checkpoint_dir,
-    std::shared_ptr<const fs::FileSystemRegistry> file_systems) {
+    std::shared_ptr<const fs::FileSystemRegistry> file_systems, const std::string& claimed_restore) {
   struct Wanted {
     ExclusiveClaim claim;
     std::string by;  // who in the job wants it, for the duplicate message
@@ -55,17 +56,30 @@ Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
       wanted.push_back({std::move(*claim), "the checkpoint storage"});
     }
   }
+  if (!claimed_restore.empty()) {
+    // Restored in CLAIM mode, its files are deleted by this job once subsumed: the folder of the job that wrote
+    // it must not be in use. The job's own checkpoint folder is the usual case, claimed once.
+    const std::string dir = checkpoint::checkpoint_dir_of(claimed_restore);
+    if (auto claim = fs::local_folder_claim(dir, "checkpoint folder '" + dir + "' (of " + claimed_restore +
+                                                     ", restored in CLAIM mode)")) {
+      const bool own = !wanted.empty() && wanted.front().claim.key == claim->key;
+      if (!own) wanted.push_back({std::move(*claim), "the restore in CLAIM mode"});
+    }
+  }
   for (const StreamNode& node : graph.nodes) {
     if (!node.exclusive_claims) continue;
     ClaimContext ctx{job.job_name, node.uid, file_systems};
     for (ExclusiveClaim& c : node.exclusive_claims(ctx)) wanted.push_back({std::move(c), "sink " + sink_name(node)});
   }
-  std::map<std::string, std::string> by_what;
+  std::map<std::string, const Wanted*> by_key;
   for (const Wanted& w : wanted) {
-    auto [it, inserted] = by_what.emplace(w.claim.what, w.by);
+    auto [it, inserted] = by_key.emplace(w.claim.key.empty() ? w.claim.what : w.claim.key, &w);
     if (!inserted) {
-      return Status::invalid_argument("job '" + job.job_name + "': " + it->second + " and " + w.by + " both write to " +
-                                      w.claim.what + ": give each its own");
+      const std::string both = it->second->claim.what == w.claim.what
+                                   ? w.claim.what
+                                   : it->second->claim.what + " and to " + w.claim.what + ", one folder";
+      return Status::invalid_argument("job '" + job.job_name + "': " + it->second->by + " and " + w.by +
+                                      " both write to " + both + ": give each its own");
     }
   }
   std::vector<std::unique_ptr<HeldClaim>> held;

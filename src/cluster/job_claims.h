@@ -21,11 +21,14 @@ namespace sluice::cluster {
 ClaimingJob claiming_job(const std::string& job_name, const JobId& job_id);
 
 // Takes `job`'s claims: the local `checkpoint_dir` ("" when checkpoints are not kept in a folder; an s3:// one
-// has no lock) and each sink node's. Errors: the refusing claim's (kFailedPrecondition naming the running job
-// that holds it, with the job's name in front); kInvalidArgument when two sinks of the job claim the same thing
-// (two sinks writing one folder would overwrite each other's part files), naming both.
+// has no lock), the checkpoint folder holding `claimed_restore` (the chk-<n> folder of a checkpoint restored in
+// CLAIM mode, which the job will delete once subsumed; "" for none) and each sink node's. Errors: the refusing
+// claim's (kFailedPrecondition naming the running job that holds it, with the job's name in front);
+// kInvalidArgument when two parts of the job claim the same thing (two sinks writing one folder would overwrite
+// each other's part files; an output folder that is the checkpoint folder), naming both. Claims are compared by
+// ExclusiveClaim::key, so "out", "./out/" and its absolute path are one folder.
 Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     const StreamGraph& graph, const ClaimingJob& job, const std::string& checkpoint_dir,
-    std::shared_ptr<const fs::FileSystemRegistry> file_systems);
+    std::shared_ptr<const fs::FileSystemRegistry> file_systems, const std::string& claimed_restore = "");
 
 }  // namespace sluice::cluster

@@ -44,8 +44,14 @@ Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& w
   const std::string lock_path = join_path(local, kFolderLockFileName);
   // A few rounds at most: each one that loses found a file its holder removed in between.
   for (int round = 0; round < 100; ++round) {
-    const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) return errno_status("cannot open the lock file of " + what, lock_path, errno);
+    int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const int open_errno = errno;
+    // Another user's lock file (a killed holder's, or a running one's): flock(2) works on a read-only descriptor,
+    // so its holder is still seen; a free one is replaced with a file of our own below. No file at all: the
+    // folder itself refuses us, and that is the error to report.
+    const bool writable = fd >= 0;
+    if (fd < 0 && open_errno == EACCES) fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return errno_status("cannot open the lock file of " + what, lock_path, open_errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       const std::string by = err == EWOULDBLOCK ? read_holder(fd) : "";
@@ -59,6 +65,13 @@ Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& w
     if (::fstat(fd, &locked) != 0 || ::lstat(lock_path.c_str(), &named) != 0 || locked.st_ino != named.st_ino ||
         locked.st_dev != named.st_dev) {
       ::close(fd);  // its holder removed it after we opened it: take the one in the folder now
+      continue;
+    }
+    if (!writable) {
+      // Free, but it cannot record us: removed while locked (as release() does), then created anew.
+      const int err = ::unlink(lock_path.c_str()) == 0 ? 0 : errno;
+      ::close(fd);
+      if (err != 0) return errno_status("cannot replace another user's lock file of " + what, lock_path, err);
       continue;
     }
     FolderLock lock(fd, lock_path);
@@ -100,6 +113,7 @@ std::optional<ExclusiveClaim> local_folder_claim(const std::string& dir, const s
   if (!mistyped_uri_scheme(dir).empty() || !file_uri_host(dir).empty()) return std::nullopt;
   ExclusiveClaim claim;
   claim.what = what;
+  claim.key = "local folder " + canonical_path(dir);
   claim.take = [dir, what](const ClaimingJob& job) -> Result<std::unique_ptr<HeldClaim>> {
     SLUICE_ASSIGN_OR_RETURN(FolderLock lock, FolderLock::take(dir, what, job.description));
     return std::unique_ptr<HeldClaim>(std::make_unique<HeldFolderLock>(std::move(lock)));

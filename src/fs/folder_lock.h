@@ -9,7 +9,8 @@
 // The holder removes the file when it lets go, while it still holds the lock, so a folder is left as the job
 // found it; a killed holder's file stays, unlocked, and the next holder reuses it. Since a contender may have
 // opened the file just before it was removed, a holder checks after locking that the file it locked is still the
-// one in the folder (same inode), and starts over when it is not.
+// one in the folder (same inode), and starts over when it is not. A lock file left by another user, which this
+// user may not write, is locked read-only (its holder is still seen) and, when free, replaced with one of our own.
 //
 // Limits: flock on network filesystems depends on the server (NFS v4 emulates it with fcntl locks); object
 // storage (s3://) has no lock at all, so callers take none there (docs/safety.md).

@@ -142,7 +142,10 @@ std::string canonical_path(std::string_view path) {
   if (!scheme.empty() && scheme != "file") return normalize_path(path);
   std::error_code ec;
   auto p = std::filesystem::weakly_canonical(strip_file_scheme(path), ec);
-  return ec ? normalize_path(strip_file_scheme(path)) : p.string();
+  // The part that does not exist yet is normalized lexically, which keeps a trailing "/" ("a/b/." -> "a/b/").
+  std::string out = ec ? normalize_path(strip_file_scheme(path)) : p.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 }  // namespace sluice::fs

@@ -36,7 +36,8 @@ std::string strip_file_scheme(std::string_view path);
 std::string normalize_path(std::string_view path);
 
 // A path's canonical spelling for comparing two paths: a local path (plain or file://) made absolute with its
-// symlinks resolved as far as it exists (std::filesystem::weakly_canonical); any other URI normalize_path'd.
+// symlinks resolved as far as it exists (std::filesystem::weakly_canonical), without a trailing "/" (so "out",
+// "./out/" and "out/." are one path, whether or not it exists yet); any other URI normalize_path'd.
 std::string canonical_path(std::string_view path);
 
 }  // namespace sluice::fs

@@ -3,9 +3,12 @@
 // one folder are refused; and restored runs record their lineage, which is what a restored file sink may clean up.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 
 #include "checkpoint_it_util.h"
+#include "damage_file.h"
 #include "sluice/connectors/file/file_sink.h"
 
 namespace sluice {
@@ -14,8 +17,10 @@ namespace {
 using namespace std::chrono_literals;
 
 Result<std::unique_ptr<JobClient>> start_main_job(const it::MainJob& job, const std::string& checkpoint_dir,
-                                                  const std::string& name, const std::string& restore = "") {
+                                                  const std::string& name, const std::string& restore = "",
+                                                  const std::map<std::string, std::string>& extra = {}) {
   SLUICE_ASSIGN_OR_RETURN(Configuration config, it::manual_checkpoint_config(checkpoint_dir, restore));
+  for (const auto& [key, value] : extra) SLUICE_RETURN_IF_ERROR(config.set_string(key, value));
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
   it::build_main_job(env, job);
@@ -31,6 +36,24 @@ std::string checkpoint_now(JobClient& client) {
   EXPECT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed > before; }, 60s));
   const auto stats = cp.checkpoint_stats();
   return stats.latest_completed ? stats.latest_completed->location : "";
+}
+
+// A main job kept running (throttled) that completed one checkpoint: its client and that checkpoint's folder.
+struct Checkpointed {
+  std::unique_ptr<JobClient> client;
+  std::string chk;
+};
+Checkpointed start_and_checkpoint(const it::MainJob& job, const std::string& checkpoint_dir) {
+  it::g_throttle_us = 200;
+  auto started = start_main_job(job, checkpoint_dir, "first");
+  if (!started.is_ok()) {
+    ADD_FAILURE() << started.status().to_string();
+    return {};
+  }
+  Checkpointed out{std::move(started).value(), ""};
+  EXPECT_TRUE(it::wait_for([&] { return out.client->status() == JobStatus::kRunning; }));
+  out.chk = checkpoint_now(*out.client);
+  return out;
 }
 
 class JobClaimsIT : public ::testing::Test {
@@ -96,6 +119,90 @@ TEST_F(JobClaimsIT, TwoSinksOfOneJobOnOneFolderAreRefused) {
   EXPECT_NE(r.status().message().find("sink 'a' (uid 'a') and sink 'b' (uid 'b') both write to output folder '" + dir + "'"),
             std::string::npos)
       << r.status().to_string();
+
+  // One folder spelled two ways is one folder: refused the same way, not by the job's own lock.
+  StreamExecutionEnvironment env2;
+  auto again = env2.from_collection(std::vector<int64_t>{1, 2, 3});
+  again.sink_to(file::TransactionalFileSink<int64_t>(dir, encode)).name("a").uid("a");
+  again.sink_to(file::TransactionalFileSink<int64_t>(dir + "/./", encode)).name("c").uid("c");
+  r = env2.execute("two-spellings");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("sink 'a' (uid 'a') and sink 'c' (uid 'c') both write to output folder '" + dir +
+                                      "' and to output folder '" + dir + "/./', one folder"),
+            std::string::npos)
+      << r.status().to_string();
+}
+
+TEST_F(JobClaimsIT, AnOutputFolderThatIsTheCheckpointFolderIsRefused) {
+  const std::string dir = it::fresh_dir("claims-output-is-ck");
+  it::MainJob job;
+  job.output_dir = dir + "/ck";
+  auto r = start_main_job(job, dir + "/ck/.", "one-folder");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("the checkpoint storage and sink"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("one folder: give each its own"), std::string::npos) << r.status().to_string();
+}
+
+// A restore in CLAIM mode deletes the restored checkpoint's files once subsumed, so the folder of the job that
+// wrote it must be free: a running job's checkpoint is not taken from under it. NO_CLAIM only reads it.
+TEST_F(JobClaimsIT, AClaimRestoreOfARunningJobsCheckpointIsRefused) {
+  const std::string dir = it::fresh_dir("claims-restore-running");
+  it::MainJob job;
+  job.output_dir = dir + "/out";
+  auto [first, chk] = start_and_checkpoint(job, dir + "/ck");
+  ASSERT_TRUE(first && !chk.empty());
+
+  it::MainJob other = job;
+  other.output_dir = dir + "/out-2";
+  auto claiming = start_main_job(other, dir + "/ck-2", "claiming", chk, {{"execution.state-recovery.claim-mode", "CLAIM"}});
+  ASSERT_FALSE(claiming.is_ok());
+  EXPECT_EQ(claiming.status().code(), StatusCode::kFailedPrecondition) << claiming.status().to_string();
+  EXPECT_NE(claiming.status().message().find("checkpoint folder '" + dir + "/ck' (of " + chk +
+                                             ", restored in CLAIM mode) is in use by job 'first'"),
+            std::string::npos)
+      << claiming.status().to_string();
+  EXPECT_TRUE(std::filesystem::exists(chk + "/_metadata"));
+
+  auto reading = start_main_job(other, dir + "/ck-2", "reading", chk, {{"execution.state-recovery.claim-mode", "NO_CLAIM"}});
+  ASSERT_TRUE(reading.is_ok()) << reading.status().to_string();
+  (*reading)->cancel();
+  EXPECT_EQ((*reading)->wait().status, JobStatus::kCanceled);
+  first->cancel();
+  EXPECT_EQ(first->wait().status, JobStatus::kCanceled);
+}
+
+// A run that restored a checkpoint in CLAIM mode and failed before any checkpoint of its own keeps that
+// checkpoint, even under NO_EXTERNALIZED_CHECKPOINTS: it is the only way back.
+TEST_F(JobClaimsIT, AFailedClaimRestoreKeepsTheCheckpointItRestored) {
+  const std::string dir = it::fresh_dir("claims-restore-fails");
+  it::MainJob job;
+  job.output_dir = dir + "/out";
+  auto [first, chk] = start_and_checkpoint(job, dir + "/ck");
+  ASSERT_TRUE(first && !chk.empty());
+  first->cancel();
+  ASSERT_EQ(first->wait().status, JobStatus::kCanceled);
+  const std::set<std::string> before = it::files_under(chk);
+  ASSERT_FALSE(before.empty());
+
+  auto second = start_main_job(job, dir + "/ck", "claiming", chk,
+                               {{"execution.state-recovery.claim-mode", "CLAIM"},
+                                {"execution.checkpointing.externalized-checkpoint-retention", "NO_EXTERNALIZED_CHECKPOINTS"},
+                                {"restart-strategy.type", "none"}});
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_TRUE(it::wait_for([&] { return (*second)->status() == JobStatus::kRunning; }));
+  it::checkpointing(**second).fail_task(0, 0, "a failure before the run's first checkpoint");
+  const JobExecutionResult r = (*second)->wait();
+  EXPECT_EQ(r.status, JobStatus::kFailed) << r.error.to_string();
+  EXPECT_EQ(it::files_under(chk), before) << "the failed run deleted the checkpoint it claimed";
+
+  // It is still a restore point: the next run finishes from it, exactly once.
+  it::g_throttle_us = 0;
+  auto third = start_main_job(job, dir + "/ck", "again", chk, {{"execution.state-recovery.claim-mode", "CLAIM"}});
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  ASSERT_EQ((*third)->wait().status, JobStatus::kFinished);
+  EXPECT_EQ(it::check_exactly_once(job), "");
 }
 
 TEST_F(JobClaimsIT, RestoredRunsRecordTheirLineageNewestFirst) {

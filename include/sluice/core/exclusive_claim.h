@@ -52,6 +52,9 @@ class HeldClaim {
 struct ExclusiveClaim {
   // For messages: "output folder 'out/demo'", "PostgreSQL transaction prefix 'job/sink' on db@host:5432".
   std::string what;
+  // What is claimed, the same for every spelling of it (a local folder's canonical absolute path): a job whose
+  // claims share a key claims one thing twice. Empty: `what` is the key.
+  std::string key;
   // Takes the claim for `job`. kFailedPrecondition naming the holder when a running job holds it; other codes
   // when the claim cannot be checked (a folder that cannot be created, a server that cannot be reached).
   std::function<Result<std::unique_ptr<HeldClaim>>(const ClaimingJob& job)> take;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "checkpoint/checkpoint_files.h"
+#include "checkpoint/checkpoint_layout.h"
 #include "fs/file_system.h"
 #include "fs/path.h"
 #include "checkpoint/tests/checkpoint_fixture.h"
@@ -189,6 +190,22 @@ TEST(RestorePath, SameHighestIdInTwoRunsPicksTheLaterTrigger) {
   auto p = resolve_restore_path("latest", tmp.path());
   ASSERT_TRUE(p.is_ok());
   EXPECT_EQ(p->location, a);
+}
+
+// What a restore in CLAIM mode claims: the checkpoint directory the checkpoint was written in.
+TEST(CheckpointDirOf, TheDirectoryAboveTheJobFolderOrTheFolderHoldingACopy) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  EXPECT_EQ(checkpoint_dir_of("/data/ck/" + job + "/chk-12"), "/data/ck");
+  EXPECT_EQ(checkpoint_dir_of("/data/ck/" + job + "/chk-12/"), "/data/ck");
+  EXPECT_EQ(checkpoint_dir_of("ck/" + job + "/chk-3"), "ck");
+  EXPECT_EQ(checkpoint_dir_of(job + "/chk-3"), ".");
+  EXPECT_EQ(checkpoint_dir_of("file:///data/ck/" + job + "/chk-1"), "file:///data/ck");
+  EXPECT_EQ(checkpoint_dir_of("s3://bucket/ck/" + job + "/chk-1"), "s3://bucket/ck");
+  // Outside the layout: the folder holding it.
+  EXPECT_EQ(checkpoint_dir_of("/backup/chk-12"), "/backup");
+  EXPECT_EQ(checkpoint_dir_of("/data/ck/not-a-job-id/chk-12"), "/data/ck/not-a-job-id");
+  EXPECT_EQ(checkpoint_dir_of("/data/ck/" + job + "/savepoint-7"), "/data/ck/" + job);
+  EXPECT_EQ(checkpoint_dir_of("chk-3"), ".");
 }
 
 }  // namespace

@@ -215,6 +215,20 @@ TEST(JobEndCleanup, DecisionTableAsTheSeedAndFlinkDefineIt) {
   EXPECT_TRUE(checkpoints_to_delete_on_job_end(retained, M::kRetainOnCancellation, S::kCanceled).empty());
 }
 
+// A run that failed before any checkpoint of its own subsumed the checkpoint it claimed keeps that checkpoint: it
+// is the only way back. FINISHED and CANCELED follow the table.
+TEST(JobEndCleanup, AClaimedRestorePointSurvivesAFailedRun) {
+  using M = ExternalizedCheckpointRetention;
+  using S = JobTerminalStatus;
+  Info claimed = chk(7);
+  claimed.claimed = true;
+  const std::vector<Info> retained = {claimed, chk(8)};
+  EXPECT_EQ(checkpoints_to_delete_on_job_end(retained, M::kNoExternalizedCheckpoints, S::kFailed), ids({8}));
+  EXPECT_EQ(checkpoints_to_delete_on_job_end({claimed}, M::kNoExternalizedCheckpoints, S::kFailed), ids({}));
+  EXPECT_EQ(checkpoints_to_delete_on_job_end(retained, M::kNoExternalizedCheckpoints, S::kFinished), ids({7, 8}));
+  EXPECT_EQ(checkpoints_to_delete_on_job_end(retained, M::kDeleteOnCancellation, S::kCanceled), ids({7, 8}));
+}
+
 TEST(JobEndCleanup, ParsesFlinkNames) {
   EXPECT_EQ(*parse_externalized_checkpoint_retention("RETAIN_ON_CANCELLATION"),
             ExternalizedCheckpointRetention::kRetainOnCancellation);

@@ -106,5 +106,35 @@ TEST(FolderLock, AFolderThatCannotBeCreatedNamesItself) {
       << lock.status().to_string();
 }
 
+// A lock file this user may not write (another user's, left by a killed holder or held by a running one): its
+// holder is still seen, and a free one is replaced. Root writes any file, so this runs as an unprivileged user
+// (fs_folder_lock_unprivileged_test) and skips when run directly as root.
+TEST(FolderLock, ALockFileThisUserCannotWriteStillLocks) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write any file; fs_folder_lock_unprivileged_test runs this as uid 65534";
+  TempDir tmp;
+  const std::string dir = tmp / "out";
+  auto first = FolderLock::take(dir, "output folder 'out'", "job 'first'");
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  const std::string lock_path = dir + "/" + std::string(kFolderLockFileName);
+  std::filesystem::permissions(lock_path, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                                              std::filesystem::perms::others_read);
+  auto refused = FolderLock::take(dir, "output folder 'out'", "job 'second'");
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().to_string();
+  EXPECT_NE(refused.status().message().find("in use by job 'first'"), std::string::npos) << refused.status().to_string();
+
+  // A killed holder's file: stays, unlocked and read-only. Made so by letting go of the lock but keeping the file.
+  std::filesystem::copy_file(lock_path, tmp / "kept");
+  *first = FolderLock();
+  std::filesystem::rename(tmp / "kept", lock_path);
+  ASSERT_EQ(::access(lock_path.c_str(), W_OK), -1) << "the left lock file must not be writable for this test";
+  auto third = FolderLock::take(dir, "output folder 'out'", "job 'third'");
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  EXPECT_EQ(lock_file_text(dir), "job 'third'\n");
+  auto fourth = FolderLock::take(dir, "output folder 'out'", "job 'fourth'");
+  ASSERT_FALSE(fourth.is_ok());
+  EXPECT_NE(fourth.status().message().find("in use by job 'third'"), std::string::npos) << fourth.status().to_string();
+}
+
 }  // namespace
 }  // namespace sluice::fs

@@ -1,6 +1,9 @@
 #include "fs/path.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 namespace sluice::fs {
 namespace {
@@ -52,6 +55,19 @@ TEST(FileSystemPaths, NormalizeResolvesDotsLexicallyAndKeepsTheRoot) {
   EXPECT_EQ(strip_file_scheme("/var/ck"), "/var/ck");
   EXPECT_EQ(strip_file_scheme("s3://b/k"), "s3://b/k");
   EXPECT_EQ(strip_file_scheme("file://localhost/var/ck"), "/var/ck");
+}
+
+// One folder, however it is spelled, whether or not it exists yet (the key of a folder's claim).
+TEST(FileSystemPaths, CanonicalPathsOfOneFolderAreEqual) {
+  const std::string cwd = std::filesystem::current_path().string();
+  const std::string missing = cwd + "/no-such-folder-" + std::to_string(::getpid());
+  for (const std::string& spelling : {missing, missing + "/", missing + "/.", missing + "/x/..", "file://" + missing}) {
+    EXPECT_EQ(canonical_path(spelling), missing) << spelling;
+  }
+  EXPECT_EQ(canonical_path("."), cwd);
+  EXPECT_EQ(canonical_path("./"), cwd);
+  EXPECT_EQ(canonical_path("/"), "/");
+  EXPECT_EQ(canonical_path("s3://b/a/../c"), "s3://b/c");
 }
 
 TEST(Path, MistypedUrisAndFileUriHosts) {

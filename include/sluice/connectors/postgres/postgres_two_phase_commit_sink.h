@@ -112,9 +112,14 @@ class PreparedTransactionWriter {
 // lock (pg_try_advisory_lock of a stable 64-bit hash of the prefix) held by a connection of the job's own for the
 // job's life, so a second running job with the same prefix is refused at submission instead of rolling back the
 // first one's prepared transactions. kFailedPrecondition naming the holding session (its application_name carries
-// the job id and pid); kIOError when the server cannot be reached after the connection's retries. Limits: the lock
-// is per database, and a server restart while the job runs drops it (docs/postgres.md).
-ExclusiveClaim transaction_prefix_claim(const PostgresConnectionOptions& connection, const std::string& prefix);
+// the job id and pid); kIOError when the server cannot be reached after the connection's retries. While held, the
+// lock is checked every `check_interval_ms` (default 5000, which also keeps idle_session_timeout from ending its
+// session): a session that ended anyway (pg_terminate_backend, a server restart) lost the lock, which is logged as
+// an error and taken again on a new session, or the session that took it meanwhile is named in the log. Limits:
+// the lock is per database (docs/postgres.md).
+inline constexpr int64_t kPrefixClaimCheckIntervalMs = 5000;
+ExclusiveClaim transaction_prefix_claim(const PostgresConnectionOptions& connection, const std::string& prefix,
+                                        int64_t check_interval_ms = kPrefixClaimCheckIntervalMs);
 
 template <class T>
 class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, PreparedTransaction> {

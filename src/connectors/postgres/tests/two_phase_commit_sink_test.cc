@@ -1,12 +1,14 @@
 // The two-phase-commit sink on the real server: every row exactly once under seeded failures (plain INSERTs, so a
 // duplicate or a loss shows), a hot key that every transaction updates, and the recovery steps one by one.
 #include <chrono>
+#include <functional>
 #include <future>
 #include <thread>
 
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "../../../config/tests/log_capture.h"
 #include "pg_test_util.h"
 #include "sluice/connectors/postgres/postgres_two_phase_commit_sink.h"
 
@@ -210,6 +212,76 @@ TEST(TwoPhaseCommitSinkClaim, APrefixIsHeldByOneJobAndAKilledHolderFreesIt) {
     if (!after.is_ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(after.is_ok()) << "the killed holder's lock stayed: " << after.status().to_string();
+}
+
+// A session that ends while the job runs (pg_terminate_backend here; a server restart alike) loses its lock: the
+// claim notices within its check interval, says so, and takes the lock again on a new session; when another
+// session took it first, the claim names that session, and takes the prefix back once it is free.
+TEST(TwoPhaseCommitSinkClaim, ALostSessionIsNoticedAndTheLockTakenAgain) {
+  const std::string prefix = "claims-lost-" + std::to_string(::getpid());
+  ExclusiveClaim claim = transaction_prefix_claim(connection_options(), prefix, 100);
+  auto holder_pid = [] {
+    const pqxx::result r = query("SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE "
+                                 "l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'sluice job " +
+                                 std::string(32, 'e') + "%'");
+    return r.empty() ? int64_t{0} : r[0][0].as<int64_t>();
+  };
+  auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 1000; ++i) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ::sluice::testing::LogCapture log;
+  auto held = claim.take(claimant("e"));
+  ASSERT_TRUE(held.is_ok()) << held.status().to_string();
+  const int64_t first_pid = holder_pid();
+  ASSERT_NE(first_pid, 0);
+  const pqxx::result row =
+      query("SELECT classid, objid FROM pg_locks WHERE locktype = 'advisory' AND pid = " + std::to_string(first_pid));
+  ASSERT_EQ(row.size(), 1u);
+  const std::string key = std::to_string(static_cast<int64_t>((row[0][0].as<uint64_t>() << 32) | row[0][1].as<uint64_t>()));
+
+  query("SELECT pg_terminate_backend(" + std::to_string(first_pid) + ")");
+  int64_t second_pid = 0;
+  ASSERT_TRUE(wait_for([&] { return (second_pid = holder_pid()) != 0 && second_pid != first_pid; }))
+      << "the lock was not taken again";
+  EXPECT_EQ(claim.take(claimant("f")).status().code(), StatusCode::kFailedPrecondition) << "held again, it refuses";
+
+  // Another session waits for the lock, so it has it the moment the holder's session ends.
+  pqxx::connection intruder(conninfo() + " application_name=sluice-claim-intruder");
+  auto on_intruder = [&](const std::string& sql) { pqxx::nontransaction(intruder).exec(sql); };
+  auto taken = std::async(std::launch::async, [&] { on_intruder("SELECT pg_advisory_lock(" + key + ")"); });
+  ASSERT_TRUE(wait_for([&] {
+    return !query("SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND "
+                  "a.application_name = 'sluice-claim-intruder'")
+                .empty();
+  }));
+  query("SELECT pg_terminate_backend(" + std::to_string(second_pid) + ")");
+  taken.get();
+  // The claim's next session (it asks who holds the lock on it) shows it noticed.
+  ASSERT_TRUE(wait_for([&] {
+    const int64_t pid = query("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'sluice job " +
+                              std::string(32, 'e') + "%' AND pid <> " + std::to_string(second_pid))[0][0]
+                            .as<int64_t>();
+    return pid > 0;
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few checks while the intruder holds it
+  EXPECT_EQ(holder_pid(), 0) << "the claim took a lock another session holds";
+  on_intruder("SELECT pg_advisory_unlock(" + key + ")");
+  ASSERT_TRUE(wait_for([&] { return holder_pid() != 0; })) << "the claim did not take the freed prefix back";
+  held->reset();
+  const std::string text = log.text();
+  const std::string what = "PostgreSQL transaction prefix '" + prefix + "'";
+  EXPECT_NE(text.find("error: postgres sink: the job lost its claim of " + what + ": its session ended"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("error: postgres sink: " + what + " is now held by 'sluice-claim-intruder'"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("warning: postgres sink: the job holds its claim of " + what + " again"), std::string::npos)
+      << text;
+  EXPECT_EQ(holder_pid(), 0) << "released";
 }
 
 // Advisory locks are per database: the same prefix held in another database is another claim, and a refusal names
