@@ -18,9 +18,9 @@ RdKafkaPtr marker_consumer(const KafkaSinkOptions& options, IsolationLevel isola
   so.bootstrap_servers = options.bootstrap_servers;
   so.group_id = "sluice-kafka-sink-markers";  // never joined nor committed to
   so.isolation = isolation;
-  so.properties = options.properties;
+  so.properties = consumer_properties_of_sink(options.properties);
   auto c = make_consumer(so, "sink-markers");
-  if (!c.is_ok()) throw std::runtime_error(c.status().to_string());
+  if (!c.is_ok()) throw StatusError(c.status());  // a property librdkafka refused: not healed by a restart
   return std::move(c).value();
 }
 

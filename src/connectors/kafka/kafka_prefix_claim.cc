@@ -185,7 +185,7 @@ Result<std::unique_ptr<HeldClaim>> take_claim(const KafkaSinkOptions& options, c
   KafkaSourceOptions so;
   so.bootstrap_servers = options.bootstrap_servers;
   so.group_id = group;
-  so.properties = options.properties;
+  so.properties = internal::consumer_properties_of_sink(options.properties);
   internal::ConsumerExtras extras;
   extras.properties = {
       {"client.id", "sluice job " + job.job_id + " pid " + std::to_string(::getpid()) + " on " + host_name()},

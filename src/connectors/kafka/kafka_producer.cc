@@ -8,14 +8,14 @@ namespace sluice::kafka::internal {
 Producer::Producer(const KafkaSinkOptions& options, const std::string& transactional_id, const std::string& role)
     : default_topic_(options.topic), transactional_id_(transactional_id), timeout_ms_(options.request_timeout_ms) {
   if (options.bootstrap_servers.empty()) {
-    throw std::runtime_error("kafka sink: bootstrap_servers is empty (expected host:port[,host:port])");
+    throw StatusError(Status::invalid_argument("kafka sink: bootstrap_servers is empty (expected host:port[,host:port])"));
   }
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   auto set = [&](const std::string& key, const std::string& value) {
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
-      throw std::runtime_error("kafka sink: property " + key + "=" + value + ": " + err);
+      throw StatusError(Status::invalid_argument("kafka sink: property " + key + "=" + value + ": " + err));
     }
   };
   set("bootstrap.servers", options.bootstrap_servers);
@@ -32,7 +32,7 @@ Producer::Producer(const KafkaSinkOptions& options, const std::string& transacti
   rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);  // takes conf on success
   if (rk_ == nullptr) {
     rd_kafka_conf_destroy(conf);
-    throw std::runtime_error(std::string("kafka sink: cannot create a producer: ") + err);
+    throw StatusError(Status::invalid_argument(std::string("kafka sink: cannot create a producer: ") + err));
   }
 }
 
@@ -73,7 +73,9 @@ void Producer::check_delivery() {
 
 void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
   const std::string& topic = record.topic.empty() ? default_topic_ : record.topic;
-  if (topic.empty()) throw std::runtime_error("kafka sink: a record has no topic and KafkaSinkOptions::topic is empty");
+  if (topic.empty()) {
+    throw StatusError(Status::invalid_argument("kafka sink: a record has no topic and KafkaSinkOptions::topic is empty"));
+  }
   rd_kafka_vu_t vus[7];
   size_t n = 0;
   vus[n].vtype = RD_KAFKA_VTYPE_TOPIC;

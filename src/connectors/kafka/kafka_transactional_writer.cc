@@ -20,12 +20,12 @@ class TransactionalWriter final : public KafkaWriterCore {
       : options_(options), ctx_(ctx), pool_(std::move(pool)), subtask_(ctx.subtask_index()),
         attempt_(ctx.attempt_number()) {
     if (options_.transactional_id_prefix.empty()) {
-      throw std::runtime_error("kafka sink: delivery_guarantee kExactlyOnce needs a transactional_id_prefix "
-                               "(stable across runs, unique per job and sink)");
+      throw StatusError(Status::invalid_argument("kafka sink: delivery_guarantee kExactlyOnce needs a "
+                                                "transactional_id_prefix (stable across runs, unique per job and sink)"));
     }
     if (options_.lingering_checkpoints < 1) {
-      throw std::runtime_error("kafka sink: lingering_checkpoints must be at least 1, got " +
-                               std::to_string(options_.lingering_checkpoints));
+      throw StatusError(Status::invalid_argument("kafka sink: lingering_checkpoints must be at least 1, got " +
+                                                std::to_string(options_.lingering_checkpoints)));
     }
     marker_topic_ = internal::marker_topic_of(options_);
     const int32_t partitions = internal::ensure_topic(

@@ -1,5 +1,7 @@
 #include "rdkafka_client.h"
 
+#include <functional>
+#include <set>
 #include <utility>
 
 namespace sluice::kafka::internal {
@@ -10,6 +12,22 @@ const char* isolation_level_name(IsolationLevel level) {
 
 std::string effective_group_id(const KafkaSourceOptions& options) {
   return options.group_id.empty() ? std::string("sluice-kafka-source") : options.group_id;
+}
+
+std::map<std::string, std::string> consumer_properties_of_sink(const std::map<std::string, std::string>& properties) {
+  static const std::set<std::string, std::less<>> kProducerOnly = {
+      "transactional.id", "transaction.timeout.ms", "enable.idempotence", "enable.gapless.guarantee",
+      "queue.buffering.max.messages", "queue.buffering.max.kbytes", "queue.buffering.max.ms", "linger.ms",
+      "message.send.max.retries", "retries", "retry.backoff.ms", "queue.buffering.backpressure.threshold",
+      "compression.codec", "compression.type", "compression.level", "batch.num.messages", "batch.size",
+      "delivery.report.only.error", "dr_cb", "dr_msg_cb", "sticky.partitioning.linger.ms", "request.required.acks",
+      "acks", "request.timeout.ms", "message.timeout.ms", "delivery.timeout.ms", "queuing.strategy",
+      "produce.offset.report", "partitioner", "partitioner_cb", "msg_order_cmp"};
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : properties) {
+    if (!kProducerOnly.contains(key)) out.emplace(key, value);
+  }
+  return out;
 }
 
 Result<RdKafkaPtr> make_consumer(const KafkaSourceOptions& options, const std::string& role,

@@ -4,6 +4,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,6 +40,11 @@ struct ConsumerExtras {
   void (*rebalance_cb)(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*, void*) = nullptr;
   void* opaque = nullptr;
 };
+
+// The properties of a sink (KafkaSinkOptions::properties) that apply to a consumer the sink makes for itself (its
+// marker reader, its prefix claim): all but librdkafka's producer-only ones (scope "P" in librdkafka's
+// CONFIGURATION.md, v2.0), which a consumer would log as ignored one by one. Connection and security settings stay.
+std::map<std::string, std::string> consumer_properties_of_sink(const std::map<std::string, std::string>& properties);
 
 // A consumer for `options` (bootstrap servers, group id, isolation level, the user's properties, then `extras`),
 // named client.id = sluice-<role>. InvalidArgument names a property librdkafka refused.

@@ -187,6 +187,15 @@ struct JobControl {
   }
 };
 
+// Up to ten restarts, 10 ms apart.
+Configuration ten_restarts_config() {
+  Configuration config;
+  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "10").is_ok());
+  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
+  return config;
+}
+
 enum class Coordinators { kHashed, kPinned };
 
 // Runs the job "sequence 0..kRecords-1 -> map (Pace) -> exactly-once Kafka sink" on the mock, with `inject` on the
@@ -198,12 +207,9 @@ MockRun run_job(MockCluster& mock, const std::string& prefix, Coordinators coord
   run.prefix = prefix;
   const std::string dir = ::testing::TempDir() + "kafka-mock-" + prefix;
   std::filesystem::remove_all(dir);
-  Configuration config;
+  Configuration config = ten_restarts_config();
   EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "100ms").is_ok());
   EXPECT_TRUE(config.set_string("execution.checkpointing.dir", dir + "/ck").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.type", "fixed-delay").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.attempts", "10").is_ok());
-  EXPECT_TRUE(config.set_string("restart-strategy.fixed-delay.delay", "10ms").is_ok());
 
   KafkaSinkOptions o;
   o.bootstrap_servers = mock.bootstrap();
@@ -455,6 +461,60 @@ TEST(KafkaSinkMock, EachFatalErrorFailsTheTaskNamingTheTransactionAndTheJobFinis
   // Every committed transaction's marker is in the mock, once: found on restore, so not written again.
   const std::vector<std::string> markers = held_values(mock, prefix + ".markers", kParallelism);
   for (const auto& c : run.commits) EXPECT_EQ(std::count(markers.begin(), markers.end(), c.marker), 1) << c.marker;
+}
+
+// A sink configuration that no restart can fix, met when the writers start: the job fails at once with
+// InvalidArgument, whatever restart attempts are left (docs/safety.md, failure classes).
+TEST(KafkaSinkConfigErrors, FailTheJobAtOnceInsteadOfRestarting) {
+  MockCluster mock;
+  mock.create_topic(kDataTopic, 2);
+  const std::string prefix = "config-errors";
+  mock.create_topic(prefix + ".markers", kParallelism);  // the mock does not answer CreateTopics
+  struct Case {
+    const char* name;
+    std::function<void(KafkaSinkOptions&)> edit;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {"an exactly-once sink without a prefix (and no claim to refuse it at submission)",
+       [](KafkaSinkOptions& o) {
+         o.transactional_id_prefix = "";
+         o.claims_topic = "";
+       },
+       "needs a transactional_id_prefix"},
+      {"a property librdkafka refuses", [](KafkaSinkOptions& o) { o.properties["linger.ms"] = "soon"; },
+       "property linger.ms=soon"},
+      {"an at-least-once sink without a topic",
+       [](KafkaSinkOptions& o) {
+         o.delivery_guarantee = DeliveryGuarantee::kAtLeastOnce;
+         o.topic = "";
+       },
+       "a record has no topic"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Configuration config = ten_restarts_config();
+    KafkaSinkOptions o;
+    o.bootstrap_servers = mock.bootstrap();
+    o.topic = kDataTopic;
+    o.delivery_guarantee = DeliveryGuarantee::kExactlyOnce;
+    o.transactional_id_prefix = prefix;
+    o.claims_topic = "";
+    c.edit(o);
+    StreamExecutionEnvironment env(config);
+    env.set_parallelism(kParallelism);
+    auto encode = [](const int64_t& v, KafkaProducerRecord& out) { out.value = std::to_string(v); };
+    env.from_sequence(0, 99).uid("numbers").sink_to(KafkaSink<int64_t, decltype(encode)>(o, encode)).uid("kafka-sink");
+    auto submitted = env.execute_async("kafka-config-errors");
+    ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+    auto* client = dynamic_cast<cluster::CheckpointingJobClient*>(submitted->get());
+    ASSERT_NE(client, nullptr);
+    const JobExecutionResult r = client->wait();
+    EXPECT_EQ(r.status, JobStatus::kFailed);
+    EXPECT_EQ(r.error.code(), StatusCode::kInvalidArgument) << r.error.to_string();
+    EXPECT_NE(r.error.message().find(c.expected), std::string::npos) << r.error.to_string();
+    EXPECT_EQ(client->restarts(), 0) << r.error.to_string();
+  }
 }
 
 }  // namespace

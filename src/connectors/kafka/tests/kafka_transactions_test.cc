@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "../kafka_transactions.h"
+#include "../rdkafka_client.h"
 #include "sluice/connectors/kafka/kafka_sink.h"
 
 namespace sluice::kafka::internal {
@@ -96,6 +97,20 @@ TEST(KafkaTransactions, TimeoutWarningWhenShorterThanIntervalPlusTimeoutPlusRest
   const std::string w = kafka_transaction_timeout_warning(60000, 10000, 600000, 1000);
   EXPECT_NE(w.find("611000 ms"), std::string::npos) << w;
   EXPECT_NE(w.find("transaction.timeout.ms 60000 ms"), std::string::npos) << w;
+}
+
+// The consumers a sink makes for itself get its connection settings, not its producer settings (which librdkafka
+// would log as ignored, one line each).
+TEST(KafkaClient, ASinksConsumersTakeItsConnectionPropertiesOnly) {
+  const std::map<std::string, std::string> sink = {
+      {"linger.ms", "5"}, {"acks", "all"}, {"compression.type", "zstd"}, {"transaction.timeout.ms", "60000"},
+      {"security.protocol", "SASL_SSL"}, {"sasl.mechanism", "PLAIN"}, {"socket.timeout.ms", "30000"},
+      {"client.rack", "r1"}};
+  const std::map<std::string, std::string> expected = {{"security.protocol", "SASL_SSL"},
+                                                       {"sasl.mechanism", "PLAIN"},
+                                                       {"socket.timeout.ms", "30000"},
+                                                       {"client.rack", "r1"}};
+  EXPECT_EQ(consumer_properties_of_sink(sink), expected);
 }
 
 }  // namespace
