@@ -44,10 +44,12 @@ enum class Rolling {
 
 constexpr int32_t kKeys = 200;
 
+constexpr int64_t kRolloverIntervalMs = 300;
+
 file::RollingPolicy rolling_policy(Rolling r) {
   if (r == Rolling::kOnCheckpoint) return file::RollingPolicy::on_checkpoint();
   file::RollingPolicy p = file::RollingPolicy::defaults();  // 128 MiB: never reached here
-  p.rollover_interval_ms = 300;
+  p.rollover_interval_ms = kRolloverIntervalMs;
   p.inactivity_interval_ms = 200;
   return p;
 }
@@ -194,6 +196,7 @@ TEST_P(SinkFailoverIT, OutputIsExactlyOnceUnderSeededFailuresOfEveryClass) {
   StreamExecutionEnvironment env(t.config);
   env.set_parallelism(2);
   build_job(env, t.out(), kRecords, /*records_per_second=*/20'000, c.rolling);
+  const auto started = std::chrono::steady_clock::now();
   auto client = env.execute_async("sink-failover");
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
@@ -201,6 +204,8 @@ TEST_P(SinkFailoverIT, OutputIsExactlyOnceUnderSeededFailuresOfEveryClass) {
   const auto source_records = [&] { return failover_test::records_out((*client)->metrics(), "sink-failover.numbers."); };
   failover_test::inject_seeded_failures(**client, *cp, seed, kFailures, kRecords, source_records, "sink");
   auto result = (*client)->wait();
+  const auto run_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
   failover_test::print_injected_failures(*cp);
   EXPECT_EQ(static_cast<int32_t>(cp->injected_failures().size()), kFailures);
@@ -211,8 +216,14 @@ TEST_P(SinkFailoverIT, OutputIsExactlyOnceUnderSeededFailuresOfEveryClass) {
   ASSERT_TRUE(entries.is_ok());
   const int64_t checkpoints = cp->checkpoint_stats().num_completed;
   std::printf("  %zu part files, %lld checkpoints completed\n", entries->size(), static_cast<long long>(checkpoints));
-  if (c.rolling == Rolling::kKeepOpen) {
+  // Files open across checkpoints show as fewer part files than checkpoints, when checkpoints came well within
+  // the rollover interval. On a loaded machine S3 checkpoints can take longer than the rollover interval; each
+  // then rolls, and the count tells nothing (exactly-once above still holds).
+  if (c.rolling == Rolling::kKeepOpen && checkpoints > 0 && run_ms / checkpoints <= kRolloverIntervalMs / 3) {
     EXPECT_LT(static_cast<int64_t>(entries->size()), checkpoints) << "files did not stay open across checkpoints";
+  } else if (c.rolling == Rolling::kKeepOpen) {
+    std::printf("  checkpoints every %lld ms on average: slower than a third of the rollover interval, so the "
+                "part file count is not compared\n", static_cast<long long>(checkpoints > 0 ? run_ms / checkpoints : run_ms));
   }
   (void)t.fs->remove_all(t.base);
 }

@@ -41,6 +41,16 @@ size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata) {
   return n;
 }
 
+// curl sends a request again by itself when the kept-alive connection it reused turns out closed before any
+// answer (the server's idle timeout, a proxy); the body then starts over. Without this, curl fails the request
+// with CURLE_SEND_FAIL_REWIND instead.
+int on_seek(void* userdata, curl_off_t offset, int origin) {
+  auto* src = static_cast<UploadSource*>(userdata);
+  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > src->bytes.size()) return CURL_SEEKFUNC_CANTSEEK;
+  src->offset = static_cast<size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
 // Where a response goes; `expect_body` is false for HEAD, whose Content-Length announces no body.
 struct ResponseSink {
   HttpResponse* response = nullptr;
@@ -225,6 +235,8 @@ HttpResponse HttpTransport::perform(const HttpRequest& request) {
       curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
       curl_easy_setopt(curl, CURLOPT_READFUNCTION, &on_read);
       curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
+      curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, &on_seek);
+      curl_easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
       curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
       break;
     case HttpMethod::kPost:

@@ -16,6 +16,7 @@ bool is_retriable_curl_code(int curl_code) {
     case CURLE_RECV_ERROR:            // ... while receiving
     case CURLE_GOT_NOTHING:           // the server closed the connection without answering
     case CURLE_PARTIAL_FILE:          // the body ended before its Content-Length
+    case CURLE_SEND_FAIL_REWIND:      // curl could not send a body again by itself; a new attempt sends it whole
     case CURLE_SSL_CONNECT_ERROR:     // the TLS handshake broke off
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:

@@ -165,5 +165,24 @@ TEST_F(S3ClientIT, ACompletionWhoseAnswerWasLostIsRecognisedOnRetry) {
   EXPECT_EQ(*got, part);
 }
 
+// A kept-alive connection that turns out closed when the next request is sent on it (the server's idle timeout):
+// curl sends the request again on a new connection by itself, from the start of its body. No retry of ours is
+// needed (none is allowed here); a body curl cannot rewind failed such uploads with curl error 65.
+TEST_F(S3ClientIT, AnUploadOnAReusedConnectionThatDiedIsSentAgainWhole) {
+  const std::string key = prefix_ + "reused.bin";
+  std::vector<uint8_t> bytes = random_bytes(200'000, 13);
+  S3FaultProxy proxy(server_port());
+  std::unique_ptr<S3Client> client = client_via(proxy, 0);
+  ASSERT_TRUE(client->put_object(bucket_, key + ".first", random_bytes(10, 14)).is_ok()) << "opens the connection";
+  proxy.inject("PUT /" + bucket_ + "/" + key + " ", S3FaultProxy::Fault::kCloseUnanswered, 1);
+  const Status put = client->put_object(bucket_, key, bytes);
+  ASSERT_TRUE(put.is_ok()) << put.to_string();
+  EXPECT_EQ(proxy.faults_injected(), 1);
+  EXPECT_EQ(client->stats().retries, 0u);
+  Result<std::vector<uint8_t>> got = client_->get_object(bucket_, key);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(*got, bytes);
+}
+
 }  // namespace
 }  // namespace sluice::s3::testing

@@ -30,6 +30,7 @@ class S3FaultProxy {
   enum class Fault {
     kErrorResponse,  // answer with `status` and an S3 <Error> with `code`; the server never sees the request
     kLoseResponse,   // forward the request, drop the server's answer, close the connection
+    kCloseUnanswered,  // read the request, close the connection without an answer; the server never sees it
   };
 
   explicit S3FaultProxy(int upstream_port) : upstream_port_(upstream_port) {
@@ -169,6 +170,15 @@ class S3FaultProxy {
                                " Injected\r\nContent-Type: application/xml\r\nConnection: close\r\nContent-Length: " +
                                std::to_string(body.size()) + "\r\n\r\n" + body;
         send_all(client, response.data(), response.size());
+        return close_both(client, upstream);
+      }
+      if (rule != nullptr && rule->fault == Fault::kCloseUnanswered) {
+        size_t remaining = content_length(head) - std::min(content_length(head), buffer.size());
+        while (remaining > 0) {  // the whole request arrives, as on a connection the server closed meanwhile
+          ssize_t n = ::recv(client, chunk, std::min(sizeof chunk, remaining), 0);
+          if (n <= 0) break;
+          remaining -= static_cast<size_t>(n);
+        }
         return close_both(client, upstream);
       }
       if (rule != nullptr) swallow = true;  // kLoseResponse: the server answers, the client never hears

@@ -11,7 +11,7 @@ namespace {
 
 TEST(S3RetryPolicy, TransportErrorsThatATryAgainCanFixAreRetried) {
   for (CURLcode code : {CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_COULDNT_RESOLVE_HOST,
-                        CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,
+                        CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND,
                         CURLE_SSL_CONNECT_ERROR}) {
     EXPECT_TRUE(is_retriable_curl_code(code)) << curl_easy_strerror(code);
     EXPECT_EQ(classify_attempt(code, 0, ""), AttemptVerdict::kRetriable) << curl_easy_strerror(code);
