@@ -1,20 +1,8 @@
 #include "coordinator/shared_state_registry.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace sluice::coordinator {
-
-Result<RecoveryClaimMode> parse_recovery_claim_mode(std::string_view text) {
-  std::string up;
-  for (char c : text) up += static_cast<char>(c == '-' ? '_' : std::toupper(static_cast<unsigned char>(c)));
-  if (up == "CLAIM") return RecoveryClaimMode::kClaim;
-  if (up == "NO_CLAIM") return RecoveryClaimMode::kNoClaim;
-  return Status::invalid_argument("execution.state-recovery.claim-mode: expected CLAIM or NO_CLAIM, got '" +
-                                  std::string(text) + "'");
-}
-
-std::string_view to_string(RecoveryClaimMode mode) { return mode == RecoveryClaimMode::kClaim ? "CLAIM" : "NO_CLAIM"; }
 
 void SharedStateRegistry::checkpoint_pending(CheckpointId id) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -28,15 +28,6 @@
 
 namespace sluice::coordinator {
 
-// execution.state-recovery.claim-mode (Flink's RecoveryClaimMode).
-enum class RecoveryClaimMode : uint8_t {
-  kNoClaim,  // NO_CLAIM (default): the restored checkpoint stays the user's; the first checkpoint is full
-  kClaim,    // CLAIM: the job owns the restored checkpoint and deletes it once subsumed
-};
-// "CLAIM" / "NO_CLAIM", case-insensitive (also "NO-CLAIM"); kInvalidArgument naming the option otherwise.
-Result<RecoveryClaimMode> parse_recovery_claim_mode(std::string_view text);
-std::string_view to_string(RecoveryClaimMode mode);
-
 class SharedStateRegistry {
  public:
   // Ownership of the files a checkpoint registers.

@@ -125,15 +125,5 @@ TEST(SharedStateRegistry, TwentyCheckpointsThreeRetainedKeepExactlyTheReferenced
   }
 }
 
-TEST(RecoveryClaimMode, ParsesFlinkNames) {
-  EXPECT_EQ(*parse_recovery_claim_mode("CLAIM"), RecoveryClaimMode::kClaim);
-  EXPECT_EQ(*parse_recovery_claim_mode("no_claim"), RecoveryClaimMode::kNoClaim);
-  EXPECT_EQ(*parse_recovery_claim_mode("NO-CLAIM"), RecoveryClaimMode::kNoClaim);
-  auto bad = parse_recovery_claim_mode("LEGACY");
-  ASSERT_FALSE(bad.is_ok());
-  EXPECT_NE(bad.status().message().find("claim-mode"), std::string::npos);
-  EXPECT_EQ(to_string(RecoveryClaimMode::kClaim), "CLAIM");
-}
-
 }  // namespace
 }  // namespace sluice::coordinator
