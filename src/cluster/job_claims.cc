@@ -7,16 +7,11 @@
 #include <map>
 
 #include "checkpoint/checkpoint_layout.h"
+#include "core/host_name.h"
 #include "fs/folder_lock.h"
 
 namespace sluice::cluster {
 namespace {
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
-  return buf;
-}
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

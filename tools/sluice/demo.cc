@@ -28,6 +28,7 @@
 #include "fs/path.h"
 #include "signals.h"
 #include "cluster/mini_cluster.h"
+#include "core/host_name.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
 #include "sluice/core/data_view.h"
@@ -101,10 +102,8 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
                     const std::string& checkpoint_dir) {
   // Both folders the job will claim are taken first: a run that a running job's claim will refuse must not remove
   // anything (the part files may be a killed run's committed output, which its --restore latest still needs).
-  char host[256] = {};
-  (void)::gethostname(host, sizeof host - 1);
   sluice::ClaimingJob cleaner;
-  cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + host +
+  cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + sluice::host_name() +
                         " (removing an earlier run's part files before its job starts)";
   std::vector<std::unique_ptr<sluice::HeldClaim>> held;
   const std::pair<std::string, std::string> folders[] = {{checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)"},

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "core/host_name.h"
 #include "kafka_markers.h"
 #include "rdkafka_client.h"
 #include "sluice/connectors/kafka/kafka_sink.h"
@@ -101,12 +102,6 @@ class HeldGroupClaim final : public HeldClaim {
   std::atomic<bool> stop_{false};
   std::thread poller_;
 };
-
-std::string host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "an unknown host";
-  return buf;
-}
 
 // The claims group as DescribeConsumerGroups reports it: who owns the claims partition ("" when nobody does), and
 // the other members ("" when there are none), each as its client.id and host.
