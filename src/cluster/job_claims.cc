@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -57,8 +58,8 @@ Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     const std::string dir = checkpoint::checkpoint_dir_of(claimed_restore);
     if (auto claim = fs::local_folder_claim(dir, "checkpoint folder '" + dir + "' (of " + claimed_restore +
                                                      ", restored in CLAIM mode)")) {
-      const bool own = !wanted.empty() && wanted.front().claim.key == claim->key;
-      if (!own) wanted.push_back({std::move(*claim), "the restore in CLAIM mode"});
+      const bool claimed = std::any_of(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.claim.key == claim->key; });
+      if (!claimed) wanted.push_back({std::move(*claim), "the restore in CLAIM mode"});
     }
   }
   for (const StreamNode& node : graph.nodes) {
