@@ -52,3 +52,39 @@ ts_stop_pid() {
     sleep 0.1
   done
 }
+
+# ts_fetch_jars WHAT NAME POM VERSION LOG: the runtime jars of the Maven project POM (the server WHAT at VERSION)
+# in $SLUICE_CACHE_DIR/NAME-VERSION/libs (default cache ${XDG_CACHE_HOME:-$HOME/.cache}/sluice), fetched once per
+# version with `mvn dependency:copy-dependencies`; prints that folder.
+# One fetch at a time per cache (several build trees, or scripts/test-servers/fetch while a fixture starts).
+# Returns 3 when Maven Central cannot be reached (LOG holds Maven's output), dies on any other failure (a wrong
+# pom, a missing artifact). SLUICE_MVN_ARGS: extra Maven arguments (e.g. "-o" to check the skip path).
+ts_fetch_jars() {
+  local what=$1 name=$2 pom=$3 version=$4 log=$5 cache libs rc=0
+  cache=${SLUICE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}/$name-$version
+  libs=$cache/libs
+  mkdir -p "$cache"
+  exec 9>"$cache/.lock"
+  flock 9
+  if [ ! -f "$libs/.complete" ]; then
+    command -v mvn >/dev/null || ts_die "mvn not found (scripts/setup installs maven)"
+    rm -rf "$libs.tmp"
+    ts_log "fetching $what $version with Maven into $libs"
+    # shellcheck disable=SC2086 # SLUICE_MVN_ARGS is a list of arguments
+    if mvn -B ${SLUICE_MVN_ARGS:-} -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+        -DoutputDirectory="$libs.tmp" >"$log" 2>&1; then
+      rm -rf "$libs"
+      mv "$libs.tmp" "$libs"
+      touch "$libs/.complete"
+    elif grep -Eq 'UnknownHostException|Connection refused|Connect to .* failed|connect timed out|Network is unreachable|No route to host|Could not transfer artifact|offline mode' "$log"; then
+      rc=3  # a network failure: the caller skips its tests
+    else
+      tail -n 30 "$log" >&2
+      ts_die "mvn could not resolve $what $version (see $log)"
+    fi
+  fi
+  flock -u 9
+  exec 9>&-
+  [ "$rc" -eq 0 ] && echo "$libs"
+  return "$rc"
+}
