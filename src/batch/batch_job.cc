@@ -222,7 +222,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
         RestartDecision d = decide_restart(*restart_, st, cfg_.clock->now_ms(), Status::ok(), &identical_failures_,
                                            static_cast<int64_t>(s));
         if (!d.restart) {
-          error = st.with_context(d.reason);
+          error = job_failure(d, st);
           terminal = JobStatus::kFailed;
           break;
         }

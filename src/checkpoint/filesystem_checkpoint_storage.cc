@@ -73,6 +73,8 @@ struct FileSystemCheckpointStorage::Shared {
   // The filesystem serving `path`: base_dir's for a path of its scheme, else the registry's.
   Result<std::shared_ptr<fs::FileSystem>> fs_for(const std::string& path) const {
     SLUICE_RETURN_IF_ERROR(fs_error);
+    // Also for plain paths: "s3:/x" has no scheme yet is no local folder either (check_supported says so).
+    SLUICE_RETURN_IF_ERROR(file_systems.check_supported(path, ""));
     std::string scheme = fs::uri_scheme(path);
     if ((scheme.empty() ? "file" : scheme) == fs->scheme()) return fs;
     return file_systems.for_path(path);

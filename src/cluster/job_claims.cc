@@ -10,6 +10,7 @@
 #include "checkpoint/checkpoint_layout.h"
 #include "core/host_name.h"
 #include "fs/folder_lock.h"
+#include "fs/path.h"
 
 namespace sluice::cluster {
 namespace {
@@ -55,7 +56,8 @@ Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
   if (!claimed_restore.empty()) {
     // Restored in CLAIM mode, its files are deleted by this job once subsumed: the folder of the job that wrote
     // it must not be in use. The job's own checkpoint folder is the usual case, claimed once.
-    const std::string dir = checkpoint::checkpoint_dir_of(claimed_restore);
+    // Symbolic links resolved first: a chk-<n> linked from elsewhere belongs to the folder it lives in.
+    const std::string dir = checkpoint::checkpoint_dir_of(fs::canonical_path(claimed_restore));
     if (auto claim = fs::local_folder_claim(dir, "checkpoint folder '" + dir + "' (of " + claimed_restore +
                                                      ", restored in CLAIM mode)")) {
       const bool claimed = std::any_of(wanted.begin(), wanted.end(), [&](const Wanted& w) { return w.claim.key == claim->key; });

@@ -22,6 +22,20 @@ Constraint<milliseconds> at_least(milliseconds min) {
 }
 // Flink's MINIMAL_CHECKPOINT_TIME: the smallest checkpoint interval and timeout it accepts.
 constexpr milliseconds kMinimalCheckpointTime{10};
+// Folders only a local disk can hold (a database's working files, spill files): a value starting with a URI
+// scheme ("s3://b", "gs:/b", "file:///x") is refused instead of becoming a local folder named "s3:".
+Constraint<std::string> local_folder() {
+  return {[](const std::string& v) {
+            size_t i = 0;
+            while (i < v.size() && (std::isalnum(static_cast<unsigned char>(v[i])) != 0 || v[i] == '+' ||
+                                    v[i] == '.' || v[i] == '-')) {
+              ++i;
+            }
+            const bool scheme = i >= 2 && i < v.size() && v[i] == ':' && std::isalpha(static_cast<unsigned char>(v[0]));
+            return !scheme;
+          },
+          "a local folder path, not a URI (these files are written on this machine's disk)"};
+}
 }  // namespace
 
 const ConfigOption<int32_t> kDefaultParallelism{
@@ -102,8 +116,9 @@ const ConfigOption<StateBackendType> kStateBackendType{
 const ConfigOption<std::string> kRocksDBLocalDir{
     "state.backend.rocksdb.localdir", "",
     "Directory under which the RocksDB state backend creates one working directory per keyed operator subtask "
-    "(deleted when the subtask ends). Empty: the system temp directory ($TMPDIR or /tmp).",
-    {}, {}};
+    "(deleted when the subtask ends). Empty: the system temp directory ($TMPDIR or /tmp). A local folder: a "
+    "URI (s3://..., file://...) is refused.",
+    {}, local_folder()};
 
 const ConfigOption<bool> kRocksDBCacheEnabled{
     "state.backend.rocksdb.cache.enabled", false,
@@ -215,8 +230,10 @@ const ConfigOption<MemorySize> kSortedInputsMemory{
 const ConfigOption<std::string> kIoTmpDirs{
     "io.tmp.dirs", "/tmp",
     "BATCH: directory for blocking exchange files and sort spills (the first of a ':'-separated list); each job "
-    "writes into its own folder below, removed when the job ends.",
-    {}, {}};
+    "writes into its own folder below, removed when the job ends. Local folders: a URI (hdfs://..., "
+    "file://...) is refused.",
+    {}, {[](const std::string& v) { return v.find("://") == std::string::npos; },
+         "local folders separated by ':', not URIs (these files are written on this machine's disk)"}};
 
 const ConfigOption<CheckpointingMode> kCheckpointingMode{
     "execution.checkpointing.mode", CheckpointingMode::kExactlyOnce,

@@ -43,6 +43,9 @@ Status FileSystemRegistry::check_supported(const std::string& path, const std::s
       return Status::invalid_argument(context + "'" + path + "' names the host '" + host +
                                       "': a file URI names a local path (file:///path or file://localhost/path)");
     }
+    if (strip_file_scheme(path).empty()) {
+      return Status::invalid_argument(context + "'" + path + "' names no folder (expected file:///path)");
+    }
   }
   std::lock_guard lock(state_->mu);
   if (state_->entries.count(scheme) > 0) return Status::ok();

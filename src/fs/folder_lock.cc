@@ -40,7 +40,7 @@ Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& w
   const std::string local = strip_file_scheme(dir);
   std::error_code ec;
   std::filesystem::create_directories(local, ec);
-  if (ec) return errno_status("cannot create " + what, local, ec.value());
+  if (ec) return errno_status("cannot create", local, ec.value()).with_context(what);
   const std::string lock_path = join_path(local, kFolderLockFileName);
   // A few rounds at most: each one that loses found a file its holder removed in between.
   for (int round = 0; round < 100; ++round) {
@@ -51,12 +51,12 @@ Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& w
     // folder itself refuses us, and that is the error to report.
     const bool writable = fd >= 0;
     if (fd < 0 && open_errno == EACCES) fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return errno_status("cannot open the lock file of " + what, lock_path, open_errno);
+    if (fd < 0) return errno_status("cannot open the lock file", lock_path, open_errno).with_context(what);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       const std::string by = err == EWOULDBLOCK ? read_holder(fd) : "";
       ::close(fd);
-      if (err != EWOULDBLOCK) return errno_status("cannot lock " + what, lock_path, err);
+      if (err != EWOULDBLOCK) return errno_status("cannot lock", lock_path, err).with_context(what);
       return Status::failed_precondition(what + " is in use by " + by + ": give each running job its own (the lock, " +
                                          lock_path + ", frees itself when that job ends or its process dies)");
     }
@@ -71,13 +71,17 @@ Result<FolderLock> FolderLock::take(const std::string& dir, const std::string& w
       // Free, but it cannot record us: removed while locked (as release() does), then created anew.
       const int err = ::unlink(lock_path.c_str()) == 0 ? 0 : errno;
       ::close(fd);
-      if (err != 0) return errno_status("cannot replace another user's lock file of " + what, lock_path, err);
+      if (err != 0) {
+        // A sticky folder (like /tmp) lets only the file's owner remove it; the lock is free, its file is not ours.
+        return errno_status("cannot replace another user's free lock file", lock_path, err)
+            .with_context(what + " (its owner or root can remove the file)");
+      }
       continue;
     }
     FolderLock lock(fd, lock_path);
     const std::string line = holder + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) != static_cast<ssize_t>(line.size())) {
-      return errno_status("cannot write the lock file of " + what, lock_path, errno);
+      return errno_status("cannot write the lock file", lock_path, errno).with_context(what);
     }
     return lock;
   }
@@ -110,7 +114,10 @@ std::optional<ExclusiveClaim> local_folder_claim(const std::string& dir, const s
   const std::string scheme = uri_scheme(dir);
   if (!scheme.empty() && scheme != "file") return std::nullopt;
   // Refused by the registry where the path is used; a lock would create the folder it refuses.
-  if (!mistyped_uri_scheme(dir).empty() || !file_uri_host(dir).empty()) return std::nullopt;
+  const std::string host = file_uri_host(dir);
+  if (!mistyped_uri_scheme(dir).empty() || (!host.empty() && host != "localhost") || strip_file_scheme(dir).empty()) {
+    return std::nullopt;
+  }
   ExclusiveClaim claim;
   claim.what = what;
   claim.key = "local folder " + canonical_path(dir);

@@ -46,7 +46,8 @@ RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Statu
 }
 
 Status job_failure(const RestartDecision& d, const Status& cause) {
-  if (d.unusable_restore_point.is_ok()) return cause.with_context(d.reason);
+  // Every reason already names the cause: as context it would say it twice.
+  if (d.unusable_restore_point.is_ok()) return Status(cause.code(), d.reason);
   return Status(d.unusable_restore_point.code(),
                 d.reason + "; the failure that asked for the restart: " + cause.to_string());
 }

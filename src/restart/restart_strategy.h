@@ -96,9 +96,10 @@ RestartDecision decide_restart(RestartBackoffTimeStrategy& strategy, const Statu
                                const Status& restore_files = Status::ok(), IdenticalFailureCounter* identical = nullptr,
                                int64_t latest_checkpoint_id = -1);
 
-// The error a job fails with when `d` rules out a restart: `cause` with d.reason as context; when the restore point
-// is what rules it out, with that check's code (kNotFound for a missing file, kCorruption for a damaged one), so
-// the job's error says what is wrong with the checkpoint rather than what failed the task.
+// The error a job fails with when `d` rules out a restart: `cause`'s code with d.reason (which names the cause
+// once) as its message; when the restore point is what rules it out, with that check's code (kNotFound for a
+// missing file, kCorruption for a damaged one), so the job's error says what is wrong with the checkpoint rather
+// than what failed the task.
 Status job_failure(const RestartDecision& d, const Status& cause);
 
 }  // namespace sluice

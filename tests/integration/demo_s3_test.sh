@@ -65,7 +65,9 @@ for run in 1 2; do
     --output "$base/output" "${s3[@]}" --verify > "s3-output-$run.out" 2>&1 || fail "demo with --output on S3 (run $run)"
   contains "s3-output-$run" "verified: OK"
 done
-s3_keys "${base#"s3://$SLUICE_S3_BUCKET/"}/output" | grep -q '/part-' || fail "no part file on S3"
+# Listed into a file first: `s3_keys | grep -q` fails under pipefail when grep stops reading early (broken pipe).
+s3_keys "${base#"s3://$SLUICE_S3_BUCKET/"}/output" > output-keys.txt
+grep -Eq '/part-[0-9a-f]{32}-[0-9]+-[0-9]+-[0-9]+$' output-keys.txt || fail "no part file on S3: $(head -5 output-keys.txt)"
 [ ! -e "s3:" ] || fail "a local folder named 's3:' was created"
 
 # Unsupported schemes and mistyped URIs are refused, naming them; nothing local is created for them.

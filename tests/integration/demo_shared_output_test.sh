@@ -2,7 +2,7 @@
 # Two `sluice demo` runs on one output folder: the second is refused (exit 2) naming the running one, before it
 # removes anything (every part file the first run committed is still there, unchanged). The same for a shared
 # checkpoint folder, which also keeps a refused run from cleaning its own output folder. A killed run leaves no stale
-# lock: the next run on its folders starts and verifies.
+# lock: the next run on its folders starts, replaces the killed run's part files (not the user's) and verifies.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d)
@@ -36,20 +36,28 @@ grep -q "checkpoint folder 'c1' (execution.checkpointing.dir) is in use by job '
 
 # A run refused because of the checkpoint folder removes nothing from its own, free output folder (where part files
 # may be a killed run's committed output that a --restore still needs).
-mkdir -p o3 && echo "an earlier run's output" > o3/part-earlier-0-1-0
+mkdir -p o3 && echo "an earlier run's output" > o3/part-0123456789abcdef0123456789abcdef-0-1-0
 rc=0; "$sluice" demo --events 1000 --output o3 --checkpoint-dir c1 > fourth.out 2>&1 || rc=$?
 [ "$rc" = 2 ] || { echo "fourth demo on the same checkpoint folder: exit $rc, expected 2"; cat fourth.out; exit 1; }
 grep -q "checkpoint folder 'c1' (execution.checkpointing.dir) is in use by job 'demo'" fourth.out \
   || { echo "the fourth refusal does not name the checkpoint folder's job"; cat fourth.out; exit 1; }
-[ -f o3/part-earlier-0-1-0 ] || { echo "the refused run removed o3's part files"; exit 1; }
+[ -f o3/part-0123456789abcdef0123456789abcdef-0-1-0 ] || { echo "the refused run removed o3's part files"; exit 1; }
 
 # Everything the first run had committed is still there, unchanged.
 committed_after=$(cd o && stat -c '%n %s' $(echo "$committed_before" | cut -d' ' -f1) 2>&1 | sort || true)
 [ "$committed_before" = "$committed_after" ] || { echo "committed part files changed:"; \
   diff <(echo "$committed_before") <(echo "$committed_after") || true; exit 1; }
 
-# kill -9 leaves the lock file, unlocked: the next run takes it (and replaces the killed run's part files).
+# kill -9 leaves the lock file, unlocked: the next run takes it and replaces the killed run's part files - only
+# those: files the sink did not name, even "part-" ones, are the user's and stay.
 kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+echo mine > o/part-mine.txt; echo mine > o/notes.txt; echo mine > o/part-0123-0-1-0
 "$sluice" demo --events 20000 --output o --checkpoint-dir c1 --verify > after.out 2>&1 \
   || { echo "a run after a killed one failed"; cat after.out; exit 1; }
+for f in part-mine.txt notes.txt part-0123-0-1-0; do
+  [ "$(cat "o/$f" 2>/dev/null)" = mine ] || { echo "the next run removed or changed the user's file o/$f"; exit 1; }
+done
+for f in $(echo "$committed_before" | cut -d' ' -f1); do
+  [ ! -e "o/$f" ] || { echo "the next run kept the killed run's part file o/$f"; exit 1; }
+done
 echo "demo shared output test: OK"

@@ -165,6 +165,25 @@ TEST_F(JobClaimsIT, AClaimRestoreOfARunningJobsCheckpointIsRefused) {
       << claiming.status().to_string();
   EXPECT_TRUE(std::filesystem::exists(chk + "/_metadata"));
 
+  // The same checkpoint reached through a symbolic link (to the chk-<n> folder, or to its job's folder) is the
+  // running job's checkpoint all the same.
+  const std::filesystem::path chk_path(chk);
+  const std::string job_hex = chk_path.parent_path().filename().string();
+  std::filesystem::create_directories(dir + "/linked-chk/" + job_hex);
+  std::filesystem::create_directory_symlink(chk_path, dir + "/linked-chk/" + job_hex + "/" + chk_path.filename().string());
+  std::filesystem::create_directories(dir + "/linked-job");
+  std::filesystem::create_directory_symlink(chk_path.parent_path(), dir + "/linked-job/" + job_hex);
+  for (const std::string& linked : {dir + "/linked-chk/" + job_hex + "/" + chk_path.filename().string(),
+                                    dir + "/linked-job/" + job_hex + "/" + chk_path.filename().string()}) {
+    auto via_link = start_main_job(other, dir + "/ck-2", "claiming", linked,
+                                   {{"execution.state-recovery.claim-mode", "CLAIM"}});
+    ASSERT_FALSE(via_link.is_ok()) << linked;
+    EXPECT_EQ(via_link.status().code(), StatusCode::kFailedPrecondition) << via_link.status().to_string();
+    EXPECT_NE(via_link.status().message().find(", restored in CLAIM mode) is in use by job 'first'"), std::string::npos)
+        << via_link.status().to_string();
+  }
+  EXPECT_TRUE(std::filesystem::exists(chk + "/_metadata"));
+
   // NO_CLAIM only reads the checkpoint: accepted while the first job runs. Its restored committables name part
   // files of the first job's output folder, so with a folder of its own this run fails ("committable data is
   // gone") unless it is cancelled before its first commit; either way the first job's files stay.

@@ -47,7 +47,7 @@ TEST(PerAuctionVerify, DetectsMissingAndDuplicateUpdates) {
   std::filesystem::create_directories(dir);
   std::unordered_map<int64_t, nexmark::AuctionAggregate> oracle{{1000, {3, 600, 300}}, {1001, {1, 50, 50}}};
   {
-    std::ofstream f(dir + "/part-0-0");
+    std::ofstream f(dir + "/part-0123456789abcdef0123456789abcdef-0-0-0");
     f << "1000,1,100,100\n1000,3,600,300\n1000,3,600,300\n1001,2,100,50\n";
   }
   auto report = cli::verify_per_auction_output(dir, oracle);

@@ -30,6 +30,7 @@
 #include "cluster/mini_cluster.h"
 #include "core/host_name.h"
 #include "sluice/config/derived_options.h"
+#include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/config/options.h"
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
@@ -94,7 +95,8 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
   return total;
 }
 
-// Removes the part files left by an earlier run (only those: the directory may hold other things), on any
+// Removes the part files left by an earlier run (only names the file sink generates, is_part_file_name: the
+// directory may hold other things, a user's "part-notes.txt" included), on any
 // filesystem the job's configuration serves (a local path, file://, s3://). A local folder is locked while it is
 // cleaned, so a folder a running job writes to is refused (naming that job) before anything is removed; the job
 // takes the lock again when it is submitted.
@@ -121,7 +123,7 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<sluice::fs::DirEntry> entries, fsys->list_dir(dir));
   for (const auto& e : entries) {
-    if (e.kind != sluice::fs::PathKind::kFile || e.name.rfind("part-", 0) != 0) continue;
+    if (e.kind != sluice::fs::PathKind::kFile || !sluice::file::is_part_file_name(e.name)) continue;
     SLUICE_RETURN_IF_ERROR(fsys->remove_file(sluice::fs::join_path(dir, e.name)));
   }
   return Status::ok();
@@ -199,7 +201,7 @@ int run_demo(const DemoFlags& f) {
   if (!restoring) {
     const std::string checkpoint_dir = config.get(options::kCheckpointsDirectory);
     if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output, checkpoint_dir); !s.is_ok()) {
-      std::fprintf(stderr, "error: --output: %s\n", s.to_string().c_str());
+      std::fprintf(stderr, "error: %s\n", s.to_string().c_str());  // names the folder (output or checkpoint)
       return 2;
     }
   }
@@ -421,7 +423,7 @@ void add_demo_command(CLI::App& app, int* exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 65536));
   cmd->add_option("--rate", flags->rate, "Declared event rate (events/s of event time)")->capture_default_str()->check(rate_check);
   cmd->add_option("--seed", flags->seed, "Generator seed")->capture_default_str();
-  cmd->add_option("--output", flags->output, "Output directory (its part-* files are replaced)")->capture_default_str();
+  cmd->add_option("--output", flags->output, "Output directory (the part files of an earlier run, part-<job id>-..., are replaced; other files stay)")->capture_default_str();
   CLI::Option* interval = cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                                           "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off; "
                                           "no default in BATCH)")->capture_default_str();

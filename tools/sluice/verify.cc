@@ -9,6 +9,7 @@
 #include "fs/file_system.h"
 #include "fs/file_system_registry.h"
 #include "fs/path.h"
+#include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/generator.h"
 
 namespace sluice::cli {
@@ -98,7 +99,7 @@ Result<VerifyReport> verify_per_auction_output(
   if (kind != fs::PathKind::kDirectory) return Status::not_found("output directory '" + output_dir + "' does not exist");
   SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fsys->list_dir(output_dir));
   for (const fs::DirEntry& entry : entries) {
-    if (entry.kind != fs::PathKind::kFile || entry.name.rfind("part-", 0) != 0) continue;
+    if (entry.kind != fs::PathKind::kFile || !file::is_part_file_name(entry.name)) continue;  // the sink's files only
     const std::string path = fs::join_path(output_dir, entry.name);
     auto bytes = fsys->read_file(path);
     if (!bytes.is_ok()) return bytes.status().with_context("reading the output file '" + path + "'");

@@ -190,7 +190,8 @@ extern const ConfigOption<RuntimeExecutionMode> kRuntimeMode;
 // hold before it spills a sorted run to disk (then merged k-way at the end of the input).
 extern const ConfigOption<MemorySize> kSortedInputsMemory;
 // io.tmp.dirs (String, "/tmp"): BATCH - where blocking exchanges and sort spills are written (the first entry of
-// a ':'-separated list); each job uses its own folder below, removed when the job ends.
+// a ':'-separated list); each job uses its own folder below, removed when the job ends. Local folders only: a
+// value containing "://" is refused (kInvalidArgument naming the key).
 extern const ConfigOption<std::string> kIoTmpDirs;
 // taskmanager.memory.segment-size (MemorySize, 32kb, a power of two in [4kb, 16mb]): size of one network
 // buffer.
@@ -205,7 +206,8 @@ extern const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel;
 // legacy name that also selects the checkpoint storage (see StateBackendType).
 extern const ConfigOption<StateBackendType> kStateBackendType;
 // state.backend.rocksdb.localdir (String, "" = the system temp directory): where the RocksDB backend puts each
-// subtask's working directory (deleted when the subtask ends).
+// subtask's working directory (deleted when the subtask ends). A local folder only: a value starting with a URI
+// scheme ("s3://b", "file:///x", "gs:/b") is refused (kInvalidArgument naming the key).
 extern const ConfigOption<std::string> kRocksDBLocalDir;
 // state.backend.rocksdb.cache.enabled (Boolean, false) and state.backend.rocksdb.cache.max-size (MemorySize,
 // 64mb, >= 4kb): a write-back cache of recently used keys per subtask in front of RocksDB (Sluice's own).

@@ -89,6 +89,21 @@ TEST(FileSystemStorage, StreamFactoryCreatesTheCheckpointFolderLazily) {
   EXPECT_EQ(*storage.checkpoint_dir(CheckpointId(1)), job_dir + "/chk-1");
 }
 
+// A savepoint target is any path the storage is asked for: "s3:/x" (one slash) is no local folder named "s3:".
+TEST(FileSystemStorage, APathThatLooksLikeAMistypedUriIsRefused) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp.path());
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+  EXPECT_TRUE(storage.file_system(tmp / "savepoints").is_ok());
+  for (const std::string bad : {"s3:/x", "file:/tmp/sp", "hdfs:///sp", "file://"}) {
+    auto f = storage.file_system(bad);
+    ASSERT_FALSE(f.is_ok()) << bad;
+    EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument) << f.status().to_string();
+    EXPECT_NE(f.status().message().find("'" + bad + "'"), std::string::npos) << f.status().to_string();
+  }
+  EXPECT_FALSE(fs::exists("s3:")) << "a folder named after the scheme";
+}
+
 TEST(FileSystemStorage, RejectsBadOptionsAndUseBeforeInitialize) {
   TempDir tmp;
   FileSystemCheckpointStorage negative(tmp.path(), testing::threshold(-1));

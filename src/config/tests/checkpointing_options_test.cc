@@ -306,6 +306,27 @@ TEST(DerivedOptions, RocksDBLocalDir) {
   EXPECT_EQ(c.get(options::kRocksDBLocalDir), "");
   ASSERT_TRUE(c.set_string("state.backend.rocksdb.localdir", "/var/tmp/sluice-rocksdb").is_ok());
   EXPECT_EQ(c.get(options::kRocksDBLocalDir), "/var/tmp/sluice-rocksdb");
+  for (const char* local : {"rocksdb", "./a:b", "/x/s3://y", "a", "1x:/y"}) {
+    EXPECT_TRUE(c.set_string("state.backend.rocksdb.localdir", local).is_ok()) << local;
+  }
+  // A URI would otherwise become a local folder named after its scheme ("./gs:/b/r").
+  for (const char* uri : {"gs://b/r", "s3://b/r", "s3:/b", "file:///tmp/r", "hdfs:x"}) {
+    Status s = c.set_string("state.backend.rocksdb.localdir", uri);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << uri;
+    EXPECT_NE(s.message().find("state.backend.rocksdb.localdir"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("not a URI"), std::string::npos) << s.message();
+  }
+}
+
+TEST(DerivedOptions, IoTmpDirsAreLocalFolders) {
+  Configuration c;
+  ASSERT_TRUE(c.set_string("io.tmp.dirs", "/a:/b").is_ok());
+  EXPECT_EQ(c.get(options::kIoTmpDirs), "/a:/b");
+  for (const char* uri : {"hdfs:///t", "/a:s3://b/t", "file:///tmp"}) {
+    Status s = c.set_string("io.tmp.dirs", uri);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << uri;
+    EXPECT_NE(s.message().find("io.tmp.dirs"), std::string::npos) << s.message();
+  }
 }
 
 TEST(DerivedOptions, RocksDBWriteBackCache) {

@@ -64,6 +64,27 @@ const fs::FileSystemRegistry& local_only() {
 
 }  // namespace
 
+bool is_part_file_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "part-";
+  constexpr size_t kJobIdDigits = 32;
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  name.remove_prefix(kPrefix.size());
+  if (name.size() < kJobIdDigits + 1 || name[kJobIdDigits] != '-') return false;
+  for (char c : name.substr(0, kJobIdDigits)) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  name.remove_prefix(kJobIdDigits + 1);
+  for (int field = 0; field < 3; ++field) {  // <subtask>-<checkpoint>-<counter>
+    const size_t end = field < 2 ? name.find('-') : name.size();
+    if (end == 0 || end == std::string_view::npos) return false;
+    for (char c : name.substr(0, end)) {
+      if (c < '0' || c > '9') return false;
+    }
+    name.remove_prefix(field < 2 ? end + 1 : end);
+  }
+  return true;
+}
+
 void commit_part_files(const fs::FileSystemRegistry& file_systems, const std::vector<FileCommittable>& committables) {
   for (const auto& c : committables) {
     auto writer = writer_for(file_systems, c.final_path, TransactionalPartWriter::kDefaultBytesPerSync);

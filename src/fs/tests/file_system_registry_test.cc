@@ -44,6 +44,12 @@ TEST(FileSystemRegistry, AMistypedUriAndAFileUriWithAHostAreRefused) {
   Status st = reg.check_supported("file://otherhost/tmp/x", "--output");
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("names the host 'otherhost'"), std::string::npos) << st.message();
+  for (const char* empty : {"file://", "file://localhost"}) {
+    st = reg.check_supported(empty, "--output");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << empty;
+    EXPECT_NE(st.message().find("--output: '" + std::string(empty) + "' names no folder"), std::string::npos)
+        << st.message();
+  }
 }
 
 TEST(FileSystemRegistry, AFactoryRunsOnceOnFirstUseAndItsErrorNamesThePath) {

@@ -89,7 +89,7 @@ TEST(FolderLock, ALinkInPlaceOfTheLockFileIsNotFollowed) {
   std::filesystem::create_symlink(victim, dir + "/" + std::string(kFolderLockFileName));
   auto lock = FolderLock::take(dir, "output folder 'out'", "job 'x'");
   ASSERT_FALSE(lock.is_ok());
-  EXPECT_NE(lock.status().message().find("lock file of output folder 'out'"), std::string::npos)
+  EXPECT_NE(lock.status().message().find("output folder 'out': cannot open the lock file '"), std::string::npos)
       << lock.status().to_string();
   std::ifstream in(victim);
   std::string line;
@@ -97,12 +97,30 @@ TEST(FolderLock, ALinkInPlaceOfTheLockFileIsNotFollowed) {
   EXPECT_EQ(line, "keep me");
 }
 
+// Every spelling of one local folder is one claim; what the registry refuses (another host, no folder) gets none,
+// so no lock creates the folder it refuses.
+TEST(LocalFolderClaim, EverySpellingOfALocalFolderIsOneClaim) {
+  TempDir tmp;
+  const std::string dir = tmp / "out";
+  auto plain = local_folder_claim(dir, "output folder");
+  ASSERT_TRUE(plain.has_value());
+  for (const std::string& same : {"file://" + dir, "file://localhost" + dir, dir + "/", dir + "/."}) {
+    auto claim = local_folder_claim(same, "output folder");
+    ASSERT_TRUE(claim.has_value()) << same;
+    EXPECT_EQ(claim->key, plain->key) << same;
+  }
+  for (const std::string& none : {std::string("file://"), std::string("file://localhost"), "file://otherhost" + dir,
+                                  std::string("s3:/bucket/x"), std::string("s3://bucket/x")}) {
+    EXPECT_FALSE(local_folder_claim(none, "output folder").has_value()) << none;
+  }
+}
+
 TEST(FolderLock, AFolderThatCannotBeCreatedNamesItself) {
   TempDir tmp;
   { std::ofstream(tmp / "file") << "x"; }
   auto lock = FolderLock::take(tmp / "file/sub", "output folder 'file/sub'", "job 'x'");
   ASSERT_FALSE(lock.is_ok());
-  EXPECT_NE(lock.status().message().find("cannot create output folder 'file/sub'"), std::string::npos)
+  EXPECT_NE(lock.status().message().find("output folder 'file/sub': cannot create '"), std::string::npos)
       << lock.status().to_string();
 }
 

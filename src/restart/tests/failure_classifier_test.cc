@@ -123,6 +123,9 @@ TEST(DecideRestart, ADataMissingCommitFailsAtOnceUnderExponentialDelay) {
   EXPECT_EQ(exp.describe(), ExponentialDelayRestartBackoffTimeStrategy({}, 1).describe()) << "strategy untouched";
   const Status failed = job_failure(d, cause);
   EXPECT_TRUE(contains(failed.to_string(), "neither its pending file")) << failed.to_string();
+  // Named once: the reason already carries the cause.
+  const std::string text = failed.to_string();
+  EXPECT_EQ(text.find("neither its pending file"), text.rfind("neither its pending file")) << text;
 }
 
 TEST(DecideRestart, ARefusedPathFailsAtOnceNamingTheClass) {

@@ -21,7 +21,7 @@ std::string output_with(const std::string& name, const std::vector<std::string>&
   fs::path dir = fs::path(::testing::TempDir()) / "verify_test" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream out(dir / "part-0-1");
+  std::ofstream out(dir / "part-0123456789abcdef0123456789abcdef-0-1-0");  // a name the file sink writes
   for (const auto& l : lines) out << l << "\n";
   return dir.string();
 }
@@ -63,6 +63,17 @@ TEST(VerifyPerAuction, ExactOutputAndGapsAreCountedOnce) {
   auto gap = verify_per_auction_output(output_with("gap", {"7,1,100,100", "7,3,600,300"}), kOracle, &kPrices);
   ASSERT_TRUE(gap.is_ok());
   EXPECT_EQ(gap->missing, 1);
+}
+
+TEST(VerifyPerAuction, ReadsOnlyTheFileSinksPartFiles) {
+  // A user's own files in the output folder, "part-" ones included, are not the job's output.
+  const std::string dir = output_with("foreign", {"7,2,300,200", "7,1,100,100", "7,3,600,300"});
+  for (const char* name : {"part-mine.txt", "notes.txt", "part-0123-0-1-0", ".part-0123456789abcdef0123456789abcdef-0-1-0"}) {
+    std::ofstream(fs::path(dir) / name) << "7,9,9,9\n";
+  }
+  auto report = verify_per_auction_output(dir, kOracle, &kPrices);
+  ASSERT_TRUE(report.is_ok());
+  EXPECT_TRUE(report->exactly_once()) << report->mismatches();
 }
 
 TEST(VerifyPerAuction, BidPricesAgreeWithTheOracle) {

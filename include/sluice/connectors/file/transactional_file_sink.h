@@ -61,6 +61,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -99,6 +100,11 @@ void commit_part_files(const fs::FileSystemRegistry& file_systems, const std::ve
 void commit_part_files_in(const std::string& dir, const std::vector<FileCommittable>& committables);
 void commit_part_files_in(const fs::FileSystemRegistry& file_systems, const std::string& dir,
                           const std::vector<FileCommittable>& committables);
+
+// Whether `name` (a file name, no folder) is a finished part file of this sink: exactly
+// part-<job id, 32 lowercase hex digits>-<subtask>-<checkpoint>-<counter>, the three numbers decimal. A tool that
+// resets an output folder (the demo) removes only such files, never a user's own "part-notes.txt".
+bool is_part_file_name(std::string_view name);
 
 // An open part file kept across a checkpoint: the file sink's writer state (Flink's FileWriterBucketState). The
 // recoverable is fs::ResumeRecoverable of the directory's filesystem.

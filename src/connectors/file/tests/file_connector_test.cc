@@ -17,6 +17,20 @@ namespace fs = std::filesystem;
 
 class FileConnectorTest : public FileTestDir {};
 
+TEST(PartFileName, OnlyTheNamesTheSinkWrites) {
+  const std::string job = "0123456789abcdef0123456789abcdef";
+  EXPECT_TRUE(is_part_file_name("part-" + job + "-0-1-0"));
+  EXPECT_TRUE(is_part_file_name("part-" + job + "-12-345-6789"));
+  for (const std::string& name :
+       {std::string("part-mine.txt"), std::string("part-0-1"), std::string("part-0123-0-1-0"), "part-" + job,
+        "part-" + job + "-0-1", "part-" + job + "-0-1-", "part-" + job + "-0--1-0", "part-" + job + "-0-1-0.txt",
+        "part-" + job + "-0-1-0-2", "part-" + job + "-a-1-0", "part-" + job + "-0-1-x",
+        std::string("part-0123456789ABCDEF0123456789abcdef-0-1-0"), "." + ("part-" + job + "-0-1-0"),
+        ".part-" + job + "-0-1-0.inprogress", "Part-" + job + "-0-1-0", std::string(""), std::string("part-")}) {
+    EXPECT_FALSE(is_part_file_name(name)) << name;
+  }
+}
+
 TEST_F(FileConnectorTest, ListsFilesRecursivelySkippingHiddenOnes) {
   write(dir_ / "b.txt", "x\n");
   write(dir_ / "a.txt", "x\n");
@@ -141,7 +155,7 @@ TEST_F(FileConnectorTest, UnwritableSinkDirectoryFailsTheTaskNamingIt) {
   auto r = env.execute("bad-sink");
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find("cannot create output folder '" + out + "'"), std::string::npos)
+  EXPECT_NE(r.status().message().find("output folder '" + out + "': cannot create '" + out + "'"), std::string::npos)
       << r.status().to_string();
 }
 
