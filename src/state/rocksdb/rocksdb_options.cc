@@ -1,12 +1,17 @@
 #include "rocksdb_options.h"
 
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/slice.h>
 #include <rocksdb/table.h>
 
+#include <cstdarg>
+#include <cstdio>
 #include <deque>
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "sluice/state/rocksdb/rocksdb_options_factory.h"
 
@@ -48,11 +53,34 @@ const std::shared_ptr<rocksdb::MergeOperator>& merge_operator() {
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;
 
+// RocksDB's own messages go to the job's log instead of a LOG file in the working folder. That file shares the
+// state's disk: once a write to it has failed (a full disk), RocksDB 7.8 appends to it again while it reports the
+// background error, and Debian's build, assertions on, aborts the process there instead of failing the task.
+class JobLogInfoLog final : public rocksdb::Logger {
+ public:
+  explicit JobLogInfoLog(rocksdb::InfoLogLevel level) : rocksdb::Logger(level) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override { Logv(rocksdb::INFO_LEVEL, format, ap); }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel() || level == rocksdb::HEADER_LEVEL) return;
+    char text[1024];
+    std::vsnprintf(text, sizeof text, format, ap);
+    const spdlog::level::level_enum to = level >= rocksdb::ERROR_LEVEL ? spdlog::level::err
+                                         : level == rocksdb::WARN_LEVEL ? spdlog::level::warn
+                                         : level == rocksdb::INFO_LEVEL ? spdlog::level::info
+                                                                        : spdlog::level::debug;
+    spdlog::log(to, "rocksdb: {}", text);
+  }
+};
+
+// After the options factory, which may set its own level or logger.
+void route_info_log(rocksdb::DBOptions& o) {
+  if (o.info_log == nullptr) o.info_log = std::make_shared<JobLogInfoLog>(o.info_log_level);
+}
+
 void base_db_options(rocksdb::DBOptions& o) {
   o.avoid_flush_during_shutdown = true;
   o.info_log_level = rocksdb::WARN_LEVEL;
-  o.keep_log_file_num = 2;
-  o.max_log_file_size = 1 << 20;
   o.stats_dump_period_sec = 0;
   o.stats_persist_period_sec = 0;
   o.use_fsync = false;
@@ -152,6 +180,7 @@ Result<InstanceOptions> instance_options(const RocksDBStateBackendOptions& optio
     options.options_factory->create_db_options(db);
     options.options_factory->create_column_options(cf);
   }
+  route_info_log(db);
   db.create_if_missing = true;
   db.error_if_exists = true;
   if (out.shared != nullptr) db.write_buffer_manager = out.shared->write_buffer_manager;
@@ -165,6 +194,7 @@ rocksdb::Options db_options() {
   rocksdb::DBOptions db;
   rocksdb::ColumnFamilyOptions cf = column_family_options();
   base_db_options(db);
+  route_info_log(db);
   db.create_if_missing = true;
   db.error_if_exists = true;
   return rocksdb::Options(db, cf);

@@ -7,8 +7,15 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/env.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
 #include "sluice/state/rocksdb_state_backend.h"
 #include "sluice/state/rocksdb/rocksdb_store.h"
+#include "state/rocksdb/rocksdb_options.h"
 
 namespace sluice {
 namespace {
@@ -50,6 +57,34 @@ TEST(RocksDBStore, WorkingDirectoryLivesUnderTheLocalDirAndGoesWithTheStore) {
   }
   EXPECT_FALSE(fs::exists(path));
   EXPECT_TRUE(fs::is_empty(dir));
+}
+
+// RocksDB's messages go to the job's log, never to a LOG file on the state's disk (a full disk made RocksDB 7.8
+// append to that file again after a failed write, and Debian's build aborts there).
+TEST(RocksDBStore, RocksDBsMessagesGoToTheJobLogNotToAFileInTheWorkingDirectory) {
+  const std::string dir = test_dir("info-log");
+  {
+    auto store = open_store(dir);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->column_family("state:v").is_ok());
+    store->put(0, "k", "v");
+    ASSERT_TRUE(store->compact_all(0).is_ok());  // a flush and a compaction: RocksDB has things to say
+    for (const auto& e : fs::directory_iterator(store->path())) {
+      const std::string name = e.path().filename().string();
+      EXPECT_NE(name.rfind("LOG", 0), 0u) << "RocksDB wrote its info log into the working folder: " << name;
+    }
+  }
+  std::ostringstream captured;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  const rocksdb::Options options = rocksdb_options::db_options();
+  ASSERT_NE(options.info_log, nullptr);
+  rocksdb::Log(rocksdb::WARN_LEVEL, options.info_log, "compaction of %s stopped", "cf-1");
+  rocksdb::Log(rocksdb::INFO_LEVEL, options.info_log, "below the level, not logged");
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(captured.str().find("rocksdb: compaction of cf-1 stopped"), std::string::npos) << captured.str();
+  EXPECT_EQ(captured.str().find("below the level"), std::string::npos) << captured.str();
 }
 
 TEST(RocksDBStore, AnUnusableLocalDirIsAnIOErrorNamingIt) {
