@@ -65,10 +65,11 @@ class JobLogInfoLog final : public rocksdb::Logger {
     if (level < GetInfoLogLevel() || level == rocksdb::HEADER_LEVEL) return;
     char text[1024];
     std::vsnprintf(text, sizeof text, format, ap);
+    // RocksDB's WARN is chatty (every incremental checkpoint nests DisableFileDeletions and says so): the job's
+    // log shows RocksDB's errors, its warnings at debug.
     const spdlog::level::level_enum to = level >= rocksdb::ERROR_LEVEL ? spdlog::level::err
-                                         : level == rocksdb::WARN_LEVEL ? spdlog::level::warn
-                                         : level == rocksdb::INFO_LEVEL ? spdlog::level::info
-                                                                        : spdlog::level::debug;
+                                         : level == rocksdb::WARN_LEVEL ? spdlog::level::debug
+                                                                        : spdlog::level::trace;
     spdlog::log(to, "rocksdb: {}", text);
   }
 };

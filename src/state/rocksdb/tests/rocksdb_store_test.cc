@@ -80,11 +80,16 @@ TEST(RocksDBStore, RocksDBsMessagesGoToTheJobLogNotToAFileInTheWorkingDirectory)
       std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
   const rocksdb::Options options = rocksdb_options::db_options();
   ASSERT_NE(options.info_log, nullptr);
-  rocksdb::Log(rocksdb::WARN_LEVEL, options.info_log, "compaction of %s stopped", "cf-1");
-  rocksdb::Log(rocksdb::INFO_LEVEL, options.info_log, "below the level, not logged");
+  rocksdb::Log(rocksdb::ERROR_LEVEL, options.info_log, "compaction of %s stopped", "cf-1");
+  rocksdb::Log(rocksdb::WARN_LEVEL, options.info_log, "File Deletions Disabled, but already disabled");  // debug
+  rocksdb::Log(rocksdb::INFO_LEVEL, options.info_log, "below RocksDB's level, not logged at all");
+  spdlog::default_logger()->set_level(spdlog::level::debug);
+  rocksdb::Log(rocksdb::WARN_LEVEL, options.info_log, "a warning at debug level");
   spdlog::set_default_logger(previous);
-  EXPECT_NE(captured.str().find("rocksdb: compaction of cf-1 stopped"), std::string::npos) << captured.str();
-  EXPECT_EQ(captured.str().find("below the level"), std::string::npos) << captured.str();
+  EXPECT_NE(captured.str().find("[error] rocksdb: compaction of cf-1 stopped"), std::string::npos) << captured.str();
+  EXPECT_EQ(captured.str().find("File Deletions"), std::string::npos) << "a warning at the default level";
+  EXPECT_NE(captured.str().find("[debug] rocksdb: a warning at debug level"), std::string::npos) << captured.str();
+  EXPECT_EQ(captured.str().find("not logged at all"), std::string::npos) << captured.str();
 }
 
 TEST(RocksDBStore, AnUnusableLocalDirIsAnIOErrorNamingIt) {
