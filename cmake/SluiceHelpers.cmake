@@ -24,7 +24,9 @@ endfunction()
 # (sluice_test_pch below).
 function(sluice_test_code target)
   _sluice_test_flags(${target})
-  target_precompile_headers(${target} REUSE_FROM sluice_test_pch)
+  if(TARGET sluice_test_pch)
+    target_precompile_headers(${target} REUSE_FROM sluice_test_pch)
+  endif()
 endfunction()
 function(_sluice_test_flags target)
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
@@ -33,8 +35,12 @@ endfunction()
 # sluice_test_pch: GoogleTest and the standard headers most tests include, precompiled once for every test program
 # (about a second of parsing saved per test source). A header of ours does not belong here: every test would
 # recompile when it changes. The precompiled header must be built with the tests' own flags, hence the same
-# -O level and warnings; GCC (-Winvalid-pch, which CMake adds, and -Werror) refuses one built otherwise.
+# -O level and warnings; GCC (-Winvalid-pch, which CMake adds, and -Werror) refuses one built otherwise. Release
+# builds only: that is the build CI times; the sanitizer and dev builds compile their tests as before.
 function(sluice_test_pch_target)
+  if(NOT CMAKE_BUILD_TYPE STREQUAL "Release")
+    return()
+  endif()
   file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/sluice_test_pch.cc CONTENT "// owns the tests' precompiled header\n")
   add_library(sluice_test_pch OBJECT ${CMAKE_BINARY_DIR}/sluice_test_pch.cc)
   target_link_libraries(sluice_test_pch PRIVATE GTest::gtest sluice_warnings)
