@@ -141,7 +141,11 @@ inline void produce(rd_kafka_t* p, const std::string& topic, int32_t partition, 
 }
 
 // A producer without transactions (acks=all, idempotent), for plain test data.
-inline KafkaPtr plain_producer() { return make_client(RD_KAFKA_PRODUCER, {{"linger.ms", "0"}, {"acks", "all"}}); }
+// Idempotent so that a retried request (a new topic's first produce often meets a leader not yet elected) cannot
+// reorder the records of a partition: tests rely on the offsets they produce in order.
+inline KafkaPtr plain_producer() {
+  return make_client(RD_KAFKA_PRODUCER, {{"linger.ms", "0"}, {"acks", "all"}, {"enable.idempotence", "true"}});
+}
 
 // Commits `offset` for `topic`/`partition` in consumer group `group` (without joining it).
 inline void commit_group_offset(const std::string& group, const std::string& topic, int32_t partition,
