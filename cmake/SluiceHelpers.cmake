@@ -63,3 +63,12 @@ function(_sluice_test_scratch_now name)
   file(MAKE_DIRECTORY ${dir})
   set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "TEST_TMPDIR=${dir}/" "TMPDIR=${dir}")
 endfunction()
+
+# sluice_benchmark(target): a benchmark harness (bench/, src/<module>/bench/). Built by the `benchmarks` target or by
+# name (`cmake --build --preset release --target checkpoint_bench`), not by a plain build: the optimized build CI
+# times compiles what the default test tier runs, and the harnesses were a tenth of it. Their smoke tests carry the
+# `bench` label (`cmake --build --preset release --target benchmarks && ctest --preset bench`).
+function(sluice_benchmark target)
+  set_target_properties(${target} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+  add_dependencies(benchmarks ${target})
+endfunction()

@@ -30,3 +30,16 @@ void throw_state_conflict(const StateMetaInfo& registered, const StateMetaInfo& 
 void throw_empty_state_name() { throw std::invalid_argument("a state descriptor needs a non-empty name"); }
 
 }  // namespace sluice::detail
+
+namespace sluice {
+
+// The explicit instantiations declared at the end of keyed_state_backend.h.
+template class KeyedStateBackend<int64_t>;
+template class HeapKeyedStateBackend<int64_t>;
+template class RocksDBKeyedStateBackend<int64_t>;
+template Result<std::unique_ptr<KeyedStateBackend<int64_t>>> make_keyed_state_backend<int64_t>(
+    StateBackendKind, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+template std::unique_ptr<KeyedStateBackend<int64_t>> create_keyed_state_backend<int64_t>(
+    std::string_view, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+
+}  // namespace sluice

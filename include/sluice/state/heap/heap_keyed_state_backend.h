@@ -364,4 +364,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   RestoredStateStore pending_;
 };
 
+// Compiled once in the state library (see the end of keyed_state_backend.h).
+extern template class HeapKeyedStateBackend<int64_t>;
+
 }  // namespace sluice

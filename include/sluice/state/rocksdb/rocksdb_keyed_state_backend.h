@@ -255,4 +255,7 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   std::vector<std::function<void()>> timer_invalidators_;
 };
 
+// Compiled once in the state library (see the end of keyed_state_backend.h).
+extern template class RocksDBKeyedStateBackend<int64_t>;
+
 }  // namespace sluice
