@@ -9,11 +9,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "checkpoint/completed_checkpoint_store.h"
 #include "checkpoint/savepoint_files.h"
 #include "cluster/attempt_network.h"
 #include "cluster/channel_state_assignment.h"
 #include "cluster/generated_id_check.h"
+#include "cluster/job_checkpoints.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
 #include "coordinator/checkpoint_coordinator.h"
@@ -43,7 +43,6 @@ std::vector<JobId> restored_lineage(const std::optional<RestoreFrom>& restore, c
 class LocalJob final : public CheckpointingJobClient,
                        public runtime::TaskListener,
                        public coordinator::CheckpointTriggerTarget,
-                       public runtime::CheckpointResponder,
                        public StopWithSavepoint::Tasks {
  public:
   LocalJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg,
@@ -92,7 +91,7 @@ class LocalJob final : public CheckpointingJobClient,
     if (!cfg_.storage) return Status::invalid_argument("checkpointing is enabled but no checkpoint storage is set");
     SLUICE_RETURN_IF_ERROR(cfg_.storage->initialize(job_id_).with_context("initializing checkpoint storage " + cfg_.storage->describe()));
     SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
-    store_ = std::make_unique<checkpoint::CompletedCheckpointStore>(cfg_.num_retained);
+    checkpoints_ = std::make_unique<JobCheckpoints>(jg_.job_name, cfg_.storage, cfg_.num_retained, cfg_.retention);
 
     std::vector<std::string> all_ids;
     std::vector<std::string> generated_ids;  // operators without a uid
@@ -140,8 +139,7 @@ class LocalJob final : public CheckpointingJobClient,
                    "checkpoint completes, so what sinks wrote after the last completed checkpoint is never "
                    "committed (exactly-once sinks drop the tail of a bounded input)");
     }
-    shared_registry_ = std::make_shared<coordinator::SharedStateRegistry>();
-    setup.shared_state_registry = shared_registry_;
+    setup.shared_state_registry = checkpoints_->shared_state_registry();
     if (cfg_.restore) {
       SLUICE_RETURN_IF_ERROR(check_restored_state_matched(all_ids));
       SLUICE_RETURN_IF_ERROR(check_generated_id_positions(cfg_.restore->metadata, cfg_.restore->location, *sg_,
@@ -161,23 +159,11 @@ class LocalJob final : public CheckpointingJobClient,
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
       // A savepoint belongs to the user: never claimed, so never deleted by this job.
       const bool claim = cfg_.restore->claim && cfg_.restore->metadata.type != checkpoint::SnapshotType::kSavepoint;
-      restore_point_ = RestorePoint{cfg_.restore->metadata, cfg_.restore->location, claim};
       spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path, {}); checkpoint "
                    "ids continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
                    cfg_.restore->location, claim ? "CLAIM" : "NO_CLAIM", cfg_.restore->metadata.checkpoint_id.value() + 1);
-      // NO_CLAIM: the restored checkpoint is not owned by this run and never deleted by it. CLAIM: owned; it is
-      // deleted (by its location) once subsumed, and its shared files once nothing refers to them.
-      checkpoint::CompletedCheckpoint restored{cfg_.restore->metadata, cfg_.restore->location, claim, claim};
-      auto added = store_->add(std::move(restored));
-      if (!added.is_ok()) return added.status();
-      if (claim) claimed_ = {cfg_.restore->metadata.checkpoint_id, cfg_.restore->location};
-      std::vector<std::string> files;
-      for (const std::string& f : cfg_.restore->metadata.shared_files()) {
-        if (auto rebased = cfg_.storage->rebase_shared_path(cfg_.restore->location, f)) files.push_back(*rebased);
-      }
-      shared_registry_->register_files(cfg_.restore->metadata.checkpoint_id, files,
-                                claim ? coordinator::SharedStateRegistry::Ownership::kOwned
-                                      : coordinator::SharedStateRegistry::Ownership::kNotOwned);
+      SLUICE_ASSIGN_OR_RETURN(restore_point_,
+                              checkpoints_->add_restored(cfg_.restore->metadata, cfg_.restore->location, claim));
     }
     setup.on_completed = [this](const checkpoint::CheckpointMetadata& md, const std::string& location) {
       if (md.type == checkpoint::SnapshotType::kSavepoint) {
@@ -189,15 +175,7 @@ class LocalJob final : public CheckpointingJobClient,
         post(std::move(e));
         return;
       }
-      std::lock_guard lock(store_mu_);
-      auto decision = store_->add(checkpoint::CompletedCheckpoint{md, location, true});
-      if (!decision.is_ok()) {
-        spdlog::warn("completed checkpoint store: {}", decision.status().to_string());
-        return;
-      }
-      Status s = checkpoint::discard_checkpoints(*cfg_.storage, decision->to_discard, claimed_.first, claimed_.second);
-      if (!s.is_ok()) spdlog::warn("discarding subsumed checkpoints: {}", s.to_string());
-      release_shared_files(decision->subsumed);
+      checkpoints_->on_checkpoint_completed(md, location);
     };
     setup.on_aborted = [this](CheckpointId id, coordinator::CheckpointFailureReason, const Status& cause) {
       savepoints_.savepoint_aborted(id, cause);  // ignored unless a savepoint request waits for `id`
@@ -207,6 +185,7 @@ class LocalJob final : public CheckpointingJobClient,
       post(std::move(e));
     };
     SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
+    checkpoints_->bind_coordinator(coordinator_.get());
     stop_ = std::make_unique<StopWithSavepoint>(jg_.job_name, *coordinator_, savepoints_, *this,
                                                 cfg_.storage.get());
     return Status::ok();
@@ -433,25 +412,6 @@ class LocalJob final : public CheckpointingJobClient,
     post(std::move(e));
   }
 
-  // ---- CheckpointResponder (async snapshot threads, task threads) ----
-  void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
-                   std::map<std::string, checkpoint::OperatorSubtaskState> state,
-                   runtime::SubtaskSnapshotStats stats) override {
-    coordinator::SubtaskCheckpointStats s;
-    s.sync_duration_ms = stats.sync_duration_ms;
-    s.async_duration_ms = stats.async_duration_ms;
-    s.alignment_duration_ms = stats.alignment_duration_ms;
-    s.start_delay_ms = stats.start_delay_ms;
-    s.state_size_bytes = static_cast<uint64_t>(stats.state_size_bytes);
-    s.checkpointed_size_bytes = static_cast<uint64_t>(stats.checkpointed_size_bytes);
-    s.persisted_data_bytes = static_cast<uint64_t>(stats.persisted_data_bytes);
-    s.unaligned = stats.unaligned;
-    coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
-  }
-  void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override {
-    coordinator_->decline(id, vertex, subtask, reason);
-  }
-
  private:
   struct Event {
     enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
@@ -472,22 +432,6 @@ class LocalJob final : public CheckpointingJobClient,
     std::unique_ptr<runtime::StreamTask> task;
     std::thread thread;
   };
-  struct RestorePoint {
-    checkpoint::CheckpointMetadata metadata;
-    std::string location;
-    bool owned = true;  // this run may refer to its shared files (its own, or claimed)
-  };
-
-  // Completed checkpoints that left the store: their shared files lose a reference; delete the unreferenced.
-  void release_shared_files(const std::vector<CheckpointId>& ids) {
-    for (CheckpointId id : ids) {
-      std::vector<std::string> files = shared_registry_->release(id);
-      if (files.empty()) continue;
-      Status s = cfg_.storage->discard_shared_files(files);
-      if (!s.is_ok()) spdlog::warn("deleting shared state files of checkpoint {}: {}", id.value(), s.to_string());
-    }
-  }
-
   void post(Event e) {
     {
       std::lock_guard lock(events_mu_);
@@ -556,7 +500,7 @@ class LocalJob final : public CheckpointingJobClient,
       d.fault_injector = injector_.get();
       d.auto_watermark_interval_ms = cfg_.auto_watermark_interval_ms;
       if (cfg_.checkpointing) {
-        d.checkpoint_responder = this;
+        d.checkpoint_responder = checkpoints_.get();
         d.at_least_once = cfg_.at_least_once;
         d.checkpoints_after_tasks_finish = cfg_.checkpoints_after_tasks_finish;
         if (cfg_.records_after_barrier_hook) d.records_after_barrier_hook = &cfg_.records_after_barrier_hook;
@@ -759,8 +703,9 @@ class LocalJob final : public CheckpointingJobClient,
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
     stop_attempt();
-    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(), check_restore_point(cause),
-                                       &identical_failures_, latest_completed_checkpoint_id());
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(),
+                                       checkpoints_->check_restore_point(restore_point_, cause), &identical_failures_,
+                                       checkpoints_->latest_checkpoint_id());
     if (!d.restart) {
       error_ = job_failure(d, cause);
       restore_point_unusable_ = !d.unusable_restore_point.is_ok();
@@ -786,49 +731,13 @@ class LocalJob final : public CheckpointingJobClient,
         return false;
       }
     }
-    {
-      std::lock_guard lock(store_mu_);
-      const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
-      if (latest) restore_point_ = RestorePoint{latest->metadata, latest->location, latest->owned};
-    }
+    if (auto latest = checkpoints_->latest()) restore_point_ = std::move(latest);
     {
       std::lock_guard lock(mu_);
       ++attempt_;
     }
     *deployed = deploy_attempt();
     return true;
-  }
-
-  // The id of the latest completed checkpoint, -1 when there is none: a new one since the previous failure is
-  // progress, which starts the count of identical failures over.
-  int64_t latest_completed_checkpoint_id() {
-    std::lock_guard lock(store_mu_);
-    const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
-    return latest ? static_cast<int64_t>(latest->metadata.checkpoint_id.value()) : -1;
-  }
-
-  // The files of the checkpoint the next attempt would restore: sizes after any failure (a stat per file), and
-  // checksums too after a failure that may come from damaged checkpoint bytes (kCorruption, kNotFound, kIOError;
-  // only then, as it reads every byte). Not Ok: a restart would fail the same way (restart/restart_strategy.h).
-  Status check_restore_point(const Status& cause) {
-    std::optional<RestorePoint> next;
-    {
-      std::lock_guard lock(store_mu_);
-      const checkpoint::CompletedCheckpoint* latest = store_->latest_checkpoint();
-      if (latest) next = RestorePoint{latest->metadata, latest->location, latest->owned};
-    }
-    if (!next) next = restore_point_;
-    if (!next || !cfg_.storage) return Status::ok();
-    const bool may_be_damage = cause.code() == StatusCode::kCorruption || cause.code() == StatusCode::kNotFound ||
-                               cause.code() == StatusCode::kIOError;
-    Status st = cfg_.storage->check_restore_files(
-        next->location, next->metadata,
-        may_be_damage ? checkpoint::RestoreFileCheck::kChecksums : checkpoint::RestoreFileCheck::kSizes);
-    // Only a file that is missing or differs from the record condemns the checkpoint; an unreadable one may be a
-    // passing I/O problem.
-    if (st.code() != StatusCode::kCorruption && st.code() != StatusCode::kNotFound) return Status::ok();
-    return st.with_context("checkpoint " + std::to_string(next->metadata.checkpoint_id.value()) + " (" +
-                           next->location + ")");
   }
 
   int32_t current_attempt() const {
@@ -840,24 +749,12 @@ class LocalJob final : public CheckpointingJobClient,
     // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
     if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
     stop_attempt();
-    if (coordinator_ && store_) {
+    if (coordinator_ && checkpoints_) {
       using checkpoint::JobTerminalStatus;
-      JobTerminalStatus ts = terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
-                             : terminal == JobStatus::kCanceled ? JobTerminalStatus::kCanceled
-                             : restore_point_unusable_          ? JobTerminalStatus::kFailedUnusableRestorePoint
-                                                                : JobTerminalStatus::kFailed;
-      std::lock_guard lock(store_mu_);
-      auto cleanup = checkpoint::cleanup_on_job_end(*store_, *cfg_.storage, cfg_.retention, ts,
-                                                    [this](const std::vector<CheckpointId>& deleted) {
-                                                      release_shared_files(deleted);
-                                                    });
-      if (!cleanup.is_ok()) spdlog::warn("checkpoint cleanup at job end: {}", cleanup.status().to_string());
-      if (cleanup.is_ok() && ts == JobTerminalStatus::kFailedUnusableRestorePoint && !cleanup->kept.empty()) {
-        spdlog::warn("job {}: keeping all {} retained checkpoint(s), whatever "
-                     "execution.checkpointing.externalized-checkpoint-retention ({}) says: the job failed because the "
-                     "checkpoint it restores is missing a file or damaged",
-                     jg_.job_name, cleanup->kept.size(), checkpoint::to_string(cfg_.retention));
-      }
+      checkpoints_->cleanup_on_job_end(terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
+                                       : terminal == JobStatus::kCanceled ? JobTerminalStatus::kCanceled
+                                       : restore_point_unusable_ ? JobTerminalStatus::kFailedUnusableRestorePoint
+                                                                 : JobTerminalStatus::kFailed);
     }
     if (stop_) stop_->on_job_end(terminal == JobStatus::kFinished);
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
@@ -898,11 +795,8 @@ class LocalJob final : public CheckpointingJobClient,
   runtime::AsyncSnapshotExecutor executor_{2};
   std::unique_ptr<RestartBackoffTimeStrategy> restart_;
   IdenticalFailureCounter identical_failures_{cfg_.restart.max_identical_failures};
-  std::mutex store_mu_;
-  std::unique_ptr<checkpoint::CompletedCheckpointStore> store_;
+  std::unique_ptr<JobCheckpoints> checkpoints_;  // with checkpointing
   std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;
-  std::shared_ptr<coordinator::SharedStateRegistry> shared_registry_;
-  std::pair<CheckpointId, std::string> claimed_{CheckpointId(0), ""};  // a checkpoint restored in CLAIM mode
   std::optional<RestorePoint> restore_point_;
   // The job failed because its restore point is missing a file or damaged: no checkpoint is deleted at job end.
   bool restore_point_unusable_ = false;
