@@ -12,8 +12,8 @@
 #include "batch/blocking_exchange.h"
 #include "batch/sink_commit_retry.h"
 #include "batch/stage_plan.h"
+#include "coordinator/job_lifecycle.h"
 #include "runtime/stream_task.h"
-#include "sluice/api/job_run_meter.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
 
@@ -31,7 +31,8 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   BatchJob(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, BatchJobConfig cfg,
            std::vector<std::unique_ptr<HeldClaim>> claims)
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), job_id_(cfg_.job_id ? *cfg_.job_id : name_source_or_random(cfg_.names)->job_id()),
-        claims_(std::move(claims)), eg_(graph::build_execution_graph(jg_)), plan_(plan_stages(*sg_, jg_)) {
+        claims_(std::move(claims)), eg_(graph::build_execution_graph(jg_)), plan_(plan_stages(*sg_, jg_)),
+        lifecycle_(job_id_, jg_.job_name, cfg_.clock ? cfg_.clock : SystemClock::shared()) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
     std::vector<runtime::FaultInjector::Task> injectable;
     for (const auto& ev : eg_.subtasks) {
@@ -75,23 +76,17 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     return Status::ok();
   }
 
-  void start() {
-    {
-      std::lock_guard lock(mu_);
-      status_ = JobStatus::kRunning;
-      run_meter_.start(cfg_.clock->monotonic_ns());
-    }
+  Status start() {
+    SLUICE_RETURN_IF_ERROR(lifecycle_.start());
     spdlog::info("job {} ({}): BATCH, {} stage(s), working folder {}", jg_.job_name, job_id_.to_hex(),
                  plan_.stages.size(), dir_);
     control_ = std::thread([this] { run_job(); });
+    return Status::ok();
   }
 
   // ---- JobClient ----
   JobId job_id() const override { return job_id_; }
-  JobStatus status() const override {
-    std::lock_guard lock(mu_);
-    return status_;
-  }
+  JobStatus status() const override { return lifecycle_.status(); }
   void cancel() override {
     {
       std::lock_guard lock(stage_mu_);
@@ -99,11 +94,7 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     }
     stage_cv_.notify_all();
   }
-  JobExecutionResult wait() override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return is_globally_terminal(status_); });
-    return result_;
-  }
+  JobExecutionResult wait() override { return lifecycle_.wait(); }
   const MetricRegistry& metrics() const override { return registry_; }
 
   // ---- BatchJobClient ----
@@ -245,10 +236,9 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
     claims_.clear();  // nothing of this job writes any more
-    std::lock_guard lock(mu_);
-    result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
-    status_ = terminal;
-    cv_.notify_all();
+    // Only this thread moves the status: RUNNING to the terminal state (through FAILING or CANCELLING).
+    Status ended = lifecycle_.terminate(terminal, error);
+    if (!ended.is_ok()) spdlog::error("{}", ended.to_string());
   }
 
   bool cancel_requested() {
@@ -516,13 +506,10 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
   Status failure_;
   bool cancel_requested_ = false;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  JobStatus status_ = JobStatus::kCreated;
+  mutable std::mutex mu_;  // stage_runs_, stats_
   std::vector<int32_t> stage_runs_;
   BatchStats stats_;
-  JobRunMeter run_meter_;
-  JobExecutionResult result_;
+  coordinator::JobLifecycle lifecycle_;  // the job's status and, once terminal, its result
 };
 
 }  // namespace
@@ -532,7 +519,7 @@ Result<std::unique_ptr<BatchJobClient>> submit_batch_job(std::shared_ptr<const S
                                                          std::vector<std::unique_ptr<HeldClaim>> claims) {
   auto job = std::make_unique<BatchJob>(std::move(stream_graph), std::move(job_graph), config, std::move(claims));
   SLUICE_RETURN_IF_ERROR(job->init());
-  job->start();
+  SLUICE_RETURN_IF_ERROR(job->start());
   return std::unique_ptr<BatchJobClient>(std::move(job));
 }
 

@@ -17,11 +17,11 @@
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
 #include "coordinator/checkpoint_coordinator.h"
+#include "coordinator/job_lifecycle.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/stream_task.h"
-#include "sluice/api/job_run_meter.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
 
@@ -50,7 +50,8 @@ class LocalJob final : public CheckpointingJobClient,
       : sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), names_(name_source_or_random(cfg_.names)),
         job_id_(cfg_.job_id ? *cfg_.job_id : names_->job_id()),
         lineage_(restored_lineage(cfg_.restore, job_id_)), claims_(std::move(claims)),
-        eg_(graph::build_execution_graph(jg_)), savepoints_(names_) {
+        eg_(graph::build_execution_graph(jg_)), savepoints_(names_),
+        lifecycle_(job_id_, jg_.job_name, cfg_.clock ? cfg_.clock : SystemClock::shared()) {
     if (!cfg_.clock) cfg_.clock = SystemClock::shared();
     if (!cfg_.rocksdb.names) cfg_.rocksdb.names = names_;
     // The points each subtask's chain can reach (runtime/fault_injection.h).
@@ -211,12 +212,8 @@ class LocalJob final : public CheckpointingJobClient,
   }
 
   Status start() {
-    {
-      std::lock_guard lock(mu_);
-      run_meter_.start(cfg_.clock->monotonic_ns());
-    }
     SLUICE_RETURN_IF_ERROR(deploy_attempt());
-    set_status(JobStatus::kRunning);
+    SLUICE_RETURN_IF_ERROR(lifecycle_.start());
     if (coordinator_) coordinator_->start();
     control_ = std::thread([this] { control_loop(); });
     if (cfg_.buffer_timeout_enabled) flusher_ = std::thread([this] { flush_loop(); });
@@ -225,16 +222,9 @@ class LocalJob final : public CheckpointingJobClient,
 
   // ---- JobClient ----
   JobId job_id() const override { return job_id_; }
-  JobStatus status() const override {
-    std::lock_guard lock(mu_);
-    return status_;
-  }
+  JobStatus status() const override { return lifecycle_.status(); }
   void cancel() override { post(Event::of(Event::Kind::kCancel)); }
-  JobExecutionResult wait() override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return is_globally_terminal(status_); });
-    return result_;
-  }
+  JobExecutionResult wait() override { return lifecycle_.wait(); }
   const MetricRegistry& metrics() const override { return registry_; }
   coordinator::CheckpointStatsSnapshot checkpoint_stats() const override {
     return coordinator_ ? coordinator_->stats() : coordinator::CheckpointStatsSnapshot{};
@@ -440,10 +430,11 @@ class LocalJob final : public CheckpointingJobClient,
     events_cv_.notify_all();
   }
 
-  void set_status(JobStatus s) {
-    std::lock_guard lock(mu_);
-    status_ = s;
-    if (is_globally_terminal(s)) cv_.notify_all();
+  // Moves the job's status (job_lifecycle.h). A refusal is a bug of this class; it is logged, and the run still
+  // ends through finish_job.
+  void move_to(JobStatus next) {
+    Status moved = lifecycle_.transition(next);
+    if (!moved.is_ok()) spdlog::error("{}", moved.to_string());
   }
 
   // Builds and starts one attempt's tasks, restoring from restore_point_ when set.
@@ -640,7 +631,7 @@ class LocalJob final : public CheckpointingJobClient,
           break;
         case Event::Kind::kCancel:
           if (st == JobStatus::kRunning || st == JobStatus::kRestarting) {
-            set_status(JobStatus::kCancelling);
+            move_to(JobStatus::kCancelling);
             finish_job(JobStatus::kCanceled, Status::ok());
             return;
           }
@@ -676,7 +667,7 @@ class LocalJob final : public CheckpointingJobClient,
       if (deployed.is_ok()) break;
       cause = deployed.with_context("redeploying after a failure");
     }
-    set_status(JobStatus::kRunning);
+    move_to(JobStatus::kRunning);
     {
       std::lock_guard lock(mu_);
       recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
@@ -692,12 +683,13 @@ class LocalJob final : public CheckpointingJobClient,
     spdlog::warn("job {}: {}", jg_.job_name, cause.to_string());
     if (!coordinator_) {  // checkpointing off: no restarts (Flink's default without checkpointing)
       error_ = cause;
+      move_to(JobStatus::kFailing);
       finish_job(JobStatus::kFailed, cause);
       return false;
     }
     {
       std::lock_guard trigger(trigger_mu_);
-      set_status(JobStatus::kRestarting);
+      move_to(JobStatus::kRestarting);
     }
     stop_->on_failover(cause);
     coordinator_->stop();
@@ -709,6 +701,7 @@ class LocalJob final : public CheckpointingJobClient,
     if (!d.restart) {
       error_ = job_failure(d, cause);
       restore_point_unusable_ = !d.unusable_restore_point.is_ok();
+      move_to(JobStatus::kFailing);
       finish_job(JobStatus::kFailed, error_);
       return false;
     }
@@ -760,25 +753,16 @@ class LocalJob final : public CheckpointingJobClient,
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
                                            ") before the savepoint completed"));
     claims_.clear();  // nothing of this job writes any more: the next job may take its folders and prefixes
-    std::lock_guard lock(mu_);
-    result_ = run_meter_.result(job_id_, jg_.job_name, terminal, error, cfg_.clock->monotonic_ns());
-    status_ = terminal;
-    cv_.notify_all();
+    Status ended = lifecycle_.terminate(terminal, error);
+    if (!ended.is_ok()) spdlog::error("{}", ended.to_string());
   }
 
   void flush_loop() {
     // Flink's OutputFlusher: ask every task to flush partial buffers once per buffer timeout.
     auto period = std::max(cfg_.buffer_timeout, std::chrono::milliseconds(1));
-    std::unique_lock lock(mu_);
-    while (!is_globally_terminal(status_)) {
-      cv_.wait_for(lock, period);
-      if (is_globally_terminal(status_)) break;
-      lock.unlock();
-      {
-        std::lock_guard tl(tasks_mu_);
-        for (auto& t : tasks_) t.task->request_flush();
-      }
-      lock.lock();
+    while (!lifecycle_.wait_terminal_for(period)) {
+      std::lock_guard tl(tasks_mu_);
+      for (auto& t : tasks_) t.task->request_flush();
     }
   }
 
@@ -829,13 +813,10 @@ class LocalJob final : public CheckpointingJobClient,
   std::thread control_;
   std::thread flusher_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  JobStatus status_ = JobStatus::kCreated;
+  coordinator::JobLifecycle lifecycle_;  // the job's status and, once terminal, its result
+  mutable std::mutex mu_;  // attempt_, recoveries_
   int32_t attempt_ = 0;
   std::vector<std::pair<int64_t, int64_t>> recoveries_;
-  JobRunMeter run_meter_;
-  JobExecutionResult result_;
 };
 
 }  // namespace

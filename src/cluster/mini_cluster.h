@@ -2,10 +2,11 @@
 // the source coordinators, the buffer-timeout flusher, and (when enabled) the CheckpointCoordinator with its
 // storage, failover through the restart strategy, and restore (Flink's MiniCluster + JobMaster).
 //
-// Job lifecycle, an explicit state machine run by one control thread: CREATED -> RUNNING -> FINISHED;
-// a task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's backoff; redeploy
-// from the latest completed checkpoint, or from the start if there is none) -> RUNNING, or -> FAILED when the
-// strategy gives up (and at once for a non-restartable cause); cancel(): -> CANCELLING -> CANCELED. With
+// Job lifecycle, an explicit state machine (coordinator/job_lifecycle.h) moved by one control thread: CREATED ->
+// RUNNING -> FINISHED; a task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's
+// backoff; redeploy from the latest completed checkpoint, or from the start if there is none) -> RUNNING, or ->
+// FAILING -> FAILED when the strategy gives up (and at once for a non-restartable cause); cancel(): ->
+// CANCELLING -> CANCELED. Checkpoint bookkeeping: cluster/job_checkpoints.h. With
 // checkpointing on, a bounded job finishes only after a final checkpoint that every task took after its input
 // ended, so two-phase-commit sinks commit everything. Thread-safety: submit_job from any thread; the JobClient
 // is thread-safe.

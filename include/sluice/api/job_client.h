@@ -1,8 +1,8 @@
 // JobClient: the handle of a submitted job (Flink's JobClient) and its final JobExecutionResult.
 //
-// Job lifecycle (an explicit state machine, Flink's JobStatus names): CREATED -> RUNNING -> FINISHED;
-// a task failure: RUNNING -> RESTARTING -> RUNNING (checkpointing jobs, while the restart strategy allows)
-// or -> FAILED; cancel(): RUNNING -> CANCELLING -> CANCELED. Thread-safety: any method from any thread.
+// Job lifecycle (Flink's JobStatus state machine, docs/architecture.md "Job status"): CREATED -> RUNNING -> FINISHED;
+// a task failure: RUNNING -> RESTARTING -> RUNNING (while the restart strategy allows) or -> FAILING -> FAILED;
+// cancel(): RUNNING (or RESTARTING) -> CANCELLING -> CANCELED. Thread-safety: any method from any thread.
 #pragma once
 
 #include <cstdint>

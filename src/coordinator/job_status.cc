@@ -1,5 +1,5 @@
-// job_status_name (include/sluice/api/job_client.h): defined here, below the API layer, because the cluster
-// that runs the job's lifecycle names its states in messages too.
+// job_status_name (include/sluice/api/job_client.h): defined here, below the API layer, because the job's
+// lifecycle (coordinator/job_lifecycle.h) names its states in messages too.
 #include "sluice/api/job_client.h"
 
 namespace sluice {
