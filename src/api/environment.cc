@@ -135,8 +135,14 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   } else {
     mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
     // Flink's default too, but rarely what someone enabling checkpointing means: say it once, at job start.
+    // The legacy state.backend.type jobmanager implies this storage whatever else is set: the fix starts there.
+    const bool legacy = config.get(options::kStateBackendType) == StateBackendType::kLegacyJobManager;
+    const std::string backend_fix = "set " + options::kStateBackendType.key + " to hashmap or rocksdb (the legacy "
+                                    "jobmanager keeps checkpoints in memory)";
     const std::string fix =
-        dir.empty() ? "set " + options::kCheckpointsDirectory.key + " to a folder to keep them in files"
+        dir.empty() ? (legacy ? backend_fix + " and " : std::string("set ")) + options::kCheckpointsDirectory.key +
+                          " to a folder to keep them in files"
+        : legacy    ? backend_fix + " to keep them in " + dir
                     : "set " + options::kCheckpointStorage.key + " to filesystem to keep them in " + dir;
     spdlog::warn("checkpointing is on, but no checkpoint folder is used (JobManager checkpoint storage): the "
                  "checkpoints live in this process's memory only, so no restore is possible after this process "

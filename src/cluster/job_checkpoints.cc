@@ -84,6 +84,15 @@ void JobCheckpoints::cleanup_on_job_end(checkpoint::JobTerminalStatus status) {
                  "checkpoint it restores is missing a file or damaged",
                  job_name_, cleanup->kept.size(), checkpoint::to_string(retention_));
   }
+  // Whatever was kept, a job folder this run created and never wrote a checkpoint into holds nothing to keep.
+  if (!cleanup->job_dir_removed) remove_job_folder_if_empty();
+}
+
+void JobCheckpoints::remove_job_folder_if_empty() {
+  auto removed = storage_->remove_job_dir_if_empty();
+  if (!removed.is_ok()) {
+    spdlog::warn("job {}: removing its empty checkpoint folder: {}", job_name_, removed.status().to_string());
+  }
 }
 
 void JobCheckpoints::release_shared_files(const std::vector<CheckpointId>& ids) {

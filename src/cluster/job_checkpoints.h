@@ -71,8 +71,12 @@ class JobCheckpoints final : public runtime::CheckpointResponder {
 
   // At job end: deletes what execution.checkpointing.externalized-checkpoint-retention says for `status`
   // (nothing when the job failed because its restore point is unusable: the evidence stays), with their
-  // unreferenced shared files, and the job's folder once empty. Failures are logged. Call once.
+  // unreferenced shared files, and the job's folder once empty (in every mode: an empty job folder keeps nothing).
+  // Failures are logged. Call once.
   void cleanup_on_job_end(checkpoint::JobTerminalStatus status);
+  // Removes the job's folder in the checkpoint storage if it holds nothing (no checkpoint, empty shared and
+  // task-owned folders): for a job refused after its storage was initialized. Failures are logged.
+  void remove_job_folder_if_empty();
 
   // For the coordinator's setup (CheckpointCoordinatorSetup::shared_state_registry).
   std::shared_ptr<coordinator::SharedStateRegistry> shared_state_registry() const { return shared_registry_; }

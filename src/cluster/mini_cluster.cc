@@ -91,8 +91,8 @@ class LocalJob final : public CheckpointingJobClient,
     if (!cfg_.checkpointing) return Status::ok();
     if (!cfg_.storage) return Status::invalid_argument("checkpointing is enabled but no checkpoint storage is set");
     SLUICE_RETURN_IF_ERROR(cfg_.storage->initialize(job_id_).with_context("initializing checkpoint storage " + cfg_.storage->describe()));
-    SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
     checkpoints_ = std::make_unique<JobCheckpoints>(jg_.job_name, cfg_.storage, cfg_.num_retained, cfg_.retention);
+    SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
 
     std::vector<std::string> all_ids;
     std::vector<std::string> generated_ids;  // operators without a uid
@@ -218,6 +218,11 @@ class LocalJob final : public CheckpointingJobClient,
     control_ = std::thread([this] { control_loop(); });
     if (cfg_.buffer_timeout_enabled) flusher_ = std::thread([this] { flush_loop(); });
     return Status::ok();
+  }
+
+  // A submission refused after the checkpoint storage made the job's folder: the folder goes if it is empty.
+  void discard_empty_job_folder() {
+    if (checkpoints_) checkpoints_->remove_job_folder_if_empty();
   }
 
   // ---- JobClient ----
@@ -825,8 +830,12 @@ Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph>
                                               graph::JobGraph job_graph, const MiniClusterConfig& config,
                                               std::vector<std::unique_ptr<HeldClaim>> claims) {
   auto job = std::make_unique<LocalJob>(std::move(stream_graph), std::move(job_graph), config, std::move(claims));
-  SLUICE_RETURN_IF_ERROR(job->init());
-  SLUICE_RETURN_IF_ERROR(job->start());
+  Status started = job->init();
+  if (started.is_ok()) started = job->start();
+  if (!started.is_ok()) {
+    job->discard_empty_job_folder();  // a refused restore leaves no empty job folder behind
+    return started;
+  }
   return std::unique_ptr<JobClient>(std::move(job));
 }
 

@@ -146,6 +146,8 @@ TEST_P(RestoreDamaged, TheFailedRunDeletesNoCheckpointFile) {
   EXPECT_FALSE(error.is_ok());
   it::expect_error_names_damage(error, file, how);
   it::expect_all_still_there(before, ck, file);
+  // The failed run leaves no folder of its own behind (it never wrote a checkpoint), refused at submission or not.
+  EXPECT_EQ(it::entries_of(ck), std::vector<std::string>{fs::path(copied_job).filename().string()});
 }
 
 // ---- a failover to the job's own damaged checkpoint ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Review findings on the `sluice demo` command line: --claim-mode accepts any case (CLAIM, claim, Claim)
-# and a bad value is refused with exit 2, listing the choices.
+# and a bad value is refused with exit 2, listing the choices; an unsupported URI scheme creates no folder.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -13,4 +13,29 @@ done
 rc=0; "$sluice" demo --events 2000 --claim-mode sometimes > bad.out 2>&1 || rc=$?
 [ "$rc" = 2 ] || { echo "--claim-mode sometimes: exit $rc, expected 2"; cat bad.out; exit 1; }
 grep -q "CLAIM" bad.out && grep -q "NO_CLAIM" bad.out || { echo "the error does not list the choices"; cat bad.out; exit 1; }
+# An unsupported scheme for either folder is refused naming the option, before any folder is created (neither the
+# refused one nor the other, valid one).
+refused_scheme() {  # expected message, then demo arguments
+  local expected=$1; shift
+  rm -rf schemes && mkdir schemes
+  rc=0; (cd schemes && "$sluice" demo --events 1000 "$@") > scheme.out 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { echo "$*: exit $rc, expected 2"; cat scheme.out; exit 1; }
+  grep -qF "$expected" scheme.out || { echo "$*: expected '$expected'"; cat scheme.out; exit 1; }
+  [ -z "$(ls -A schemes)" ] || { echo "$*: created $(ls -A schemes)"; exit 1; }
+}
+refused_scheme "InvalidArgument: --output: unsupported URI scheme 'hdfs' in 'hdfs://x/y'" --output hdfs://x/y
+refused_scheme "InvalidArgument: execution.checkpointing.dir: unsupported URI scheme 'gs' in 'gs://b/p'" \
+  --output o --checkpoint-dir gs://b/p
+refused_scheme "InvalidArgument: execution.checkpointing.dir: unsupported URI scheme 'hdfs' in 'HDFS://x'" \
+  --output o -D execution.checkpointing.dir=HDFS://x
+# Checkpoints kept in memory are warned about with a fix that works: under the legacy state.backend.type
+# jobmanager the fix is the backend (execution.checkpointing.storage filesystem would be refused with it).
+"$sluice" demo --events 1000 --checkpoint-dir ck-mem -D state.backend.type=jobmanager --output out-mem \
+  > mem.out 2>&1 || { echo "demo with the legacy jobmanager backend failed"; cat mem.out; exit 1; }
+grep -qF "no restore is possible after this process dies; set state.backend.type to hashmap or rocksdb (the legacy jobmanager keeps checkpoints in memory) to keep them in ck-mem" mem.out \
+  || { echo "the in-memory warning does not name the backend as the fix"; cat mem.out; exit 1; }
+"$sluice" demo --events 1000 --checkpoint-dir ck-mem -D execution.checkpointing.storage=jobmanager --output out-mem \
+  > mem2.out 2>&1 || { echo "demo with jobmanager storage failed"; cat mem2.out; exit 1; }
+grep -qF "set execution.checkpointing.storage to filesystem to keep them in ck-mem" mem2.out \
+  || { echo "the in-memory warning does not name the storage as the fix"; cat mem2.out; exit 1; }
 echo "demo cli review test: OK"

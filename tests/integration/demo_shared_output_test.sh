@@ -2,7 +2,8 @@
 # Two `sluice demo` runs on one output folder: the second is refused (exit 2) naming the running one, before it
 # removes anything (every part file the first run committed is still there, unchanged). The same for a shared
 # checkpoint folder, which also keeps a refused run from cleaning its own output folder. A killed run leaves no stale
-# lock: the next run on its folders starts, replaces the killed run's part files (not the user's) and verifies.
+# lock: the next run on its folders starts, replaces the killed run's part files (not the user's) and verifies. One
+# folder as both the output and the checkpoint folder of one run is refused as such.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d)
@@ -59,5 +60,16 @@ for f in part-mine.txt notes.txt part-0123-0-1-0; do
 done
 for f in $(echo "$committed_before" | cut -d' ' -f1); do
   [ ! -e "o/$f" ] || { echo "the next run kept the killed run's part file o/$f"; exit 1; }
+done
+# One folder as both the output and the checkpoint folder of one run, however spelled: refused as the job's own
+# mistake (InvalidArgument naming both), not blamed on its own lock, and nothing in it removed.
+mkdir -p x && echo "an earlier run's output" > x/part-0123456789abcdef0123456789abcdef-0-1-0
+for out in x ./x/ "$work/x"; do
+  rc=0; "$sluice" demo --events 1000 --output "$out" --checkpoint-dir x > same.out 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { echo "--output $out --checkpoint-dir x: exit $rc, expected 2"; cat same.out; exit 1; }
+  grep -q "InvalidArgument: job 'demo': the checkpoint storage and the output both write to checkpoint folder 'x' (execution.checkpointing.dir) and to output folder '$out', one folder: give each its own" same.out \
+    || { echo "--output $out --checkpoint-dir x: not refused as one folder"; cat same.out; exit 1; }
+  if grep -q "in use by" same.out; then echo "--output $out --checkpoint-dir x: blamed a lock"; cat same.out; exit 1; fi
+  [ -f x/part-0123456789abcdef0123456789abcdef-0-1-0 ] || { echo "the refused run removed x's part file"; exit 1; }
 done
 echo "demo shared output test: OK"

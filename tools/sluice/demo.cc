@@ -102,7 +102,15 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
 // takes the lock again when it is submitted.
 Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir,
                     const std::string& checkpoint_dir) {
-  // Both folders the job will claim are taken first: a run that a running job's claim will refuse must not remove
+  // Both paths' schemes first: a run refused for one of them must not leave the other folder created.
+  auto output_fs = file_systems.for_path(dir);
+  if (!output_fs.is_ok()) return output_fs.status().with_context("--output");
+  if (!checkpoint_dir.empty()) {
+    if (auto checkpoint_fs = file_systems.for_path(checkpoint_dir); !checkpoint_fs.is_ok()) {
+      return checkpoint_fs.status().with_context("execution.checkpointing.dir");
+    }
+  }
+  // Both folders the job will claim are taken next: a run that a running job's claim will refuse must not remove
   // anything (the part files may be a killed run's committed output, which its --restore latest still needs).
   sluice::ClaimingJob cleaner;
   cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + sluice::host_name() +
@@ -110,14 +118,23 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
   std::vector<std::unique_ptr<sluice::HeldClaim>> held;
   const std::pair<std::string, std::string> folders[] = {{checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)"},
                                                          {dir, "output folder '" + dir + "'"}};
+  std::vector<sluice::ExclusiveClaim> claims;
   for (const auto& [folder, what] : folders) {
     if (folder.empty()) continue;
-    if (auto claim = sluice::fs::local_folder_claim(folder, what)) {
-      SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, claim->take(cleaner));
-      held.push_back(std::move(lock));
-    }
+    if (auto claim = sluice::fs::local_folder_claim(folder, what)) claims.push_back(std::move(*claim));
   }
-  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<sluice::fs::FileSystem> fsys, file_systems.for_path(dir));
+  // One folder for both is the job's own mistake, refused as the job's claims refuse it (cluster/job_claims.h);
+  // taking its lock twice would instead blame this very process for holding it.
+  if (claims.size() == 2 && !claims[0].key.empty() && claims[0].key == claims[1].key) {
+    return sluice::Status::invalid_argument("job 'demo': the checkpoint storage and the output both write to " +
+                                            claims[0].what + " and to " + claims[1].what +
+                                            ", one folder: give each its own");
+  }
+  for (const sluice::ExclusiveClaim& claim : claims) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, claim.take(cleaner));
+    held.push_back(std::move(lock));
+  }
+  const std::shared_ptr<sluice::fs::FileSystem>& fsys = *output_fs;
   if (Status s = sluice::fs::create_directories_durable(*fsys, dir); !s.is_ok()) {
     return s.with_context("cannot create output directory '" + dir + "'");
   }

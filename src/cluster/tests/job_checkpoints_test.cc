@@ -131,6 +131,32 @@ TEST_F(JobCheckpointsTest, AJobThatFailedOnAnUnusableRestorePointDeletesNothing)
   EXPECT_TRUE(std::filesystem::exists(c2));
 }
 
+TEST_F(JobCheckpointsTest, AJobFolderWithoutACheckpointGoesAtJobEndInEveryMode) {
+  for (JobTerminalStatus status : {JobTerminalStatus::kFailedUnusableRestorePoint, JobTerminalStatus::kFailed,
+                                   JobTerminalStatus::kCanceled}) {
+    SCOPED_TRACE(std::string(checkpoint::to_string(status)));
+    const std::string restored = ct::make_checkpoint(tmp_.path(), earlier_, 5);
+    auto jc = make(1, ExternalizedCheckpointRetention::kRetainOnCancellation);
+    ASSERT_TRUE(std::filesystem::is_directory(tmp_ / job_.to_hex()));
+    ASSERT_TRUE(jc->add_restored(metadata(restored), restored, true).is_ok());
+    jc->cleanup_on_job_end(status);
+    EXPECT_FALSE(std::filesystem::exists(tmp_ / job_.to_hex()));
+    EXPECT_TRUE(std::filesystem::exists(restored));
+    std::filesystem::remove_all(tmp_ / earlier_.to_hex());
+  }
+}
+
+TEST_F(JobCheckpointsTest, ARefusedJobsEmptyFolderIsRemovedAndAFolderWithContentStays) {
+  auto jc = make(1);
+  jc->remove_job_folder_if_empty();
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / job_.to_hex()));
+
+  auto again = make(1);
+  const std::string own = complete(*again, 1);
+  again->remove_job_folder_if_empty();
+  EXPECT_TRUE(std::filesystem::exists(own));
+}
+
 TEST_F(JobCheckpointsTest, AFinishedJobDeletesItsCheckpointsAndFolderButNotANoClaimRestorePoint) {
   const std::string restored = ct::make_checkpoint(tmp_.path(), earlier_, 5);
   auto jc = make(2);
