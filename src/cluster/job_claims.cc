@@ -39,13 +39,25 @@ ClaimingJob claiming_job(const std::string& job_name, const JobId& job_id) {
   return job;
 }
 
+Status check_claims_distinct(const std::string& job_name, const std::vector<WantedClaim>& wanted) {
+  std::map<std::string, const WantedClaim*> by_key;
+  for (const WantedClaim& w : wanted) {
+    auto [it, inserted] = by_key.emplace(w.claim.key.empty() ? w.claim.what : w.claim.key, &w);
+    if (!inserted) {
+      const std::string both = it->second->claim.what == w.claim.what
+                                   ? w.claim.what
+                                   : it->second->claim.what + " and to " + w.claim.what + ", one folder";
+      return Status::invalid_argument("job '" + job_name + "': " + it->second->by + " and " + w.by +
+                                      " both write to " + both + ": give each its own");
+    }
+  }
+  return Status::ok();
+}
+
 Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     const StreamGraph& graph, const ClaimingJob& job, const std::string& checkpoint_dir,
     std::shared_ptr<const fs::FileSystemRegistry> file_systems, const std::string& claimed_restore) {
-  struct Wanted {
-    ExclusiveClaim claim;
-    std::string by;  // who in the job wants it, for the duplicate message
-  };
+  using Wanted = WantedClaim;
   std::vector<Wanted> wanted;
   if (!checkpoint_dir.empty()) {
     if (auto claim = fs::local_folder_claim(checkpoint_dir, "checkpoint folder '" + checkpoint_dir +
@@ -69,17 +81,7 @@ Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     ClaimContext ctx{job.job_name, node.uid, file_systems};
     for (ExclusiveClaim& c : node.exclusive_claims(ctx)) wanted.push_back({std::move(c), "sink " + sink_name(node)});
   }
-  std::map<std::string, const Wanted*> by_key;
-  for (const Wanted& w : wanted) {
-    auto [it, inserted] = by_key.emplace(w.claim.key.empty() ? w.claim.what : w.claim.key, &w);
-    if (!inserted) {
-      const std::string both = it->second->claim.what == w.claim.what
-                                   ? w.claim.what
-                                   : it->second->claim.what + " and to " + w.claim.what + ", one folder";
-      return Status::invalid_argument("job '" + job.job_name + "': " + it->second->by + " and " + w.by +
-                                      " both write to " + both + ": give each its own");
-    }
-  }
+  SLUICE_RETURN_IF_ERROR(check_claims_distinct(job.job_name, wanted));
   std::vector<std::unique_ptr<HeldClaim>> held;
   for (const Wanted& w : wanted) {
     auto taken = w.claim.take(job);

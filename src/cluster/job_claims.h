@@ -27,6 +27,15 @@ ClaimingJob claiming_job(const std::string& job_name, const JobId& job_id);
 // kInvalidArgument when two parts of the job claim the same thing (two sinks writing one folder would overwrite
 // each other's part files; an output folder that is the checkpoint folder), naming both. Claims are compared by
 // ExclusiveClaim::key, so "out", "./out/" and its absolute path are one folder.
+// One claim a job wants, and who in the job wants it ("the checkpoint storage", "sink 'out'").
+struct WantedClaim {
+  ExclusiveClaim claim;
+  std::string by;
+};
+// kInvalidArgument when two of `wanted` claim the same thing (ExclusiveClaim::key, else `what`), naming both and
+// who wants them: "job '<name>': A and B both write to <what> and to <what>, one folder: give each its own".
+Status check_claims_distinct(const std::string& job_name, const std::vector<WantedClaim>& wanted);
+
 Result<std::vector<std::unique_ptr<HeldClaim>>> take_job_claims(
     const StreamGraph& graph, const ClaimingJob& job, const std::string& checkpoint_dir,
     std::shared_ptr<const fs::FileSystemRegistry> file_systems, const std::string& claimed_restore = "");

@@ -27,6 +27,7 @@
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
 #include "signals.h"
+#include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
 #include "core/host_name.h"
 #include "sluice/config/derived_options.h"
@@ -116,22 +117,22 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
   cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + sluice::host_name() +
                         " (removing an earlier run's part files before its job starts)";
   std::vector<std::unique_ptr<sluice::HeldClaim>> held;
-  const std::pair<std::string, std::string> folders[] = {{checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)"},
-                                                         {dir, "output folder '" + dir + "'"}};
-  std::vector<sluice::ExclusiveClaim> claims;
-  for (const auto& [folder, what] : folders) {
-    if (folder.empty()) continue;
-    if (auto claim = sluice::fs::local_folder_claim(folder, what)) claims.push_back(std::move(*claim));
+  struct Folder {
+    std::string path, what, by;
+  };
+  const Folder folders[] = {
+      {checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)", "the checkpoint storage"},
+      {dir, "output folder '" + dir + "'", "the output"}};
+  std::vector<sluice::cluster::WantedClaim> claims;
+  for (const Folder& f : folders) {
+    if (f.path.empty()) continue;
+    if (auto claim = sluice::fs::local_folder_claim(f.path, f.what)) claims.push_back({std::move(*claim), f.by});
   }
-  // One folder for both is the job's own mistake, refused as the job's claims refuse it (cluster/job_claims.h);
-  // taking its lock twice would instead blame this very process for holding it.
-  if (claims.size() == 2 && !claims[0].key.empty() && claims[0].key == claims[1].key) {
-    return sluice::Status::invalid_argument("job 'demo': the checkpoint storage and the output both write to " +
-                                            claims[0].what + " and to " + claims[1].what +
-                                            ", one folder: give each its own");
-  }
-  for (const sluice::ExclusiveClaim& claim : claims) {
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, claim.take(cleaner));
+  // One folder for both is the job's own mistake, refused as the job's claims refuse it; taking its lock twice
+  // would instead blame this very process for holding it.
+  SLUICE_RETURN_IF_ERROR(sluice::cluster::check_claims_distinct("demo", claims));
+  for (const sluice::cluster::WantedClaim& w : claims) {
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, w.claim.take(cleaner));
     held.push_back(std::move(lock));
   }
   const std::shared_ptr<sluice::fs::FileSystem>& fsys = *output_fs;
