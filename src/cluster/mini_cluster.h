@@ -1,6 +1,7 @@
 // MiniCluster: runs a JobGraph in this process - one thread per subtask, in-process channels between them,
 // the source coordinators, the buffer-timeout flusher, and (when enabled) the CheckpointCoordinator with its
-// storage, failover through the restart strategy, and restore (Flink's MiniCluster + JobMaster).
+// storage, failover through the restart strategy, and restore (Flink's MiniCluster): the job's JobMaster
+// (job_master.h) with the in-process deployer (in_process_deployer.h).
 //
 // Job lifecycle, an explicit state machine (coordinator/job_lifecycle.h) moved by one control thread: CREATED ->
 // RUNNING -> FINISHED; a task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's

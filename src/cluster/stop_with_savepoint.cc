@@ -48,12 +48,7 @@ void StopWithSavepoint::start(Request r, JobStatus status) {
   stop_ = std::move(r);
   coordinator_.stop_periodic_scheduling();
   const bool drain = stop_->drain;
-  tasks_.for_each_task([drain](runtime::StreamTask& task, bool is_source) {
-    if (!drain) task.skip_end_input_on_finish();
-    if (!is_source) return;
-    runtime::StreamTask* t = &task;
-    task.mailbox().put([t, drain] { t->stop_source(drain); });
-  });
+  tasks_.with_tasks([drain](DeployedTasks& tasks) { tasks.stop_sources(drain); });
   // Without drain the savepoint's barriers follow the stop in every source's mailbox; with drain it is taken
   // once every task reached the end of its input (on_end_of_data).
   if (!drain) trigger_savepoint(running);
@@ -101,11 +96,7 @@ void StopWithSavepoint::abandon(const Status& cause, bool running) {
   stop_.reset();
   if (!running) return;
   if (!drain) {
-    tasks_.for_each_task([](runtime::StreamTask& task, bool is_source) {
-      task.keep_end_input_on_finish();
-      runtime::StreamTask* t = &task;
-      if (is_source) task.mailbox().put([t] { t->resume_source(); });
-    });
+    tasks_.with_tasks([](DeployedTasks& tasks) { tasks.resume_sources(); });
   }
   coordinator_.start_periodic_scheduling();
 }
@@ -114,13 +105,9 @@ void StopWithSavepoint::abandon(const Status& cause, bool running) {
 // (ending the input of the next one) before every task has its notification.
 void StopWithSavepoint::finish_tasks_after(CheckpointId id) {
   coordinator_.stop_periodic_scheduling();
-  tasks_.for_each_task([id](runtime::StreamTask& task, bool) {
-    runtime::StreamTask* t = &task;
-    task.mailbox().put([t, id] { t->notify_checkpoint_complete(id); });
-  });
-  tasks_.for_each_task([](runtime::StreamTask& task, bool) {
-    runtime::StreamTask* t = &task;
-    task.mailbox().put([t] { t->finish(); });
+  tasks_.with_tasks([id](DeployedTasks& tasks) {
+    tasks.notify_checkpoint_complete(id);
+    tasks.finish();
   });
 }
 

@@ -7,8 +7,8 @@
 //
 // Also create_savepoint_folder: the checks and the new folder every savepoint request (stop or not) starts with.
 //
-// Thread-safety: StopWithSavepoint is used by the control thread only; Tasks::for_each_task takes the job's task
-// lock itself.
+// Thread-safety: StopWithSavepoint is used by the control thread only; Tasks::with_tasks takes the job's task lock
+// itself.
 #pragma once
 
 #include <functional>
@@ -18,7 +18,7 @@
 #include "checkpoint/checkpoint_storage.h"
 #include "cluster/savepoint_requests.h"
 #include "coordinator/checkpoint_coordinator.h"
-#include "runtime/stream_task.h"
+#include "cluster/task_deployer.h"
 #include "sluice/api/job_client.h"
 
 namespace sluice::cluster {
@@ -40,8 +40,8 @@ class StopWithSavepoint {
   class Tasks {
    public:
     virtual ~Tasks() = default;
-    // Calls fn(task, is_source) for every task, under the job's task lock.
-    virtual void for_each_task(const std::function<void(runtime::StreamTask& task, bool is_source)>& fn) = 0;
+    // Calls fn with the current attempt's tasks under the job's task lock; not at all when none are deployed.
+    virtual void with_tasks(const std::function<void(DeployedTasks& tasks)>& fn) = 0;
   };
 
   struct Request {

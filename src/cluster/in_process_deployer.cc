@@ -1,0 +1,173 @@
+#include "cluster/in_process_deployer.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "cluster/attempt_network.h"
+#include "runtime/network/input_gate.h"
+#include "runtime/network/result_partition.h"
+
+namespace sluice::cluster {
+namespace {
+
+class InProcessTasks final : public DeployedTasks {
+ public:
+  struct Task {
+    runtime::ExecutionAttemptId id;
+    bool is_source = false;
+    std::unique_ptr<runtime::StreamTask> task;
+    std::thread thread;
+  };
+
+  InProcessTasks(std::vector<Task> tasks, runtime::AsyncSnapshotExecutor* executor,
+                 std::optional<std::chrono::milliseconds> buffer_timeout)
+      : tasks_(std::move(tasks)), executor_(executor) {
+    for (auto& t : tasks_) t.thread = std::thread([task = t.task.get()] { task->run(); });
+    if (buffer_timeout) flusher_ = std::thread([this, period = *buffer_timeout] { flush_loop(period); });
+  }
+
+  ~InProcessTasks() override {
+    cancel();
+    join();
+  }
+
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+                          std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
+    for (auto& t : tasks_) {
+      if (!t.is_source) continue;
+      std::vector<uint8_t> es;
+      if (t.id.subtask.value() == 0) {
+        if (auto it = enumerator_states.find(t.id.vertex); it != enumerator_states.end()) es = std::move(it->second);
+      }
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, barrier, es = std::move(es)]() mutable { task->trigger_checkpoint(barrier, std::move(es)); });
+    }
+  }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    each([id](runtime::StreamTask* task) { task->notify_checkpoint_complete(id); });
+  }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    each([id](runtime::StreamTask* task) { task->notify_checkpoint_aborted(id); });
+  }
+  void stop_sources(bool drain) override {
+    for (auto& t : tasks_) {
+      if (!drain) t.task->skip_end_input_on_finish();
+      if (!t.is_source) continue;
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, drain] { task->stop_source(drain); });
+    }
+  }
+  void resume_sources() override {
+    for (auto& t : tasks_) {
+      t.task->keep_end_input_on_finish();
+      runtime::StreamTask* task = t.task.get();
+      if (t.is_source) task->mailbox().put([task] { task->resume_source(); });
+    }
+  }
+  void finish() override {
+    each([](runtime::StreamTask* task) { task->finish(); });
+  }
+  void wake() override {
+    for (auto& t : tasks_) t.task->mailbox().put([] {});
+  }
+
+  void cancel() override {
+    {
+      std::lock_guard lock(flush_mu_);
+      cancelled_ = true;
+    }
+    flush_cv_.notify_all();
+    for (auto& t : tasks_) t.task->cancel();
+  }
+  void join() override {
+    if (flusher_.joinable()) flusher_.join();
+    for (auto& t : tasks_)
+      if (t.thread.joinable()) t.thread.join();
+    executor_->drain();  // copy-on-write snapshots may still read the old backends
+  }
+
+ private:
+  template <class Fn>
+  void each(Fn fn) {
+    for (auto& t : tasks_) {
+      runtime::StreamTask* task = t.task.get();
+      task->mailbox().put([task, fn] { fn(task); });
+    }
+  }
+
+  void flush_loop(std::chrono::milliseconds period) {
+    period = std::max(period, std::chrono::milliseconds(1));
+    std::unique_lock lock(flush_mu_);
+    while (!flush_cv_.wait_for(lock, period, [&] { return cancelled_; })) {
+      for (auto& t : tasks_) t.task->request_flush();
+    }
+  }
+
+  std::vector<Task> tasks_;  // fixed from construction to destruction
+  runtime::AsyncSnapshotExecutor* executor_;
+  std::mutex flush_mu_;
+  std::condition_variable flush_cv_;
+  bool cancelled_ = false;
+  std::thread flusher_;
+};
+
+}  // namespace
+
+InProcessDeployer::~InProcessDeployer() { executor_.drain(); }
+
+Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployment attempt) {
+  const graph::JobGraph& jg = *context_.job_graph;
+  const MiniClusterConfig& cfg = *context_.config;
+  AttemptNetwork net = build_attempt_network(jg, cfg.network, cfg.clock);
+  std::vector<InProcessTasks::Task> tasks;
+  for (SubtaskDeployment& s : attempt.subtasks) {
+    const auto& v = jg.vertices[static_cast<size_t>(s.id.vertex.value())];
+    const auto vi = static_cast<size_t>(v.id), si = static_cast<size_t>(s.id.subtask.value());
+    runtime::TaskDeployment d;
+    d.stream_graph = context_.stream_graph;
+    d.job_graph = &jg;
+    d.vertex = v.id;
+    d.subtask_index = s.id.subtask.value();
+    d.attempt_number = s.id.attempt_number;
+    d.key_group_range = s.key_group_range;
+    d.outputs = std::move(net.outputs[vi][si]);
+    d.notifier = net.notifiers[vi][si];
+    if (!v.is_source) d.input_gate = std::make_unique<runtime::InputGate>(std::move(net.input_channels[vi][si]), d.notifier.get());
+    d.source_coordinator = attempt.source_coordinators[vi];
+    d.job_metrics = context_.job_metrics;
+    d.clock = cfg.clock.get();
+    d.state_backend_type = cfg.state_backend_type;
+    d.rocksdb = cfg.rocksdb;
+    d.incremental_checkpoints = cfg.incremental_checkpoints;
+    d.job_id = context_.job_id;
+    d.lineage_job_ids = context_.lineage_job_ids;
+    d.file_systems = cfg.file_systems;
+    d.fault_injector = context_.fault_injector;
+    d.auto_watermark_interval_ms = cfg.auto_watermark_interval_ms;
+    if (context_.checkpoint_responder) {
+      d.checkpoint_responder = context_.checkpoint_responder;
+      d.at_least_once = cfg.at_least_once;
+      d.checkpoints_after_tasks_finish = cfg.checkpoints_after_tasks_finish;
+      if (cfg.records_after_barrier_hook) d.records_after_barrier_hook = &cfg.records_after_barrier_hook;
+      d.checkpoint_storage = cfg.storage;
+      d.async_executor = &executor_;
+      d.unaligned = cfg.unaligned;
+    }
+    d.restored = s.restored;
+    d.restore = std::move(s.restore);
+    d.restored_channel_state = std::move(s.restored_channel_state);
+    InProcessTasks::Task t;
+    t.id = s.id;
+    t.is_source = v.is_source;
+    t.task = std::make_unique<runtime::StreamTask>(std::move(d), context_.listener);
+    tasks.push_back(std::move(t));
+  }
+  std::optional<std::chrono::milliseconds> flush;
+  if (cfg.buffer_timeout_enabled) flush = cfg.buffer_timeout;
+  return std::unique_ptr<DeployedTasks>(std::make_unique<InProcessTasks>(std::move(tasks), &executor_, flush));
+}
+
+}  // namespace sluice::cluster

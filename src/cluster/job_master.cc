@@ -1,0 +1,796 @@
+#include "cluster/job_master.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/savepoint_files.h"
+#include "cluster/attempt_network.h"
+#include "cluster/channel_state_assignment.h"
+#include "cluster/generated_id_check.h"
+#include "cluster/job_checkpoints.h"
+#include "cluster/state_assignment.h"
+#include "cluster/stop_with_savepoint.h"
+#include "cluster/task_deployer.h"
+#include "coordinator/checkpoint_coordinator.h"
+#include "coordinator/job_lifecycle.h"
+#include "runtime/stream_task.h"
+#include "sluice/metrics/metric_registry.h"
+#include "sluice/source/source_operator.h"
+
+namespace sluice::cluster {
+namespace {
+
+// A restored run descends from the run that took the snapshot and from that run's lineage (newest first).
+std::vector<JobId> restored_lineage(const std::optional<RestoreFrom>& restore, const JobId& self) {
+  std::vector<JobId> lineage;
+  if (!restore) return lineage;
+  auto add = [&](const JobId& id) {
+    if (id != self && std::find(lineage.begin(), lineage.end(), id) == lineage.end()) lineage.push_back(id);
+  };
+  add(restore->metadata.job_id);
+  for (const JobId& id : restore->metadata.lineage) add(id);
+  return lineage;
+}
+
+class JobMaster final : public CheckpointingJobClient,
+                       public runtime::TaskListener,
+                       public coordinator::CheckpointTriggerTarget,
+                       public StopWithSavepoint::Tasks {
+ public:
+  JobMaster(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, MiniClusterConfig cfg,
+            std::vector<std::unique_ptr<HeldClaim>> claims, TaskDeployerFactory deployers)
+      : deployers_(std::move(deployers)), sg_(std::move(sg)), jg_(std::move(jg)), cfg_(std::move(cfg)), names_(name_source_or_random(cfg_.names)),
+        job_id_(cfg_.job_id ? *cfg_.job_id : names_->job_id()),
+        lineage_(restored_lineage(cfg_.restore, job_id_)), claims_(std::move(claims)),
+        eg_(graph::build_execution_graph(jg_)), savepoints_(names_),
+        lifecycle_(job_id_, jg_.job_name, cfg_.clock ? cfg_.clock : SystemClock::shared()) {
+    if (!cfg_.clock) cfg_.clock = SystemClock::shared();
+    if (!cfg_.rocksdb.names) cfg_.rocksdb.names = names_;
+    // The points each subtask's chain can reach (runtime/fault_injection.h).
+    std::vector<runtime::FaultInjector::Task> injectable;
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      using runtime::FailurePoint;
+      uint32_t points = runtime::failure_point_bit(FailurePoint::kTask);
+      bool keyed = false, sink = false;
+      for (int32_t node_id : v.nodes) {
+        keyed = keyed || sg_->node(node_id).keyed;
+        sink = sink || sg_->node(node_id).is_sink;
+      }
+      if (v.is_source) points |= runtime::failure_point_bit(FailurePoint::kSource);
+      if (keyed) points |= runtime::failure_point_bit(FailurePoint::kKeyedOperator);
+      if (cfg_.checkpointing) {
+        points |= runtime::failure_point_bit(FailurePoint::kBetweenSyncAndAsyncSnapshot);
+        if (sink) {
+          points |= runtime::failure_point_bit(FailurePoint::kSink) |
+                    runtime::failure_point_bit(FailurePoint::kBetweenCompletionAndCommit) |
+                    runtime::failure_point_bit(FailurePoint::kAfterCommit);
+        }
+      }
+      injectable.push_back({ev.vertex, ev.subtask_index, points});
+    }
+    injector_ = std::make_unique<runtime::FaultInjector>(std::move(injectable));
+  }
+
+  ~JobMaster() override {
+    cancel();
+    if (control_.joinable()) control_.join();
+  }
+
+  Status init() {
+    job_metrics_ = &registry_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
+    if (!cfg_.checkpointing) return Status::ok();
+    if (!cfg_.storage) return Status::invalid_argument("checkpointing is enabled but no checkpoint storage is set");
+    SLUICE_RETURN_IF_ERROR(cfg_.storage->initialize(job_id_).with_context("initializing checkpoint storage " + cfg_.storage->describe()));
+    checkpoints_ = std::make_unique<JobCheckpoints>(jg_.job_name, cfg_.storage, cfg_.num_retained, cfg_.retention);
+    SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
+
+    std::vector<std::string> all_ids;
+    std::vector<std::string> generated_ids;  // operators without a uid
+    coordinator::CheckpointCoordinatorSetup setup;
+    setup.config = cfg_.checkpoint_config;
+    setup.job_id = job_id_;
+    setup.lineage = lineage_;
+    setup.storage = cfg_.storage;
+    setup.target = this;
+    setup.clock = cfg_.clock;
+    setup.properties = cfg_.properties;
+    if (auto kind = parse_state_backend_type(cfg_.state_backend_type); kind.is_ok()) {
+      setup.state_backend = std::string(state_backend_kind_name(*kind));
+    }
+    setup.metrics = job_metrics_;
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      coordinator::TaskToAck t{v.id, ev.subtask_index, {}};
+      for (int32_t node_id : v.nodes) {
+        const StreamNode& n = sg_->node(node_id);
+        t.operators.push_back(
+            {graph::operator_id(n), n.name, v.parallelism, jg_.max_parallelism, graph_position(*sg_, node_id)});
+        if (ev.subtask_index == 0) all_ids.push_back(graph::operator_id(n));
+        if (ev.subtask_index == 0 && n.uid.empty()) generated_ids.push_back("'" + n.name + "' as " + graph::operator_id(n));
+      }
+      setup.tasks.push_back(std::move(t));
+    }
+    if (!generated_ids.empty()) {
+      // Flink's advice: a generated id follows the operator's position, so a changed program cannot restore the
+      // state of these operators from a savepoint (or checkpoint) of this one.
+      std::string list;
+      for (const std::string& g : generated_ids) list += (list.empty() ? "" : ", ") + g;
+      spdlog::warn("job {}: {} operator(s) without a uid get a generated id, which changes when the program changes "
+                   "(their state then no longer restores): {}; set .uid(\"...\") on every stateful operator",
+                   jg_.job_name, generated_ids.size(), list);
+    }
+    if (cfg_.incremental_checkpoints && !cfg_.storage->supports_incremental()) {
+      spdlog::warn("incremental checkpoints are off: checkpoint storage {} cannot hold shared files",
+                   cfg_.storage->describe());
+      cfg_.incremental_checkpoints = false;
+    }
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      // Documented Flink behaviour, but it silently drops the tail of a bounded job's output: say so once.
+      spdlog::warn("execution.checkpointing.checkpoints-after-tasks-finish is false: once a task finishes no "
+                   "checkpoint completes, so what sinks wrote after the last completed checkpoint is never "
+                   "committed (exactly-once sinks drop the tail of a bounded input)");
+    }
+    setup.shared_state_registry = checkpoints_->shared_state_registry();
+    if (cfg_.restore) {
+      SLUICE_RETURN_IF_ERROR(check_restored_state_matched(all_ids));
+      SLUICE_RETURN_IF_ERROR(check_generated_id_positions(cfg_.restore->metadata, cfg_.restore->location, *sg_,
+                                                          cfg_.restore->ignore_generated_id_changes));
+      SLUICE_RETURN_IF_ERROR(
+          check_native_savepoint_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
+      std::vector<std::string> heads;
+      for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
+      SLUICE_RETURN_IF_ERROR(check_channel_state_heads(cfg_.restore->metadata, heads));
+      // Damaged checkpoint files fail the submission here (a stat per file) instead of failing every restore.
+      if (cfg_.storage) {
+        SLUICE_RETURN_IF_ERROR(cfg_.storage
+                                   ->check_restore_files(cfg_.restore->location, cfg_.restore->metadata,
+                                                         checkpoint::RestoreFileCheck::kSizes)
+                                   .with_context("restoring " + cfg_.restore->location));
+      }
+      setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
+      // A savepoint belongs to the user: never claimed, so never deleted by this job.
+      const bool claim = cfg_.restore->claim && cfg_.restore->metadata.type != checkpoint::SnapshotType::kSavepoint;
+      spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path, {}); checkpoint "
+                   "ids continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
+                   cfg_.restore->location, claim ? "CLAIM" : "NO_CLAIM", cfg_.restore->metadata.checkpoint_id.value() + 1);
+      SLUICE_ASSIGN_OR_RETURN(restore_point_,
+                              checkpoints_->add_restored(cfg_.restore->metadata, cfg_.restore->location, claim));
+    }
+    setup.on_completed = [this](const checkpoint::CheckpointMetadata& md, const std::string& location) {
+      if (md.type == checkpoint::SnapshotType::kSavepoint) {
+        // Never used for failover and never deleted: not in the completed checkpoint store.
+        spdlog::info("job {}: savepoint {} completed at {}", jg_.job_name, md.checkpoint_id.value(), location);
+        savepoints_.savepoint_completed(md.checkpoint_id, location);
+        Event e = Event::of(Event::Kind::kSavepointComplete);
+        e.id = md.checkpoint_id;
+        post(std::move(e));
+        return;
+      }
+      checkpoints_->on_checkpoint_completed(md, location);
+    };
+    setup.on_aborted = [this](CheckpointId id, coordinator::CheckpointFailureReason, const Status& cause) {
+      savepoints_.savepoint_aborted(id, cause);  // ignored unless a savepoint request waits for `id`
+      Event e = Event::of(Event::Kind::kSavepointAborted);
+      e.id = id;
+      e.cause = cause;
+      post(std::move(e));
+    };
+    SLUICE_ASSIGN_OR_RETURN(coordinator_, coordinator::CheckpointCoordinator::create(std::move(setup)));
+    checkpoints_->bind_coordinator(coordinator_.get());
+    stop_ = std::make_unique<StopWithSavepoint>(jg_.job_name, *coordinator_, savepoints_, *this,
+                                                cfg_.storage.get());
+    return Status::ok();
+  }
+
+  // State of operators (by uid) the job does not have: fails the submission with the list of them, or with
+  // allow_non_restored_state is dropped and reported (Flink's --allowNonRestoredState).
+  Status check_restored_state_matched(const std::vector<std::string>& job_operator_ids) {
+    std::vector<UnmatchedOperatorState> unmatched = unmatched_operator_state(cfg_.restore->metadata, job_operator_ids);
+    if (unmatched.empty()) return Status::ok();
+    if (!cfg_.restore->allow_non_restored_state) {
+      return Status::invalid_argument(describe_unmatched_state(cfg_.restore->metadata, cfg_.restore->location, unmatched) +
+                                      "; give those operators their old uid, or restore with "
+                                      "--allow-non-restored-state (execution.state-recovery.ignore-unclaimed-state) "
+                                      "to drop their state");
+    }
+    for (const UnmatchedOperatorState& u : unmatched) {
+      spdlog::warn("job {}: --allow-non-restored-state: dropping the state of operator '{}' (uid {}) from {}: {}",
+                   jg_.job_name, u.operator_name, u.operator_id, cfg_.restore->location, u.describe());
+    }
+    dropped_state_ = std::move(unmatched);
+    return Status::ok();
+  }
+
+  Status start() {
+    JobTaskContext context;
+    context.stream_graph = sg_.get();
+    context.job_graph = &jg_;
+    context.config = &cfg_;
+    context.listener = this;
+    context.checkpoint_responder = checkpoints_.get();
+    context.fault_injector = injector_.get();
+    context.job_metrics = job_metrics_;
+    context.job_id = job_id_.to_hex();
+    for (const JobId& id : lineage_) context.lineage_job_ids.push_back(id.to_hex());
+    deployer_ = deployers_(std::move(context));
+    SLUICE_RETURN_IF_ERROR(deploy_attempt());
+    SLUICE_RETURN_IF_ERROR(lifecycle_.start());
+    if (coordinator_) coordinator_->start();
+    control_ = std::thread([this] { control_loop(); });
+    return Status::ok();
+  }
+
+  // A submission refused after the checkpoint storage made the job's folder: the folder goes if it is empty.
+  void discard_empty_job_folder() {
+    if (checkpoints_) checkpoints_->remove_job_folder_if_empty();
+  }
+
+  // ---- JobClient ----
+  JobId job_id() const override { return job_id_; }
+  JobStatus status() const override { return lifecycle_.status(); }
+  void cancel() override { post(Event::of(Event::Kind::kCancel)); }
+  JobExecutionResult wait() override { return lifecycle_.wait(); }
+  const MetricRegistry& metrics() const override { return registry_; }
+  coordinator::CheckpointStatsSnapshot checkpoint_stats() const override {
+    return coordinator_ ? coordinator_->stats() : coordinator::CheckpointStatsSnapshot{};
+  }
+  int32_t restarts() const override {
+    std::lock_guard lock(mu_);
+    return attempt_;
+  }
+  std::vector<std::pair<int64_t, int64_t>> recoveries() const override {
+    std::lock_guard lock(mu_);
+    return recoveries_;
+  }
+  std::optional<std::pair<int64_t, std::string>> initial_restore() const override {
+    if (!cfg_.restore) return std::nullopt;
+    return std::make_pair(cfg_.restore->metadata.checkpoint_id.value(), cfg_.restore->location);
+  }
+  Status arm_failure(runtime::FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
+                     int64_t from_checkpoint_id = 0) override {
+    SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause, from_checkpoint_id));
+    // Wake the tasks, so an idle one reaches its next mailbox turn now.
+    std::lock_guard lock(tasks_mu_);
+    if (tasks_) tasks_->wake();
+    return Status::ok();
+  }
+  std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
+  std::vector<UnmatchedOperatorState> dropped_state() const override { return dropped_state_; }
+
+  Result<CheckpointId> trigger_checkpoint() override {
+    if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
+    // With the status check: a failover cannot start between the check and the trigger, so a checkpoint
+    // triggered here is either refused or pending when the failover aborts the pending ones (an orphan would
+    // block max-concurrent-checkpoints until its timeout).
+    std::lock_guard trigger(trigger_mu_);
+    const JobStatus st = status();
+    if (st != JobStatus::kRunning) {
+      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": the job is " +
+                                         job_status_name(st) + ", not RUNNING");
+    }
+    return coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);
+  }
+
+  // ---- savepoints ----
+  Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
+    SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
+    const std::string trigger_id = savepoints_.add(/*stop=*/false);
+    std::lock_guard trigger(trigger_mu_);  // as trigger_checkpoint: never pending past a failover's abort
+    auto id = status() == JobStatus::kRunning
+                  ? coordinator_->trigger_savepoint(folder, format)
+                  : Result<CheckpointId>(Status::failed_precondition("savepoint of job " + job_id_.to_hex() +
+                                                                     ": the job is " + job_status_name(status()) +
+                                                                     ", not RUNNING"));
+    if (!id.is_ok()) {
+      remove_unused_savepoint_folder(cfg_.storage.get(), folder);
+      savepoints_.fail(trigger_id, id.status());
+      return id.status();
+    }
+    savepoints_.bind(trigger_id, *id);
+    return trigger_id;
+  }
+  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
+                                          checkpoint::SavepointFormatType format) override {
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      return Status::failed_precondition(
+          "stop-with-savepoint needs execution.checkpointing.checkpoints-after-tasks-finish (the sinks commit on the "
+          "final savepoint, which finished tasks cannot take)");
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/true));
+    const std::string trigger_id = savepoints_.add(/*stop=*/true);
+    Event e = Event::of(Event::Kind::kStop);
+    e.stop = StopWithSavepoint::Request{trigger_id, folder, drain, format, CheckpointId(0)};
+    post(std::move(e));
+    return trigger_id;
+  }
+  std::optional<SavepointRequestStatus> savepoint_status(const std::string& trigger_id) const override {
+    return savepoints_.get(trigger_id);
+  }
+  std::optional<SavepointRequestStatus> wait_savepoint(const std::string& trigger_id, int64_t timeout_ms) const override {
+    return savepoints_.wait(trigger_id, timeout_ms);
+  }
+
+  // ---- TaskListener (task threads) ----
+  void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
+  void on_task_finished(int32_t vertex, int32_t subtask) override {
+    if (!cfg_.checkpoints_after_tasks_finish && cfg_.checkpointing) {
+      const int32_t attempt = current_attempt();
+      {
+        std::lock_guard lock(finished_mu_);
+        if (finished_.attempt != attempt) finished_ = FinishedTask{vertex, subtask, attempt};
+      }
+      // A checkpoint triggered before the task finished waits for an acknowledgement that never comes: end it
+      // now (not counted against tolerable failures) instead of at its timeout.
+      if (coordinator_) {
+        coordinator_->abort_pending(coordinator::CheckpointFailureReason::kTaskNotReady,
+                                    Status::failed_precondition(
+                                        "task " + jg_.vertices[static_cast<size_t>(vertex)].name + " (" +
+                                        std::to_string(subtask + 1) + ") finished and "
+                                        "execution.checkpointing.checkpoints-after-tasks-finish is false"));
+      }
+    }
+    post(Event::of(Event::Kind::kTaskFinished));
+  }
+  void on_task_cancelled(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskCancelled)); }
+  void on_task_failed(int32_t, int32_t, const Status& cause) override {
+    Event e = Event::of(Event::Kind::kTaskFailed);
+    e.cause = cause;
+    post(std::move(e));
+  }
+
+  // ---- CheckpointTriggerTarget (coordinator threads) ----
+  void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
+                          checkpoint::SavepointFormatType format) override {
+    if (!cfg_.checkpoints_after_tasks_finish) {
+      const int32_t attempt = current_attempt();
+      FinishedTask f;
+      {
+        std::lock_guard lock(finished_mu_);
+        f = finished_;
+      }
+      if (f.attempt == attempt) {
+        // Flink without checkpoints after tasks finish: a finished task cannot take part any more.
+        const std::string name = jg_.vertices[static_cast<size_t>(f.vertex)].name + " (" +
+                                 std::to_string(f.subtask + 1) + ")";
+        coordinator_->decline(id, f.vertex, f.subtask,
+                              Status::failed_precondition("task " + name + " finished and "
+                                                          "execution.checkpointing.checkpoints-after-tasks-finish is "
+                                                          "false: no checkpoint can complete any more"),
+                              coordinator::CheckpointFailureReason::kTaskNotReady);
+        return;
+      }
+    }
+    std::lock_guard lock(tasks_mu_);
+    if (!tasks_) return;
+    // Enumerators first (their event valves close), then the source tasks; subtask 0 keeps the state.
+    std::map<JobVertexId, std::vector<uint8_t>> enumerator_states;
+    for (size_t v = 0; v < coordinators_.size(); ++v) {
+      if (coordinators_[v]) enumerator_states[JobVertexId(static_cast<int32_t>(v))] = coordinators_[v]->snapshot_enumerator(id);
+    }
+    tasks_->trigger_checkpoint(runtime::CheckpointBarrier{id, timestamp_ms, type, format}, std::move(enumerator_states));
+  }
+  void notify_checkpoint_complete(CheckpointId id) override {
+    {
+      std::lock_guard lock(tasks_mu_);
+      if (tasks_) tasks_->notify_checkpoint_complete(id);
+    }
+    Event e = Event::of(Event::Kind::kCheckpointComplete);
+    e.id = id;
+    post(std::move(e));
+  }
+  void notify_checkpoint_aborted(CheckpointId id) override {
+    {
+      std::lock_guard lock(tasks_mu_);
+      for (auto& c : coordinators_)
+        if (c) c->abort_checkpoint(id);
+      if (tasks_) tasks_->notify_checkpoint_aborted(id);
+    }
+    Event e = Event::of(Event::Kind::kCheckpointAborted);
+    e.id = id;
+    e.attempt = current_attempt();
+    post(std::move(e));
+  }
+  void fail_job(const Status& cause) override {
+    Event e = Event::of(Event::Kind::kTaskFailed);
+    e.cause = cause;
+    post(std::move(e));
+  }
+
+ private:
+  struct Event {
+    enum class Kind { kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData, kCancel, kCheckpointComplete,
+                      kCheckpointAborted, kStop, kSavepointComplete, kSavepointAborted };
+    Kind kind = Kind::kCancel;
+    Status cause = Status::ok();
+    CheckpointId id{0};
+    int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
+    std::optional<StopWithSavepoint::Request> stop;  // kStop
+    static Event of(Kind k) {
+      Event e;
+      e.kind = k;
+      return e;
+    }
+  };
+  void post(Event e) {
+    {
+      std::lock_guard lock(events_mu_);
+      events_.push_back(std::move(e));
+    }
+    events_cv_.notify_all();
+  }
+
+  // Moves the job's status (job_lifecycle.h). A refusal is a bug of this class; it is logged, and the run still
+  // ends through finish_job.
+  void move_to(JobStatus next) {
+    Status moved = lifecycle_.transition(next);
+    if (!moved.is_ok()) spdlog::error("{}", moved.to_string());
+  }
+
+  // Builds and starts one attempt's tasks, restoring from restore_point_ when set.
+  Status deploy_attempt() {
+    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators(jg_.vertices.size());
+    for (const auto& v : jg_.vertices) {
+      if (!v.is_source) continue;
+      try {
+        std::optional<std::vector<uint8_t>> enum_state;
+        if (restore_point_) {
+          SLUICE_ASSIGN_OR_RETURN(enum_state, restored_enumerator_state(restore_point_->metadata, restore_point_->location,
+                                                                        *cfg_.storage, graph::operator_id(sg_->node(v.head_node))));
+        }
+        coordinators[static_cast<size_t>(v.id)] = sg_->node(v.head_node).create_source_coordinator();
+        coordinators[static_cast<size_t>(v.id)]->start(v.parallelism, enum_state ? &*enum_state : nullptr);
+      } catch (const std::exception& e) {
+        return Status::invalid_argument(e.what()).with_context("starting the split enumerator of source '" +
+                                                               sg_->node(v.head_node).name + "'");
+      }
+    }
+
+    // The in-flight data of an unaligned checkpoint, reassigned to the consumer subtasks (each file read once).
+    ChannelStateAssignment channel_state;
+    if (restore_point_) {
+      SLUICE_ASSIGN_OR_RETURN(channel_state, ChannelStateAssignment::build(restore_point_->metadata,
+                                                                           restore_point_->location, *cfg_.storage,
+                                                                           *sg_, jg_));
+    }
+
+    AttemptDeployment attempt;
+    attempt.attempt_number = current_attempt();
+    for (const auto& c : coordinators) attempt.source_coordinators.push_back(c.get());
+    for (const auto& ev : eg_.subtasks) {
+      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
+      SubtaskDeployment s;
+      s.id = runtime::ExecutionAttemptId{JobVertexId(v.id), SubtaskIndex(ev.subtask_index), attempt.attempt_number};
+      s.key_group_range = ev.key_group_range;
+      if (restore_point_) {
+        std::vector<OperatorToRestore> chain;
+        for (int32_t node_id : v.nodes) chain.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
+        SLUICE_ASSIGN_OR_RETURN(s.restore, assign_subtask_state(restore_point_->metadata, restore_point_->location,
+                                                                *cfg_.storage, chain, ev.subtask_index,
+                                                                ev.key_group_range, jg_.max_parallelism,
+                                                                restore_point_->owned ? SharedFileReuse::kReuse
+                                                                                      : SharedFileReuse::kNoReuse,
+                                                                cfg_.restore ? cfg_.restore->rehash_key_groups
+                                                                             : KeyGroupRehash::kRefuse));
+        s.restored_channel_state = channel_state.take(v.id, ev.subtask_index);
+        s.restored = true;
+      }
+      attempt.subtasks.push_back(std::move(s));
+    }
+    {
+      // Before the tasks start: their first reports reach the control loop only after this function returns.
+      std::lock_guard lock(tasks_mu_);
+      running_tasks_ = static_cast<int32_t>(attempt.subtasks.size());
+      end_of_data_tasks_ = 0;
+      final_checkpoint_floor_ = CheckpointId(-1);
+      final_checkpoint_deferred_ = false;
+    }
+    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DeployedTasks> deployed, deployer_->deploy(std::move(attempt)));
+    {
+      std::lock_guard lock(tasks_mu_);
+      coordinators_ = std::move(coordinators);
+      tasks_ = std::move(deployed);
+    }
+    return Status::ok();
+  }
+
+  // Cancels the attempt's tasks and waits until they and their snapshots are gone.
+  void stop_attempt() {
+    std::unique_ptr<DeployedTasks> tasks;
+    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators;
+    DeployedTasks* running = nullptr;
+    {
+      std::lock_guard lock(tasks_mu_);
+      running = tasks_.get();
+      if (running) running->cancel();
+    }
+    // Join outside the lock: task threads may be calling into us (they post events, take no tasks_mu_). Only
+    // this (the control) thread replaces tasks_, so `running` stays valid.
+    if (running) running->join();
+    {
+      std::lock_guard lock(tasks_mu_);
+      tasks = std::move(tasks_);
+      coordinators = std::move(coordinators_);
+      coordinators_.clear();
+    }
+    for (auto& c : coordinators)
+      if (c) c->close();
+  }
+
+  // Triggers the final checkpoint if the end of data asked for it while the coordinator refused one (a
+  // checkpoint was in flight); without this the job would wait for the next periodic trigger, up to an interval.
+  void trigger_deferred_final_checkpoint() {
+    if (!final_checkpoint_deferred_ || !coordinator_) return;
+    if (coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint).is_ok()) {
+      final_checkpoint_deferred_ = false;
+      coordinator_->stop_periodic_scheduling();
+    }
+  }
+
+  void control_loop() {
+    while (true) {
+      Event e;
+      {
+        std::unique_lock lock(events_mu_);
+        events_cv_.wait(lock, [&] { return !events_.empty(); });
+        e = std::move(events_.front());
+        events_.pop_front();
+      }
+      JobStatus st = status();
+      if (is_globally_terminal(st)) return;
+      switch (e.kind) {
+        case Event::Kind::kEndOfData:
+          if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
+            final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
+            // Drained for a stop: the final snapshot is the stop's savepoint.
+            if (stop_->on_end_of_data(st == JobStatus::kRunning)) break;
+            // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
+            // ends). Refused (max concurrent, min pause): it is triggered when the checkpoint in flight ends, or
+            // the next periodic one is the final one.
+            final_checkpoint_deferred_ = true;
+            trigger_deferred_final_checkpoint();
+          }
+          break;
+        case Event::Kind::kCheckpointAborted:
+          // The final checkpoint failed: periodic checkpoints take over again (the next one is the final one).
+          if (final_checkpoint_floor_.value() >= 0 && e.id >= final_checkpoint_floor_ && st == JobStatus::kRunning &&
+              e.attempt == current_attempt()) {
+            coordinator_->start_periodic_scheduling();
+          } else if (st == JobStatus::kRunning && e.attempt == current_attempt()) {
+            trigger_deferred_final_checkpoint();
+          }
+          break;
+        case Event::Kind::kCheckpointComplete:
+          if (final_checkpoint_floor_.value() < 0 || e.id < final_checkpoint_floor_) {
+            // One that was in flight at the end of data: the final checkpoint may go now.
+            if (st == JobStatus::kRunning) trigger_deferred_final_checkpoint();
+            break;
+          }
+          if (st == JobStatus::kRunning) {
+            coordinator_->stop_periodic_scheduling();  // the final checkpoint is done: nothing more to trigger
+            std::lock_guard lock(tasks_mu_);
+            if (tasks_) tasks_->finish();
+          }
+          break;
+        case Event::Kind::kStop:
+          stop_->start(std::move(*e.stop), st);
+          break;
+        case Event::Kind::kSavepointComplete:
+          stop_->on_savepoint_complete(e.id, st == JobStatus::kRunning);
+          break;
+        case Event::Kind::kSavepointAborted:
+          stop_->on_savepoint_aborted(e.id, e.cause, st == JobStatus::kRunning);
+          break;
+        case Event::Kind::kTaskFinished:
+          if (--running_tasks_ == 0 && st == JobStatus::kRunning) {
+            finish_job(JobStatus::kFinished, Status::ok());
+            return;
+          }
+          break;
+        case Event::Kind::kTaskCancelled:
+          break;
+        case Event::Kind::kCancel:
+          if (st == JobStatus::kRunning || st == JobStatus::kRestarting) {
+            move_to(JobStatus::kCancelling);
+            finish_job(JobStatus::kCanceled, Status::ok());
+            return;
+          }
+          break;
+        case Event::Kind::kTaskFailed:
+          if (st != JobStatus::kRunning) break;  // a failure while failing over or cancelling: already handled
+          if (!handle_failure(e.cause)) return;
+          break;
+      }
+    }
+  }
+
+  Result<std::string> new_savepoint_folder(const std::string& target_dir, bool stop) {
+    return create_savepoint_folder(target_dir, stop, job_id_, status(), coordinator_ ? cfg_.storage.get() : nullptr,
+                                   *names_);
+  }
+
+  // ---- StopWithSavepoint::Tasks ----
+  void with_tasks(const std::function<void(DeployedTasks&)>& fn) override {
+    std::lock_guard lock(tasks_mu_);
+    if (tasks_) fn(*tasks_);
+  }
+
+  // Returns false when the job reached a terminal state. A redeploy that fails (e.g. the checkpoint storage is
+  // unreachable while the restore reads it) is one more failure of the job: it goes through the restart strategy
+  // like the first, so a passing outage heals within the strategy's attempts and a lasting one ends with its
+  // reason (Flink treats a failed restore the same way).
+  bool handle_failure(const Status& first_cause) {
+    int64_t failed_at_ns = cfg_.clock->monotonic_ns();
+    for (Status cause = first_cause;;) {
+      Status deployed;
+      if (!restart_after(cause, &deployed)) return false;
+      if (deployed.is_ok()) break;
+      cause = deployed.with_context("redeploying after a failure");
+    }
+    move_to(JobStatus::kRunning);
+    {
+      std::lock_guard lock(mu_);
+      recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
+                             (cfg_.clock->monotonic_ns() - failed_at_ns) / 1'000'000});
+    }
+    coordinator_->start();
+    return true;
+  }
+
+  // One restart: consults the strategy, waits its backoff and deploys a new attempt, whose outcome goes to
+  // `deployed`. False once the job reached a terminal state (failed for good, or cancelled during the wait).
+  bool restart_after(const Status& cause, Status* deployed) {
+    spdlog::warn("job {}: {}", jg_.job_name, cause.to_string());
+    if (!coordinator_) {  // checkpointing off: no restarts (Flink's default without checkpointing)
+      error_ = cause;
+      move_to(JobStatus::kFailing);
+      finish_job(JobStatus::kFailed, cause);
+      return false;
+    }
+    {
+      std::lock_guard trigger(trigger_mu_);
+      move_to(JobStatus::kRestarting);
+    }
+    stop_->on_failover(cause);
+    coordinator_->stop();
+    coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
+    stop_attempt();
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(),
+                                       checkpoints_->check_restore_point(restore_point_, cause), &identical_failures_,
+                                       checkpoints_->latest_checkpoint_id());
+    if (!d.restart) {
+      error_ = job_failure(d, cause);
+      restore_point_unusable_ = !d.unusable_restore_point.is_ok();
+      move_to(JobStatus::kFailing);
+      finish_job(JobStatus::kFailed, error_);
+      return false;
+    }
+    // Wait the backoff; a cancel request ends the wait.
+    {
+      std::unique_lock lock(events_mu_);
+      events_cv_.wait_for(lock, std::chrono::milliseconds(d.backoff_ms), [&] {
+        for (const auto& ev : events_)
+          if (ev.kind == Event::Kind::kCancel) return true;
+        return false;
+      });
+      // Events of the old attempt are stale now.
+      std::deque<Event> keep;
+      for (auto& ev : events_)
+        if (ev.kind == Event::Kind::kCancel) keep.push_back(std::move(ev));
+      events_ = std::move(keep);
+      if (!events_.empty()) {
+        lock.unlock();
+        finish_job(JobStatus::kCanceled, Status::ok());
+        return false;
+      }
+    }
+    if (auto latest = checkpoints_->latest()) restore_point_ = std::move(latest);
+    {
+      std::lock_guard lock(mu_);
+      ++attempt_;
+    }
+    *deployed = deploy_attempt();
+    return true;
+  }
+
+  int32_t current_attempt() const {
+    std::lock_guard lock(mu_);
+    return attempt_;
+  }
+
+  void finish_job(JobStatus terminal, const Status& error) {
+    // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
+    if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
+    stop_attempt();
+    if (coordinator_ && checkpoints_) {
+      using checkpoint::JobTerminalStatus;
+      checkpoints_->cleanup_on_job_end(terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
+                                       : terminal == JobStatus::kCanceled ? JobTerminalStatus::kCanceled
+                                       : restore_point_unusable_ ? JobTerminalStatus::kFailedUnusableRestorePoint
+                                                                 : JobTerminalStatus::kFailed);
+    }
+    if (stop_) stop_->on_job_end(terminal == JobStatus::kFinished);
+    savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
+                                           ") before the savepoint completed"));
+    claims_.clear();  // nothing of this job writes any more: the next job may take its folders and prefixes
+    Status ended = lifecycle_.terminate(terminal, error);
+    if (!ended.is_ok()) spdlog::error("{}", ended.to_string());
+  }
+
+  TaskDeployerFactory deployers_;
+  std::shared_ptr<const StreamGraph> sg_;
+  graph::JobGraph jg_;
+  MiniClusterConfig cfg_;
+  std::shared_ptr<NameSource> names_;  // cfg_.names, or a random source
+  JobId job_id_;
+  const std::vector<JobId> lineage_;  // the runs this one descends from (CheckpointMetadata::lineage)
+  std::vector<std::unique_ptr<HeldClaim>> claims_;  // held until the job ends (finish_job)
+  graph::ExecutionGraph eg_;
+  MetricRegistry registry_;
+  MetricGroup* job_metrics_ = nullptr;
+  std::unique_ptr<RestartBackoffTimeStrategy> restart_;
+  IdenticalFailureCounter identical_failures_{cfg_.restart.max_identical_failures};
+  std::unique_ptr<JobCheckpoints> checkpoints_;  // with checkpointing
+  std::unique_ptr<coordinator::CheckpointCoordinator> coordinator_;
+  std::optional<RestorePoint> restore_point_;
+  // The job failed because its restore point is missing a file or damaged: no checkpoint is deleted at job end.
+  bool restore_point_unusable_ = false;
+  std::unique_ptr<runtime::FaultInjector> injector_;  // outlives every attempt's tasks
+
+  std::unique_ptr<TaskDeployer> deployer_;  // set by start()
+  // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).
+  std::mutex tasks_mu_;
+  std::unique_ptr<DeployedTasks> tasks_;
+  std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators_;
+  // A task that finished in the current attempt (checkpoints-after-tasks-finish false); task threads write it.
+  struct FinishedTask {
+    int32_t vertex = 0, subtask = 0, attempt = -1;
+  };
+  std::mutex finished_mu_;
+  FinishedTask finished_;  // the first task that finished in attempt `attempt`
+  // Control-thread state.
+  int32_t running_tasks_ = 0;
+  int32_t end_of_data_tasks_ = 0;
+  CheckpointId final_checkpoint_floor_{-1};
+  bool final_checkpoint_deferred_ = false;
+  std::mutex trigger_mu_;  // user triggers (checkpoint, savepoint) vs the failover's status change  // the end of data's final checkpoint was refused: trigger it later
+  Status error_;
+  SavepointRequests savepoints_;
+  std::unique_ptr<StopWithSavepoint> stop_;  // with checkpointing
+  std::vector<UnmatchedOperatorState> dropped_state_;  // --allow-non-restored-state
+
+  std::mutex events_mu_;
+  std::condition_variable events_cv_;
+  std::deque<Event> events_;
+  std::thread control_;
+
+  coordinator::JobLifecycle lifecycle_;  // the job's status and, once terminal, its result
+  mutable std::mutex mu_;  // attempt_, recoveries_
+  int32_t attempt_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> recoveries_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<JobClient>> start_job_master(std::shared_ptr<const StreamGraph> stream_graph,
+                                                    graph::JobGraph job_graph, const MiniClusterConfig& config,
+                                                    std::vector<std::unique_ptr<HeldClaim>> claims,
+                                                    TaskDeployerFactory deployers) {
+  auto job = std::make_unique<JobMaster>(std::move(stream_graph), std::move(job_graph), config, std::move(claims),
+                                         std::move(deployers));
+  Status started = job->init();
+  if (started.is_ok()) started = job->start();
+  if (!started.is_ok()) {
+    job->discard_empty_job_folder();  // a refused restore leaves no empty job folder behind
+    return started;
+  }
+  return std::unique_ptr<JobClient>(std::move(job));
+}
+
+}  // namespace sluice::cluster

@@ -1,0 +1,100 @@
+// TaskDeployer and DeployedTasks: the seam between a job's JobMaster (lifecycle, CheckpointCoordinator, split
+// enumerators, restore decisions) and the place its tasks run. The JobMaster decides what each subtask of an
+// attempt restores (a SubtaskDeployment, Flink's TaskDeploymentDescriptor) and talks to the running tasks only
+// through DeployedTasks; the in-process implementation (in_process_deployer.h) runs them as threads of this
+// process, a TaskManager-backed one runs them elsewhere behind the same calls.
+//
+// Every call into DeployedTasks is asynchronous: it queues work in the tasks' mailboxes and returns; the tasks
+// report back through runtime::TaskListener (state changes) and runtime::CheckpointResponder (acknowledgements).
+// Thread-safety: a DeployedTasks is called by one thread at a time (the JobMaster serialises its calls under its
+// own lock); join() is called without that lock, once, after cancel().
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkpoint/channel_state.h"
+#include "cluster/mini_cluster.h"
+#include "runtime/execution_attempt_id.h"
+#include "runtime/stream_task.h"
+#include "sluice/core/ids.h"
+#include "sluice/core/status.h"
+#include "sluice/state/key_group.h"
+
+namespace sluice::cluster {
+
+// What one subtask of an attempt is deployed with (Flink's TaskDeploymentDescriptor with its restore part).
+struct SubtaskDeployment {
+  runtime::ExecutionAttemptId id;
+  KeyGroupRange key_group_range;
+  // Restoring from a checkpoint: operators without an entry in `restore` start empty but see is_restored().
+  bool restored = false;
+  std::map<std::string, OperatorRestoreState> restore;  // by operator id
+  // The unaligned checkpoint's in-flight data this subtask processes before new input (input channel state).
+  std::optional<checkpoint::SubtaskChannelState> restored_channel_state;
+};
+
+// One attempt of a job: every subtask of the ExecutionGraph once, in its order.
+struct AttemptDeployment {
+  int32_t attempt_number = 0;
+  std::vector<SubtaskDeployment> subtasks;
+  // Indexed by JobVertexId: the split enumerator of each source vertex (null for the other vertices). Owned by
+  // the JobMaster; must outlive the DeployedTasks.
+  std::vector<SourceCoordinatorBase*> source_coordinators;
+};
+
+class DeployedTasks {
+ public:
+  virtual ~DeployedTasks() = default;
+
+  // A checkpoint or savepoint barrier into every source subtask; `enumerator_states` (by source vertex) goes
+  // with it to subtask 0 of that vertex, which stores it in the checkpoint.
+  virtual void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+                                  std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) = 0;
+  virtual void notify_checkpoint_complete(CheckpointId id) = 0;
+  virtual void notify_checkpoint_aborted(CheckpointId id) = 0;
+
+  // Stop-with-savepoint (docs/savepoints.md): sources stop emitting; with `drain` they end their input (every
+  // operator's end_input runs), without it no task calls end_input when it finishes.
+  virtual void stop_sources(bool drain) = 0;
+  // A stop without drain failed: sources emit again and finishing tasks call end_input again.
+  virtual void resume_sources() = 0;
+  // After the final checkpoint or the stop's savepoint: every task ends.
+  virtual void finish() = 0;
+  // Every task takes a turn of its mailbox now (e.g. to meet a failure armed for it).
+  virtual void wake() = 0;
+
+  // Cancels every task (non-blocking); join() then waits until they and their asynchronous snapshots are gone.
+  virtual void cancel() = 0;
+  virtual void join() = 0;
+};
+
+// What every task of the job shares, owned by the JobMaster and handed to the deployer it creates; every pointer
+// must outlive the deployer and every DeployedTasks it made.
+struct JobTaskContext {
+  const StreamGraph* stream_graph = nullptr;
+  const graph::JobGraph* job_graph = nullptr;
+  const MiniClusterConfig* config = nullptr;  // the job's settings (network, state backend, checkpointing, ...)
+  runtime::TaskListener* listener = nullptr;  // the tasks' state changes
+  runtime::CheckpointResponder* checkpoint_responder = nullptr;  // null: checkpointing off
+  runtime::FaultInjector* fault_injector = nullptr;              // null: none
+  MetricGroup* job_metrics = nullptr;
+  std::string job_id;                        // hex
+  std::vector<std::string> lineage_job_ids;  // hex, newest first
+};
+
+class TaskDeployer {
+ public:
+  virtual ~TaskDeployer() = default;
+  // Starts every subtask of `attempt`. An error (e.g. a restore that cannot be read) leaves nothing running.
+  [[nodiscard]] virtual Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) = 0;
+};
+
+// Makes the deployer of one job (its JobMaster calls it once, when the job starts).
+using TaskDeployerFactory = std::function<std::unique_ptr<TaskDeployer>(JobTaskContext context)>;
+
+}  // namespace sluice::cluster

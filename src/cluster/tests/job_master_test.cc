@@ -1,0 +1,228 @@
+// The JobMaster through its TaskDeployer seam, with a deployer that records what it is asked and runs nothing:
+// what each attempt deploys (every subtask once, its key-group range, the attempt number, the source vertices'
+// split enumerators), that a failover cancels and joins the old attempt before deploying the next, that a
+// failing deployment fails the submission, and what checkpoints and finishing send to the tasks.
+#include "cluster/job_master.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint/tests/test_util.h"
+#include "graph/job_graph.h"
+#include "sluice/sluice.h"
+
+namespace sluice::cluster {
+namespace {
+
+namespace ct = checkpoint::testing;
+
+// Every call the JobMaster made, in order, as "deploy 0", "cancel 0", "join 0", "trigger 0 1", ...
+struct CallLog {
+  std::mutex mu;
+  std::vector<std::string> calls;
+  std::vector<AttemptDeployment> attempts;
+  std::map<JobVertexId, std::vector<uint8_t>> enumerator_states;  // of the last trigger
+  Status fail_deploy = Status::ok();
+  void add(std::string c) {
+    std::lock_guard lock(mu);
+    calls.push_back(std::move(c));
+  }
+  std::vector<std::string> snapshot() {
+    std::lock_guard lock(mu);
+    return calls;
+  }
+};
+
+class RecordedTasks final : public DeployedTasks {
+ public:
+  RecordedTasks(CallLog* log, int32_t attempt) : log_(log), a_(" " + std::to_string(attempt)) {}
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+                          std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
+    {
+      std::lock_guard lock(log_->mu);
+      log_->enumerator_states = std::move(enumerator_states);
+    }
+    log_->add("trigger" + a_ + " " + std::to_string(barrier.id.value()));
+  }
+  void notify_checkpoint_complete(CheckpointId id) override { log_->add("complete" + a_ + " " + std::to_string(id.value())); }
+  void notify_checkpoint_aborted(CheckpointId id) override { log_->add("aborted" + a_ + " " + std::to_string(id.value())); }
+  void stop_sources(bool drain) override { log_->add(std::string(drain ? "drain" : "stop") + a_); }
+  void resume_sources() override { log_->add("resume" + a_); }
+  void finish() override { log_->add("finish" + a_); }
+  void wake() override { log_->add("wake" + a_); }
+  void cancel() override { log_->add("cancel" + a_); }
+  void join() override { log_->add("join" + a_); }
+
+ private:
+  CallLog* log_;
+  std::string a_;
+};
+
+class RecordingDeployer final : public TaskDeployer {
+ public:
+  RecordingDeployer(CallLog* log, JobTaskContext context) : log_(log), context_(std::move(context)) {}
+  Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override {
+    if (!log_->fail_deploy.is_ok()) return log_->fail_deploy;
+    const int32_t n = attempt.attempt_number;
+    {
+      std::lock_guard lock(log_->mu);
+      log_->attempts.push_back(std::move(attempt));
+    }
+    log_->add("deploy " + std::to_string(n));
+    return std::unique_ptr<DeployedTasks>(std::make_unique<RecordedTasks>(log_, n));
+  }
+  runtime::TaskListener* listener() const { return context_.listener; }
+
+ private:
+  CallLog* log_;
+  JobTaskContext context_;
+};
+
+// numbers (parallelism 2) -> key_by -> keyed sum (parallelism 3) -> discard: two vertices, five subtasks.
+struct Job {
+  std::shared_ptr<StreamGraph> sg;
+  graph::JobGraph jg;
+};
+Job make_job() {
+  StreamExecutionEnvironment env;
+  env.set_parallelism(2);
+  env.from_generator(100, [](int64_t i) { return i; }, 0, "numbers")
+      .uid("numbers")
+      .key_by([](const int64_t& v) { return v % 7; })
+      .reduce([](const int64_t& a, const int64_t& b) { return a + b; })
+      .set_parallelism(3)
+      .uid("sum")
+      .sink_to(DiscardingSink<int64_t>())
+      .uid("discard")
+      .set_parallelism(3);
+  Job j;
+  j.sg = std::make_shared<StreamGraph>(env.stream_graph());
+  auto jg = graph::build_job_graph(*j.sg, graph::JobGraphOptions{"job-master-test", 2, 128});
+  EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
+  j.jg = std::move(jg).value();
+  return j;
+}
+
+class JobMasterTest : public ::testing::Test {
+ protected:
+  // Starts the job; `checkpointing`: local checkpoint storage, no periodic trigger, fixed-delay restarts.
+  Result<std::unique_ptr<JobClient>> start(bool checkpointing, int32_t restart_attempts = 1) {
+    job_ = make_job();
+    MiniClusterConfig cfg;
+    if (checkpointing) {
+      cfg.checkpointing = true;
+      cfg.checkpoint_config.interval = std::chrono::hours(1);
+      cfg.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(tmp_.path(), ct::threshold(100));
+      cfg.restart.type = RestartStrategyType::kFixedDelay;
+      cfg.restart.fixed_delay = {restart_attempts, 0};
+    }
+    return start_job_master(job_.sg, job_.jg, cfg, {}, [this](JobTaskContext c) -> std::unique_ptr<TaskDeployer> {
+      auto d = std::make_unique<RecordingDeployer>(&log_, std::move(c));
+      deployer_ = d.get();
+      return d;
+    });
+  }
+  // Waits up to 10 s until `call` was made `times` times (the JobMaster's threads act asynchronously).
+  bool wait_for_call(const std::string& call, size_t times = 1) {
+    for (int i = 0; i < 2000 && count(call) < times; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return count(call) == times;
+  }
+  size_t count(const std::string& call) {
+    auto calls = log_.snapshot();
+    return static_cast<size_t>(std::count(calls.begin(), calls.end(), call));
+  }
+
+  ct::TempDir tmp_;
+  Job job_;
+  CallLog log_;
+  RecordingDeployer* deployer_ = nullptr;
+};
+
+TEST_F(JobMasterTest, AnAttemptDeploysEverySubtaskOnceWithItsKeyGroupsAndTheSourcesEnumerators) {
+  auto job = start(false);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  ASSERT_EQ(log_.attempts.size(), 1u);
+  const AttemptDeployment& a = log_.attempts[0];
+  EXPECT_EQ(a.attempt_number, 0);
+  const graph::ExecutionGraph eg = graph::build_execution_graph(job_.jg);
+  ASSERT_EQ(a.subtasks.size(), eg.subtasks.size());
+  for (size_t i = 0; i < eg.subtasks.size(); ++i) {
+    EXPECT_EQ(a.subtasks[i].id.vertex.value(), eg.subtasks[i].vertex);
+    EXPECT_EQ(a.subtasks[i].id.subtask.value(), eg.subtasks[i].subtask_index);
+    EXPECT_EQ(a.subtasks[i].id.attempt_number, 0);
+    EXPECT_EQ(a.subtasks[i].key_group_range, eg.subtasks[i].key_group_range);
+    EXPECT_FALSE(a.subtasks[i].restored);
+  }
+  ASSERT_EQ(a.source_coordinators.size(), job_.jg.vertices.size());
+  for (const auto& v : job_.jg.vertices) {
+    EXPECT_EQ(a.source_coordinators[static_cast<size_t>(v.id)] != nullptr, v.is_source) << v.name;
+  }
+  // Every task reports its end: the job finishes, and its attempt is cancelled and joined on the way out.
+  for (const auto& s : a.subtasks) deployer_->listener()->on_task_finished(s.id.vertex.value(), s.id.subtask.value());
+  EXPECT_EQ((*job)->wait().status, JobStatus::kFinished);
+  EXPECT_EQ(log_.snapshot(), (std::vector<std::string>{"deploy 0", "cancel 0", "join 0"}));
+}
+
+TEST_F(JobMasterTest, AFailoverCancelsAndJoinsTheOldAttemptBeforeDeployingTheNext) {
+  auto job = start(true, /*restart_attempts=*/1);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  deployer_->listener()->on_task_failed(1, 2, Status::user_function("boom"));
+  ASSERT_TRUE(wait_for_call("deploy 1")) << ::testing::PrintToString(log_.snapshot());
+  for (int i = 0; i < 2000 && (*job)->status() != JobStatus::kRunning; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ((*job)->status(), JobStatus::kRunning);
+  EXPECT_EQ(log_.snapshot(), (std::vector<std::string>{"deploy 0", "cancel 0", "join 0", "deploy 1"}));
+  ASSERT_EQ(log_.attempts.size(), 2u);
+  for (const auto& s : log_.attempts[1].subtasks) {
+    EXPECT_EQ(s.id.attempt_number, 1);
+    EXPECT_FALSE(s.restored);  // no checkpoint completed: from the start
+  }
+  EXPECT_EQ(dynamic_cast<CheckpointingJobClient&>(**job).restarts(), 1);
+  // The strategy allows one restart: the next failure fails the job with its cause.
+  deployer_->listener()->on_task_failed(0, 0, Status::user_function("boom again"));
+  JobExecutionResult r = (*job)->wait();
+  EXPECT_EQ(r.status, JobStatus::kFailed);
+  EXPECT_NE(r.error.to_string().find("boom again"), std::string::npos) << r.error.to_string();
+  EXPECT_EQ(count("deploy 2"), 0u);
+  EXPECT_EQ(count("join 1"), 1u);
+}
+
+TEST_F(JobMasterTest, ACheckpointReachesTheTasksWithTheEnumeratorStateOfEachSourceVertex) {
+  auto job = start(true);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  auto& client = dynamic_cast<CheckpointingJobClient&>(**job);
+  auto id = client.trigger_checkpoint();
+  ASSERT_TRUE(id.is_ok()) << id.status().to_string();
+  ASSERT_TRUE(wait_for_call("trigger 0 " + std::to_string(id->value()))) << ::testing::PrintToString(log_.snapshot());
+  {
+    std::lock_guard lock(log_.mu);
+    ASSERT_EQ(log_.enumerator_states.size(), 1u);
+    EXPECT_TRUE(job_.jg.vertices[static_cast<size_t>(log_.enumerator_states.begin()->first.value())].is_source);
+  }
+  // Cancelling aborts the pending checkpoint and ends the attempt.
+  (*job)->cancel();
+  EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
+  EXPECT_EQ(count("cancel 0"), 1u);
+  EXPECT_EQ(count("join 0"), 1u);
+}
+
+TEST_F(JobMasterTest, ADeploymentThatFailsFailsTheSubmissionWithItsCause) {
+  log_.fail_deploy = Status::timeout("no slots for subtask sum (1/3)");
+  auto job = start(true);
+  ASSERT_FALSE(job.is_ok());
+  EXPECT_NE(job.status().to_string().find("no slots for subtask sum (1/3)"), std::string::npos)
+      << job.status().to_string();
+  EXPECT_TRUE(log_.snapshot().empty());
+}
+
+}  // namespace
+}  // namespace sluice::cluster
