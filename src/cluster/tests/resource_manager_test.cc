@@ -1,0 +1,160 @@
+// The ResourceManager's decisions with a manual clock: who may register, when a TaskManager counts as lost and what
+// it held, and how slots are given out (packed, or spread out as cluster.evenly-spread-out-slots asks).
+#include "cluster/resource_manager.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::cluster {
+namespace {
+
+constexpr uint64_t kFingerprint = 0xfeedf00d12345678ULL;
+
+TaskManagerRegistration tm(const std::string& id, int32_t slots) {
+  return TaskManagerRegistration{id, "10.0.0." + std::to_string(id.size()), 6121, slots, "0.1.0", kFingerprint};
+}
+
+class ResourceManagerTest : public ::testing::Test {
+ protected:
+  ManualClock clock_{1'000};
+  ResourceManager rm_{"0.1.0", kFingerprint, HeartbeatSettings{100, 500, 2}, &clock_};
+};
+
+TEST(HeartbeatSettings, NamesTheKeyOfAValueOutOfRange) {
+  EXPECT_TRUE(HeartbeatSettings{}.validate().is_ok());
+  auto message = [](int64_t interval_ms, int64_t timeout_ms, int32_t threshold) {
+    return HeartbeatSettings{interval_ms, timeout_ms, threshold}.validate().to_string();
+  };
+  EXPECT_NE(message(0, 50, 2).find("heartbeat.interval"), std::string::npos);
+  EXPECT_NE(message(100, 100, 2).find("heartbeat.timeout"), std::string::npos);
+  EXPECT_NE(message(100, 500, 0).find("heartbeat.rpc-failure-threshold"), std::string::npos);
+}
+
+TEST_F(ResourceManagerTest, ATaskManagerOfAnotherReleaseOrProgramIsRefusedNamingBoth) {
+  TaskManagerRegistration old = tm("tm-1", 2);
+  old.sluice_version = "0.0.9";
+  auto r = rm_.register_task_manager(old);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("0.0.9"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("0.1.0"), std::string::npos) << r.status().to_string();
+
+  TaskManagerRegistration other = tm("tm-1", 2);
+  other.job_graph_fingerprint = 0x1111;
+  r = rm_.register_task_manager(other);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("0000000000001111"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("feedf00d12345678"), std::string::npos) << r.status().to_string();
+  EXPECT_EQ(rm_.total_slots(), 0);
+}
+
+TEST_F(ResourceManagerTest, AMalformedRegistrationIsRefusedNamingTheField) {
+  TaskManagerRegistration r = tm("tm-1", 0);
+  EXPECT_NE(rm_.register_task_manager(r).status().message().find("taskmanager.numberOfTaskSlots"), std::string::npos);
+  r = tm("tm-1", 1);
+  r.data_port = 70000;
+  EXPECT_NE(rm_.register_task_manager(r).status().message().find("70000"), std::string::npos);
+  r = tm("", 1);
+  EXPECT_EQ(rm_.register_task_manager(r).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ResourceManagerTest, ATaskManagerWithoutHeartbeatsForTheTimeoutIsLostWithItsSlots) {
+  auto a = rm_.register_task_manager(tm("tm-a", 2));
+  auto b = rm_.register_task_manager(tm("tm-bb", 2));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  auto slots = rm_.allocate(3, /*spread_out=*/false);
+  ASSERT_TRUE(slots.is_ok());
+  clock_.advance_ms(400);
+  ASSERT_TRUE(rm_.heartbeat("tm-bb", *b).is_ok());
+  clock_.advance_ms(100);  // tm-a: 500 ms without a heartbeat, not more
+  EXPECT_TRUE(rm_.take_lost().empty());
+  clock_.advance_ms(1);
+  auto lost = rm_.take_lost();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].task_manager_id, "tm-a");
+  EXPECT_EQ(lost[0].registration_id, *a);
+  EXPECT_NE(lost[0].reason.find("no heartbeat for 501 ms"), std::string::npos) << lost[0].reason;
+  EXPECT_EQ(lost[0].slots, (std::vector<AllocatedSlot>{{"tm-a", 0}, {"tm-a", 1}}));
+  EXPECT_TRUE(rm_.take_lost().empty());  // reported once
+  // A heartbeat of the lost registration is refused: the TaskManager must register again.
+  EXPECT_EQ(rm_.heartbeat("tm-a", *a).code(), StatusCode::kNotFound);
+  EXPECT_EQ(rm_.total_slots(), 2);
+  EXPECT_EQ(rm_.free_slots(), 1);
+}
+
+TEST_F(ResourceManagerTest, ADroppedConnectionLosesTheTaskManagerAtOnceAndAStaleOneIsIgnored) {
+  auto a = rm_.register_task_manager(tm("tm-a", 1));
+  ASSERT_TRUE(a.is_ok());
+  rm_.disconnect("tm-a", *a + 100, "connection reset");  // another registration: ignored
+  EXPECT_TRUE(rm_.take_lost().empty());
+  rm_.disconnect("tm-a", *a, "connection reset by peer");
+  auto lost = rm_.take_lost();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].reason, "connection reset by peer");
+  EXPECT_EQ(rm_.total_slots(), 0);
+}
+
+TEST_F(ResourceManagerTest, RegisteringAgainReplacesTheOldRegistrationAndReportsItLost) {
+  auto first = rm_.register_task_manager(tm("tm-a", 2));
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_TRUE(rm_.allocate(2, false).is_ok());
+  auto second = rm_.register_task_manager(tm("tm-a", 2));
+  ASSERT_TRUE(second.is_ok());
+  EXPECT_NE(*first, *second);
+  auto lost = rm_.take_lost();
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].registration_id, *first);
+  EXPECT_EQ(lost[0].slots.size(), 2u);
+  EXPECT_EQ(rm_.free_slots(), 2);  // the new registration starts free
+  EXPECT_EQ(rm_.heartbeat("tm-a", *first).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rm_.heartbeat("tm-a", *second).is_ok());
+}
+
+TEST_F(ResourceManagerTest, PackedAllocationFillsTaskManagersInRegistrationOrder) {
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-z", 2)).is_ok());
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-a", 2)).is_ok());
+  auto slots = rm_.allocate(3, /*spread_out=*/false);
+  ASSERT_TRUE(slots.is_ok()) << slots.status().to_string();
+  EXPECT_EQ(*slots, (std::vector<AllocatedSlot>{{"tm-z", 0}, {"tm-z", 1}, {"tm-a", 0}}));
+  EXPECT_EQ(rm_.free_slots(), 1);
+}
+
+TEST_F(ResourceManagerTest, SpreadOutAllocationTakesFromTheTaskManagerWithTheMostFreeSlots) {
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-z", 2)).is_ok());
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-a", 3)).is_ok());
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-m", 1)).is_ok());
+  auto slots = rm_.allocate(4, /*spread_out=*/true);
+  ASSERT_TRUE(slots.is_ok()) << slots.status().to_string();
+  // Free slots z2 a3 m1: a (3) -> z (2, earlier than a's 2) -> a (2) -> z (1, earlier than a's and m's 1).
+  EXPECT_EQ(*slots, (std::vector<AllocatedSlot>{{"tm-a", 0}, {"tm-z", 0}, {"tm-a", 1}, {"tm-z", 1}}));
+}
+
+TEST_F(ResourceManagerTest, TooFewFreeSlotsAllocateNothingAndSayHowMany) {
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-a", 2)).is_ok());
+  auto slots = rm_.allocate(3, false);
+  ASSERT_FALSE(slots.is_ok());
+  EXPECT_EQ(slots.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(slots.status().message().find("needs 3 slots, 2 of 1 TaskManager(s) are free"), std::string::npos)
+      << slots.status().to_string();
+  EXPECT_EQ(rm_.free_slots(), 2);
+  ASSERT_TRUE(rm_.allocate(2, false).is_ok());
+  rm_.release_all();
+  EXPECT_EQ(rm_.free_slots(), 2);
+  EXPECT_EQ(rm_.allocate(0, false).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ResourceManagerTest, TaskManagersAreListedInRegistrationOrderWithTheirSlots) {
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-z", 2)).is_ok());
+  clock_.advance_ms(10);
+  ASSERT_TRUE(rm_.register_task_manager(tm("tm-a", 1)).is_ok());
+  ASSERT_TRUE(rm_.allocate(1, false).is_ok());
+  auto list = rm_.task_managers();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].registration.task_manager_id, "tm-z");
+  EXPECT_EQ(list[0].allocated_slots, 1);
+  EXPECT_EQ(list[0].registered_at_ms, 1'000);
+  EXPECT_EQ(list[1].registration.task_manager_id, "tm-a");
+  EXPECT_EQ(list[1].registered_at_ms, 1'010);
+}
+
+}  // namespace
+}  // namespace sluice::cluster
