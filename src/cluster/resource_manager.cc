@@ -81,6 +81,12 @@ Status ResourceManager::heartbeat(const std::string& task_manager_id, uint64_t r
   return Status::ok();
 }
 
+bool ResourceManager::is_registered(const std::string& task_manager_id, uint64_t registration_id) const {
+  std::lock_guard lock(mu_);
+  auto it = task_managers_.find(task_manager_id);
+  return it != task_managers_.end() && it->second.info.registration_id == registration_id;
+}
+
 void ResourceManager::disconnect(const std::string& task_manager_id, uint64_t registration_id,
                                  const std::string& reason) {
   std::lock_guard lock(mu_);

@@ -84,6 +84,9 @@ class ResourceManager {
   // registered, lost, or replaced): the TaskManager must register again.
   Status heartbeat(const std::string& task_manager_id, uint64_t registration_id);
 
+  // True while `registration_id` is the TaskManager's current registration.
+  bool is_registered(const std::string& task_manager_id, uint64_t registration_id) const;
+
   // The TaskManager's connection dropped (or its process is known dead): lost at once with `reason`. Unknown or
   // replaced registrations are ignored.
   void disconnect(const std::string& task_manager_id, uint64_t registration_id, const std::string& reason);

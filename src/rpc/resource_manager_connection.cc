@@ -1,0 +1,233 @@
+#include "rpc/resource_manager_connection.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include "proto/resource_manager.grpc.pb.h"
+#include "rpc/grpc_status.h"
+#include "rpc/resource_manager_service.h"
+
+namespace sluice::rpc {
+
+struct ResourceManagerConnection::Impl {
+  ResourceManagerConnectionConfig config;
+  Listener* listener;
+  const Clock* clock;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  bool watching = false;                  // the JobManager confirmed the current watch call
+  bool watch_ended = false;               // the current watch call returned
+  std::string watch_reason;               // why
+  std::unique_ptr<grpc::ClientContext> watch_context;  // of the current watch call, to cancel it
+  std::thread thread;
+  std::thread watcher;
+
+  Impl(ResourceManagerConnectionConfig c, Listener* l, const Clock* k) : config(std::move(c)), listener(l), clock(k) {}
+
+  v1::TaskManagerSession session_of(const v1::RegisterTaskManagerResponse& reg) const {
+    v1::TaskManagerSession s;
+    s.set_leader_epoch(reg.leader_epoch());
+    s.set_task_manager_id(config.registration.task_manager_id);
+    s.set_registration_id(reg.registration_id());
+    return s;
+  }
+
+  // Sleeps up to `ms`; false once stop() was called.
+  bool sleep_ms(int64_t ms) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stopping || watch_ended; });
+    return !stopping;
+  }
+  bool stopped() {
+    std::lock_guard lock(mu);
+    return stopping;
+  }
+
+  void run() {
+    // Reconnect within 100 ms..1 s (gRPC's default backoff starts at 1 s and grows to 2 min): a JobManager that
+    // comes back is found quickly. Keepalive pings notice a JobManager that vanished without closing the connection.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    auto channel = grpc::CreateCustomChannel(config.jobmanager_address, grpc::InsecureChannelCredentials(), args);
+    auto stub = v1::ResourceManagerGateway::NewStub(channel);
+    while (!stopped()) {
+      v1::RegisterTaskManagerResponse registered;
+      Status refused = Status::ok();
+      if (!register_once(*stub, &registered, &refused)) {
+        if (!refused.is_ok()) {
+          spdlog::error("TaskManager '{}': {}", config.registration.task_manager_id, refused.to_string());
+          listener->on_refused(refused);
+          return;
+        }
+        if (!sleep_ms(config.retry_interval_ms)) return;
+        continue;
+      }
+      cluster::HeartbeatSettings hb{registered.heartbeat_interval_ms(), registered.heartbeat_timeout_ms(),
+                                    registered.heartbeat_rpc_failure_threshold()};
+      if (!hb.validate().is_ok()) hb = cluster::HeartbeatSettings{};
+      // Registered once the JobManager watches the connection: from then on either side sees the other go at once.
+      const std::string not_watched = start_watch(*stub, registered, hb.timeout_ms);
+      if (stopped()) {
+        end_watch();
+        return;
+      }
+      if (!not_watched.empty()) {
+        end_watch();
+        spdlog::warn("TaskManager '{}': registered with the JobManager at {}, but {}; registering again",
+                     config.registration.task_manager_id, config.jobmanager_address, not_watched);
+        if (!sleep_ms(config.retry_interval_ms)) return;
+        continue;
+      }
+      listener->on_registered(registered.leader_epoch(), registered.registration_id(), hb);
+      const std::string lost = keep_alive(*stub, registered, hb);
+      end_watch();
+      if (stopped()) return;
+      spdlog::warn("TaskManager '{}': JobManager at {} lost: {}; registering again",
+                   config.registration.task_manager_id, config.jobmanager_address, lost);
+      listener->on_jobmanager_lost(lost);
+    }
+  }
+
+  // True when registered. False with *refused set when the JobManager refused for good; false with *refused ok
+  // when no JobManager answered (retry).
+  bool register_once(v1::ResourceManagerGateway::Stub& stub, v1::RegisterTaskManagerResponse* out, Status* refused) {
+    const cluster::TaskManagerRegistration& r = config.registration;
+    v1::RegisterTaskManagerRequest req;
+    req.set_protocol_version(kControlProtocolVersion);
+    req.set_task_manager_id(r.task_manager_id);
+    req.set_host(r.host);
+    req.set_data_port(static_cast<uint32_t>(r.data_port));
+    req.set_num_slots(static_cast<uint32_t>(r.num_slots));
+    req.set_sluice_version(r.sluice_version);
+    req.set_job_graph_fingerprint(r.job_graph_fingerprint);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(config.retry_interval_ms, 1'000)));
+    grpc::Status s = stub.RegisterTaskManager(&ctx, req, out);
+    if (s.ok()) return true;
+    const grpc::StatusCode c = s.error_code();
+    if (c == grpc::StatusCode::FAILED_PRECONDITION || c == grpc::StatusCode::INVALID_ARGUMENT) {
+      *refused = from_grpc(s, "registering with the JobManager at " + config.jobmanager_address);
+    }
+    return false;
+  }
+
+  // Heartbeats until the JobManager is lost (returns why) or stop() (returns "").
+  std::string keep_alive(v1::ResourceManagerGateway::Stub& stub, const v1::RegisterTaskManagerResponse& reg,
+                         const cluster::HeartbeatSettings& hb) {
+    int32_t failures = 0;
+    int64_t last_ok_ms = clock->now_ms();
+    while (true) {
+      {
+        std::lock_guard lock(mu);
+        if (stopping) return "";
+        if (watch_ended) return watch_reason;
+      }
+      v1::HeartbeatRequest req;
+      *req.mutable_session() = session_of(reg);
+      v1::HeartbeatResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(hb.interval_ms));
+      grpc::Status s = stub.Heartbeat(&ctx, req, &resp);
+      const int64_t now = clock->now_ms();
+      if (s.ok()) {
+        failures = 0;
+        last_ok_ms = now;
+      } else if (s.error_code() == grpc::StatusCode::NOT_FOUND || s.error_code() == grpc::StatusCode::ABORTED) {
+        return "heartbeat refused: " + s.error_message();
+      } else if (++failures >= hb.rpc_failure_threshold) {
+        return std::to_string(failures) + " heartbeats in a row failed (heartbeat.rpc-failure-threshold " +
+               std::to_string(hb.rpc_failure_threshold) + "), the last: " + s.error_message();
+      }
+      if (now - last_ok_ms > hb.timeout_ms) {
+        return "no heartbeat answered for " + std::to_string(now - last_ok_ms) + " ms (heartbeat.timeout " +
+               std::to_string(hb.timeout_ms) + " ms)";
+      }
+      if (!sleep_ms(hb.interval_ms)) return "";
+    }
+  }
+
+  // Opens the watch call and waits up to `timeout_ms` for the JobManager's first event. Returns "" once watched,
+  // or why not ("" too when stop() was called: the caller sees `stopping`).
+  std::string start_watch(v1::ResourceManagerGateway::Stub& stub, const v1::RegisterTaskManagerResponse& reg,
+                          int64_t timeout_ms) {
+    open_watch(stub, reg);
+    std::unique_lock lock(mu);
+    const bool done = cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                  [&] { return stopping || watch_ended || watching; });
+    if (stopping || watching) return "";
+    return done ? watch_reason : "the JobManager did not watch the connection within " + std::to_string(timeout_ms) + " ms";
+  }
+
+  void open_watch(v1::ResourceManagerGateway::Stub& stub, const v1::RegisterTaskManagerResponse& reg) {
+    std::lock_guard lock(mu);
+    watch_ended = false;
+    watching = false;
+    watch_reason.clear();
+    watch_context = std::make_unique<grpc::ClientContext>();
+    grpc::ClientContext* ctx = watch_context.get();
+    v1::WatchConnectionRequest req;
+    *req.mutable_session() = session_of(reg);
+    watcher = std::thread([this, &stub, ctx, req] {
+      auto reader = stub.WatchConnection(ctx, req);
+      v1::ConnectionEvent ev;
+      while (reader->Read(&ev)) {
+        {
+          std::lock_guard l(mu);
+          watching = true;
+        }
+        cv.notify_all();
+      }
+      grpc::Status s = reader->Finish();
+      {
+        std::lock_guard l(mu);
+        watch_ended = true;
+        watch_reason = "the connection watch ended (" + std::string(s.ok() ? "OK" : s.error_message()) + ")";
+      }
+      cv.notify_all();
+    });
+  }
+
+  void end_watch() {
+    {
+      std::lock_guard lock(mu);
+      if (watch_context) watch_context->TryCancel();
+    }
+    if (watcher.joinable()) watcher.join();
+    std::lock_guard lock(mu);
+    watch_context.reset();
+    watch_ended = false;  // reported already: the next registration attempt waits its full interval
+  }
+};
+
+ResourceManagerConnection::ResourceManagerConnection(ResourceManagerConnectionConfig config, Listener* listener,
+                                                     const Clock* clock)
+    : impl_(std::make_unique<Impl>(std::move(config), listener, clock)) {}
+
+ResourceManagerConnection::~ResourceManagerConnection() { stop(); }
+
+void ResourceManagerConnection::start() {
+  impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
+}
+
+void ResourceManagerConnection::stop() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+    if (impl_->watch_context) impl_->watch_context->TryCancel();
+  }
+  impl_->cv.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace sluice::rpc

@@ -1,0 +1,62 @@
+// ResourceManagerConnection: a TaskManager's link to its JobManager (Flink's TaskExecutor <-> ResourceManager
+// connection). It registers (again and again until accepted, every `retry_interval_ms`), then heartbeats every
+// heartbeat.interval the JobManager announced and holds a WatchConnection call open. The JobManager counts as lost
+// - reported once through Listener::on_jobmanager_lost, after which the connection registers again - when
+//   * the watch call ends (the JobManager's process or connection is gone, or it dropped this registration): at once;
+//   * heartbeat.rpc-failure-threshold heartbeats in a row failed;
+//   * no heartbeat succeeded for heartbeat.timeout (a JobManager that stopped answering);
+//   * a heartbeat was refused: the registration is unknown (NOT_FOUND) or the leader epoch changed (ABORTED).
+// A refused registration (another Sluice release, another JobGraph, a malformed registration) cannot heal by
+// retrying: the connection stops and reports it through Listener::on_refused.
+//
+// Thread-safety: start/stop from one thread; the listener is called from the connection's own thread, never two
+// calls at once, and never after stop() returned.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cluster/resource_manager.h"
+#include "sluice/core/clock.h"
+#include "sluice/core/status.h"
+
+namespace sluice::rpc {
+
+struct ResourceManagerConnectionConfig {
+  std::string jobmanager_address;  // "host:port": jobmanager.rpc.address and jobmanager.rpc.port
+  cluster::TaskManagerRegistration registration;
+  int64_t retry_interval_ms = 500;  // between registration attempts while no JobManager answers, > 0
+};
+
+class ResourceManagerConnection {
+ public:
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    // Registered under `leader_epoch` as `registration_id`; heartbeats follow `heartbeats`.
+    virtual void on_registered(uint64_t leader_epoch, uint64_t registration_id,
+                               const cluster::HeartbeatSettings& heartbeats) = 0;
+    // The JobManager is lost (`reason` says how); the connection registers again.
+    virtual void on_jobmanager_lost(const std::string& reason) = 0;
+    // The JobManager refused the registration for good; the connection has stopped.
+    virtual void on_refused(const Status& reason) = 0;
+  };
+
+  // `listener` and `clock` must outlive the connection.
+  ResourceManagerConnection(ResourceManagerConnectionConfig config, Listener* listener, const Clock* clock);
+  ~ResourceManagerConnection();  // stop()
+
+  void start();
+  // Ends the watch call and the connection's thread; no listener call after it returns. Idempotent.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::rpc

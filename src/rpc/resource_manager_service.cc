@@ -1,0 +1,134 @@
+#include "rpc/resource_manager_service.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "rpc/grpc_status.h"
+
+namespace sluice::rpc {
+
+ResourceManagerService::ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch)
+    : rm_(resource_manager), leader_epoch_(leader_epoch) {}
+
+void ResourceManagerService::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    shutting_down_ = true;
+  }
+  cv_.notify_all();
+}
+
+grpc::Status ResourceManagerService::check_epoch(uint64_t epoch, const std::string& task_manager_id) const {
+  if (epoch == leader_epoch_) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::ABORTED, "TaskManager '" + task_manager_id + "' sent leader epoch " +
+                                                     std::to_string(epoch) + ", this JobManager leads epoch " +
+                                                     std::to_string(leader_epoch_) + ": register again");
+}
+
+grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* context,
+                                                         const v1::RegisterTaskManagerRequest* request,
+                                                         v1::RegisterTaskManagerResponse* response) {
+  if (request->protocol_version() != kControlProtocolVersion) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "TaskManager '" + request->task_manager_id() + "' speaks control protocol version " +
+                            std::to_string(request->protocol_version()) + ", this JobManager version " +
+                            std::to_string(kControlProtocolVersion));
+  }
+  cluster::TaskManagerRegistration r;
+  r.task_manager_id = request->task_manager_id();
+  r.host = request->host();
+  r.data_port = static_cast<int32_t>(std::min<uint32_t>(request->data_port(), 1u << 30));
+  r.num_slots = static_cast<int32_t>(std::min<uint32_t>(request->num_slots(), 1u << 20));
+  r.sluice_version = request->sluice_version();
+  r.job_graph_fingerprint = request->job_graph_fingerprint();
+  auto id = rm_->register_task_manager(r);
+  if (!id.is_ok()) {
+    spdlog::warn("refused TaskManager registration from {}: {}", context->peer(), id.status().to_string());
+    return to_grpc(id.status());
+  }
+  spdlog::info("TaskManager '{}' at {}:{} registered with {} slot(s) (registration {}, from {})", r.task_manager_id,
+               r.host, r.data_port, r.num_slots, *id, context->peer());
+  const cluster::HeartbeatSettings& hb = rm_->heartbeats();
+  response->set_leader_epoch(leader_epoch_);
+  response->set_registration_id(*id);
+  response->set_heartbeat_interval_ms(hb.interval_ms);
+  response->set_heartbeat_timeout_ms(hb.timeout_ms);
+  response->set_heartbeat_rpc_failure_threshold(hb.rpc_failure_threshold);
+  return grpc::Status::OK;
+}
+
+grpc::Status ResourceManagerService::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* request,
+                                               v1::HeartbeatResponse*) {
+  const v1::TaskManagerSession& session = request->session();
+  if (auto fenced = check_epoch(session.leader_epoch(), session.task_manager_id()); !fenced.ok()) return fenced;
+  return to_grpc(rm_->heartbeat(session.task_manager_id(), session.registration_id()));
+}
+
+grpc::Status ResourceManagerService::WatchConnection(grpc::ServerContext* context,
+                                                     const v1::WatchConnectionRequest* request,
+                                                     grpc::ServerWriter<v1::ConnectionEvent>* writer) {
+  const v1::TaskManagerSession& session = request->session();
+  const std::string& id = session.task_manager_id();
+  if (auto fenced = check_epoch(session.leader_epoch(), id); !fenced.ok()) return fenced;
+  if (!rm_->is_registered(id, session.registration_id())) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "TaskManager '" + id + "' is not registered (registration " +
+                                                         std::to_string(session.registration_id()) + ")");
+  }
+  // The first event tells the TaskManager that its connection is watched from here on.
+  if (!writer->Write(v1::ConnectionEvent{})) {
+    rm_->disconnect(id, session.registration_id(), "connection to the TaskManager lost (" + context->peer() + ")");
+    return grpc::Status::CANCELLED;
+  }
+  // The sync server has no "call cancelled" callback: look every 20 ms, which bounds how late a dead peer is seen.
+  std::unique_lock lock(mu_);
+  while (!shutting_down_) {
+    if (context->IsCancelled()) {
+      lock.unlock();
+      spdlog::warn("connection to TaskManager '{}' lost ({})", id, context->peer());
+      rm_->disconnect(id, session.registration_id(), "connection to the TaskManager lost (" + context->peer() + ")");
+      return grpc::Status::CANCELLED;
+    }
+    if (!rm_->is_registered(id, session.registration_id())) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          "TaskManager '" + id + "' is no longer registered (registration " +
+                              std::to_string(session.registration_id()) + "): register again");
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the JobManager is shutting down");
+}
+
+Result<std::unique_ptr<RpcServer>> RpcServer::start(const std::string& bind_address, int32_t port,
+                                                    const std::vector<grpc::Service*>& services) {
+  if (port < 0 || port > 65535) {
+    return Status::invalid_argument("jobmanager.rpc.port " + std::to_string(port) + " is not a port: expected 0..65535");
+  }
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  const std::string address = bind_address + ":" + std::to_string(port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  for (grpc::Service* s : services) builder.RegisterService(s);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound == 0) {
+    return Status::io_error("cannot serve the control plane on " + address +
+                            " (jobmanager.rpc.address / jobmanager.rpc.port): the address is not local or the port is "
+                            "taken");
+  }
+  return std::unique_ptr<RpcServer>(new RpcServer(std::move(server), bound));
+}
+
+RpcServer::~RpcServer() { shutdown(); }
+
+void RpcServer::shutdown(int64_t deadline_ms) {
+  if (stopped_.exchange(true)) return;
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
+  server_->Wait();
+}
+
+}  // namespace sluice::rpc

@@ -1,0 +1,76 @@
+// ResourceManagerService: the JobManager's side of the ResourceManagerGateway (proto/resource_manager.proto) over a
+// ResourceManager (cluster/resource_manager.h), and RpcServer, the gRPC server a JobManager serves it on.
+//
+// Fencing (Flink's FencedRpcEndpoint): the service answers under one leader epoch; a heartbeat or watch that
+// carries another is refused with ABORTED (the sender talks to an old leader, or this one is old) and changes
+// nothing. A TaskManager's WatchConnection call is held open until the TaskManager's process or connection goes
+// (then the ResourceManager loses it at once, "connection to the TaskManager lost"), its registration is lost
+// (the call ends with NOT_FOUND, so the TaskManager registers again at once), or the service shuts down
+// (UNAVAILABLE).
+// Thread-safety: gRPC calls the service from its own threads; shutdown() from any thread, once serving ends.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "cluster/resource_manager.h"
+#include "proto/resource_manager.grpc.pb.h"
+
+namespace sluice::rpc {
+
+// The protocol version this build speaks (RegisterTaskManagerRequest.protocol_version).
+inline constexpr uint32_t kControlProtocolVersion = 1;
+
+class ResourceManagerService final : public v1::ResourceManagerGateway::Service {
+ public:
+  // `resource_manager` must outlive the service.
+  ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch);
+
+  uint64_t leader_epoch() const { return leader_epoch_; }
+  // Ends every open WatchConnection call (UNAVAILABLE) and refuses new ones. Call before the server shuts down.
+  void shutdown();
+
+  grpc::Status RegisterTaskManager(grpc::ServerContext* context, const v1::RegisterTaskManagerRequest* request,
+                                   v1::RegisterTaskManagerResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
+                         v1::HeartbeatResponse* response) override;
+  grpc::Status WatchConnection(grpc::ServerContext* context, const v1::WatchConnectionRequest* request,
+                               grpc::ServerWriter<v1::ConnectionEvent>* writer) override;
+
+ private:
+  grpc::Status check_epoch(uint64_t epoch, const std::string& task_manager_id) const;
+
+  cluster::ResourceManager* rm_;
+  const uint64_t leader_epoch_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool shutting_down_ = false;
+};
+
+// A gRPC server on `bind_address`:`port` (0: an ephemeral port) serving `services` (which must outlive it), with
+// keepalive pings so a peer that vanished without closing its connection (a cut network) is noticed.
+// kIOError naming the address when it cannot bind.
+class RpcServer {
+ public:
+  static Result<std::unique_ptr<RpcServer>> start(const std::string& bind_address, int32_t port,
+                                                  const std::vector<grpc::Service*>& services);
+  ~RpcServer();
+  int32_t port() const { return port_; }
+  // Stops accepting calls and waits up to `deadline_ms` for calls in flight, then cancels them. Idempotent.
+  void shutdown(int64_t deadline_ms = 1'000);
+
+ private:
+  RpcServer(std::unique_ptr<grpc::Server> server, int32_t port) : server_(std::move(server)), port_(port) {}
+  std::unique_ptr<grpc::Server> server_;
+  int32_t port_;
+  std::atomic<bool> stopped_{false};
+};
+
+}  // namespace sluice::rpc
