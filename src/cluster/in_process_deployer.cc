@@ -121,6 +121,11 @@ InProcessDeployer::~InProcessDeployer() { executor_.drain(); }
 Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployment attempt) {
   const graph::JobGraph& jg = *context_.job_graph;
   const MiniClusterConfig& cfg = *context_.config;
+  std::optional<AttemptRestoreAssignment> restore;
+  if (attempt.restore) {
+    SLUICE_ASSIGN_OR_RETURN(restore, AttemptRestoreAssignment::build(*attempt.restore, *cfg.storage,
+                                                                     *context_.stream_graph, jg));
+  }
   AttemptNetwork net = build_attempt_network(jg, cfg.network, cfg.clock);
   std::vector<InProcessTasks::Task> tasks;
   for (SubtaskDeployment& s : attempt.subtasks) {
@@ -156,9 +161,12 @@ Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployme
       d.async_executor = &executor_;
       d.unaligned = cfg.unaligned;
     }
-    d.restored = s.restored;
-    d.restore = std::move(s.restore);
-    d.restored_channel_state = std::move(s.restored_channel_state);
+    if (restore) {
+      SLUICE_ASSIGN_OR_RETURN(SubtaskRestoreState state, restore->take(s.id, s.key_group_range));
+      d.restored = true;
+      d.restore = std::move(state.operators);
+      d.restored_channel_state = std::move(state.channel_state);
+    }
     InProcessTasks::Task t;
     t.id = s.id;
     t.is_source = v.is_source;

@@ -21,7 +21,7 @@ class InProcessDeployer final : public TaskDeployer {
   explicit InProcessDeployer(JobTaskContext context) : context_(std::move(context)) {}
   ~InProcessDeployer() override;
 
-  // Errors: none today (the restore was read by the JobMaster); kept fallible for deployers that can fail.
+  // Errors: those of reading the restored state (attempt_restore.h); nothing runs then.
   Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override;
 
  private:

@@ -452,36 +452,17 @@ class JobMaster final : public CheckpointingJobClient,
       }
     }
 
-    // The in-flight data of an unaligned checkpoint, reassigned to the consumer subtasks (each file read once).
-    ChannelStateAssignment channel_state;
-    if (restore_point_) {
-      SLUICE_ASSIGN_OR_RETURN(channel_state, ChannelStateAssignment::build(restore_point_->metadata,
-                                                                           restore_point_->location, *cfg_.storage,
-                                                                           *sg_, jg_));
-    }
-
     AttemptDeployment attempt;
     attempt.attempt_number = current_attempt();
     for (const auto& c : coordinators) attempt.source_coordinators.push_back(c.get());
     for (const auto& ev : eg_.subtasks) {
-      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
-      SubtaskDeployment s;
-      s.id = runtime::ExecutionAttemptId{JobVertexId(v.id), SubtaskIndex(ev.subtask_index), attempt.attempt_number};
-      s.key_group_range = ev.key_group_range;
-      if (restore_point_) {
-        std::vector<OperatorToRestore> chain;
-        for (int32_t node_id : v.nodes) chain.push_back({graph::operator_id(sg_->node(node_id)), v.parallelism});
-        SLUICE_ASSIGN_OR_RETURN(s.restore, assign_subtask_state(restore_point_->metadata, restore_point_->location,
-                                                                *cfg_.storage, chain, ev.subtask_index,
-                                                                ev.key_group_range, jg_.max_parallelism,
-                                                                restore_point_->owned ? SharedFileReuse::kReuse
-                                                                                      : SharedFileReuse::kNoReuse,
-                                                                cfg_.restore ? cfg_.restore->rehash_key_groups
-                                                                             : KeyGroupRehash::kRefuse));
-        s.restored_channel_state = channel_state.take(v.id, ev.subtask_index);
-        s.restored = true;
-      }
-      attempt.subtasks.push_back(std::move(s));
+      attempt.subtasks.push_back({runtime::ExecutionAttemptId{JobVertexId(ev.vertex), SubtaskIndex(ev.subtask_index),
+                                                              attempt.attempt_number},
+                                  ev.key_group_range});
+    }
+    if (restore_point_) {
+      attempt.restore = AttemptRestore{*restore_point_, cfg_.restore ? cfg_.restore->rehash_key_groups
+                                                                     : KeyGroupRehash::kRefuse};
     }
     {
       // Before the tasks start: their first reports reach the control loop only after this function returns.

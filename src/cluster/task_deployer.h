@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/channel_state.h"
+#include "cluster/attempt_restore.h"
 #include "cluster/mini_cluster.h"
 #include "runtime/execution_attempt_id.h"
 #include "runtime/stream_task.h"
@@ -27,15 +27,10 @@
 
 namespace sluice::cluster {
 
-// What one subtask of an attempt is deployed with (Flink's TaskDeploymentDescriptor with its restore part).
+// What one subtask of an attempt is deployed with (Flink's TaskDeploymentDescriptor).
 struct SubtaskDeployment {
   runtime::ExecutionAttemptId id;
   KeyGroupRange key_group_range;
-  // Restoring from a checkpoint: operators without an entry in `restore` start empty but see is_restored().
-  bool restored = false;
-  std::map<std::string, OperatorRestoreState> restore;  // by operator id
-  // The unaligned checkpoint's in-flight data this subtask processes before new input (input channel state).
-  std::optional<checkpoint::SubtaskChannelState> restored_channel_state;
 };
 
 // One attempt of a job: every subtask of the ExecutionGraph once, in its order.
@@ -45,6 +40,9 @@ struct AttemptDeployment {
   // Indexed by JobVertexId: the split enumerator of each source vertex (null for the other vertices). Owned by
   // the JobMaster; must outlive the DeployedTasks.
   std::vector<SourceCoordinatorBase*> source_coordinators;
+  // The checkpoint every subtask restores from (the deployer reads each subtask's part where it runs:
+  // attempt_restore.h); none: a fresh start. Operators without state in it start empty but see is_restored().
+  std::optional<AttemptRestore> restore;
 };
 
 class DeployedTasks {
@@ -90,7 +88,8 @@ struct JobTaskContext {
 class TaskDeployer {
  public:
   virtual ~TaskDeployer() = default;
-  // Starts every subtask of `attempt`. An error (e.g. a restore that cannot be read) leaves nothing running.
+  // Starts every subtask of `attempt`. An error (e.g. a restore that cannot be read: attempt_restore.h) leaves
+  // nothing running.
   [[nodiscard]] virtual Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) = 0;
 };
 

@@ -69,6 +69,7 @@ class RecordedTasks final : public DeployedTasks {
 class RecordingDeployer final : public TaskDeployer {
  public:
   RecordingDeployer(CallLog* log, JobTaskContext context) : log_(log), context_(std::move(context)) {}
+  runtime::CheckpointResponder* responder() const { return context_.checkpoint_responder; }
   Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override {
     if (!log_->fail_deploy.is_ok()) return log_->fail_deploy;
     const int32_t n = attempt.attempt_number;
@@ -159,8 +160,8 @@ TEST_F(JobMasterTest, AnAttemptDeploysEverySubtaskOnceWithItsKeyGroupsAndTheSour
     EXPECT_EQ(a.subtasks[i].id.subtask.value(), eg.subtasks[i].subtask_index);
     EXPECT_EQ(a.subtasks[i].id.attempt_number, 0);
     EXPECT_EQ(a.subtasks[i].key_group_range, eg.subtasks[i].key_group_range);
-    EXPECT_FALSE(a.subtasks[i].restored);
   }
+  EXPECT_FALSE(a.restore.has_value());
   ASSERT_EQ(a.source_coordinators.size(), job_.jg.vertices.size());
   for (const auto& v : job_.jg.vertices) {
     EXPECT_EQ(a.source_coordinators[static_cast<size_t>(v.id)] != nullptr, v.is_source) << v.name;
@@ -182,10 +183,8 @@ TEST_F(JobMasterTest, AFailoverCancelsAndJoinsTheOldAttemptBeforeDeployingTheNex
   EXPECT_EQ((*job)->status(), JobStatus::kRunning);
   EXPECT_EQ(log_.snapshot(), (std::vector<std::string>{"deploy 0", "cancel 0", "join 0", "deploy 1"}));
   ASSERT_EQ(log_.attempts.size(), 2u);
-  for (const auto& s : log_.attempts[1].subtasks) {
-    EXPECT_EQ(s.id.attempt_number, 1);
-    EXPECT_FALSE(s.restored);  // no checkpoint completed: from the start
-  }
+  for (const auto& s : log_.attempts[1].subtasks) EXPECT_EQ(s.id.attempt_number, 1);
+  EXPECT_FALSE(log_.attempts[1].restore.has_value());  // no checkpoint completed: from the start
   EXPECT_EQ(dynamic_cast<CheckpointingJobClient&>(**job).restarts(), 1);
   // The strategy allows one restart: the next failure fails the job with its cause.
   deployer_->listener()->on_task_failed(0, 0, Status::user_function("boom again"));
@@ -213,6 +212,27 @@ TEST_F(JobMasterTest, ACheckpointReachesTheTasksWithTheEnumeratorStateOfEachSour
   EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
   EXPECT_EQ(count("cancel 0"), 1u);
   EXPECT_EQ(count("join 0"), 1u);
+}
+
+TEST_F(JobMasterTest, AfterACompletedCheckpointTheNextAttemptRestoresFromIt) {
+  auto job = start(true);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  auto id = dynamic_cast<CheckpointingJobClient&>(**job).trigger_checkpoint();
+  ASSERT_TRUE(id.is_ok()) << id.status().to_string();
+  ASSERT_TRUE(wait_for_call("trigger 0 " + std::to_string(id->value())));
+  // Every subtask acknowledges (stateless): the checkpoint completes and the tasks hear of it.
+  for (const auto& s : log_.attempts[0].subtasks) {
+    deployer_->responder()->acknowledge(s.id.vertex.value(), s.id.subtask.value(), *id, {}, {});
+  }
+  ASSERT_TRUE(wait_for_call("complete 0 " + std::to_string(id->value()))) << ::testing::PrintToString(log_.snapshot());
+  deployer_->listener()->on_task_failed(0, 1, Status::user_function("boom"));
+  ASSERT_TRUE(wait_for_call("deploy 1")) << ::testing::PrintToString(log_.snapshot());
+  std::lock_guard lock(log_.mu);
+  ASSERT_TRUE(log_.attempts[1].restore.has_value());
+  EXPECT_EQ(log_.attempts[1].restore->point.metadata.checkpoint_id, *id);
+  EXPECT_NE(log_.attempts[1].restore->point.location.find("chk-" + std::to_string(id->value())), std::string::npos)
+      << log_.attempts[1].restore->point.location;
+  EXPECT_TRUE(log_.attempts[1].restore->point.owned);
 }
 
 TEST_F(JobMasterTest, ADeploymentThatFailsFailsTheSubmissionWithItsCause) {
