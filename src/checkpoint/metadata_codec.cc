@@ -226,6 +226,39 @@ void to_proto(const StreamStateHandle& h, pb::StreamStateHandle* out) {
   out->set_checksum(h.checksum);
 }
 
+void to_proto(const OperatorSubtaskState& st, pb::OperatorSubtaskState* pst) {
+  pst->set_subtask_index(st.subtask_index);
+  if (st.keyed_state) {
+    pb::KeyGroupsStateHandle* pk = pst->mutable_keyed_state();
+    pk->set_range_start(st.keyed_state->range.start());
+    pk->set_range_end_inclusive(st.keyed_state->range.end_inclusive());
+    for (uint64_t o : st.keyed_state->offsets) pk->add_offsets(o);
+    to_proto(st.keyed_state->stream, pk->mutable_stream());
+  }
+  if (st.incremental_keyed_state) {
+    const IncrementalKeyedStateHandle& k = *st.incremental_keyed_state;
+    pb::IncrementalKeyedStateHandle* pk = pst->mutable_incremental_keyed_state();
+    pk->set_range_start(k.range.start());
+    pk->set_range_end_inclusive(k.range.end_inclusive());
+    pk->set_backend_id(k.backend_id);
+    pk->set_checkpoint_id(k.checkpoint_id.value());
+    for (const IncrementalFile& f : k.shared_files) {
+      pb::IncrementalFile* pf = pk->add_shared_files();
+      pf->set_local_name(f.local_name);
+      to_proto(f.file, pf->mutable_file());
+      pf->set_reused(f.reused);
+    }
+    for (const IncrementalFile& f : k.private_files) {
+      pb::IncrementalFile* pf = pk->add_private_files();
+      pf->set_local_name(f.local_name);
+      to_proto(f.file, pf->mutable_file());
+    }
+    pk->set_state_meta(k.state_meta.data(), k.state_meta.size());
+  }
+  if (st.operator_state) to_proto(*st.operator_state, pst->mutable_operator_state());
+  if (st.channel_state) to_proto(*st.channel_state, pst->mutable_channel_state());
+}
+
 void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
   out->set_checkpoint_id(m.checkpoint_id.value());
   out->set_job_id(m.job_id.to_hex());
@@ -241,39 +274,7 @@ void to_proto(const CheckpointMetadata& m, pb::CheckpointMetadata* out) {
     pop->set_parallelism(op.parallelism);
     pop->set_max_parallelism(op.max_parallelism);
     pop->set_graph_position(op.graph_position);
-    for (const OperatorSubtaskState& st : op.subtasks) {
-      pb::OperatorSubtaskState* pst = pop->add_subtasks();
-      pst->set_subtask_index(st.subtask_index);
-      if (st.keyed_state) {
-        pb::KeyGroupsStateHandle* pk = pst->mutable_keyed_state();
-        pk->set_range_start(st.keyed_state->range.start());
-        pk->set_range_end_inclusive(st.keyed_state->range.end_inclusive());
-        for (uint64_t o : st.keyed_state->offsets) pk->add_offsets(o);
-        to_proto(st.keyed_state->stream, pk->mutable_stream());
-      }
-      if (st.incremental_keyed_state) {
-        const IncrementalKeyedStateHandle& k = *st.incremental_keyed_state;
-        pb::IncrementalKeyedStateHandle* pk = pst->mutable_incremental_keyed_state();
-        pk->set_range_start(k.range.start());
-        pk->set_range_end_inclusive(k.range.end_inclusive());
-        pk->set_backend_id(k.backend_id);
-        pk->set_checkpoint_id(k.checkpoint_id.value());
-        for (const IncrementalFile& f : k.shared_files) {
-          pb::IncrementalFile* pf = pk->add_shared_files();
-          pf->set_local_name(f.local_name);
-          to_proto(f.file, pf->mutable_file());
-          pf->set_reused(f.reused);
-        }
-        for (const IncrementalFile& f : k.private_files) {
-          pb::IncrementalFile* pf = pk->add_private_files();
-          pf->set_local_name(f.local_name);
-          to_proto(f.file, pf->mutable_file());
-        }
-        pk->set_state_meta(k.state_meta.data(), k.state_meta.size());
-      }
-      if (st.operator_state) to_proto(*st.operator_state, pst->mutable_operator_state());
-      if (st.channel_state) to_proto(*st.channel_state, pst->mutable_channel_state());
-    }
+    for (const OperatorSubtaskState& st : op.subtasks) to_proto(st, pop->add_subtasks());
   }
   for (const auto& [k, v] : m.properties) {
     pb::Property* p = out->add_properties();
@@ -291,6 +292,46 @@ StreamStateHandle from_proto(const pb::StreamStateHandle& h) {
   out.size_bytes = h.size_bytes();
   out.checksum = h.checksum();
   return out;
+}
+
+// `operator_id`: for messages.
+Result<OperatorSubtaskState> from_proto(const pb::OperatorSubtaskState& pst, const std::string& operator_id) {
+  OperatorSubtaskState st;
+  st.subtask_index = pst.subtask_index();
+  if (pst.has_keyed_state()) {
+    const pb::KeyGroupsStateHandle& pk = pst.keyed_state();
+    if (pk.range_start() < 0) {
+      return Status::invalid_argument("operator '" + operator_id + "' subtask " +
+                                      std::to_string(st.subtask_index) + ": negative key-group range start");
+    }
+    KeyGroupsStateHandle k;
+    k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
+    k.offsets.assign(pk.offsets().begin(), pk.offsets().end());
+    k.stream = from_proto(pk.stream());
+    st.keyed_state = std::move(k);
+  }
+  if (pst.has_incremental_keyed_state()) {
+    const pb::IncrementalKeyedStateHandle& pk = pst.incremental_keyed_state();
+    if (pk.range_start() < 0) {
+      return Status::invalid_argument("operator '" + operator_id + "' subtask " +
+                                      std::to_string(st.subtask_index) + ": negative key-group range start");
+    }
+    IncrementalKeyedStateHandle k;
+    k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
+    k.backend_id = pk.backend_id();
+    k.checkpoint_id = CheckpointId(pk.checkpoint_id());
+    for (const pb::IncrementalFile& pf : pk.shared_files()) {
+      k.shared_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
+    }
+    for (const pb::IncrementalFile& pf : pk.private_files()) {
+      k.private_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
+    }
+    k.state_meta.assign(pk.state_meta().begin(), pk.state_meta().end());
+    st.incremental_keyed_state = std::move(k);
+  }
+  if (pst.has_operator_state()) st.operator_state = from_proto(pst.operator_state());
+  if (pst.has_channel_state()) st.channel_state = from_proto(pst.channel_state());
+  return st;
 }
 
 Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
@@ -327,41 +368,7 @@ Result<CheckpointMetadata> from_proto(const pb::CheckpointMetadata& m) {
     op.max_parallelism = pop.max_parallelism();
     op.graph_position = pop.graph_position();
     for (const pb::OperatorSubtaskState& pst : pop.subtasks()) {
-      OperatorSubtaskState st;
-      st.subtask_index = pst.subtask_index();
-      if (pst.has_keyed_state()) {
-        const pb::KeyGroupsStateHandle& pk = pst.keyed_state();
-        if (pk.range_start() < 0) {
-          return Status::invalid_argument("operator '" + op.operator_id + "' subtask " +
-                                          std::to_string(st.subtask_index) + ": negative key-group range start");
-        }
-        KeyGroupsStateHandle k;
-        k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
-        k.offsets.assign(pk.offsets().begin(), pk.offsets().end());
-        k.stream = from_proto(pk.stream());
-        st.keyed_state = std::move(k);
-      }
-      if (pst.has_incremental_keyed_state()) {
-        const pb::IncrementalKeyedStateHandle& pk = pst.incremental_keyed_state();
-        if (pk.range_start() < 0) {
-          return Status::invalid_argument("operator '" + op.operator_id + "' subtask " +
-                                          std::to_string(st.subtask_index) + ": negative key-group range start");
-        }
-        IncrementalKeyedStateHandle k;
-        k.range = KeyGroupRange(pk.range_start(), pk.range_end_inclusive());
-        k.backend_id = pk.backend_id();
-        k.checkpoint_id = CheckpointId(pk.checkpoint_id());
-        for (const pb::IncrementalFile& pf : pk.shared_files()) {
-          k.shared_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
-        }
-        for (const pb::IncrementalFile& pf : pk.private_files()) {
-          k.private_files.push_back(IncrementalFile{pf.local_name(), from_proto(pf.file()), pf.reused()});
-        }
-        k.state_meta.assign(pk.state_meta().begin(), pk.state_meta().end());
-        st.incremental_keyed_state = std::move(k);
-      }
-      if (pst.has_operator_state()) st.operator_state = from_proto(pst.operator_state());
-      if (pst.has_channel_state()) st.channel_state = from_proto(pst.channel_state());
+      SLUICE_ASSIGN_OR_RETURN(OperatorSubtaskState st, from_proto(pst, op.operator_id));
       op.subtasks.push_back(std::move(st));
     }
     out.operators.push_back(std::move(op));
@@ -501,6 +508,37 @@ Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::
   Status valid = validate_metadata(*m);
   if (!valid.is_ok()) return Status::corruption(w + ": " + valid.message());
   return m;
+}
+
+std::vector<uint8_t> encode_subtask_states(const std::map<std::string, OperatorSubtaskState>& states) {
+  pb::SubtaskStates msg;
+  for (const auto& [operator_id, state] : states) {
+    pb::SubtaskStateEntry* e = msg.add_entries();
+    e->set_operator_id(operator_id);
+    to_proto(state, e->mutable_state());
+  }
+  std::vector<uint8_t> out(msg.ByteSizeLong());
+  msg.SerializeToArray(out.data(), static_cast<int>(out.size()));
+  return out;
+}
+
+Result<std::map<std::string, OperatorSubtaskState>> decode_subtask_states(std::span<const uint8_t> bytes,
+                                                                          std::string_view what) {
+  pb::SubtaskStates msg;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !msg.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::corruption(std::string(what) + ": " + std::to_string(bytes.size()) +
+                              " bytes are not a subtask's acknowledged state (SubtaskStates)");
+  }
+  std::map<std::string, OperatorSubtaskState> out;
+  for (const pb::SubtaskStateEntry& e : msg.entries()) {
+    auto st = from_proto(e.state(), e.operator_id());
+    if (!st.is_ok()) return Status::corruption(std::string(what) + ": " + st.status().message());
+    if (!out.emplace(e.operator_id(), std::move(*st)).second) {
+      return Status::corruption(std::string(what) + ": operator '" + e.operator_id() + "' appears twice");
+    }
+  }
+  return out;
 }
 
 }  // namespace sluice::checkpoint

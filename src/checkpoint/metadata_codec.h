@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -44,5 +46,13 @@ Result<std::vector<uint8_t>> encode_metadata(const CheckpointMetadata& metadata)
 // `what` names the source in errors (the file path, or "jobmanager://<job>/<n>"). Errors: kCorruption (frame,
 // checksum, protobuf or validation failure), kFailedPrecondition (a newer format version).
 Result<CheckpointMetadata> decode_metadata(std::span<const uint8_t> bytes, std::string_view what);
+
+// One subtask's acknowledged state (its handles by operator id) as bytes for the control plane, in the protobuf
+// messages `_metadata` uses (proto/checkpoint_metadata.proto, SubtaskStates). Decoding checks the structure only
+// (kCorruption naming `what` for bytes that do not parse, a key-group range that starts below 0, or an operator
+// twice); the CheckpointCoordinator validates the whole checkpoint when it writes `_metadata`.
+std::vector<uint8_t> encode_subtask_states(const std::map<std::string, OperatorSubtaskState>& states);
+Result<std::map<std::string, OperatorSubtaskState>> decode_subtask_states(std::span<const uint8_t> bytes,
+                                                                          std::string_view what);
 
 }  // namespace sluice::checkpoint

@@ -1,0 +1,54 @@
+// TaskReports: what the tasks of one attempt on a TaskManager report to their JobMaster, sent over the
+// JobMasterGateway (proto/job_master.proto). It is the runtime::TaskListener and runtime::CheckpointResponder those
+// tasks are deployed with, exactly where in-process tasks have the JobMaster itself, so tasks do not know where
+// their JobMaster runs.
+//
+// Each report is one blocking call on the reporting thread (a task thread, or the asynchronous snapshot thread for
+// acknowledgements), retried every 100 ms while the JobManager is unreachable, for up to `report_timeout_ms`
+// (heartbeat.timeout: by then the TaskManager counts its JobManager as lost and cancels its tasks). A refusal
+// under another leader epoch is not retried (the TaskManager registers again and its tasks are cancelled). A report
+// that cannot be delivered is logged with its attempt; the JobMaster then learns of the task through the
+// TaskManager's loss, and an undelivered acknowledgement lets the checkpoint expire (Flink behaves the same).
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+#include "runtime/stream_task.h"
+
+namespace sluice::rpc {
+
+// Who reports: the TaskManager's registration with the JobManager (ResourceManagerConnection::Listener).
+struct TaskManagerSessionId {
+  uint64_t leader_epoch = 0;
+  std::string task_manager_id;
+  uint64_t registration_id = 0;
+};
+
+class TaskReports final : public runtime::TaskListener, public runtime::CheckpointResponder {
+ public:
+  // `jobmanager_address`: "host:port" of the JobManager's control plane. `attempt_number`: the attempt whose tasks
+  // report through this object.
+  TaskReports(const std::string& jobmanager_address, TaskManagerSessionId session, int32_t attempt_number,
+              int64_t report_timeout_ms);
+  ~TaskReports() override;
+
+  void on_task_end_of_data(int32_t vertex, int32_t subtask) override;
+  void on_task_finished(int32_t vertex, int32_t subtask) override;
+  void on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) override;
+  void on_task_cancelled(int32_t vertex, int32_t subtask) override;
+
+  void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+                   std::map<std::string, checkpoint::OperatorSubtaskState> state,
+                   runtime::SubtaskSnapshotStats stats) override;
+  void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::rpc
