@@ -39,7 +39,7 @@ struct AttemptDeployment {
   std::vector<SubtaskDeployment> subtasks;
   // Indexed by JobVertexId: the split enumerator of each source vertex (null for the other vertices). Owned by
   // the JobMaster; must outlive the DeployedTasks.
-  std::vector<SourceCoordinatorBase*> source_coordinators;
+  std::vector<SourceReaderCoordinator*> source_coordinators;
   // The checkpoint every subtask restores from (the deployer reads each subtask's part where it runs:
   // attempt_restore.h); none: a fresh start. Operators without state in it start empty but see is_restored().
   std::optional<AttemptRestore> restore;

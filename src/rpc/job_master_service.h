@@ -6,11 +6,15 @@
 // from an attempt that is no longer current (`is_current` false: a failover cancelled it) is accepted and dropped, as
 // Flink drops updates for unknown ExecutionAttemptIDs. An acknowledgement whose state does not decode declines the
 // checkpoint for that subtask (kCorruption), so the checkpoint fails at once instead of at its timeout.
-// Thread-safety: gRPC calls it from its threads; `listener`, `responder` and `is_current` must be thread-safe.
+// The service is served before a job runs and bound to the job's JobMaster when it starts (bind); until then, and
+// after unbind, reports are refused with UNAVAILABLE (the TaskManager retries).
+// Thread-safety: gRPC calls it from its threads; bind/unbind from any thread; the bound `listener`, `responder`
+// and `is_current` must be thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <shared_mutex>
 
 #include <grpcpp/grpcpp.h>
 
@@ -23,9 +27,13 @@ namespace sluice::rpc {
 
 class JobMasterService final : public v1::JobMasterGateway::Service {
  public:
-  // Every pointer must outlive the service.
-  JobMasterService(runtime::TaskListener* listener, runtime::CheckpointResponder* responder, uint64_t leader_epoch,
-                   std::function<bool(const runtime::ExecutionAttemptId&)> is_current);
+  explicit JobMasterService(uint64_t leader_epoch) : leader_epoch_(leader_epoch) {}
+
+  // Reports go to `listener` and `responder` from now on, those of attempts `is_current` accepts. Both pointers
+  // must stay valid until unbind() returned.
+  void bind(runtime::TaskListener* listener, runtime::CheckpointResponder* responder,
+            std::function<bool(const runtime::ExecutionAttemptId&)> is_current);
+  void unbind();
 
   grpc::Status UpdateTaskState(grpc::ServerContext* context, const v1::TaskStateChange* request,
                                v1::ReportAccepted* response) override;
@@ -35,13 +43,18 @@ class JobMasterService final : public v1::JobMasterGateway::Service {
                                  v1::ReportAccepted* response) override;
 
  private:
-  // OK when the report counts; ABORTED for another epoch; *drop set for an attempt that is not current.
-  grpc::Status admit(const v1::TaskManagerSession& session, const v1::ExecutionAttempt& attempt, bool* drop) const;
+  struct Target {
+    runtime::TaskListener* listener = nullptr;
+    runtime::CheckpointResponder* responder = nullptr;
+    std::function<bool(const runtime::ExecutionAttemptId&)> is_current;
+  };
+  // The bound target when the report counts; ABORTED for another epoch, UNAVAILABLE when unbound; a target with a
+  // null listener for an attempt that is not current (the report is dropped).
+  grpc::Status admit(const v1::TaskManagerSession& session, const v1::ExecutionAttempt& attempt, Target* out) const;
 
-  runtime::TaskListener* listener_;
-  runtime::CheckpointResponder* responder_;
   const uint64_t leader_epoch_;
-  std::function<bool(const runtime::ExecutionAttemptId&)> is_current_;
+  mutable std::shared_mutex mu_;  // held shared while a report is handed over, so unbind waits for it
+  Target target_;
 };
 
 }  // namespace sluice::rpc

@@ -113,7 +113,7 @@ struct TaskDeployment {
   KeyGroupRange key_group_range;
   std::vector<TaskOutput> outputs;        // one ResultPartition per outgoing JobEdge
   std::unique_ptr<InputGate> input_gate;  // all input channels of all incoming JobEdges; null for sources
-  SourceCoordinatorBase* source_coordinator = nullptr;
+  SourceReaderCoordinator* source_coordinator = nullptr;  // sources: their split enumerator's coordinator
   MetricGroup* job_metrics = nullptr;     // the task adds operator/subtask groups below it
   const Clock* clock = nullptr;
   std::string state_backend_type = "HASHMAP";

@@ -46,16 +46,23 @@ class OperatorEventSink {
 // and handed to it by register_reader, which the reader handles at once, before its task runs any mail: a
 // checkpoint triggered meanwhile queues its trigger in the mailbox, and events mailed at registration would run
 // after that trigger, leaving an assignment made before the checkpoint in neither snapshot.
-class SourceCoordinatorBase {
+//
+// SourceReaderCoordinator is what the readers see of it: in-process the coordinator itself, in a TaskManager process
+// a proxy to the coordinator in the JobManager (src/rpc). Thread-safe.
+class SourceReaderCoordinator {
  public:
-  virtual ~SourceCoordinatorBase() = default;
-  // `restored_state`: the enumerator state of the checkpoint the job restores from, or null on a fresh start.
-  virtual void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) = 0;
+  virtual ~SourceReaderCoordinator() = default;
   // Returns the events for `subtask` made before it registered, oldest first; later ones go to `sink`.
   [[nodiscard]] virtual std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) = 0;
   virtual void handle_split_request(int32_t subtask) = 0;
-  virtual std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) = 0;
   virtual void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) = 0;
+};
+
+class SourceCoordinatorBase : public SourceReaderCoordinator {
+ public:
+  // `restored_state`: the enumerator state of the checkpoint the job restores from, or null on a fresh start.
+  virtual void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) = 0;
+  virtual std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) = 0;
   virtual void abort_checkpoint(CheckpointId checkpoint_id) = 0;
   virtual void close() = 0;
 };
@@ -63,7 +70,7 @@ class SourceCoordinatorBase {
 // The reader's handle on its coordinator, bound to its subtask and event sink (given in OperatorSetup).
 class SourceCoordinatorGateway {
  public:
-  SourceCoordinatorGateway(SourceCoordinatorBase* coordinator, int32_t subtask, OperatorEventSink* sink)
+  SourceCoordinatorGateway(SourceReaderCoordinator* coordinator, int32_t subtask, OperatorEventSink* sink)
       : coordinator_(coordinator), subtask_(subtask), sink_(sink) {}
   // The events made before the reader registered (SourceCoordinatorBase::register_reader): handle them at once.
   [[nodiscard]] std::vector<OperatorEvent> register_reader() { return coordinator_->register_reader(subtask_, sink_); }
@@ -71,7 +78,7 @@ class SourceCoordinatorGateway {
   void snapshot_done(CheckpointId id) { coordinator_->reader_snapshot_done(subtask_, id); }
 
  private:
-  SourceCoordinatorBase* coordinator_;
+  SourceReaderCoordinator* coordinator_;
   int32_t subtask_;
   OperatorEventSink* sink_;
 };

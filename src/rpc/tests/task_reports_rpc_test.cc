@@ -58,6 +58,7 @@ constexpr int32_t kCurrentAttempt = 2;
 class TaskReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    service_.bind(&rec_, &rec_, [](const runtime::ExecutionAttemptId& id) { return id.attempt_number == kCurrentAttempt; });
     auto s = RpcServer::start("127.0.0.1", 0, {&service_});
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(*s);
@@ -72,8 +73,7 @@ class TaskReportsTest : public ::testing::Test {
   }
 
   Recorder rec_;
-  JobMasterService service_{&rec_, &rec_, kEpoch,
-                            [](const runtime::ExecutionAttemptId& id) { return id.attempt_number == kCurrentAttempt; }};
+  JobMasterService service_{kEpoch};
   std::unique_ptr<RpcServer> server_;
 };
 
@@ -172,6 +172,13 @@ TEST_F(TaskReportsTest, AReportToAJobManagerThatIsAwayIsRetriedUntilTheTimeout) 
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(waited, std::chrono::milliseconds(400));
   EXPECT_LT(waited, std::chrono::seconds(5));
+  EXPECT_TRUE(events().empty());
+}
+
+TEST_F(TaskReportsTest, ReportsBeforeAJobIsBoundAreRetriedAndThenDropped) {
+  service_.unbind();
+  TaskReports r(address(), TaskManagerSessionId{kEpoch, "tm-1", 9}, kCurrentAttempt, 300);
+  r.on_task_finished(1, 0);
   EXPECT_TRUE(events().empty());
 }
 

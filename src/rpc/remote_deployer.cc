@@ -1,0 +1,276 @@
+#include "rpc/remote_deployer.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <thread>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include "proto/task_executor.grpc.pb.h"
+#include "rpc/grpc_status.h"
+#include "rpc/report_codec.h"
+
+namespace sluice::rpc {
+
+struct RemoteDeployer::Stub {
+  std::unique_ptr<v1::TaskExecutorGateway::Stub> stub;
+  std::string address;
+  int64_t timeout_ms = 10'000;
+
+  // One call with a deadline; the error names the call and the TaskManager.
+  template <class Req, class Method>
+  Status call(const std::string& what, Method method, const Req& req, int64_t timeout = 0) const {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout > 0 ? timeout : timeout_ms));
+    v1::TaskExecutorReply reply;
+    return from_grpc((stub.get()->*method)(&ctx, req, &reply), what + " on the TaskManager at " + address);
+  }
+};
+
+// One deployed attempt: the JobMaster's handle on its tasks in the TaskManager.
+class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
+ public:
+  Attempt(RemoteDeployer* deployer, int32_t attempt_number, std::vector<SourceReaderCoordinator*> coordinators)
+      : deployer_(deployer), stub_(deployer->stub_), epoch_(deployer->setup_.leader_epoch),
+        attempt_(attempt_number), coordinators_(std::move(coordinators)) {
+    sender_ = std::thread([this] { send_events(); });
+  }
+  ~Attempt() override {
+    cancel();
+    join();
+    {
+      std::lock_guard lock(deployer_->mu_);
+      if (deployer_->current_ == this) deployer_->current_ = nullptr;
+    }
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    sender_.join();
+  }
+
+  int32_t attempt_number() const { return attempt_; }
+  SourceReaderCoordinator* coordinator(int32_t vertex) const {
+    return vertex >= 0 && static_cast<size_t>(vertex) < coordinators_.size() ? coordinators_[static_cast<size_t>(vertex)]
+                                                                               : nullptr;
+  }
+  // The sink through which the enumerator of `reader`'s source reaches it (made on first use, kept until the end).
+  OperatorEventSink* sink_for(const runtime::ExecutionAttemptId& reader) {
+    std::lock_guard lock(mu_);
+    auto& sink = sinks_[{reader.vertex.value(), reader.subtask.value()}];
+    if (!sink) sink = std::make_unique<ReaderSink>(this, reader);
+    return sink.get();
+  }
+
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+                          std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
+    v1::TriggerCheckpointRequest req;
+    req.set_leader_epoch(epoch_);
+    req.set_attempt_number(attempt_);
+    req.set_checkpoint_id(barrier.id.value());
+    req.set_timestamp_ms(barrier.timestamp_ms);
+    req.set_savepoint(barrier.type == checkpoint::SnapshotType::kSavepoint);
+    req.set_native_format(barrier.format == checkpoint::SavepointFormatType::kNative);
+    for (const auto& [vertex, state] : enumerator_states) {
+      v1::EnumeratorState* e = req.add_enumerator_states();
+      e->set_vertex(vertex.value());
+      e->set_state(state.data(), state.size());
+    }
+    check(stub_->call("triggering checkpoint " + std::to_string(barrier.id.value()),
+                      &v1::TaskExecutorGateway::Stub::TriggerCheckpoint, req));
+  }
+  void notify_checkpoint_complete(CheckpointId id) override { notify(id, true); }
+  void notify_checkpoint_aborted(CheckpointId id) override { notify(id, false); }
+  void stop_sources(bool drain) override { control(drain ? v1::STOP_SOURCES_AND_DRAIN : v1::STOP_SOURCES); }
+  void resume_sources() override { control(v1::RESUME_SOURCES); }
+  void finish() override { control(v1::FINISH_TASKS); }
+  void wake() override { control(v1::WAKE_TASKS); }
+
+  void cancel() override {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+  }
+  void join() override {
+    {
+      std::lock_guard lock(mu_);
+      if (joined_) return;
+      joined_ = true;
+    }
+    v1::AttemptRequest req;
+    req.set_leader_epoch(epoch_);
+    req.set_attempt_number(attempt_);
+    // The TaskManager answers once its tasks are gone; if it cannot be reached its tasks end by themselves when it
+    // loses this JobManager (heartbeat timeout), and the ResourceManager loses it.
+    Status s = stub_->call("cancelling attempt " + std::to_string(attempt_), &v1::TaskExecutorGateway::Stub::CancelAttempt,
+                           req, 6 * stub_->timeout_ms);
+    if (!s.is_ok()) spdlog::warn("{}", s.to_string());
+  }
+
+ private:
+  class ReaderSink final : public OperatorEventSink {
+   public:
+    ReaderSink(Attempt* attempt, runtime::ExecutionAttemptId reader) : attempt_(attempt), reader_(reader) {}
+    void send(OperatorEvent event) override { attempt_->enqueue(reader_, std::move(event)); }
+
+   private:
+    Attempt* attempt_;
+    runtime::ExecutionAttemptId reader_;
+  };
+
+  void enqueue(const runtime::ExecutionAttemptId& reader, OperatorEvent event) {
+    {
+      std::lock_guard lock(mu_);
+      events_.emplace_back(reader, std::move(event));
+    }
+    cv_.notify_all();
+  }
+  // Delivers the enumerators' events in the order they were made.
+  void send_events() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
+      if (events_.empty()) return;
+      auto [reader, event] = std::move(events_.front());
+      events_.pop_front();
+      if (cancelled_) continue;
+      lock.unlock();
+      v1::SendOperatorEventRequest req;
+      req.set_leader_epoch(epoch_);
+      to_proto(reader, req.mutable_reader());
+      req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
+      req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
+      check(stub_->call("sending a split enumerator event to " + reader.to_string(),
+                        &v1::TaskExecutorGateway::Stub::SendOperatorEvent, req));
+      lock.lock();
+    }
+  }
+  void notify(CheckpointId id, bool completed) {
+    v1::NotifyCheckpointRequest req;
+    req.set_leader_epoch(epoch_);
+    req.set_attempt_number(attempt_);
+    req.set_checkpoint_id(id.value());
+    req.set_completed(completed);
+    check(stub_->call(std::string("notifying checkpoint ") + std::to_string(id.value()) +
+                          (completed ? " complete" : " aborted"),
+                      &v1::TaskExecutorGateway::Stub::NotifyCheckpoint, req));
+  }
+  void control(v1::TaskControl control) {
+    v1::ControlTasksRequest req;
+    req.set_leader_epoch(epoch_);
+    req.set_attempt_number(attempt_);
+    req.set_control(control);
+    check(stub_->call(v1::TaskControl_Name(control), &v1::TaskExecutorGateway::Stub::ControlTasks, req));
+  }
+  // A call that did not reach the tasks fails the attempt: the restart strategy decides (a cancelled attempt's
+  // calls are expected to fail and are not reported).
+  void check(const Status& s) {
+    if (s.is_ok()) return;
+    {
+      std::lock_guard lock(mu_);
+      if (cancelled_) return;
+    }
+    deployer_->context_.listener->on_task_failed(-1, -1, s);
+  }
+
+  RemoteDeployer* deployer_;
+  std::shared_ptr<Stub> stub_;
+  const uint64_t epoch_;
+  const int32_t attempt_;
+  const std::vector<SourceReaderCoordinator*> coordinators_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::pair<int32_t, int32_t>, std::unique_ptr<ReaderSink>> sinks_;
+  std::deque<std::pair<runtime::ExecutionAttemptId, OperatorEvent>> events_;
+  bool cancelled_ = false, joined_ = false, stopping_ = false;
+  std::thread sender_;
+};
+
+RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSetup setup)
+    : context_(std::move(context)), setup_(std::move(setup)), stub_(std::make_shared<Stub>()) {
+  stub_->stub = v1::TaskExecutorGateway::NewStub(
+      grpc::CreateChannel(setup_.task_executor_address, grpc::InsecureChannelCredentials()));
+  stub_->address = setup_.task_executor_address;
+  stub_->timeout_ms = setup_.rpc_timeout_ms;
+  setup_.job_master_service->bind(context_.listener, context_.checkpoint_responder,
+                                  [this](const runtime::ExecutionAttemptId& id) {
+                                    std::lock_guard lock(mu_);
+                                    return current_ && current_->attempt_number() == id.attempt_number;
+                                  });
+  setup_.split_enumerator_service->bind(this);
+}
+
+RemoteDeployer::~RemoteDeployer() {
+  setup_.split_enumerator_service->unbind();
+  setup_.job_master_service->unbind();
+}
+
+Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::AttemptDeployment attempt) {
+  v1::SubmitAttemptRequest req;
+  req.set_leader_epoch(setup_.leader_epoch);
+  req.set_attempt_number(attempt.attempt_number);
+  req.set_job_id(context_.job_id);
+  for (const std::string& id : context_.lineage_job_ids) req.add_lineage_job_ids(id);
+  for (const cluster::SubtaskDeployment& s : attempt.subtasks) {
+    v1::SubtaskDeploymentMessage* m = req.add_subtasks();
+    to_proto(s.id, m->mutable_id());
+    m->set_key_group_start(s.key_group_range.start());
+    m->set_key_group_end_inclusive(s.key_group_range.end_inclusive());
+  }
+  if (attempt.restore) {
+    v1::RestoreReference* r = req.mutable_restore();
+    r->set_location(attempt.restore->point.location);
+    r->set_checkpoint_id(attempt.restore->point.metadata.checkpoint_id.value());
+    r->set_owned(attempt.restore->point.owned);
+    r->set_rehash_key_groups(attempt.restore->rehash == cluster::KeyGroupRehash::kRehash);
+  }
+  auto deployed = std::make_unique<Attempt>(this, attempt.attempt_number, std::move(attempt.source_coordinators));
+  {
+    // Current before the tasks start, so their first reports and reader calls are taken.
+    std::lock_guard lock(mu_);
+    current_ = deployed.get();
+  }
+  Status submitted = stub_->call("deploying attempt " + std::to_string(attempt.attempt_number),
+                                 &v1::TaskExecutorGateway::Stub::SubmitAttempt, req);
+  if (!submitted.is_ok()) {
+    deployed->cancel();
+    return submitted;  // the destructor asks the TaskManager to drop whatever it started
+  }
+  return std::unique_ptr<cluster::DeployedTasks>(std::move(deployed));
+}
+
+SourceReaderCoordinator* RemoteDeployer::coordinator_of(const runtime::ExecutionAttemptId& reader) {
+  if (!current_ || current_->attempt_number() != reader.attempt_number) return nullptr;
+  return current_->coordinator(reader.vertex.value());
+}
+
+bool RemoteDeployer::register_reader(const runtime::ExecutionAttemptId& reader, std::vector<OperatorEvent>* events) {
+  std::lock_guard lock(mu_);
+  SourceReaderCoordinator* c = coordinator_of(reader);
+  if (!c) return false;
+  *events = c->register_reader(reader.subtask.value(), current_->sink_for(reader));
+  return true;
+}
+
+bool RemoteDeployer::request_split(const runtime::ExecutionAttemptId& reader) {
+  std::lock_guard lock(mu_);
+  SourceReaderCoordinator* c = coordinator_of(reader);
+  if (!c) return false;
+  c->handle_split_request(reader.subtask.value());
+  return true;
+}
+
+bool RemoteDeployer::snapshot_done(const runtime::ExecutionAttemptId& reader, CheckpointId checkpoint_id) {
+  std::lock_guard lock(mu_);
+  SourceReaderCoordinator* c = coordinator_of(reader);
+  if (!c) return false;
+  c->reader_snapshot_done(reader.subtask.value(), checkpoint_id);
+  return true;
+}
+
+}  // namespace sluice::rpc

@@ -1,0 +1,304 @@
+#include "rpc/task_executor_service.h"
+
+#include <chrono>
+#include <map>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "cluster/in_process_deployer.h"
+#include "rpc/grpc_status.h"
+#include "rpc/report_codec.h"
+
+namespace sluice::rpc {
+namespace {
+
+// A source reader's split enumerator, which runs in the JobManager: calls go over the SplitEnumeratorGateway, events
+// come back through SendOperatorEvent (deliver). A call that fails throws, failing the reader's task (the
+// JobMaster's restart strategy decides).
+class RemoteSourceCoordinator final : public SourceReaderCoordinator {
+ public:
+  RemoteSourceCoordinator(std::shared_ptr<v1::SplitEnumeratorGateway::Stub> stub, TaskManagerSessionId session,
+                          int32_t vertex, int32_t attempt_number, int64_t timeout_ms)
+      : stub_(std::move(stub)), session_(std::move(session)), vertex_(vertex), attempt_(attempt_number),
+        timeout_ms_(timeout_ms) {}
+
+  std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) override {
+    {
+      std::lock_guard lock(mu_);
+      sinks_[subtask] = sink;  // before the call: events sent once the enumerator knows the reader find it
+    }
+    v1::RegisterReaderResponse resp;
+    check(call(subtask, 0, &v1::SplitEnumeratorGateway::Stub::RegisterReader, &resp), "registering", subtask);
+    std::vector<OperatorEvent> events;
+    for (const v1::OperatorEventMessage& m : resp.events()) events.push_back(from_message(m));
+    return events;
+  }
+  void handle_split_request(int32_t subtask) override {
+    v1::TaskExecutorReply reply;
+    check(call(subtask, 0, &v1::SplitEnumeratorGateway::Stub::RequestSplit, &reply), "asking a split for", subtask);
+  }
+  void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) override {
+    v1::TaskExecutorReply reply;
+    check(call(subtask, checkpoint_id.value(), &v1::SplitEnumeratorGateway::Stub::ReaderSnapshotDone, &reply),
+          "reporting the snapshot of", subtask);
+  }
+
+  // An event of the enumerator for reader `subtask`; false when that reader has not registered.
+  bool deliver(int32_t subtask, const v1::OperatorEventMessage& m) {
+    OperatorEventSink* sink = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sinks_.find(subtask);
+      if (it == sinks_.end()) return false;
+      sink = it->second;
+    }
+    sink->send(from_message(m));
+    return true;
+  }
+
+  static OperatorEvent from_message(const v1::OperatorEventMessage& m) {
+    OperatorEvent e{m.kind() == static_cast<int32_t>(OperatorEvent::Kind::kNoMoreSplits) ? OperatorEvent::Kind::kNoMoreSplits
+                                                                                         : OperatorEvent::Kind::kAddSplits,
+                    {}};
+    e.payload.assign(m.payload().begin(), m.payload().end());
+    return e;
+  }
+
+ private:
+  template <class Method, class Resp>
+  grpc::Status call(int32_t subtask, int64_t checkpoint_id, Method method, Resp* resp) const {
+    v1::ReaderRequest req;
+    req.mutable_session()->set_leader_epoch(session_.leader_epoch);
+    req.mutable_session()->set_task_manager_id(session_.task_manager_id);
+    req.mutable_session()->set_registration_id(session_.registration_id);
+    to_proto(runtime::ExecutionAttemptId{JobVertexId(vertex_), SubtaskIndex(subtask), attempt_}, req.mutable_reader());
+    req.set_checkpoint_id(checkpoint_id);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms_));
+    return (stub_.get()->*method)(&ctx, req, resp);
+  }
+  void check(const grpc::Status& s, const std::string& what, int32_t subtask) const {
+    if (s.ok()) return;
+    throw StatusError(from_grpc(s, what + " source reader " + std::to_string(subtask + 1) + " of vertex " +
+                                       std::to_string(vertex_) + " with its split enumerator in the JobManager"));
+  }
+
+  std::shared_ptr<v1::SplitEnumeratorGateway::Stub> stub_;
+  const TaskManagerSessionId session_;
+  const int32_t vertex_, attempt_;
+  const int64_t timeout_ms_;
+  std::mutex mu_;
+  std::map<int32_t, OperatorEventSink*> sinks_;
+};
+
+}  // namespace
+
+struct TaskExecutorService::Attempt {
+  int32_t number = 0;
+  std::unique_ptr<TaskReports> reports;
+  std::vector<std::unique_ptr<RemoteSourceCoordinator>> coordinators;  // by vertex; null for non-sources
+  std::unique_ptr<cluster::InProcessDeployer> deployer;
+  std::unique_ptr<cluster::DeployedTasks> tasks;
+
+  ~Attempt() {
+    if (tasks) {
+      tasks->cancel();
+      tasks->join();
+    }
+  }
+};
+
+TaskExecutorService::TaskExecutorService(TaskExecutorSetup setup) : setup_(std::move(setup)) {}
+
+TaskExecutorService::~TaskExecutorService() { cancel_running_attempt(); }
+
+void TaskExecutorService::cancel_running_attempt() {
+  std::unique_ptr<Attempt> gone;
+  {
+    std::lock_guard lock(mu_);
+    gone = std::move(attempt_);
+  }
+  gone.reset();  // cancels and joins outside the lock: task reports may still be on their way out
+}
+
+grpc::Status TaskExecutorService::admit(uint64_t epoch, TaskManagerSessionId* session) const {
+  std::optional<TaskManagerSessionId> s = setup_.session();
+  if (!s) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this TaskManager is not registered with a JobManager");
+  if (s->leader_epoch != epoch) {
+    return grpc::Status(grpc::StatusCode::ABORTED, "a JobManager of leader epoch " + std::to_string(epoch) +
+                                                       " called; this TaskManager is registered under epoch " +
+                                                       std::to_string(s->leader_epoch));
+  }
+  *session = std::move(*s);
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::SubmitAttemptRequest* request,
+                                                v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  cancel_running_attempt();
+  const graph::JobGraph& jg = *setup_.job_graph;
+  const cluster::MiniClusterConfig& cfg = *setup_.config;
+
+  if (cfg.checkpointing && cfg.storage && request->job_id() != storage_job_) {
+    // Tasks write their state under the run's job folder, which this process's storage must know.
+    JobId job;
+    if (!JobId::parse(request->job_id(), &job)) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "job id '" + request->job_id() + "' is not 32 hex digits");
+    }
+    Status initialized = cfg.storage->initialize(job);
+    if (!initialized.is_ok()) {
+      return to_grpc(initialized.with_context("initializing checkpoint storage " + cfg.storage->describe()));
+    }
+    storage_job_ = request->job_id();
+  }
+  auto attempt = std::make_unique<Attempt>();
+  attempt->number = request->attempt_number();
+  attempt->reports = std::make_unique<TaskReports>(setup_.jobmanager_address, session, attempt->number,
+                                                   setup_.report_timeout_ms);
+  cluster::AttemptDeployment d;
+  d.attempt_number = attempt->number;
+  auto enumerators = std::make_shared<v1::SplitEnumeratorGateway::Stub>(
+      grpc::CreateChannel(setup_.jobmanager_address, grpc::InsecureChannelCredentials()));
+  attempt->coordinators.resize(jg.vertices.size());
+  for (const auto& v : jg.vertices) {
+    if (v.is_source) {
+      attempt->coordinators[static_cast<size_t>(v.id)] = std::make_unique<RemoteSourceCoordinator>(
+          enumerators, session, v.id, attempt->number, setup_.report_timeout_ms);
+    }
+    d.source_coordinators.push_back(attempt->coordinators[static_cast<size_t>(v.id)].get());
+  }
+  for (const v1::SubtaskDeploymentMessage& m : request->subtasks()) {
+    const runtime::ExecutionAttemptId id = from_proto(m.id());
+    if (id.vertex.value() < 0 || static_cast<size_t>(id.vertex.value()) >= jg.vertices.size() ||
+        id.subtask.value() < 0 || id.subtask.value() >= jg.vertices[static_cast<size_t>(id.vertex.value())].parallelism ||
+        id.attempt_number != attempt->number) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "no subtask " + id.to_string() + " in the JobGraph this TaskManager built");
+    }
+    d.subtasks.push_back({id, KeyGroupRange(m.key_group_start(), m.key_group_end_inclusive())});
+  }
+  if (request->has_restore()) {
+    const v1::RestoreReference& r = request->restore();
+    if (!cfg.storage) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "restoring " + r.location() + ": this TaskManager has no checkpoint storage");
+    }
+    auto md = cfg.storage->read_metadata(r.location());
+    if (!md.is_ok()) return to_grpc(md.status().with_context("restoring attempt " + std::to_string(attempt->number)));
+    if (md->checkpoint_id.value() != r.checkpoint_id()) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          r.location() + " holds checkpoint " + std::to_string(md->checkpoint_id.value()) +
+                              ", the JobManager restores checkpoint " + std::to_string(r.checkpoint_id()));
+    }
+    d.restore = cluster::AttemptRestore{cluster::RestorePoint{std::move(*md), r.location(), r.owned()},
+                                        r.rehash_key_groups() ? cluster::KeyGroupRehash::kRehash
+                                                              : cluster::KeyGroupRehash::kRefuse};
+  }
+  cluster::JobTaskContext context;
+  context.stream_graph = setup_.stream_graph;
+  context.job_graph = &jg;
+  context.config = &cfg;
+  context.listener = attempt->reports.get();
+  context.checkpoint_responder = cfg.checkpointing ? attempt->reports.get() : nullptr;
+  context.job_metrics = setup_.job_metrics;
+  context.fault_injector = setup_.fault_injector;
+  context.job_id = request->job_id();
+  context.lineage_job_ids.assign(request->lineage_job_ids().begin(), request->lineage_job_ids().end());
+  attempt->deployer = std::make_unique<cluster::InProcessDeployer>(std::move(context));
+  auto tasks = attempt->deployer->deploy(std::move(d));
+  if (!tasks.is_ok()) return to_grpc(tasks.status());
+  attempt->tasks = std::move(*tasks);
+  spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks)", session.task_manager_id, attempt->number,
+               request->subtasks_size());
+  std::lock_guard lock(mu_);
+  attempt_ = std::move(attempt);
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::CancelAttempt(grpc::ServerContext*, const v1::AttemptRequest* request,
+                                                v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  std::unique_ptr<Attempt> gone;
+  {
+    std::lock_guard lock(mu_);
+    if (attempt_ && attempt_->number == request->attempt_number()) gone = std::move(attempt_);
+  }
+  gone.reset();
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::TriggerCheckpoint(grpc::ServerContext*, const v1::TriggerCheckpointRequest* request,
+                                                    v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  runtime::CheckpointBarrier barrier;
+  barrier.id = CheckpointId(request->checkpoint_id());
+  barrier.timestamp_ms = request->timestamp_ms();
+  barrier.type = request->savepoint() ? checkpoint::SnapshotType::kSavepoint : checkpoint::SnapshotType::kCheckpoint;
+  barrier.format = request->native_format() ? checkpoint::SavepointFormatType::kNative
+                                            : checkpoint::SavepointFormatType::kCanonical;
+  std::map<JobVertexId, std::vector<uint8_t>> states;
+  for (const v1::EnumeratorState& e : request->enumerator_states()) {
+    states[JobVertexId(e.vertex())].assign(e.state().begin(), e.state().end());
+  }
+  std::lock_guard lock(mu_);
+  if (attempt_ && attempt_->number == request->attempt_number()) attempt_->tasks->trigger_checkpoint(barrier, std::move(states));
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::NotifyCheckpoint(grpc::ServerContext*, const v1::NotifyCheckpointRequest* request,
+                                                   v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  if (!attempt_ || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  if (request->completed()) {
+    attempt_->tasks->notify_checkpoint_complete(CheckpointId(request->checkpoint_id()));
+  } else {
+    attempt_->tasks->notify_checkpoint_aborted(CheckpointId(request->checkpoint_id()));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::ControlTasks(grpc::ServerContext*, const v1::ControlTasksRequest* request,
+                                               v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  if (!attempt_ || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  cluster::DeployedTasks& t = *attempt_->tasks;
+  switch (request->control()) {
+    case v1::STOP_SOURCES: t.stop_sources(false); break;
+    case v1::STOP_SOURCES_AND_DRAIN: t.stop_sources(true); break;
+    case v1::RESUME_SOURCES: t.resume_sources(); break;
+    case v1::FINISH_TASKS: t.finish(); break;
+    case v1::WAKE_TASKS: t.wake(); break;
+    default:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "unknown task control " + std::to_string(static_cast<int>(request->control())));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TaskExecutorService::SendOperatorEvent(grpc::ServerContext*, const v1::SendOperatorEventRequest* request,
+                                                    v1::TaskExecutorReply*) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  const runtime::ExecutionAttemptId reader = from_proto(request->reader());
+  std::lock_guard lock(mu_);
+  if (!attempt_ || attempt_->number != reader.attempt_number) return grpc::Status::OK;
+  const size_t v = static_cast<size_t>(reader.vertex.value());
+  if (reader.vertex.value() < 0 || v >= attempt_->coordinators.size() || !attempt_->coordinators[v] ||
+      !attempt_->coordinators[v]->deliver(reader.subtask.value(), request->event())) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no registered source reader " + reader.to_string());
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace sluice::rpc

@@ -1,0 +1,76 @@
+// TaskExecutorService: a TaskManager's side of the TaskExecutorGateway (proto/task_executor.proto), Flink's
+// TaskExecutor for one job in application mode. The TaskManager built the same JobGraph as its JobManager; an
+// attempt it is given runs through the in-process deployer (task threads and the network between them), with
+// TaskReports as the tasks' TaskListener and CheckpointResponder and, for each source, a proxy to its split
+// enumerator in the JobManager. The state a restored attempt needs is read here, from the checkpoint storage both
+// processes reach.
+//
+// Fencing: every request must carry the leader epoch of the TaskManager's current registration (`session()`);
+// another epoch is refused with ABORTED, and requests while the TaskManager is not registered with UNAVAILABLE.
+// Requests about another attempt than the one running are answered and ignored (a late call of a cancelled
+// attempt), except SubmitAttempt, which first cancels whatever runs.
+// Thread-safety: gRPC calls it from its threads; one internal mutex orders the calls that change the attempt.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "cluster/mini_cluster.h"
+#include "proto/task_executor.grpc.pb.h"
+#include "rpc/task_reports.h"
+
+namespace sluice::rpc {
+
+struct TaskExecutorSetup {
+  // The job this process built; all must outlive the service.
+  const StreamGraph* stream_graph = nullptr;
+  const graph::JobGraph* job_graph = nullptr;
+  const cluster::MiniClusterConfig* config = nullptr;
+  MetricGroup* job_metrics = nullptr;
+  std::string jobmanager_address;  // "host:port" of the JobManager's control plane
+  // The TaskManager's current registration (ResourceManagerConnection), nullopt while it has none.
+  std::function<std::optional<TaskManagerSessionId>()> session;
+  int64_t report_timeout_ms = 50'000;  // heartbeat.timeout
+  // Failures armed for this TaskManager's tasks (runtime/fault_injection.h; the failure tests); null: none.
+  runtime::FaultInjector* fault_injector = nullptr;
+};
+
+class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
+ public:
+  explicit TaskExecutorService(TaskExecutorSetup setup);
+  ~TaskExecutorService() override;  // cancels and joins the running attempt
+
+  // Cancels and joins the running attempt, if any (the TaskManager lost its JobManager, or shuts down).
+  void cancel_running_attempt();
+
+  grpc::Status SubmitAttempt(grpc::ServerContext* context, const v1::SubmitAttemptRequest* request,
+                             v1::TaskExecutorReply* response) override;
+  grpc::Status CancelAttempt(grpc::ServerContext* context, const v1::AttemptRequest* request,
+                             v1::TaskExecutorReply* response) override;
+  grpc::Status TriggerCheckpoint(grpc::ServerContext* context, const v1::TriggerCheckpointRequest* request,
+                                 v1::TaskExecutorReply* response) override;
+  grpc::Status NotifyCheckpoint(grpc::ServerContext* context, const v1::NotifyCheckpointRequest* request,
+                                v1::TaskExecutorReply* response) override;
+  grpc::Status ControlTasks(grpc::ServerContext* context, const v1::ControlTasksRequest* request,
+                            v1::TaskExecutorReply* response) override;
+  grpc::Status SendOperatorEvent(grpc::ServerContext* context, const v1::SendOperatorEventRequest* request,
+                                 v1::TaskExecutorReply* response) override;
+
+ private:
+  struct Attempt;
+  // OK with *session set when `epoch` is the current registration's.
+  grpc::Status admit(uint64_t epoch, TaskManagerSessionId* session) const;
+
+  TaskExecutorSetup setup_;
+  std::string storage_job_;  // the job the checkpoint storage was initialized for (SubmitAttempt's thread only)
+  std::mutex mu_;
+  std::unique_ptr<Attempt> attempt_;
+};
+
+}  // namespace sluice::rpc

@@ -1,0 +1,157 @@
+// A job whose JobMaster reaches its tasks only through the control plane: the JobManager's side (JobMaster with the
+// RemoteDeployer, JobMasterService, SplitEnumeratorService) and a TaskManager's side (TaskExecutorService with the
+// same program's JobGraph, built separately as application mode does) talk over gRPC on loopback. The per-auction
+// job (Nexmark bids, per-auction count/sum/max in keyed state, exactly-once file sink) runs with checkpoints, its
+// split enumerator in the JobManager, and seeded task failures in the TaskManager; every failover redeploys through
+// gRPC from the latest checkpoint, which the TaskManager reads itself, and the committed output must be exactly
+// once against the single-threaded oracle.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "../../../examples/per_auction/per_auction_job.h"
+#include "../../../tools/sluice/verify.h"
+#include "checkpoint/filesystem_checkpoint_storage.h"
+#include "cluster/job_master.h"
+#include "rpc/remote_deployer.h"
+#include "rpc/resource_manager_service.h"
+#include "rpc/task_executor_service.h"
+
+namespace sluice::rpc {
+namespace {
+
+constexpr uint64_t kEpoch = 11;
+constexpr int32_t kParallelism = 2;
+
+// One process's copy of the program (the JobManager and the TaskManager each build their own).
+struct Program {
+  std::shared_ptr<StreamGraph> sg;
+  graph::JobGraph jg;
+  cluster::MiniClusterConfig config;
+};
+
+Program build_program(const per_auction::JobOptions& opt, const std::string& checkpoints) {
+  StreamExecutionEnvironment env;
+  env.set_parallelism(kParallelism);
+  per_auction::build(env, opt);
+  Program p;
+  p.sg = std::make_shared<StreamGraph>(env.stream_graph());
+  auto jg = graph::build_job_graph(*p.sg, graph::JobGraphOptions{"remote-per-auction", kParallelism, 128});
+  EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
+  p.jg = std::move(jg).value();
+  p.config.clock = SystemClock::shared();
+  p.config.checkpointing = true;
+  p.config.checkpoint_config.interval = std::chrono::milliseconds(50);
+  p.config.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(checkpoints, checkpoint::FileSystemStorageOptions{});
+  p.config.restart.type = RestartStrategyType::kFixedDelay;
+  p.config.restart.fixed_delay = {20, 10};
+  p.config.job_id = JobId(7, 7);
+  return p;
+}
+
+std::vector<runtime::FaultInjector::Task> every_point(const graph::JobGraph& jg) {
+  std::vector<runtime::FaultInjector::Task> tasks;
+  for (const auto& v : jg.vertices)
+    for (int32_t s = 0; s < v.parallelism; ++s) tasks.push_back({v.id, s, ~0u});
+  return tasks;
+}
+
+// Runs the job; `failures` task failures are injected in the TaskManager at seeded points of the stream.
+void run(uint64_t seed, int32_t failures) {
+  const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
+  std::filesystem::remove_all(base);
+  per_auction::JobOptions opt;
+  opt.source.generator.max_events = 200'000;
+  opt.source.generator.seed = seed;
+  opt.source.num_splits = 4;
+  opt.output_dir = base + "/out";
+  Program jm_program = build_program(opt, base + "/ck");
+  // The TaskManager's sources emit no further than the test lets them, so the failures land mid-stream.
+  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
+  gate->limit.store(0);
+  per_auction::JobOptions tm_opt = opt;
+  tm_opt.source.gate = failures > 0 ? gate : nullptr;
+  Program tm_program = build_program(tm_opt, base + "/ck");
+
+  // The JobManager's control plane.
+  JobMasterService job_master_service(kEpoch);
+  SplitEnumeratorService split_service(kEpoch);
+  auto jm_server = RpcServer::start("127.0.0.1", 0, {&job_master_service, &split_service});
+  ASSERT_TRUE(jm_server.is_ok()) << jm_server.status().to_string();
+  const std::string jm_address = "127.0.0.1:" + std::to_string((*jm_server)->port());
+
+  // The TaskManager, registered under the JobManager's epoch.
+  MetricRegistry tm_metrics;
+  runtime::FaultInjector injector(every_point(tm_program.jg));
+  TaskExecutorSetup tm;
+  tm.stream_graph = tm_program.sg.get();
+  tm.job_graph = &tm_program.jg;
+  tm.config = &tm_program.config;
+  tm.job_metrics = &tm_metrics.add_job_group("remote-per-auction");
+  tm.jobmanager_address = jm_address;
+  tm.session = [] { return std::optional<TaskManagerSessionId>(TaskManagerSessionId{kEpoch, "tm-1", 1}); };
+  tm.report_timeout_ms = 5'000;
+  tm.fault_injector = &injector;
+  TaskExecutorService task_executor(tm);
+  auto tm_server = RpcServer::start("127.0.0.1", 0, {&task_executor});
+  ASSERT_TRUE(tm_server.is_ok()) << tm_server.status().to_string();
+  const std::string tm_address = "127.0.0.1:" + std::to_string((*tm_server)->port());
+
+  auto client = cluster::start_job_master(
+      jm_program.sg, jm_program.jg, jm_program.config, {},
+      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+        return std::make_unique<RemoteDeployer>(
+            std::move(context), RemoteDeployerSetup{kEpoch, tm_address, 10'000, &job_master_service, &split_service});
+      });
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  ASSERT_NE(cp, nullptr);
+
+  std::mt19937_64 rng(seed);
+  for (int32_t i = 0; i < failures && !is_globally_terminal((*client)->status()); ++i) {
+    // Let the stream on to its next share, wait for one more completed checkpoint, then fail a seeded subtask of a
+    // seeded vertex at its next turn.
+    gate->raise_to(opt.source.generator.max_events * (i + 1) / (failures + 1));
+    const int64_t completed = cp->checkpoint_stats().num_completed;
+    while (!is_globally_terminal((*client)->status()) && cp->checkpoint_stats().num_completed <= completed) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    const int32_t vertex = static_cast<int32_t>(rng() % tm_program.jg.vertices.size());
+    const int32_t subtask = static_cast<int32_t>(rng() % kParallelism);
+    ASSERT_TRUE(injector.arm(runtime::FailurePoint::kTask, vertex, subtask, "failure " + std::to_string(i + 1)).is_ok());
+    while (!is_globally_terminal((*client)->status()) && cp->restarts() <= i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  gate->open();
+  JobExecutionResult result = (*client)->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  std::printf("seed %llu: %d restarts through gRPC, %lld checkpoints completed\n", static_cast<unsigned long long>(seed),
+              cp->restarts(), static_cast<long long>(cp->checkpoint_stats().num_completed));
+  EXPECT_EQ(cp->restarts(), failures);
+  for (const auto& r : cp->recoveries()) EXPECT_GT(r.first, 0) << "a failover after a completed checkpoint restores it";
+
+  auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, opt.source.generator.max_events);
+  auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  EXPECT_GT(report->records, 0);
+  (*tm_server)->shutdown();
+  (*jm_server)->shutdown();
+  std::filesystem::remove_all(base);
+}
+
+TEST(RemoteJob, RunsExactlyOnceThroughTheControlPlane) { run(1, 0); }
+
+TEST(RemoteJob, FailsOverThroughTheControlPlaneExactlyOnce) {
+  for (uint64_t seed : {2, 3}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    run(seed, 3);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::rpc
