@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "runtime/network/input_gate.h"
 
 namespace sluice::runtime {
 
@@ -32,10 +31,16 @@ void Channel::attach_sender(TaskNotifier* producer_notifier, std::atomic<int32_t
   if (unavailable_ && unavailable_subpartitions_ != nullptr) unavailable_subpartitions_->fetch_add(1);
 }
 
+void Channel::attach_sender(ChannelSenderListener* listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sender_listener_ = listener;
+}
+
 void Channel::detach_sender() {
   std::lock_guard<std::mutex> lock(mu_);
   if (unavailable_ && unavailable_subpartitions_ != nullptr) unavailable_subpartitions_->fetch_sub(1);
   producer_notifier_ = nullptr;
+  sender_listener_ = nullptr;
   unavailable_subpartitions_ = nullptr;
   sender_filling_ = false;  // the partition's buffer being filled dies with it
   update_availability_locked();
@@ -86,20 +91,19 @@ void Channel::enqueue_buffer(Buffer&& buffer) {
 void Channel::enqueue_priority_event(Buffer&& event, std::vector<Buffer>* overtaken_sender_data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (dropping_locked()) return;
+  // Remote receiver: the data in our receiver queue has not left this TaskManager either, so the producer
+  // persists it too; the consumer's side counts only what reached it before the event.
+  const bool remote = receiver_location_ == ReceiverLocation::kRemote;
   int32_t overtaken = 0;
-  for (size_t i = static_cast<size_t>(receiver_priority_); i < receiver_queue_.size(); ++i) {
-    if (!receiver_queue_[i].is_event()) ++overtaken;
-  }
-  if (overtaken_sender_data != nullptr) {
-    for (size_t i = 0; i < sender_queue_.size(); ++i) {
-      const Buffer& b = sender_queue_[i];
-      if (b.is_event()) continue;
-      Buffer copy;
-      copy.bytes = b.bytes;  // the unaligned checkpoint's copy; the original still goes to the consumer
-      copy.num_records = b.num_records;
-      overtaken_sender_data->push_back(std::move(copy));
+  if (remote) {
+    if (overtaken_sender_data != nullptr) copy_data_locked(receiver_queue_, INT32_MAX, overtaken_sender_data);
+  } else {
+    for (size_t i = static_cast<size_t>(receiver_priority_); i < receiver_queue_.size(); ++i) {
+      if (!receiver_queue_[i].is_event()) ++overtaken;
     }
   }
+  // The unaligned checkpoint's copies; the originals still go to the consumer.
+  if (overtaken_sender_data != nullptr) copy_data_locked(sender_queue_, INT32_MAX, overtaken_sender_data);
   event.overtaken_buffers = overtaken;
   event.promote_at_ms = 0;
   insert_priority_locked(std::move(event));
@@ -153,17 +157,20 @@ void Channel::return_unused(std::vector<uint8_t>&& bytes) {
 
 void Channel::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return;
   cancelled_ = true;
   update_availability_locked();
   sender_cv_.notify_all();
+  if (gate_ != nullptr) gate_->on_sender_cancelled(gate_index_);
 }
 
 // ---- receiver side ----
 
-void Channel::attach_receiver(InputGate* gate, int32_t channel_index) {
+void Channel::attach_receiver(ChannelReceiverListener* receiver, int32_t channel_index, ReceiverLocation location) {
   std::lock_guard<std::mutex> lock(mu_);
-  gate_ = gate;
+  gate_ = receiver;
   gate_index_ = channel_index;
+  receiver_location_ = location;
   if (!receiver_queue_.empty()) gate_->on_channel_available(gate_index_, receiver_priority_ > 0);
 }
 
@@ -181,6 +188,7 @@ void Channel::detach_receiver() {
   free_memory_.clear();
   update_availability_locked();
   sender_cv_.notify_all();
+  if (sender_listener_ != nullptr) sender_listener_->on_receiver_released();
 }
 
 bool Channel::poll(Buffer* out, bool* more, bool* priority_next) {
@@ -203,17 +211,21 @@ bool Channel::poll_priority(Buffer* out, bool* more, bool* priority_next) {
 
 void Channel::copy_queued_data(int32_t count, std::vector<Buffer>* out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const RingQueue<Buffer>* q : {&receiver_queue_, &sender_queue_}) {
-    for (size_t i = 0; i < q->size() && count > 0; ++i) {
-      const Buffer& b = (*q)[i];
-      if (b.is_event()) continue;
-      Buffer copy;
-      copy.bytes = b.bytes;
-      copy.num_records = b.num_records;
-      out->push_back(std::move(copy));
-      --count;
-    }
+  count = copy_data_locked(receiver_queue_, count, out);
+  copy_data_locked(sender_queue_, count, out);
+}
+
+int32_t Channel::copy_data_locked(const RingQueue<Buffer>& queue, int32_t count, std::vector<Buffer>* out) {
+  for (size_t i = 0; i < queue.size() && count > 0; ++i) {
+    const Buffer& b = queue[i];
+    if (b.is_event()) continue;
+    Buffer copy;
+    copy.bytes = b.bytes;
+    copy.num_records = b.num_records;
+    out->push_back(std::move(copy));
+    --count;
   }
+  return count;
 }
 
 void Channel::recycle(std::vector<uint8_t>&& bytes) {
@@ -223,11 +235,29 @@ void Channel::recycle(std::vector<uint8_t>&& bytes) {
   keep_memory_locked(std::move(bytes));
   move_to_receiver_locked();
   update_availability_locked();
+  if (sender_listener_ != nullptr) sender_listener_->on_credit_returned();
 }
 
 void Channel::announce_if_available() {
   std::lock_guard<std::mutex> lock(mu_);
   if (gate_ != nullptr && !receiver_queue_.empty()) gate_->on_channel_available(gate_index_, receiver_priority_ > 0);
+}
+
+bool Channel::poll_sendable(bool data_allowed, Buffer* out, bool* priority) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (receiver_queue_.empty() || (!data_allowed && !receiver_queue_.front().is_event())) return false;
+  *out = receiver_queue_.pop_front();
+  *priority = receiver_priority_ > 0;
+  if (*priority) --receiver_priority_;
+  return true;
+}
+
+std::vector<uint8_t> Channel::take_free_memory() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_memory_.empty()) return {};
+  std::vector<uint8_t> bytes = std::move(free_memory_.back());
+  free_memory_.pop_back();
+  return bytes;
 }
 
 Channel::Stats Channel::stats() const {

@@ -15,28 +15,30 @@
 // (README.md in this folder).
 //
 // Lifecycle: created by the ResultPartition (which attaches as sender), shared with the InputGate (which
-// attaches as receiver). Detaching the receiver (the gate is destroyed) drops queued data and makes the
+// attaches as receiver). A remote channel is two Channels joined by TCP (tcp/ in this folder): the network
+// sender attaches as the receiver of the producer's Channel (ReceiverLocation::kRemote), the network receiver
+// as the sender of the consumer's Channel (through a ChannelSenderListener). Detaching the receiver (the gate is destroyed) drops queued data and makes the
 // sender drop whatever it emits from then on; cancel() does the same from the sender's side.
 // Thread-safety: every method is safe from any thread, but the sender-side methods are meant for the
 // producer thread and the receiver-side ones for the consumer thread (one of each).
-// Lock order: channel mutex, then the gate's mutex (InputGate::on_channel_available), then a notifier's.
+// Lock order: channel mutex, then the listener's (the gate's, or a network connection's), then a notifier's.
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
 #include "runtime/network/buffer.h"
+#include "runtime/network/channel_listener.h"
 #include "runtime/network/network_config.h"
 #include "runtime/network/ring_queue.h"
 #include "runtime/network/task_notifier.h"
 #include "sluice/core/clock.h"
 
 namespace sluice::runtime {
-
-class InputGate;
 
 class Channel {
  public:
@@ -52,6 +54,9 @@ class Channel {
   // `producer_notifier` is told when space frees up; `unavailable_subpartitions` counts the partition's
   // subpartitions whose next buffer boundary could block (see ResultPartition::is_available).
   void attach_sender(TaskNotifier* producer_notifier, std::atomic<int32_t>* unavailable_subpartitions);
+  // A sender that is not a task (the network receiver of a remote channel): told of every recycled data
+  // buffer and of the receiver going away, instead of a notifier.
+  void attach_sender(ChannelSenderListener* listener);
   void detach_sender();
 
   // Hands out memory for the next buffer to fill, resized to buffer_size_bytes (recycled memory when there
@@ -69,6 +74,8 @@ class Channel {
   // the consumer persists those as input channel state. Copies of the data buffers it overtook in the sender
   // queue are appended to *overtaken_sender_data when given: the producer persists those as output channel
   // state. Everything overtaken is still delivered, in order, after the event.
+  // With a remote receiver the consumer's TaskManager counts what the event overtakes there, so here the data
+  // of both queues is copied to *overtaken_sender_data and overtaken_buffers is 0.
   void enqueue_priority_event(Buffer&& event, std::vector<Buffer>* overtaken_sender_data = nullptr);
 
   // Moves every queued event whose promote_at_ms is due (<= now_ms) to the head of the receiver queue, behind
@@ -85,7 +92,8 @@ class Channel {
 
   // ---- receiver side (the InputGate, on the consumer thread) ----
 
-  void attach_receiver(InputGate* gate, int32_t channel_index);
+  void attach_receiver(ChannelReceiverListener* receiver, int32_t channel_index,
+                       ReceiverLocation location = ReceiverLocation::kLocal);
   void detach_receiver();
 
   // Takes the head of the receiver queue. *more: the queue still holds something; *priority_next: the new
@@ -106,6 +114,16 @@ class Channel {
   // Tells the attached gate about queued buffers again (after the gate unblocked this channel).
   void announce_if_available();
 
+  // ---- the network's two halves of a remote channel (tcp/) ----
+
+  // Network sender: takes the head of the receiver queue if it is an event, or if it is data and
+  // `data_allowed` (the consumer granted credit). *priority: it was a priority event. False, with nothing
+  // taken, otherwise.
+  bool poll_sendable(bool data_allowed, Buffer* out, bool* priority);
+
+  // Network receiver: memory for a received data buffer (recycled memory when there is some, else empty).
+  std::vector<uint8_t> take_free_memory();
+
   // ---- introspection (metrics, tests) ----
   struct Stats {
     int32_t sender_queued_buffers = 0;    // data buffers awaiting credit (excludes the one being filled)
@@ -124,6 +142,8 @@ class Channel {
   void wake_sender_locked();
   void keep_memory_locked(std::vector<uint8_t>&& bytes);
   void insert_priority_locked(Buffer&& event);
+  // Appends copies of up to `count` data buffers of `queue` to *out; returns how many more were wanted.
+  static int32_t copy_data_locked(const RingQueue<Buffer>& queue, int32_t count, std::vector<Buffer>* out);
 
   const NetworkConfig config_;
   mutable std::mutex mu_;
@@ -143,9 +163,11 @@ class Channel {
   bool unavailable_ = false;
 
   TaskNotifier* producer_notifier_ = nullptr;
+  ChannelSenderListener* sender_listener_ = nullptr;
   std::atomic<int32_t>* unavailable_subpartitions_ = nullptr;
-  InputGate* gate_ = nullptr;
+  ChannelReceiverListener* gate_ = nullptr;
   int32_t gate_index_ = -1;
+  ReceiverLocation receiver_location_ = ReceiverLocation::kLocal;
 };
 
 }  // namespace sluice::runtime

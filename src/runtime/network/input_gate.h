@@ -27,19 +27,20 @@
 
 #include "runtime/network/buffer.h"
 #include "runtime/network/channel.h"
+#include "runtime/network/channel_listener.h"
 #include "runtime/network/ring_queue.h"
 #include "runtime/network/task_notifier.h"
 
 namespace sluice::runtime {
 
-class InputGate {
+class InputGate final : public ChannelReceiverListener {
  public:
   // `channels[i]` is input channel i (ResultPartition::channel(k) of producer i for consumer subtask k).
   InputGate(std::vector<std::shared_ptr<Channel>> channels, TaskNotifier* consumer_notifier);
   InputGate(const InputGate&) = delete;
   InputGate& operator=(const InputGate&) = delete;
   // Detaches from every channel: what is still queued is dropped and the producers stop blocking.
-  ~InputGate();
+  ~InputGate() override;
 
   // The next buffer or event from some channel with data, or nothing. A data buffer carries its channel
   // index (buffer().channel_index) and must be recycled; an event is decoded.
@@ -86,16 +87,18 @@ class InputGate {
   int64_t buffers_in() const { return buffers_in_.load(std::memory_order_relaxed); }
 
  private:
-  friend class Channel;
-  // Called by a channel, with its mutex held, when its receiver queue became non-empty or got a priority
-  // event: puts the channel in line (at the front for priority) unless blocked, and wakes the consumer.
-  void on_channel_available(int32_t channel_index, bool priority);
+  // ChannelReceiverListener, called by a channel with its mutex held. When its receiver queue became
+  // non-empty or got a priority event: puts the channel in line (at the front for priority) unless blocked,
+  // and wakes the consumer.
+  void on_channel_available(int32_t channel_index, bool priority) override;
+  // An event that may be promoted at `at_ms` was queued.
+  void note_promotion_deadline(int64_t at_ms) override;
+  // Nothing to do in the gate: the task learns of a cancelled producer through the job's failover.
+  void on_sender_cancelled(int32_t /*channel_index*/) override {}
   // Puts a channel that still has data back in line (consumer thread, after polling it).
   void requeue(int32_t channel_index, bool priority);
   void enqueue_locked(int32_t channel_index, bool priority);
   BufferOrEvent decode_polled_event(int32_t index, Buffer&& buffer);
-  // Called by a channel (its mutex held) when an event that may be promoted at `at_ms` was queued.
-  void note_promotion_deadline(int64_t at_ms);
 
   const std::vector<std::shared_ptr<Channel>> channels_;
   TaskNotifier* const notifier_;
