@@ -1,0 +1,126 @@
+// DataConnectionManager: a TaskManager's end of the TCP data plane. Remote channels between two TaskManagers
+// share one TCP connection; each keeps the in-process Channel contract (credit-based flow control, bounded
+// buffers, events in band, priority events), so ResultPartition, InputGate and the task do not change
+// (README.md in the parent folder, "Remote channels"; after Flink's credit-based network stack, see the Flink
+// blog "A Deep-Dive into Flink's Network Stack").
+//
+// Setup: every TaskManager of a job starts a manager, learns the others' data addresses and calls add_peer for
+// each. Of each pair, the TaskManager with the smaller id dials; the other accepts. The dialler's HELLO names
+// the protocol version, its TaskManager id and the job fingerprint; the acceptor checks all three (and that
+// it expects that id) and answers with its own HELLO, which the dialler checks the same way.
+// Channels: both TaskManagers register the same RemoteChannelId - the producer's TaskManager with the
+// ResultPartition's Channel of that subpartition (register_output), the consumer's TaskManager gets the
+// Channel to hand to the InputGate (register_input). The consumer side's initial credit opens the channel:
+// the producer side sends nothing before it, so a channel may be registered on either side first.
+//
+// Failures: a bad peer (unknown TaskManager id, wrong version or fingerprint, a frame that does not parse,
+// a frame for a channel not registered, data beyond credit) or a dropped connection closes that connection
+// only; the reason is logged (spdlog) and every channel on it is reported through
+// DataPlaneCallbacks::on_channel_failed, then the connection through on_connection_failed, so the
+// TaskManager can fail the affected tasks. A later registration for that peer opens a new connection.
+// Teardown: an InputGate destroyed early sends CLOSE_CHANNEL (the producer then drops that channel's data);
+// a cancelled ResultPartition sends CANCEL_CHANNEL (the consumer side reports the channel failed with
+// kCancelled, keeps what was delivered readable, and nothing follows).
+//
+// Threads: one IO thread (asio::io_context) per manager runs all socket work and the callbacks. Every public
+// method may be called from any thread except the IO thread (a callback must not call shutdown()).
+#pragma once
+
+#include <asio.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "runtime/network/channel.h"
+#include "runtime/network/network_config.h"
+#include "runtime/network/tcp/data_connection.h"
+#include "runtime/network/tcp/remote_channel_id.h"
+
+namespace sluice::runtime::tcp {
+
+struct DataPlaneConfig {
+  // Address the acceptor binds (taskmanager.host; default loopback).
+  std::string host = "127.0.0.1";
+  // Port the acceptor binds (taskmanager.data.port; default 0 = an ephemeral port, see port()).
+  uint16_t port = 0;
+  // This TaskManager's id, unique within the job (>= 0).
+  int32_t taskmanager_id = 0;
+  // Identifies the job (and its deployment); both ends of a connection must agree.
+  uint64_t job_fingerprint = 0;
+  // Frame bounds: max_data_bytes must be at least every channel's buffer_size_bytes, and bounds the largest
+  // oversized record a remote channel carries (a larger one fails its channel). Default 64 MiB.
+  FrameLimits limits;
+  // A connecting socket that sends no HELLO within this time is closed (default 10 s).
+  int64_t handshake_timeout_ms = 10'000;
+};
+
+class DataConnectionManager {
+ public:
+  // Binds the acceptor and starts the IO thread. IOError naming host:port if it cannot bind;
+  // InvalidArgument for a negative taskmanager_id or handshake timeout.
+  static Result<std::unique_ptr<DataConnectionManager>> start(const DataPlaneConfig& config,
+                                                              DataPlaneCallbacks callbacks);
+  ~DataConnectionManager();  // shutdown()
+  DataConnectionManager(const DataConnectionManager&) = delete;
+  DataConnectionManager& operator=(const DataConnectionManager&) = delete;
+
+  // The bound data port (the ephemeral one when configured as 0).
+  uint16_t port() const { return port_; }
+  int32_t taskmanager_id() const { return config_.taskmanager_id; }
+
+  // Declares a peer TaskManager of the job at host:port (resolved here). If this id is the smaller, the
+  // connection is dialled at once. InvalidArgument for this manager's own id, an id declared before, or an
+  // address that does not resolve.
+  Status add_peer(int32_t peer_id, const std::string& host, uint16_t port);
+
+  // Consumer side: the Channel to give to the InputGate as input channel `id.producer_subtask`; its sender is
+  // the network. Announces `config.credits_per_channel` credits to `producer_taskmanager`, which opens the
+  // channel. InvalidArgument for an invalid config or an undeclared peer; FailedPrecondition after shutdown.
+  // Registering an id twice reports it through on_channel_failed.
+  Result<std::shared_ptr<Channel>> register_input(const RemoteChannelId& id, int32_t producer_taskmanager,
+                                                  const NetworkConfig& config);
+
+  // Producer side: sends `channel` (ResultPartition::channel(id.consumer_subtask)) to `consumer_taskmanager`.
+  // The network becomes that channel's receiver. Errors as register_input.
+  Status register_output(const RemoteChannelId& id, int32_t consumer_taskmanager, std::shared_ptr<Channel> channel);
+
+  // Closes the acceptor and every connection (channels are detached, not reported) and joins the IO thread.
+  // Idempotent.
+  void shutdown();
+
+ private:
+  struct Peer {
+    asio::ip::tcp::endpoint endpoint;
+    std::shared_ptr<DataConnection> connection;
+  };
+  struct Handshake;
+
+  DataConnectionManager(const DataPlaneConfig& config, DataPlaneCallbacks callbacks);
+  Status check_peer(int32_t peer_id) const;
+  // IO thread: the peer's connection, a fresh one (dialled if this side dials) if it never had one or failed.
+  std::shared_ptr<DataConnection> live_connection(int32_t peer_id);
+  void accept();
+  void read_hello(std::shared_ptr<Handshake> handshake);
+  void on_hello(const std::shared_ptr<Handshake>& handshake);
+  void reject(const std::shared_ptr<Handshake>& handshake, int32_t claimed_id, const Status& reason);
+
+  const DataPlaneConfig config_;
+  const DataPlaneCallbacks callbacks_;
+  asio::io_context io_{1};
+  asio::ip::tcp::acceptor acceptor_{io_};
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::thread thread_;
+  uint16_t port_ = 0;
+
+  mutable std::mutex mu_;
+  std::map<int32_t, Peer> peers_;  // guarded by mu_
+  bool shut_down_ = false;         // guarded by mu_
+  std::set<std::shared_ptr<Handshake>> handshakes_;  // IO thread
+};
+
+}  // namespace sluice::runtime::tcp
