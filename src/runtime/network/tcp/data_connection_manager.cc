@@ -101,7 +101,6 @@ Status DataConnectionManager::add_peer(int32_t peer_id, const std::string& host,
     }
     peers_[peer_id].endpoint = asio::ip::tcp::endpoint(address, port);
   }
-  asio::post(io_, [this, peer_id] { live_connection(peer_id); });  // the dialler dials at once
   return Status::ok();
 }
 

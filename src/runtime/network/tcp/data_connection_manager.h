@@ -5,7 +5,8 @@
 // blog "A Deep-Dive into Flink's Network Stack").
 //
 // Setup: every TaskManager of a job starts a manager, learns the others' data addresses and calls add_peer for
-// each. Of each pair, the TaskManager with the smaller id dials; the other accepts. The dialler's HELLO names
+// each, all before registering channels. Of each pair, the TaskManager with the smaller id dials (at its first
+// channel registration for that peer); the other accepts. The dialler's HELLO names
 // the protocol version, its TaskManager id and the job fingerprint; the acceptor checks all three (and that
 // it expects that id) and answers with its own HELLO, which the dialler checks the same way.
 // Channels: both TaskManagers register the same RemoteChannelId - the producer's TaskManager with the
@@ -73,9 +74,11 @@ class DataConnectionManager {
   uint16_t port() const { return port_; }
   int32_t taskmanager_id() const { return config_.taskmanager_id; }
 
-  // Declares a peer TaskManager of the job at host:port (resolved here). If this id is the smaller, the
-  // connection is dialled at once. InvalidArgument for this manager's own id, an id declared before, or an
-  // address that does not resolve.
+  // Declares a peer TaskManager of the job at host:port (an IP address). If this id is the smaller, the
+  // connection is dialled when the first channel with that peer is registered: by then the peer must have
+  // declared this TaskManager too (the deployment hands every TaskManager its peers before any channel), or it
+  // refuses the HELLO. InvalidArgument for this manager's own id, an id declared before, or a host that is not an
+  // IP address.
   Status add_peer(int32_t peer_id, const std::string& host, uint16_t port);
 
   // Consumer side: the Channel to give to the InputGate as input channel `id.producer_subtask`; its sender is

@@ -7,53 +7,22 @@
 
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
+#include "back_pressure_util.h"
 #include "test_util.h"
 
 namespace sluice::runtime {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::bound_config;
+using testing::emit_until_cancelled;
+using testing::kRecordBytes;
+using testing::kRecordsPerBuffer;
 using testing::eventually;
-
-constexpr int32_t kRecordBytes = 64;
-constexpr int32_t kRecordsPerBuffer = 16;
-
-NetworkConfig bound_config() {
-  NetworkConfig c;
-  c.buffer_size_bytes = kRecordBytes * kRecordsPerBuffer;
-  c.credits_per_channel = 2;
-  c.max_buffers_per_channel = 5;
-  return c;
-}
+using testing::ProducerThread;
 
 int64_t bound_records(const NetworkConfig& c) {
   return static_cast<int64_t>(c.credits_per_channel + c.max_buffers_per_channel + 1) * kRecordsPerBuffer;
-}
-
-// A producer thread that is cancelled and joined however the test ends (a failed ASSERT returns early).
-class ProducerThread {
- public:
-  ProducerThread(ResultPartition& partition, std::function<void()> body)
-      : partition_(partition), thread_(std::move(body)) {}
-  ~ProducerThread() { join(); }
-  void join() {
-    if (!thread_.joinable()) return;
-    partition_.cancel();
-    thread_.join();
-  }
-
- private:
-  ResultPartition& partition_;
-  std::thread thread_;
-};
-
-// Emits 64-byte records until cancelled, counting each record once emit_record returned.
-void emit_until_cancelled(ResultPartition& partition, std::atomic<int64_t>& emitted) {
-  std::vector<uint8_t> record(kRecordBytes, 1);
-  while (!partition.is_cancelled()) {
-    partition.emit_record(0, record.data(), record.size());
-    emitted.fetch_add(1);
-  }
 }
 
 TEST(BackPressure, StalledConsumerBoundsInFlightRecordsAndBlocksTheProducer) {
@@ -62,7 +31,7 @@ TEST(BackPressure, StalledConsumerBoundsInFlightRecordsAndBlocksTheProducer) {
   ResultPartition partition(1, config, &producer_n);
   InputGate gate({partition.channel(0)}, &consumer_n);  // never read
   std::atomic<int64_t> emitted{0};
-  ProducerThread producer(partition, [&] { emit_until_cancelled(partition, emitted); });
+  ProducerThread producer(partition, [&] { emit_until_cancelled(partition, kRecordBytes, emitted); });
 
   ASSERT_TRUE(eventually([&] { return partition.channel(0)->stats().sender_blocked; }));
   std::this_thread::sleep_for(20ms);  // give an (incorrectly) unblocked producer time to overshoot
@@ -120,7 +89,7 @@ TEST(BackPressure, ProducerBackPressuredTimeGrowsAndReadingReleasesIt) {
   ResultPartition partition(1, config, &producer_n);
   InputGate gate({partition.channel(0)}, &consumer_n);
   std::atomic<int64_t> emitted{0};
-  ProducerThread producer(partition, [&] { emit_until_cancelled(partition, emitted); });
+  ProducerThread producer(partition, [&] { emit_until_cancelled(partition, kRecordBytes, emitted); });
 
   ASSERT_TRUE(eventually([&] { return partition.channel(0)->stats().sender_blocked; }));
   EXPECT_EQ(partition.back_pressured_time_ns(), 0) << "counted when the wait ends";
@@ -163,7 +132,7 @@ TEST(BackPressure, BlockedChannelReceivesUpToItsCreditsThenBackPressures) {
   InputGate gate({blocked.channel(0), open.channel(0)}, &consumer_n);
   gate.block_channel(0);
   std::atomic<int64_t> emitted_blocked{0};
-  ProducerThread producer(blocked, [&] { emit_until_cancelled(blocked, emitted_blocked); });
+  ProducerThread producer(blocked, [&] { emit_until_cancelled(blocked, kRecordBytes, emitted_blocked); });
   ASSERT_TRUE(eventually([&] { return blocked.channel(0)->stats().sender_blocked; }));
   Channel::Stats st = blocked.channel(0)->stats();
   EXPECT_EQ(st.receiver_queued_buffers, config.credits_per_channel) << "received up to its credits";

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/network/input_gate.h"
+#include "runtime/network/result_partition.h"
 #include "runtime/network/tcp/data_connection_manager.h"
 #include "runtime/network/tcp/frame.h"
 
@@ -117,6 +119,25 @@ struct TwoTaskManagers {
     EXPECT_TRUE(consumer_half.is_ok()) << consumer_half.status().to_string();
     return consumer_half.is_ok() ? std::move(consumer_half).value() : nullptr;
   }
+};
+
+// One remote channel: a one-subpartition partition on TaskManager 1 feeding a one-channel gate on 2.
+struct OneRemoteChannel {
+  explicit OneRemoteChannel(const NetworkConfig& config, const RemoteChannelId& id = RemoteChannelId{})
+      : partition(1, config, &producer_n), gate({tms.connect(id, partition.channel(0))}, &consumer_n) {}
+
+  // The gate's next buffer or event, waiting on the consumer's notifier; nothing after 20 s without one.
+  std::optional<BufferOrEvent> next() {
+    for (;;) {
+      if (std::optional<BufferOrEvent> polled = gate.poll_next()) return polled;
+      if (!consumer_n.wait(20s)) return gate.poll_next();
+    }
+  }
+
+  TwoTaskManagers tms;
+  TaskNotifier producer_n, consumer_n;
+  ResultPartition partition;
+  InputGate gate;
 };
 
 // A peer TaskManager played by hand over a blocking socket whose reads give up after 20 s.
