@@ -34,6 +34,7 @@ void Channel::attach_sender(TaskNotifier* producer_notifier, std::atomic<int32_t
 void Channel::attach_sender(ChannelSenderListener* listener) {
   std::lock_guard<std::mutex> lock(mu_);
   sender_listener_ = listener;
+  if (receiver_released_) listener->on_receiver_released();  // the gate went away before the network came
 }
 
 void Channel::detach_sender() {
@@ -171,6 +172,7 @@ void Channel::attach_receiver(ChannelReceiverListener* receiver, int32_t channel
   gate_ = receiver;
   gate_index_ = channel_index;
   receiver_location_ = location;
+  if (cancelled_) gate_->on_sender_cancelled(gate_index_);  // cancelled before the receiver came
   if (!receiver_queue_.empty()) gate_->on_channel_available(gate_index_, receiver_priority_ > 0);
 }
 

@@ -55,7 +55,7 @@ class Channel {
   // subpartitions whose next buffer boundary could block (see ResultPartition::is_available).
   void attach_sender(TaskNotifier* producer_notifier, std::atomic<int32_t>* unavailable_subpartitions);
   // A sender that is not a task (the network receiver of a remote channel): told of every recycled data
-  // buffer and of the receiver going away, instead of a notifier.
+  // buffer and of the receiver going away (at once if it already went), instead of a notifier.
   void attach_sender(ChannelSenderListener* listener);
   void detach_sender();
 
@@ -92,6 +92,7 @@ class Channel {
 
   // ---- receiver side (the InputGate, on the consumer thread) ----
 
+  // Told at once if the sender already cancelled.
   void attach_receiver(ChannelReceiverListener* receiver, int32_t channel_index,
                        ReceiverLocation location = ReceiverLocation::kLocal);
   void detach_receiver();

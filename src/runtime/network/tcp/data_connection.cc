@@ -223,6 +223,11 @@ void DataConnection::add_input(std::shared_ptr<RemoteInput> input) {
   if (!admit(id, inputs_.contains(id), "input")) return;
   inputs_.emplace(id, input);
   input->channel().attach_sender(input.get());
+  if (input->released.load(std::memory_order_acquire)) {  // the gate is gone already: only say so
+    service_input(input);
+    start_write();
+    return;
+  }
   // The initial credit also tells the producer the channel is ready: it sends nothing before it.
   input->granted = input->channel().config().credits_per_channel;
   FrameHead credit;
@@ -271,14 +276,15 @@ void DataConnection::make_ready(const std::shared_ptr<RemoteOutput>& output) {
   ready_.push_back(output);
 }
 
-void DataConnection::finish_output(const std::shared_ptr<RemoteOutput>& output) {
+// By value: the caller's reference may be the map entry erased here.
+void DataConnection::finish_output(std::shared_ptr<RemoteOutput> output) {
   output->closed = true;
   output->channel().detach_receiver();
   outputs_.erase(output->id());
   finished_ids_.insert(output->id());
 }
 
-void DataConnection::finish_input(const std::shared_ptr<RemoteInput>& input) {
+void DataConnection::finish_input(std::shared_ptr<RemoteInput> input) {
   input->closed = true;
   input->channel().detach_sender();
   inputs_.erase(input->id());

@@ -101,8 +101,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   void service_output(const std::shared_ptr<RemoteOutput>& output);
   void service_input(const std::shared_ptr<RemoteInput>& input);
   bool poll_output(RemoteOutput& output);
-  void finish_output(const std::shared_ptr<RemoteOutput>& output);
-  void finish_input(const std::shared_ptr<RemoteInput>& input);
+  void finish_output(std::shared_ptr<RemoteOutput> output);
+  void finish_input(std::shared_ptr<RemoteInput> input);
   void make_ready(const std::shared_ptr<RemoteOutput>& output);
   bool is_stale(const RemoteChannelId& id) const;
   // A new registration of `id` on this connection (`registered`: already on it): reports and refuses it on a

@@ -134,5 +134,23 @@ TEST(ChannelListener, NetworkSenderHearsOfEveryRecycleAndOfTheGateGoingAway) {
   channel->detach_sender();
 }
 
+// The network may attach after the other side already went away: it is told at once, or it would wait forever.
+TEST(ChannelListener, LateListenersLearnOfAReleaseOrCancelThatCameFirst) {
+  auto consumer_half = std::make_shared<Channel>(config_64(2));
+  consumer_half->detach_receiver();  // the gate was destroyed before the network receiver attached
+  RecordingSender net_receiver;
+  consumer_half->attach_sender(&net_receiver);
+  EXPECT_EQ(net_receiver.released, 1);
+  consumer_half->detach_sender();
+
+  TaskNotifier producer_n;
+  ResultPartition partition(1, config_64(2), &producer_n);
+  partition.cancel();  // the producer was cancelled before the network sender attached
+  RecordingReceiver net_sender;
+  partition.channel(0)->attach_receiver(&net_sender, 0, ReceiverLocation::kRemote);
+  EXPECT_EQ(net_sender.cancelled, 1);
+  partition.channel(0)->detach_receiver();
+}
+
 }  // namespace
 }  // namespace sluice::runtime
