@@ -175,6 +175,22 @@ TEST_F(BadPeer, DataBeyondCreditFailsItsChannels) {
   expect_serves_good_peer();
 }
 
+TEST(BadPeerHandshake, SilentSocketIsClosedAfterTheHandshakeTimeout) {
+  FailureLog log;
+  DataPlaneConfig config;
+  config.taskmanager_id = 2;
+  config.job_fingerprint = kFingerprint;
+  config.handshake_timeout_ms = 200;
+  Result<std::unique_ptr<DataConnectionManager>> tm = DataConnectionManager::start(config, log.callbacks());
+  ASSERT_TRUE(tm.is_ok());
+  RawPeer peer(tm.value()->port());
+  ASSERT_TRUE(peer.connected());  // and says nothing
+  auto failure = log.wait_connection_failure("no HELLO within 200 ms");
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_EQ(failure->second.code(), StatusCode::kTimeout);
+  EXPECT_TRUE(peer.closed_by_peer());
+}
+
 // Fencing by attempt: frames of an older attempt of a channel are dropped without failing anything.
 TEST_F(BadPeer, FramesOfAnOldAttemptAreDropped) {
   NetworkConfig config;

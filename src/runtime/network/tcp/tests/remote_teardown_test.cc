@@ -130,5 +130,44 @@ TEST(RemoteTeardown, ShutdownUnderLoadJoinsCleanly) {
   EXPECT_FALSE(tms.tm1->register_output(RemoteChannelId{4, 0, 0, 1}, 2, partition.channel(0)).is_ok());
 }
 
+// Failover: after TaskManager 1 died, its replacement (same id, new port) connects again and channels of the
+// next attempt flow, while TaskManager 2 kept running.
+TEST(RemoteTeardown, ReplacementTaskManagerReconnectsAfterAFailure) {
+  TwoTaskManagers tms;
+  NetworkConfig config;
+  auto exchange = [&](DataConnectionManager& producer_tm, const RemoteChannelId& id) {
+    TaskNotifier producer_n, consumer_n;
+    ResultPartition partition(1, config, &producer_n);
+    ASSERT_TRUE(producer_tm.register_output(id, 2, partition.channel(0)).is_ok());
+    Result<std::shared_ptr<Channel>> input = tms.tm2->register_input(id, 1, config);
+    ASSERT_TRUE(input.is_ok());
+    InputGate gate({input.value()}, &consumer_n);
+    std::vector<uint8_t> record(8, 1);
+    for (int i = 0; i < 100; ++i) partition.emit_record(0, record.data(), record.size());
+    partition.finish();
+    int32_t records = 0;
+    while (!gate.is_finished()) {
+      std::optional<BufferOrEvent> next = gate.poll_next();
+      if (!next) {
+        ASSERT_TRUE(consumer_n.wait(20s));
+        continue;
+      }
+      if (!next->is_buffer()) continue;
+      records += next->buffer().num_records;
+      gate.recycle(std::move(next->buffer()));
+    }
+    EXPECT_EQ(records, 100);
+  };
+  exchange(*tms.tm1, RemoteChannelId{6, 0, 0, 0});
+  tms.tm1.reset();
+  ASSERT_TRUE(tms.log2.wait_connection_failure("the peer closed the connection").has_value());
+  testing::FailureLog log1b;
+  std::unique_ptr<DataConnectionManager> replacement = testing::start_manager(1, log1b);
+  ASSERT_NE(replacement, nullptr);
+  ASSERT_TRUE(replacement->add_peer(2, "127.0.0.1", tms.tm2->port()).is_ok());
+  exchange(*replacement, RemoteChannelId{6, 0, 0, 1});
+  EXPECT_EQ(log1b.channel_failures(), 0u);
+}
+
 }  // namespace
 }  // namespace sluice::runtime::tcp
