@@ -9,7 +9,7 @@
 // memory of the consumer's Channel.
 // Any protocol violation (a frame that does not parse, data beyond credit, a frame for a channel never
 // registered) or a socket error closes the connection: an ERROR frame is sent when no write is in flight, the
-// reason is logged, and every channel on it is reported through Callbacks::on_channel_failed.
+// reason is logged, and every channel on it is reported through DataPlaneCallbacks::on_channel_failed.
 //
 // Thread-safety: everything runs on the manager's IO thread except schedule(), which any thread may call
 // (the endpoints' channel callbacks).
@@ -34,8 +34,9 @@ struct DataPlaneCallbacks {
   // A channel can carry nothing more: its connection failed or closed, the peer cancelled it (kCancelled), or
   // it was registered twice. Called on the IO thread; must not block.
   std::function<void(const RemoteChannelId& channel, const Status& reason)> on_channel_failed;
-  // A connection closed with an error: `peer_taskmanager_id` is the peer's id, or -1 when a connecting
-  // socket never said who it is. Called on the IO thread after the channels were reported; must not block.
+  // A connection closed with an error, or a connecting socket was refused: `peer_taskmanager_id` is the peer's
+  // id (as its HELLO claimed it), or -1 when the socket never said who it is. Called on the IO thread after
+  // the channels were reported; must not block.
   std::function<void(int32_t peer_taskmanager_id, const Status& reason)> on_connection_failed;
 };
 
