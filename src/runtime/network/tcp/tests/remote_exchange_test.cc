@@ -90,5 +90,40 @@ TEST(RemoteExchange, ChannelRegisteredOnTheConsumerSideFirstLosesNothing) {
   EXPECT_EQ(items, (std::vector<std::string>{"r0", "r1", "r2", "e4", "e1"}));
 }
 
+// A record larger than the data plane's frame limit cannot be sent: its channel fails on the producer's side
+// (the frame is never written), and a consumer cannot register buffers larger than the limit.
+TEST(RemoteExchange, RecordBeyondTheFrameLimitFailsItsChannel) {
+  FrameLimits limits;
+  limits.max_data_bytes = 4096;
+  testing::FailureLog log1, log2;
+  auto tm1 = testing::start_manager(1, log1, testing::kFingerprint, limits);
+  auto tm2 = testing::start_manager(2, log2, testing::kFingerprint, limits);
+  ASSERT_TRUE(tm1->add_peer(2, "127.0.0.1", tm2->port()).is_ok());
+  ASSERT_TRUE(tm2->add_peer(1, "127.0.0.1", tm1->port()).is_ok());
+  NetworkConfig config;
+  config.buffer_size_bytes = 1024;
+  TaskNotifier producer_n, consumer_n;
+  ResultPartition partition(1, config, &producer_n);
+  const RemoteChannelId id{7, 0, 0, 0};
+  ASSERT_TRUE(tm1->register_output(id, 2, partition.channel(0)).is_ok());
+  Result<std::shared_ptr<Channel>> input = tm2->register_input(id, 1, config);
+  ASSERT_TRUE(input.is_ok());
+  InputGate gate({input.value()}, &consumer_n);
+  std::vector<uint8_t> record(10'000, 3);
+  partition.emit_record(0, record.data(), record.size());
+  std::optional<Status> failed = log1.wait_channel_failure(id);
+  ASSERT_TRUE(failed.has_value());
+  EXPECT_EQ(failed->code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(failed->message().find("a record of 10000 bytes exceeds the data connection's frame limit of 4096 bytes"),
+            std::string::npos)
+      << failed->to_string();
+
+  NetworkConfig too_big;
+  too_big.buffer_size_bytes = 8192;
+  Result<std::shared_ptr<Channel>> refused = tm2->register_input(RemoteChannelId{7, 1, 0, 0}, 1, too_big);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace sluice::runtime::tcp

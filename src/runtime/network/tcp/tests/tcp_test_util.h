@@ -92,10 +92,12 @@ class FailureLog {
 };
 
 inline std::unique_ptr<DataConnectionManager> start_manager(int32_t id, FailureLog& log,
-                                                            uint64_t fingerprint = kFingerprint) {
+                                                            uint64_t fingerprint = kFingerprint,
+                                                            const FrameLimits& limits = FrameLimits{}) {
   DataPlaneConfig config;
   config.taskmanager_id = id;
   config.job_fingerprint = fingerprint;
+  config.limits = limits;
   Result<std::unique_ptr<DataConnectionManager>> m = DataConnectionManager::start(config, log.callbacks());
   EXPECT_TRUE(m.is_ok()) << m.status().to_string();
   return m.is_ok() ? std::move(m).value() : nullptr;
