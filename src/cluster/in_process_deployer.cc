@@ -34,7 +34,8 @@ class InProcessTasks final : public DeployedTasks {
     join();
   }
 
-  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+  // The savepoint location is already routed in the job's checkpoint storage, which these tasks share.
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string& /*savepoint_location*/,
                           std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
     for (auto& t : tasks_) {
       if (!t.is_source) continue;

@@ -347,7 +347,7 @@ class JobMaster final : public CheckpointingJobClient,
 
   // ---- CheckpointTriggerTarget (coordinator threads) ----
   void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
-                          checkpoint::SavepointFormatType format) override {
+                          checkpoint::SavepointFormatType format, const std::string& savepoint_location) override {
     if (!cfg_.checkpoints_after_tasks_finish) {
       const int32_t attempt = current_attempt();
       FinishedTask f;
@@ -374,7 +374,8 @@ class JobMaster final : public CheckpointingJobClient,
     for (size_t v = 0; v < coordinators_.size(); ++v) {
       if (coordinators_[v]) enumerator_states[JobVertexId(static_cast<int32_t>(v))] = coordinators_[v]->snapshot_enumerator(id);
     }
-    tasks_->trigger_checkpoint(runtime::CheckpointBarrier{id, timestamp_ms, type, format}, std::move(enumerator_states));
+    tasks_->trigger_checkpoint(runtime::CheckpointBarrier{id, timestamp_ms, type, format}, savepoint_location,
+                               std::move(enumerator_states));
   }
   void notify_checkpoint_complete(CheckpointId id) override {
     {
@@ -472,11 +473,16 @@ class JobMaster final : public CheckpointingJobClient,
       final_checkpoint_floor_ = CheckpointId(-1);
       final_checkpoint_deferred_ = false;
     }
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<DeployedTasks> deployed, deployer_->deploy(std::move(attempt)));
+    auto deployed = deployer_->deploy(std::move(attempt));
+    if (!deployed.is_ok()) {
+      for (auto& c : coordinators)
+        if (c) c->close();
+      return deployed.status();
+    }
     {
       std::lock_guard lock(tasks_mu_);
       coordinators_ = std::move(coordinators);
-      tasks_ = std::move(deployed);
+      tasks_ = std::move(*deployed);
     }
     return Status::ok();
   }
@@ -500,6 +506,7 @@ class JobMaster final : public CheckpointingJobClient,
       coordinators = std::move(coordinators_);
       coordinators_.clear();
     }
+    tasks.reset();  // before the enumerators close: whatever the tasks' side still holds of them goes first
     for (auto& c : coordinators)
       if (c) c->close();
   }
@@ -740,7 +747,7 @@ class JobMaster final : public CheckpointingJobClient,
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
   bool final_checkpoint_deferred_ = false;
-  std::mutex trigger_mu_;  // user triggers (checkpoint, savepoint) vs the failover's status change  // the end of data's final checkpoint was refused: trigger it later
+  std::mutex trigger_mu_;  // user triggers (checkpoint, savepoint) vs the failover's status change
   Status error_;
   SavepointRequests savepoints_;
   std::unique_ptr<StopWithSavepoint> stop_;  // with checkpointing

@@ -4,7 +4,8 @@
 // through DeployedTasks; the in-process implementation (in_process_deployer.h) runs them as threads of this
 // process, a TaskManager-backed one runs them elsewhere behind the same calls.
 //
-// Every call into DeployedTasks is asynchronous: it queues work in the tasks' mailboxes and returns; the tasks
+// Every call into DeployedTasks is asynchronous: it queues work (in the tasks' mailboxes, or in order for the
+// TaskManager) and returns; the tasks
 // report back through runtime::TaskListener (state changes) and runtime::CheckpointResponder (acknowledgements).
 // Thread-safety: a DeployedTasks is called by one thread at a time (the JobMaster serialises its calls under its
 // own lock); join() is called without that lock, once, after cancel().
@@ -50,8 +51,9 @@ class DeployedTasks {
   virtual ~DeployedTasks() = default;
 
   // A checkpoint or savepoint barrier into every source subtask; `enumerator_states` (by source vertex) goes
-  // with it to subtask 0 of that vertex, which stores it in the checkpoint.
-  virtual void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+  // with it to subtask 0 of that vertex, which stores it in the checkpoint. `savepoint_location`: a savepoint's
+  // folder (empty for checkpoints), where tasks with checkpoint storage of their own must write its state.
+  virtual void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string& savepoint_location,
                                   std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) = 0;
   virtual void notify_checkpoint_complete(CheckpointId id) = 0;
   virtual void notify_checkpoint_aborted(CheckpointId id) = 0;

@@ -538,7 +538,7 @@ void CheckpointCoordinator::run_action(Action& a) {
           break;
         }
       }
-      target_->trigger_checkpoint(a.id, a.timestamp_ms, a.type, a.savepoint_format);
+      target_->trigger_checkpoint(a.id, a.timestamp_ms, a.type, a.savepoint_format, a.location);
       break;
     }
     case Action::Kind::kWriteMetadata: {

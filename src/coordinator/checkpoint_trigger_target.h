@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "checkpoint/checkpoint_metadata.h"
 #include "sluice/core/ids.h"
@@ -21,9 +22,11 @@ class CheckpointTriggerTarget {
   virtual ~CheckpointTriggerTarget() = default;
   // Start checkpoint (or savepoint, `type`) `id`: every source subtask snapshots its split offsets and emits
   // barrier `id` of that type (and, for a savepoint, `format`: what keyed operators write). `timestamp_ms`: the
-  // trigger's wall-clock time (ms since epoch), recorded in the metadata.
+  // trigger's wall-clock time (ms since epoch), recorded in the metadata. `savepoint_location`: a savepoint's
+  // folder, already routed in the coordinator's own storage (CheckpointStorage::begin_savepoint); a process with
+  // storage of its own (a TaskManager) routes it there too. Empty for checkpoints.
   virtual void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
-                                  checkpoint::SavepointFormatType format) = 0;
+                                  checkpoint::SavepointFormatType format, const std::string& savepoint_location) = 0;
   // Checkpoint `id`'s _metadata is durable: tasks may commit side effects up to `id`. Sent for checkpoints,
   // in strictly increasing id order; not for savepoints (Flink 1.15+: savepoints commit no side effects).
   virtual void notify_checkpoint_complete(CheckpointId id) = 0;

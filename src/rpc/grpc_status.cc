@@ -12,6 +12,7 @@ grpc::Status to_grpc(const Status& status) {
     case StatusCode::kCancelled: code = grpc::StatusCode::CANCELLED; break;
     case StatusCode::kTimeout: code = grpc::StatusCode::DEADLINE_EXCEEDED; break;
     case StatusCode::kIOError: code = grpc::StatusCode::UNAVAILABLE; break;
+    case StatusCode::kCorruption: code = grpc::StatusCode::DATA_LOSS; break;
     default: break;
   }
   return grpc::Status(code, status.message());
@@ -28,6 +29,7 @@ Status from_grpc(const grpc::Status& status, const std::string& what) {
     case grpc::StatusCode::CANCELLED: return Status::cancelled(m);
     case grpc::StatusCode::DEADLINE_EXCEEDED: return Status::timeout(m);
     case grpc::StatusCode::UNAVAILABLE: return Status::io_error(m);
+    case grpc::StatusCode::DATA_LOSS: return Status::corruption(m);
     default: return Status::internal(m + " (gRPC code " + std::to_string(static_cast<int>(status.error_code())) + ")");
   }
 }

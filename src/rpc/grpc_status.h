@@ -1,5 +1,6 @@
 // Status <-> grpc::Status at the edge of the control plane. Codes map one to one where gRPC has the same meaning
-// (kInvalidArgument, kNotFound, kFailedPrecondition, kCancelled, kTimeout as DEADLINE_EXCEEDED); the rest go as
+// (kInvalidArgument, kNotFound, kFailedPrecondition, kCancelled, kTimeout as DEADLINE_EXCEEDED, kIOError as
+// UNAVAILABLE, kCorruption as DATA_LOSS, so a damaged file read in another process is still seen as damaged); the rest go as
 // INTERNAL / UNAVAILABLE with the message kept. Included by src/rpc's .cc files only (it pulls in gRPC).
 #pragma once
 

@@ -14,11 +14,22 @@ void JobMasterService::bind(runtime::TaskListener* listener, runtime::Checkpoint
                             std::function<bool(const runtime::ExecutionAttemptId&)> is_current) {
   std::unique_lock lock(mu_);
   target_ = Target{listener, responder, std::move(is_current)};
+  std::lock_guard seen(seen_mu_);
+  seen_.clear();
 }
 
 void JobMasterService::unbind() {
   std::unique_lock lock(mu_);
   target_ = Target{};
+  std::lock_guard seen(seen_mu_);
+  seen_.clear();
+}
+
+bool JobMasterService::first_time(const v1::TaskStateChange& change) {
+  std::lock_guard lock(seen_mu_);
+  return seen_.insert({change.attempt().vertex(), change.attempt().subtask(), change.attempt().attempt_number(),
+                       static_cast<int32_t>(change.event())})
+      .second;
 }
 
 grpc::Status JobMasterService::admit(const v1::TaskManagerSession& session, const v1::ExecutionAttempt& attempt,
@@ -46,6 +57,7 @@ grpc::Status JobMasterService::UpdateTaskState(grpc::ServerContext*, const v1::T
   Target t;
   if (grpc::Status s = admit(request->session(), request->attempt(), &t); !s.ok() || !t.listener) return s;
   const int32_t vertex = request->attempt().vertex(), subtask = request->attempt().subtask();
+  if (!first_time(*request)) return grpc::Status::OK;
   switch (request->event()) {
     case v1::TASK_END_OF_DATA: t.listener->on_task_end_of_data(vertex, subtask); break;
     case v1::TASK_FINISHED: t.listener->on_task_finished(vertex, subtask); break;

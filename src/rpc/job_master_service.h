@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <shared_mutex>
+#include <tuple>
 
 #include <grpcpp/grpcpp.h>
 
@@ -52,9 +54,15 @@ class JobMasterService final : public v1::JobMasterGateway::Service {
   // null listener for an attempt that is not current (the report is dropped).
   grpc::Status admit(const v1::TaskManagerSession& session, const v1::ExecutionAttempt& attempt, Target* out) const;
 
+  // A state change delivered twice (a retried call whose first try arrived) counts once: the JobMaster counts
+  // finished tasks and ends of data.
+  bool first_time(const v1::TaskStateChange& change);
+
   const uint64_t leader_epoch_;
   mutable std::shared_mutex mu_;  // held shared while a report is handed over, so unbind waits for it
   Target target_;
+  std::mutex seen_mu_;
+  std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> seen_;  // (vertex, subtask, attempt, event) delivered
 };
 
 }  // namespace sluice::rpc

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <thread>
 #include <utility>
@@ -31,21 +32,20 @@ struct RemoteDeployer::Stub {
   }
 };
 
-// One deployed attempt: the JobMaster's handle on its tasks in the TaskManager.
+// One deployed attempt: the JobMaster's handle on its tasks in the TaskManager. Every call goes into one ordered
+// outbox that a sender thread works off, so the TaskManager sees them in the order they were made - an
+// enumerator's split assignment made before checkpoint n's enumerator snapshot reaches the reader before n's
+// barrier (the event valve's contract in source_operator.h) - and no caller waits on the network.
 class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
  public:
   Attempt(RemoteDeployer* deployer, int32_t attempt_number, std::vector<SourceReaderCoordinator*> coordinators)
       : deployer_(deployer), stub_(deployer->stub_), epoch_(deployer->setup_.leader_epoch),
         attempt_(attempt_number), coordinators_(std::move(coordinators)) {
-    sender_ = std::thread([this] { send_events(); });
+    sender_ = std::thread([this] { send_calls(); });
   }
   ~Attempt() override {
     cancel();
     join();
-    {
-      std::lock_guard lock(deployer_->mu_);
-      if (deployer_->current_ == this) deployer_->current_ = nullptr;
-    }
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
@@ -67,7 +67,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     return sink.get();
   }
 
-  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string& savepoint_location,
                           std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
     v1::TriggerCheckpointRequest req;
     req.set_leader_epoch(epoch_);
@@ -76,13 +76,14 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     req.set_timestamp_ms(barrier.timestamp_ms);
     req.set_savepoint(barrier.type == checkpoint::SnapshotType::kSavepoint);
     req.set_native_format(barrier.format == checkpoint::SavepointFormatType::kNative);
+    req.set_savepoint_location(savepoint_location);
     for (const auto& [vertex, state] : enumerator_states) {
       v1::EnumeratorState* e = req.add_enumerator_states();
       e->set_vertex(vertex.value());
       e->set_state(state.data(), state.size());
     }
-    check(stub_->call("triggering checkpoint " + std::to_string(barrier.id.value()),
-                      &v1::TaskExecutorGateway::Stub::TriggerCheckpoint, req));
+    post("triggering checkpoint " + std::to_string(barrier.id.value()), &v1::TaskExecutorGateway::Stub::TriggerCheckpoint,
+         std::move(req));
   }
   void notify_checkpoint_complete(CheckpointId id) override { notify(id, true); }
   void notify_checkpoint_aborted(CheckpointId id) override { notify(id, false); }
@@ -91,9 +92,15 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   void finish() override { control(v1::FINISH_TASKS); }
   void wake() override { control(v1::WAKE_TASKS); }
 
+  // From now on nothing more is sent, and the attempt's reports and reader calls no longer count.
   void cancel() override {
-    std::lock_guard lock(mu_);
-    cancelled_ = true;
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+      outbox_.clear();
+    }
+    std::lock_guard lock(deployer_->mu_);
+    if (deployer_->current_ == this) deployer_->current_ = nullptr;
   }
   void join() override {
     {
@@ -115,39 +122,37 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   class ReaderSink final : public OperatorEventSink {
    public:
     ReaderSink(Attempt* attempt, runtime::ExecutionAttemptId reader) : attempt_(attempt), reader_(reader) {}
-    void send(OperatorEvent event) override { attempt_->enqueue(reader_, std::move(event)); }
+    void send(OperatorEvent event) override { attempt_->send_event(reader_, std::move(event)); }
 
    private:
     Attempt* attempt_;
     runtime::ExecutionAttemptId reader_;
   };
 
-  void enqueue(const runtime::ExecutionAttemptId& reader, OperatorEvent event) {
+  struct Call {
+    std::string what;
+    std::function<Status()> send;
+  };
+
+  template <class Req, class Method>
+  void post(std::string what, Method method, Req req) {
+    auto stub = stub_;
+    Call call{what, [stub, what, method, req = std::move(req)] { return stub->call(what, method, req); }};
     {
       std::lock_guard lock(mu_);
-      events_.emplace_back(reader, std::move(event));
+      if (cancelled_) return;
+      outbox_.push_back(std::move(call));
     }
     cv_.notify_all();
   }
-  // Delivers the enumerators' events in the order they were made.
-  void send_events() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
-      if (events_.empty()) return;
-      auto [reader, event] = std::move(events_.front());
-      events_.pop_front();
-      if (cancelled_) continue;
-      lock.unlock();
-      v1::SendOperatorEventRequest req;
-      req.set_leader_epoch(epoch_);
-      to_proto(reader, req.mutable_reader());
-      req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
-      req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
-      check(stub_->call("sending a split enumerator event to " + reader.to_string(),
-                        &v1::TaskExecutorGateway::Stub::SendOperatorEvent, req));
-      lock.lock();
-    }
+  void send_event(const runtime::ExecutionAttemptId& reader, OperatorEvent event) {
+    v1::SendOperatorEventRequest req;
+    req.set_leader_epoch(epoch_);
+    to_proto(reader, req.mutable_reader());
+    req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
+    req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
+    post("sending a split enumerator event to " + reader.to_string(), &v1::TaskExecutorGateway::Stub::SendOperatorEvent,
+         std::move(req));
   }
   void notify(CheckpointId id, bool completed) {
     v1::NotifyCheckpointRequest req;
@@ -155,26 +160,35 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     req.set_attempt_number(attempt_);
     req.set_checkpoint_id(id.value());
     req.set_completed(completed);
-    check(stub_->call(std::string("notifying checkpoint ") + std::to_string(id.value()) +
-                          (completed ? " complete" : " aborted"),
-                      &v1::TaskExecutorGateway::Stub::NotifyCheckpoint, req));
+    post(std::string("notifying checkpoint ") + std::to_string(id.value()) + (completed ? " complete" : " aborted"),
+         &v1::TaskExecutorGateway::Stub::NotifyCheckpoint, std::move(req));
   }
   void control(v1::TaskControl control) {
     v1::ControlTasksRequest req;
     req.set_leader_epoch(epoch_);
     req.set_attempt_number(attempt_);
     req.set_control(control);
-    check(stub_->call(v1::TaskControl_Name(control), &v1::TaskExecutorGateway::Stub::ControlTasks, req));
+    post(v1::TaskControl_Name(control), &v1::TaskExecutorGateway::Stub::ControlTasks, std::move(req));
   }
-  // A call that did not reach the tasks fails the attempt: the restart strategy decides (a cancelled attempt's
-  // calls are expected to fail and are not reported).
-  void check(const Status& s) {
-    if (s.is_ok()) return;
-    {
-      std::lock_guard lock(mu_);
-      if (cancelled_) return;
+
+  // Sends the outbox in order. A call that did not reach the tasks fails the attempt: the restart strategy
+  // decides (once the attempt is cancelled its calls are dropped, not reported).
+  void send_calls() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stopping_ || !outbox_.empty(); });
+      if (outbox_.empty()) return;
+      Call call = std::move(outbox_.front());
+      outbox_.pop_front();
+      lock.unlock();
+      Status s = call.send();
+      lock.lock();
+      if (!s.is_ok() && !cancelled_) {
+        lock.unlock();
+        deployer_->context_.listener->on_task_failed(-1, -1, s);
+        lock.lock();
+      }
     }
-    deployer_->context_.listener->on_task_failed(-1, -1, s);
   }
 
   RemoteDeployer* deployer_;
@@ -186,7 +200,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::pair<int32_t, int32_t>, std::unique_ptr<ReaderSink>> sinks_;
-  std::deque<std::pair<runtime::ExecutionAttemptId, OperatorEvent>> events_;
+  std::deque<Call> outbox_;
   bool cancelled_ = false, joined_ = false, stopping_ = false;
   std::thread sender_;
 };

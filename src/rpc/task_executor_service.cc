@@ -140,7 +140,16 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
                                                 v1::TaskExecutorReply*) {
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
-  cancel_running_attempt();
+  // One submission at a time, each attempt at most once and never after a later one or its own cancellation: a
+  // SubmitAttempt the JobManager gave up on (deadline) must not start tasks beside the attempt that replaced it.
+  std::lock_guard lock(mu_);
+  if (request->attempt_number() <= last_attempt_) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "attempt " + std::to_string(request->attempt_number()) + " comes after attempt " +
+                            std::to_string(last_attempt_) + " was deployed or cancelled here");
+  }
+  last_attempt_ = request->attempt_number();
+  attempt_.reset();  // cancels and joins the attempt before (its reports go to the JobManager, not through mu_)
   const graph::JobGraph& jg = *setup_.job_graph;
   const cluster::MiniClusterConfig& cfg = *setup_.config;
 
@@ -210,13 +219,16 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   context.job_id = request->job_id();
   context.lineage_job_ids.assign(request->lineage_job_ids().begin(), request->lineage_job_ids().end());
   attempt->deployer = std::make_unique<cluster::InProcessDeployer>(std::move(context));
-  auto tasks = attempt->deployer->deploy(std::move(d));
-  if (!tasks.is_ok()) return to_grpc(tasks.status());
-  attempt->tasks = std::move(*tasks);
-  spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks)", session.task_manager_id, attempt->number,
-               request->subtasks_size());
-  std::lock_guard lock(mu_);
+  // Installed before its tasks start (mu_ is held throughout): their readers' enumerator events find it.
   attempt_ = std::move(attempt);
+  auto tasks = attempt_->deployer->deploy(std::move(d));
+  if (!tasks.is_ok()) {
+    attempt_.reset();
+    return to_grpc(tasks.status());
+  }
+  attempt_->tasks = std::move(*tasks);
+  spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks)", session.task_manager_id, attempt_->number,
+               request->subtasks_size());
   return grpc::Status::OK;
 }
 
@@ -224,12 +236,9 @@ grpc::Status TaskExecutorService::CancelAttempt(grpc::ServerContext*, const v1::
                                                 v1::TaskExecutorReply*) {
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
-  std::unique_ptr<Attempt> gone;
-  {
-    std::lock_guard lock(mu_);
-    if (attempt_ && attempt_->number == request->attempt_number()) gone = std::move(attempt_);
-  }
-  gone.reset();
+  std::lock_guard lock(mu_);
+  last_attempt_ = std::max(last_attempt_, request->attempt_number());  // a late SubmitAttempt of it is refused
+  if (attempt_ && attempt_->number <= request->attempt_number()) attempt_.reset();
   return grpc::Status::OK;
 }
 
@@ -248,7 +257,14 @@ grpc::Status TaskExecutorService::TriggerCheckpoint(grpc::ServerContext*, const 
     states[JobVertexId(e.vertex())].assign(e.state().begin(), e.state().end());
   }
   std::lock_guard lock(mu_);
-  if (attempt_ && attempt_->number == request->attempt_number()) attempt_->tasks->trigger_checkpoint(barrier, std::move(states));
+  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  if (barrier.type == checkpoint::SnapshotType::kSavepoint && !request->savepoint_location().empty()) {
+    // This process's storage writes the savepoint's state into its folder, as the JobManager's does.
+    Status routed = setup_.config->storage ? setup_.config->storage->begin_savepoint(barrier.id, request->savepoint_location())
+                                           : Status::failed_precondition("no checkpoint storage on this TaskManager");
+    if (!routed.is_ok()) return to_grpc(routed.with_context("savepoint " + std::to_string(barrier.id.value())));
+  }
+  attempt_->tasks->trigger_checkpoint(barrier, request->savepoint_location(), std::move(states));
   return grpc::Status::OK;
 }
 
@@ -257,7 +273,7 @@ grpc::Status TaskExecutorService::NotifyCheckpoint(grpc::ServerContext*, const v
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  if (!attempt_ || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
   if (request->completed()) {
     attempt_->tasks->notify_checkpoint_complete(CheckpointId(request->checkpoint_id()));
   } else {
@@ -271,7 +287,7 @@ grpc::Status TaskExecutorService::ControlTasks(grpc::ServerContext*, const v1::C
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  if (!attempt_ || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
   cluster::DeployedTasks& t = *attempt_->tasks;
   switch (request->control()) {
     case v1::STOP_SOURCES: t.stop_sources(false); break;

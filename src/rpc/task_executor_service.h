@@ -8,7 +8,8 @@
 // Fencing: every request must carry the leader epoch of the TaskManager's current registration (`session()`);
 // another epoch is refused with ABORTED, and requests while the TaskManager is not registered with UNAVAILABLE.
 // Requests about another attempt than the one running are answered and ignored (a late call of a cancelled
-// attempt), except SubmitAttempt, which first cancels whatever runs.
+// attempt). SubmitAttempt cancels whatever runs first, and refuses an attempt number not above every attempt
+// deployed or cancelled here, so a submission the JobManager gave up on never runs beside its successor.
 // Thread-safety: gRPC calls it from its threads; one internal mutex orders the calls that change the attempt.
 #pragma once
 
@@ -68,8 +69,10 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   grpc::Status admit(uint64_t epoch, TaskManagerSessionId* session) const;
 
   TaskExecutorSetup setup_;
-  std::string storage_job_;  // the job the checkpoint storage was initialized for (SubmitAttempt's thread only)
+  // Held by SubmitAttempt throughout (its tasks start under it) and by every call that touches the attempt.
   std::mutex mu_;
+  std::string storage_job_;  // the job the checkpoint storage was initialized for
+  int32_t last_attempt_ = -1;  // the latest attempt deployed or cancelled: earlier ones are refused
   std::unique_ptr<Attempt> attempt_;
 };
 

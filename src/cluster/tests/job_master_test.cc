@@ -44,7 +44,7 @@ struct CallLog {
 class RecordedTasks final : public DeployedTasks {
  public:
   RecordedTasks(CallLog* log, int32_t attempt) : log_(log), a_(" " + std::to_string(attempt)) {}
-  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier,
+  void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string&,
                           std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
     {
       std::lock_guard lock(log_->mu);

@@ -192,7 +192,7 @@ class RecordingTarget final : public CheckpointTriggerTarget {
   }
 
   void trigger_checkpoint(CheckpointId id, int64_t, checkpoint::SnapshotType type,
-                          checkpoint::SavepointFormatType format) override {
+                          checkpoint::SavepointFormatType format, const std::string&) override {
     log_->add(Event::of(Event::Kind::kTrigger, id.value(), CheckpointFailureReason::kDeclined,
                         type == checkpoint::SnapshotType::kCheckpoint        ? "checkpoint"
                         : format == checkpoint::SavepointFormatType::kNative ? "native savepoint"

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "proto/job_master.grpc.pb.h"
@@ -175,11 +176,31 @@ TEST_F(TaskReportsTest, AReportToAJobManagerThatIsAwayIsRetriedUntilTheTimeout) 
   EXPECT_TRUE(events().empty());
 }
 
-TEST_F(TaskReportsTest, ReportsBeforeAJobIsBoundAreRetriedAndThenDropped) {
+TEST_F(TaskReportsTest, AReportBeforeTheJobIsBoundIsRetriedUntilItIsTaken) {
   service_.unbind();
-  TaskReports r(address(), TaskManagerSessionId{kEpoch, "tm-1", 9}, kCurrentAttempt, 300);
-  r.on_task_finished(1, 0);
-  EXPECT_TRUE(events().empty());
+  std::thread bind_later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    service_.bind(&rec_, &rec_, [](const runtime::ExecutionAttemptId& id) { return id.attempt_number == kCurrentAttempt; });
+  });
+  TaskReports r(address(), TaskManagerSessionId{kEpoch, "tm-1", 9}, kCurrentAttempt, 10'000);
+  r.on_task_finished(1, 0);  // returns once delivered
+  bind_later.join();
+  EXPECT_EQ(events(), (std::vector<std::string>{"finished 1/0"}));
+}
+
+TEST_F(TaskReportsTest, AStateChangeDeliveredTwiceCountsOnce) {
+  auto stub = v1::JobMasterGateway::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
+  v1::TaskStateChange req;
+  req.mutable_session()->set_leader_epoch(kEpoch);
+  req.mutable_attempt()->set_vertex(1);
+  req.mutable_attempt()->set_attempt_number(kCurrentAttempt);
+  req.set_event(v1::TASK_FINISHED);
+  for (int i = 0; i < 2; ++i) {  // a retry whose first try arrived
+    v1::ReportAccepted resp;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(stub->UpdateTaskState(&ctx, req, &resp).ok());
+  }
+  EXPECT_EQ(events(), (std::vector<std::string>{"finished 1/0"}));
 }
 
 TEST_F(TaskReportsTest, AnAcknowledgementWhoseStateDoesNotDecodeDeclinesTheCheckpoint) {
