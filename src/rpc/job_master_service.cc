@@ -11,7 +11,7 @@
 namespace sluice::rpc {
 
 void JobMasterService::bind(runtime::TaskListener* listener, runtime::CheckpointResponder* responder,
-                            std::function<bool(const runtime::ExecutionAttemptId&)> is_current) {
+                            IsCurrent is_current) {
   std::unique_lock lock(mu_);
   target_ = Target{listener, responder, std::move(is_current)};
   std::lock_guard seen(seen_mu_);
@@ -42,8 +42,10 @@ grpc::Status JobMasterService::admit(const v1::TaskManagerSession& session, cons
   }
   if (!target_.listener) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no job runs on this JobManager yet");
   const runtime::ExecutionAttemptId id = from_proto(attempt);
-  if (!target_.is_current(id)) {
-    spdlog::debug("dropping a report of {}: not the current attempt", id.to_string());
+  const TaskManagerSessionId from{session.leader_epoch(), session.task_manager_id(), session.registration_id()};
+  if (!target_.is_current(from, id)) {
+    spdlog::debug("dropping a report of {} from TaskManager '{}' (registration {}): not the current attempt there",
+                  id.to_string(), from.task_manager_id, from.registration_id);
     *out = Target{};
     return grpc::Status::OK;
   }

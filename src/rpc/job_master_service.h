@@ -3,8 +3,8 @@
 // (runtime::TaskListener, runtime::CheckpointResponder), so the JobMaster does not know where its tasks run.
 //
 // Fencing: a report under another leader epoch is refused with ABORTED (the TaskManager registers again); a report
-// from an attempt that is no longer current (`is_current` false: a failover cancelled it) is accepted and dropped, as
-// Flink drops updates for unknown ExecutionAttemptIDs. An acknowledgement whose state does not decode declines the
+// from an attempt that is no longer current, or from another TaskManager registration than the one the attempt was
+// deployed to (`is_current` false), is accepted and dropped, as Flink drops updates for unknown ExecutionAttemptIDs. An acknowledgement whose state does not decode declines the
 // checkpoint for that subtask (kCorruption), so the checkpoint fails at once instead of at its timeout.
 // The service is served before a job runs and bound to the job's JobMaster when it starts (bind); until then, and
 // after unbind, reports are refused with UNAVAILABLE (the TaskManager retries).
@@ -21,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "proto/job_master.grpc.pb.h"
+#include "rpc/task_manager_session.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
 #include "runtime/execution_attempt_id.h"
 #include "runtime/stream_task.h"
@@ -31,10 +32,10 @@ class JobMasterService final : public v1::JobMasterGateway::Service {
  public:
   explicit JobMasterService(uint64_t leader_epoch) : leader_epoch_(leader_epoch) {}
 
-  // Reports go to `listener` and `responder` from now on, those of attempts `is_current` accepts. Both pointers
-  // must stay valid until unbind() returned.
-  void bind(runtime::TaskListener* listener, runtime::CheckpointResponder* responder,
-            std::function<bool(const runtime::ExecutionAttemptId&)> is_current);
+  // Reports go to `listener` and `responder` from now on, those `is_current` accepts (by the reporting session and
+  // attempt). Both pointers must stay valid until unbind() returned.
+  using IsCurrent = std::function<bool(const TaskManagerSessionId&, const runtime::ExecutionAttemptId&)>;
+  void bind(runtime::TaskListener* listener, runtime::CheckpointResponder* responder, IsCurrent is_current);
   void unbind();
 
   grpc::Status UpdateTaskState(grpc::ServerContext* context, const v1::TaskStateChange* request,
@@ -48,7 +49,7 @@ class JobMasterService final : public v1::JobMasterGateway::Service {
   struct Target {
     runtime::TaskListener* listener = nullptr;
     runtime::CheckpointResponder* responder = nullptr;
-    std::function<bool(const runtime::ExecutionAttemptId&)> is_current;
+    IsCurrent is_current;
   };
   // The bound target when the report counts; ABORTED for another epoch, UNAVAILABLE when unbound; a target with a
   // null listener for an attempt that is not current (the report is dropped).

@@ -212,9 +212,9 @@ RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSe
   stub_->address = setup_.task_executor_address;
   stub_->timeout_ms = setup_.rpc_timeout_ms;
   setup_.job_master_service->bind(context_.listener, context_.checkpoint_responder,
-                                  [this](const runtime::ExecutionAttemptId& id) {
+                                  [this](const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) {
                                     std::lock_guard lock(mu_);
-                                    return current_ && current_->attempt_number() == id.attempt_number;
+                                    return counts_locked(from, id);
                                   });
   setup_.split_enumerator_service->bind(this);
 }
@@ -258,30 +258,37 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
   return std::unique_ptr<cluster::DeployedTasks>(std::move(deployed));
 }
 
-SourceReaderCoordinator* RemoteDeployer::coordinator_of(const runtime::ExecutionAttemptId& reader) {
-  if (!current_ || current_->attempt_number() != reader.attempt_number) return nullptr;
-  return current_->coordinator(reader.vertex.value());
+bool RemoteDeployer::counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const {
+  return current_ && current_->attempt_number() == id.attempt_number &&
+         from.task_manager_id == setup_.task_manager_id && from.registration_id == setup_.registration_id;
 }
 
-bool RemoteDeployer::register_reader(const runtime::ExecutionAttemptId& reader, std::vector<OperatorEvent>* events) {
+SourceReaderCoordinator* RemoteDeployer::coordinator_of(const TaskManagerSessionId& from,
+                                                        const runtime::ExecutionAttemptId& reader) {
+  return counts_locked(from, reader) ? current_->coordinator(reader.vertex.value()) : nullptr;
+}
+
+bool RemoteDeployer::register_reader(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                                     std::vector<OperatorEvent>* events) {
   std::lock_guard lock(mu_);
-  SourceReaderCoordinator* c = coordinator_of(reader);
+  SourceReaderCoordinator* c = coordinator_of(from, reader);
   if (!c) return false;
   *events = c->register_reader(reader.subtask.value(), current_->sink_for(reader));
   return true;
 }
 
-bool RemoteDeployer::request_split(const runtime::ExecutionAttemptId& reader) {
+bool RemoteDeployer::request_split(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader) {
   std::lock_guard lock(mu_);
-  SourceReaderCoordinator* c = coordinator_of(reader);
+  SourceReaderCoordinator* c = coordinator_of(from, reader);
   if (!c) return false;
   c->handle_split_request(reader.subtask.value());
   return true;
 }
 
-bool RemoteDeployer::snapshot_done(const runtime::ExecutionAttemptId& reader, CheckpointId checkpoint_id) {
+bool RemoteDeployer::snapshot_done(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                                   CheckpointId checkpoint_id) {
   std::lock_guard lock(mu_);
-  SourceReaderCoordinator* c = coordinator_of(reader);
+  SourceReaderCoordinator* c = coordinator_of(from, reader);
   if (!c) return false;
   c->reader_snapshot_done(reader.subtask.value(), checkpoint_id);
   return true;

@@ -29,6 +29,9 @@ namespace sluice::rpc {
 struct RemoteDeployerSetup {
   uint64_t leader_epoch = 0;
   std::string task_executor_address;  // "host:port" of the TaskManager's TaskExecutorGateway
+  // The TaskManager's registration with the ResourceManager: only its reports and reader calls count.
+  std::string task_manager_id;
+  uint64_t registration_id = 0;
   int64_t rpc_timeout_ms = 10'000;    // one call; CancelAttempt waits for the tasks to end, so it gets 6x that
   // Served by the JobManager's RpcServer; bound to the job from construction to destruction. Must outlive this.
   JobMasterService* job_master_service = nullptr;
@@ -44,11 +47,15 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
 
  private:
   class Attempt;
-  bool register_reader(const runtime::ExecutionAttemptId& reader, std::vector<OperatorEvent>* events) override;
-  bool request_split(const runtime::ExecutionAttemptId& reader) override;
-  bool snapshot_done(const runtime::ExecutionAttemptId& reader, CheckpointId checkpoint_id) override;
-  // The current attempt's coordinator of `reader`'s vertex, or null when `reader` is not of the current attempt.
-  SourceReaderCoordinator* coordinator_of(const runtime::ExecutionAttemptId& reader);
+  bool register_reader(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                       std::vector<OperatorEvent>* events) override;
+  bool request_split(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader) override;
+  bool snapshot_done(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                     CheckpointId checkpoint_id) override;
+  // True when `id` is of the current attempt and `from` is the TaskManager registration it was deployed to (mu_ held).
+  bool counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const;
+  // The current attempt's coordinator of `reader`'s vertex, or null when the call does not count (mu_ held).
+  SourceReaderCoordinator* coordinator_of(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader);
 
   cluster::JobTaskContext context_;
   RemoteDeployerSetup setup_;

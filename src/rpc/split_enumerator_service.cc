@@ -6,6 +6,13 @@
 #include "rpc/report_codec.h"
 
 namespace sluice::rpc {
+namespace {
+
+TaskManagerSessionId session_of(const v1::ReaderRequest& r) {
+  return {r.session().leader_epoch(), r.session().task_manager_id(), r.session().registration_id()};
+}
+
+}  // namespace
 
 void SplitEnumeratorService::bind(ReaderHub* hub) {
   std::unique_lock lock(mu_);
@@ -32,7 +39,7 @@ grpc::Status SplitEnumeratorService::RegisterReader(grpc::ServerContext*, const 
   std::shared_lock lock(mu_);
   if (grpc::Status s = admit(*request); !s.ok()) return s;
   std::vector<OperatorEvent> events;
-  if (!hub_->register_reader(from_proto(request->reader()), &events)) return grpc::Status::OK;
+  if (!hub_->register_reader(session_of(*request), from_proto(request->reader()), &events)) return grpc::Status::OK;
   for (const OperatorEvent& e : events) {
     v1::OperatorEventMessage* m = response->add_events();
     m->set_kind(static_cast<int32_t>(e.kind));
@@ -45,7 +52,7 @@ grpc::Status SplitEnumeratorService::RequestSplit(grpc::ServerContext*, const v1
                                                   v1::TaskExecutorReply*) {
   std::shared_lock lock(mu_);
   if (grpc::Status s = admit(*request); !s.ok()) return s;
-  hub_->request_split(from_proto(request->reader()));
+  hub_->request_split(session_of(*request), from_proto(request->reader()));
   return grpc::Status::OK;
 }
 
@@ -53,7 +60,7 @@ grpc::Status SplitEnumeratorService::ReaderSnapshotDone(grpc::ServerContext*, co
                                                         v1::TaskExecutorReply*) {
   std::shared_lock lock(mu_);
   if (grpc::Status s = admit(*request); !s.ok()) return s;
-  hub_->snapshot_done(from_proto(request->reader()), CheckpointId(request->checkpoint_id()));
+  hub_->snapshot_done(session_of(*request), from_proto(request->reader()), CheckpointId(request->checkpoint_id()));
   return grpc::Status::OK;
 }
 

@@ -3,7 +3,7 @@
 // source, which runs in the JobManager (as in Flink); the service hands those calls to the current attempt's
 // coordinators through a bound ReaderHub (the remote deployer). Fencing as the JobMasterService: another leader
 // epoch is refused with ABORTED, calls while nothing is bound with UNAVAILABLE, calls of an attempt that is not
-// current are answered and dropped.
+// current or from another registration than its TaskManager's are answered and dropped.
 // Thread-safety: gRPC calls it from its threads; bind/unbind from any thread.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "proto/task_executor.grpc.pb.h"
+#include "rpc/task_manager_session.h"
 #include "runtime/execution_attempt_id.h"
 #include "sluice/source/source_operator.h"
 
@@ -23,10 +24,13 @@ namespace sluice::rpc {
 class ReaderHub {
  public:
   virtual ~ReaderHub() = default;
-  // False when `reader` does not belong to the current attempt (nothing is done then).
-  virtual bool register_reader(const runtime::ExecutionAttemptId& reader, std::vector<OperatorEvent>* events) = 0;
-  virtual bool request_split(const runtime::ExecutionAttemptId& reader) = 0;
-  virtual bool snapshot_done(const runtime::ExecutionAttemptId& reader, CheckpointId checkpoint_id) = 0;
+  // False when `reader` does not belong to the current attempt, or `from` is not the TaskManager registration it
+  // was deployed to (nothing is done then).
+  virtual bool register_reader(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                               std::vector<OperatorEvent>* events) = 0;
+  virtual bool request_split(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader) = 0;
+  virtual bool snapshot_done(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                             CheckpointId checkpoint_id) = 0;
 };
 
 class SplitEnumeratorService final : public v1::SplitEnumeratorGateway::Service {

@@ -17,16 +17,11 @@
 #include <string>
 
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
+#include "rpc/task_manager_session.h"
 #include "runtime/stream_task.h"
 
 namespace sluice::rpc {
 
-// Who reports: the TaskManager's registration with the JobManager (ResourceManagerConnection::Listener).
-struct TaskManagerSessionId {
-  uint64_t leader_epoch = 0;
-  std::string task_manager_id;
-  uint64_t registration_id = 0;
-};
 
 class TaskReports final : public runtime::TaskListener, public runtime::CheckpointResponder {
  public:

@@ -116,7 +116,8 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false) {
       jm_program.sg, jm_program.jg, jm_program.config, {},
       [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
         return std::make_unique<RemoteDeployer>(
-            std::move(context), RemoteDeployerSetup{kEpoch, tm_address, 10'000, &job_master_service, &split_service});
+            std::move(context),
+            RemoteDeployerSetup{kEpoch, tm_address, "tm-1", 1, 10'000, &job_master_service, &split_service});
       });
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());

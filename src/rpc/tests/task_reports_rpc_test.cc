@@ -55,11 +55,15 @@ struct Recorder final : runtime::TaskListener, runtime::CheckpointResponder {
 
 constexpr uint64_t kEpoch = 3;
 constexpr int32_t kCurrentAttempt = 2;
+// The attempt was deployed to TaskManager "tm-1" under its registration 9.
+bool current_on_tm1(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) {
+  return id.attempt_number == kCurrentAttempt && from.task_manager_id == "tm-1" && from.registration_id == 9;
+}
 
 class TaskReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    service_.bind(&rec_, &rec_, [](const runtime::ExecutionAttemptId& id) { return id.attempt_number == kCurrentAttempt; });
+    service_.bind(&rec_, &rec_, current_on_tm1);
     auto s = RpcServer::start("127.0.0.1", 0, {&service_});
     ASSERT_TRUE(s.is_ok()) << s.status().to_string();
     server_ = std::move(*s);
@@ -156,6 +160,14 @@ TEST_F(TaskReportsTest, ReportsOfAnAttemptThatIsNoLongerCurrentAreDropped) {
   EXPECT_TRUE(events().empty());
 }
 
+TEST_F(TaskReportsTest, ReportsFromAnotherRegistrationOfTheTaskManagerAreDropped) {
+  TaskReports replaced(address(), TaskManagerSessionId{kEpoch, "tm-1", 8}, kCurrentAttempt, 2'000);
+  replaced.on_task_failed(1, 0, Status::user_function("from a registration that was replaced"));
+  TaskReports other(address(), TaskManagerSessionId{kEpoch, "tm-2", 9}, kCurrentAttempt, 2'000);
+  other.on_task_finished(1, 0);
+  EXPECT_TRUE(events().empty());
+}
+
 TEST_F(TaskReportsTest, ReportsUnderAnotherLeaderEpochAreRefusedWithoutRetries) {
   TaskReports stale = reports(kCurrentAttempt, kEpoch - 1);
   const auto t0 = std::chrono::steady_clock::now();
@@ -180,7 +192,7 @@ TEST_F(TaskReportsTest, AReportBeforeTheJobIsBoundIsRetriedUntilItIsTaken) {
   service_.unbind();
   std::thread bind_later([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    service_.bind(&rec_, &rec_, [](const runtime::ExecutionAttemptId& id) { return id.attempt_number == kCurrentAttempt; });
+    service_.bind(&rec_, &rec_, current_on_tm1);
   });
   TaskReports r(address(), TaskManagerSessionId{kEpoch, "tm-1", 9}, kCurrentAttempt, 10'000);
   r.on_task_finished(1, 0);  // returns once delivered
@@ -192,6 +204,8 @@ TEST_F(TaskReportsTest, AStateChangeDeliveredTwiceCountsOnce) {
   auto stub = v1::JobMasterGateway::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
   v1::TaskStateChange req;
   req.mutable_session()->set_leader_epoch(kEpoch);
+  req.mutable_session()->set_task_manager_id("tm-1");
+  req.mutable_session()->set_registration_id(9);
   req.mutable_attempt()->set_vertex(1);
   req.mutable_attempt()->set_attempt_number(kCurrentAttempt);
   req.set_event(v1::TASK_FINISHED);
@@ -207,6 +221,8 @@ TEST_F(TaskReportsTest, AnAcknowledgementWhoseStateDoesNotDecodeDeclinesTheCheck
   auto stub = v1::JobMasterGateway::NewStub(grpc::CreateChannel(address(), grpc::InsecureChannelCredentials()));
   v1::AcknowledgeCheckpointRequest req;
   req.mutable_session()->set_leader_epoch(kEpoch);
+  req.mutable_session()->set_task_manager_id("tm-1");
+  req.mutable_session()->set_registration_id(9);
   req.mutable_attempt()->set_vertex(2);
   req.mutable_attempt()->set_subtask(1);
   req.mutable_attempt()->set_attempt_number(kCurrentAttempt);
