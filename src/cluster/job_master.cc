@@ -643,7 +643,8 @@ class JobMaster final : public CheckpointingJobClient,
     }
     {
       std::lock_guard trigger(trigger_mu_);
-      move_to(JobStatus::kRestarting);
+      // Already RESTARTING when the redeployment after the last failure failed too.
+      if (status() != JobStatus::kRestarting) move_to(JobStatus::kRestarting);
     }
     stop_->on_failover(cause);
     coordinator_->stop();

@@ -22,10 +22,14 @@ struct RemoteDeployer::Stub {
   std::string address;
   int64_t timeout_ms = 10'000;
 
-  // One call with a deadline; the error names the call and the TaskManager.
+  // One call with a deadline; the error names the call and the TaskManager. `wait_for_ready`: wait (up to the
+  // deadline) for a connection instead of failing at once while the channel reconnects - for a deployment to a
+  // TaskManager that just registered, possibly a replacement on the address of one that died.
   template <class Req, class Method>
-  Status call(const std::string& what, Method method, const Req& req, int64_t timeout = 0) const {
+  Status call(const std::string& what, Method method, const Req& req, int64_t timeout = 0,
+              bool wait_for_ready = false) const {
     grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(wait_for_ready);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout > 0 ? timeout : timeout_ms));
     v1::TaskExecutorReply reply;
     return from_grpc((stub.get()->*method)(&ctx, req, &reply), what + " on the TaskManager at " + address);
@@ -38,9 +42,10 @@ struct RemoteDeployer::Stub {
 // barrier (the event valve's contract in source_operator.h) - and no caller waits on the network.
 class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
  public:
-  Attempt(RemoteDeployer* deployer, int32_t attempt_number, std::vector<SourceReaderCoordinator*> coordinators)
+  Attempt(RemoteDeployer* deployer, int32_t attempt_number, uint64_t registration_id,
+          std::vector<SourceReaderCoordinator*> coordinators)
       : deployer_(deployer), stub_(deployer->stub_), epoch_(deployer->setup_.leader_epoch),
-        attempt_(attempt_number), coordinators_(std::move(coordinators)) {
+        attempt_(attempt_number), registration_id_(registration_id), coordinators_(std::move(coordinators)) {
     sender_ = std::thread([this] { send_calls(); });
   }
   ~Attempt() override {
@@ -55,6 +60,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
   int32_t attempt_number() const { return attempt_; }
+  uint64_t registration_id() const { return registration_id_; }
   SourceReaderCoordinator* coordinator(int32_t vertex) const {
     return vertex >= 0 && static_cast<size_t>(vertex) < coordinators_.size() ? coordinators_[static_cast<size_t>(vertex)]
                                                                                : nullptr;
@@ -195,6 +201,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   std::shared_ptr<Stub> stub_;
   const uint64_t epoch_;
   const int32_t attempt_;
+  const uint64_t registration_id_;  // the TaskManager registration it was deployed to
   const std::vector<SourceReaderCoordinator*> coordinators_;
 
   std::mutex mu_;
@@ -207,8 +214,14 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
 
 RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSetup setup)
     : context_(std::move(context)), setup_(std::move(setup)), stub_(std::make_shared<Stub>()) {
+  // Reconnect within 100 ms..1 s (gRPC's default backoff starts at 1 s and grows to 2 min): a TaskManager that comes
+  // back on the same address is reached quickly.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
   stub_->stub = v1::TaskExecutorGateway::NewStub(
-      grpc::CreateChannel(setup_.task_executor_address, grpc::InsecureChannelCredentials()));
+      grpc::CreateCustomChannel(setup_.task_executor_address, grpc::InsecureChannelCredentials(), args));
   stub_->address = setup_.task_executor_address;
   stub_->timeout_ms = setup_.rpc_timeout_ms;
   setup_.job_master_service->bind(context_.listener, context_.checkpoint_responder,
@@ -217,9 +230,11 @@ RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSe
                                     return counts_locked(from, id);
                                   });
   setup_.split_enumerator_service->bind(this);
+  if (setup_.loss_monitor) loss_handle_ = setup_.loss_monitor->add([this](const cluster::LostTaskManager& l) { on_lost(l); });
 }
 
 RemoteDeployer::~RemoteDeployer() {
+  if (setup_.loss_monitor) setup_.loss_monitor->remove(loss_handle_);
   setup_.split_enumerator_service->unbind();
   setup_.job_master_service->unbind();
 }
@@ -243,14 +258,34 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
     r->set_owned(attempt.restore->point.owned);
     r->set_rehash_key_groups(attempt.restore->rehash == cluster::KeyGroupRehash::kRehash);
   }
-  auto deployed = std::make_unique<Attempt>(this, attempt.attempt_number, std::move(attempt.source_coordinators));
+  uint64_t registration = setup_.registration_id;
+  if (setup_.resource_manager) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
+    bool found = false;
+    while (true) {
+      for (const cluster::TaskManagerInfo& tm : setup_.resource_manager->task_managers()) {
+        if (tm.registration.task_manager_id != setup_.task_manager_id) continue;
+        registration = tm.registration_id;
+        found = true;
+      }
+      if (found || std::chrono::steady_clock::now() >= give_up) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!found) {
+      return Status::timeout("deploying attempt " + std::to_string(attempt.attempt_number) + ": TaskManager '" +
+                             setup_.task_manager_id + "' did not register within slot.request.timeout (" +
+                             std::to_string(setup_.slot_request_timeout_ms) + " ms)");
+    }
+  }
+  auto deployed = std::make_unique<Attempt>(this, attempt.attempt_number, registration,
+                                            std::move(attempt.source_coordinators));
   {
     // Current before the tasks start, so their first reports and reader calls are taken.
     std::lock_guard lock(mu_);
     current_ = deployed.get();
   }
   Status submitted = stub_->call("deploying attempt " + std::to_string(attempt.attempt_number),
-                                 &v1::TaskExecutorGateway::Stub::SubmitAttempt, req);
+                                 &v1::TaskExecutorGateway::Stub::SubmitAttempt, req, 0, /*wait_for_ready=*/true);
   if (!submitted.is_ok()) {
     deployed->cancel();
     return submitted;  // the destructor asks the TaskManager to drop whatever it started
@@ -260,7 +295,20 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
 
 bool RemoteDeployer::counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const {
   return current_ && current_->attempt_number() == id.attempt_number &&
-         from.task_manager_id == setup_.task_manager_id && from.registration_id == setup_.registration_id;
+         from.task_manager_id == setup_.task_manager_id && from.registration_id == current_->registration_id();
+}
+
+void RemoteDeployer::on_lost(const cluster::LostTaskManager& lost) {
+  {
+    std::lock_guard lock(mu_);
+    if (!current_ || lost.task_manager_id != setup_.task_manager_id ||
+        lost.registration_id != current_->registration_id()) {
+      return;
+    }
+  }
+  // Retriable: the restart strategy redeploys once the TaskManager (or its replacement) registered again.
+  context_.listener->on_task_failed(-1, -1, Status::io_error("TaskManager '" + lost.task_manager_id + "' at " +
+                                                             setup_.task_executor_address + " lost: " + lost.reason));
 }
 
 SourceReaderCoordinator* RemoteDeployer::coordinator_of(const TaskManagerSessionId& from,

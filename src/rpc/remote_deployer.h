@@ -9,6 +9,9 @@
 // Every subtask of an attempt runs on the one TaskManager given (its slots must hold the job); spreading an
 // attempt over several TaskManagers needs the TCP data plane between them (docs/cluster.md).
 //
+// With a ResourceManager, a deployment waits up to slot.request.timeout for the TaskManager to be registered (a
+// replacement of a lost one), as Flink's JobMaster waits for slots; with a loss monitor, the running attempt fails
+// as soon as its TaskManager's registration is lost.
 // A call the TaskExecutor refuses or cannot be reached for fails the job's tasks through the JobMaster's listener
 // (on_task_failed with the call's error), so the restart strategy decides, as for any task failure.
 // Thread-safety: deploy() from one thread at a time (the JobMaster's control thread); DeployedTasks as in
@@ -20,7 +23,9 @@
 #include <mutex>
 #include <string>
 
+#include "cluster/resource_manager.h"
 #include "cluster/task_deployer.h"
+#include "cluster/task_manager_loss_monitor.h"
 #include "rpc/job_master_service.h"
 #include "rpc/split_enumerator_service.h"
 
@@ -29,9 +34,18 @@ namespace sluice::rpc {
 struct RemoteDeployerSetup {
   uint64_t leader_epoch = 0;
   std::string task_executor_address;  // "host:port" of the TaskManager's TaskExecutorGateway
-  // The TaskManager's registration with the ResourceManager: only its reports and reader calls count.
+  // The TaskManager, by its id. With `resource_manager`, every attempt goes to its registration current at
+  // deployment (an attempt fails to deploy, retriably, while it is not registered) and `loss_monitor`, when given,
+  // fails the running attempt as soon as that registration is lost. Without one, `registration_id` is fixed.
+  // Only the registration's reports and reader calls count.
   std::string task_manager_id;
   uint64_t registration_id = 0;
+  cluster::ResourceManager* resource_manager = nullptr;
+  cluster::TaskManagerLossMonitor* loss_monitor = nullptr;
+  // slot.request.timeout (Flink's default 5 min): how long a deployment waits for the TaskManager to be registered
+  // before it fails (retriably, through the restart strategy). The JobMaster's control thread waits meanwhile, so a
+  // cancel takes effect once the wait ends.
+  int64_t slot_request_timeout_ms = 300'000;
   int64_t rpc_timeout_ms = 10'000;    // one call; CancelAttempt waits for the tasks to end, so it gets 6x that
   // Served by the JobManager's RpcServer; bound to the job from construction to destruction. Must outlive this.
   JobMasterService* job_master_service = nullptr;
@@ -62,8 +76,11 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   struct Stub;
   std::shared_ptr<Stub> stub_;
 
+  void on_lost(const cluster::LostTaskManager& lost);
+
   std::mutex mu_;
-  Attempt* current_ = nullptr;  // the attempt deployed last, until its DeployedTasks is destroyed
+  Attempt* current_ = nullptr;  // the attempt deployed last, until it is cancelled
+  int64_t loss_handle_ = 0;
 };
 
 }  // namespace sluice::rpc

@@ -1,8 +1,14 @@
 // The ResourceManager's decisions with a manual clock: who may register, when a TaskManager counts as lost and what
-// it held, and how slots are given out (packed, or spread out as cluster.evenly-spread-out-slots asks).
+// it held, and how slots are given out (packed, or spread out as cluster.evenly-spread-out-slots asks); and the loss
+// monitor that reports lost TaskManagers to the JobManager's parts.
 #include "cluster/resource_manager.h"
 
 #include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+
+#include "cluster/task_manager_loss_monitor.h"
 
 namespace sluice::cluster {
 namespace {
@@ -154,6 +160,48 @@ TEST_F(ResourceManagerTest, TaskManagersAreListedInRegistrationOrderWithTheirSlo
   EXPECT_EQ(list[0].registered_at_ms, 1'000);
   EXPECT_EQ(list[1].registration.task_manager_id, "tm-a");
   EXPECT_EQ(list[1].registered_at_ms, 1'010);
+}
+
+}  // namespace
+}  // namespace sluice::cluster
+
+namespace sluice::cluster {
+namespace {
+
+TEST(TaskManagerLossMonitor, ReportsALostTaskManagerToEveryCallbackUntilRemoved) {
+  ManualClock clock(1'000);
+  ResourceManager rm("0.1.0", kFingerprint, HeartbeatSettings{100, 500, 2}, &clock);
+  auto reg = rm.register_task_manager(tm("tm-a", 1));
+  ASSERT_TRUE(reg.is_ok());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> seen;
+  TaskManagerLossMonitor monitor(&rm, 5);
+  const int64_t first = monitor.add([&](const LostTaskManager& l) {
+    std::lock_guard lock(mu);
+    seen.push_back("first " + l.task_manager_id + ": " + l.reason);
+    cv.notify_all();
+  });
+  monitor.add([&](const LostTaskManager& l) {
+    std::lock_guard lock(mu);
+    seen.push_back("second " + l.task_manager_id);
+    cv.notify_all();
+  });
+  rm.disconnect("tm-a", *reg, "connection reset");
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() == 2; }));
+    EXPECT_EQ(seen[0], "first tm-a: connection reset");
+    EXPECT_EQ(seen[1], "second tm-a");
+  }
+  // A heartbeat timeout is reported the same way; a removed callback hears nothing more.
+  monitor.remove(first);
+  auto again = rm.register_task_manager(tm("tm-b", 1));
+  ASSERT_TRUE(again.is_ok());
+  clock.advance_ms(501);
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen.size() == 3; }));
+  EXPECT_EQ(seen[2], "second tm-b");
 }
 
 }  // namespace

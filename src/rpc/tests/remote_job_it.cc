@@ -17,7 +17,10 @@
 #include "../../../tools/sluice/verify.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "cluster/job_master.h"
+#include "cluster/resource_manager.h"
+#include "cluster/task_manager_loss_monitor.h"
 #include "rpc/remote_deployer.h"
+#include "rpc/resource_manager_connection.h"
 #include "rpc/resource_manager_service.h"
 #include "rpc/task_executor_service.h"
 
@@ -116,8 +119,12 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false) {
       jm_program.sg, jm_program.jg, jm_program.config, {},
       [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
         return std::make_unique<RemoteDeployer>(
-            std::move(context),
-            RemoteDeployerSetup{kEpoch, tm_address, "tm-1", 1, 10'000, &job_master_service, &split_service});
+            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
+                                                    .task_executor_address = tm_address,
+                                                    .task_manager_id = "tm-1",
+                                                    .registration_id = 1,
+                                                    .job_master_service = &job_master_service,
+                                                    .split_enumerator_service = &split_service});
       });
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
@@ -172,6 +179,139 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false) {
 }
 
 TEST(RemoteJob, RunsExactlyOnceThroughTheControlPlane) { run(1, 0); }
+
+// The TaskManager's registration as its connection reports it (what a TaskManager's TaskExecutor answers under).
+class Registration final : public ResourceManagerConnection::Listener {
+ public:
+  void on_registered(uint64_t epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) override {
+    std::lock_guard lock(mu_);
+    session_ = TaskManagerSessionId{epoch, "tm-1", registration_id};
+  }
+  void on_jobmanager_lost(const std::string&) override {
+    std::lock_guard lock(mu_);
+    session_.reset();
+  }
+  void on_refused(const Status& reason) override { ADD_FAILURE() << reason.to_string(); }
+  std::optional<TaskManagerSessionId> session() {
+    std::lock_guard lock(mu_);
+    return session_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<TaskManagerSessionId> session_;
+};
+
+// One TaskManager "process": its TaskExecutor served on `port` and its connection to the JobManager.
+struct TaskManagerProcess {
+  TaskManagerProcess(Program& program, MetricRegistry& metrics, const std::string& jm_address, int32_t port) {
+    TaskExecutorSetup tm;
+    tm.stream_graph = program.sg.get();
+    tm.job_graph = &program.jg;
+    tm.config = &program.config;
+    tm.job_metrics = &metrics.add_job_group("remote-per-auction");
+    tm.jobmanager_address = jm_address;
+    tm.session = [this] { return registration.session(); };
+    tm.report_timeout_ms = 5'000;
+    executor = std::make_unique<TaskExecutorService>(tm);
+    auto s = RpcServer::start("127.0.0.1", port, {executor.get()});
+    EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+    if (!s.is_ok()) return;
+    server = std::move(*s);
+    connection = std::make_unique<ResourceManagerConnection>(
+        ResourceManagerConnectionConfig{jm_address, {"tm-1", "127.0.0.1", server->port(), 2, "0.1.0", 0}, 50},
+        &registration, SystemClock::shared().get());
+    connection->start();
+  }
+  // As when the process is killed: its server and its connection go, its tasks stop.
+  void kill() {
+    server->shutdown(0);
+    connection->stop();
+    executor->cancel_running_attempt();
+  }
+
+  Registration registration;
+  std::unique_ptr<TaskExecutorService> executor;
+  std::unique_ptr<RpcServer> server;
+  std::unique_ptr<ResourceManagerConnection> connection;
+};
+
+TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOnExactlyOnce) {
+  const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-replaced";
+  std::filesystem::remove_all(base);
+  per_auction::JobOptions opt;
+  opt.source.generator.max_events = 200'000;
+  opt.source.generator.seed = 5;
+  opt.output_dir = base + "/out";
+  Program jm_program = build_program(opt, base + "/ck");
+  jm_program.config.restart.fixed_delay = {10, 50};
+  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
+  gate->limit.store(opt.source.generator.max_events / 2);
+  per_auction::JobOptions tm_opt = opt;
+  tm_opt.source.gate = gate;
+  Program tm_program = build_program(tm_opt, base + "/ck");
+
+  // The JobManager: ResourceManager, loss monitor and the job's services on one control-plane port.
+  cluster::ResourceManager rm("0.1.0", 0, cluster::HeartbeatSettings{100, 3'000, 5}, SystemClock::shared().get());
+  cluster::TaskManagerLossMonitor monitor(&rm, 20);
+  ResourceManagerService rm_service(&rm, kEpoch);
+  JobMasterService job_master_service(kEpoch);
+  SplitEnumeratorService split_service(kEpoch);
+  auto jm_server = RpcServer::start("127.0.0.1", 0, {&rm_service, &job_master_service, &split_service});
+  ASSERT_TRUE(jm_server.is_ok()) << jm_server.status().to_string();
+  const std::string jm_address = "127.0.0.1:" + std::to_string((*jm_server)->port());
+
+  MetricRegistry tm_metrics;
+  auto first = std::make_unique<TaskManagerProcess>(tm_program, tm_metrics, jm_address, 0);
+  ASSERT_TRUE(first->server);
+  const int32_t tm_port = first->server->port();
+  ASSERT_TRUE(wait_until([&] { return first->registration.session().has_value(); }, "the TaskManager's registration"));
+
+  auto client = cluster::start_job_master(
+      jm_program.sg, jm_program.jg, jm_program.config, {},
+      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+        return std::make_unique<RemoteDeployer>(
+            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
+                                                    .task_executor_address = "127.0.0.1:" + std::to_string(tm_port),
+                                                    .task_manager_id = "tm-1",
+                                                    .resource_manager = &rm,
+                                                    .loss_monitor = &monitor,
+                                                    .slot_request_timeout_ms = 30'000,
+                                                    .job_master_service = &job_master_service,
+                                                    .split_enumerator_service = &split_service});
+      });
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  ASSERT_TRUE(wait_until([&] { return cp->checkpoint_stats().num_completed >= 2; }, "two checkpoints"));
+
+  const auto killed_at = std::chrono::steady_clock::now();
+  first->kill();
+  ASSERT_TRUE(wait_until([&] { return cp->restarts() >= 1; }, "the failover after the TaskManager died"));
+  const auto noticed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at).count();
+  std::printf("the TaskManager's death led to a failover after %lld ms (heartbeat.timeout 3000 ms)\n",
+              static_cast<long long>(noticed_ms));
+  EXPECT_LT(noticed_ms, 2'000);  // seen through its connection, not by the heartbeat timeout
+
+  // A replacement on the same address registers; the next redeployment goes to it and the job runs to the end.
+  first.reset();
+  TaskManagerProcess second(tm_program, tm_metrics, jm_address, tm_port);
+  ASSERT_TRUE(second.server) << "port " << tm_port << " could not be bound again";
+  gate->open();
+  JobExecutionResult result = (*client)->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  bool restored = false;
+  for (const auto& r : cp->recoveries()) restored = restored || r.first > 0;
+  EXPECT_TRUE(restored) << "the replacement restored a checkpoint";
+
+  auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, opt.source.generator.max_events);
+  auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  second.kill();
+  (*jm_server)->shutdown();
+  std::filesystem::remove_all(base);
+}
 
 TEST(RemoteJob, TakesASavepointWhoseStateTheTaskManagerWroteIntoIt) { run(4, 0, /*savepoint=*/true); }
 
