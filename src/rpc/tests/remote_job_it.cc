@@ -56,6 +56,20 @@ Program build_program(const per_auction::JobOptions& opt, const std::string& che
   return p;
 }
 
+// A TaskManager's TaskExecutor for `program`, reporting to `jm_address` under the registration `session` gives.
+TaskExecutorSetup task_executor_setup(Program& program, MetricRegistry& metrics, const std::string& jm_address,
+                                      std::function<std::optional<TaskManagerSessionId>()> session) {
+  TaskExecutorSetup tm;
+  tm.stream_graph = program.sg.get();
+  tm.job_graph = &program.jg;
+  tm.config = &program.config;
+  tm.job_metrics = &metrics.add_job_group("remote-per-auction");
+  tm.jobmanager_address = jm_address;
+  tm.session = std::move(session);
+  tm.report_timeout_ms = 5'000;
+  return tm;
+}
+
 std::vector<runtime::FaultInjector::Task> every_point(const graph::JobGraph& jg) {
   std::vector<runtime::FaultInjector::Task> tasks;
   for (const auto& v : jg.vertices)
@@ -101,14 +115,9 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false) {
   // The TaskManager, registered under the JobManager's epoch.
   MetricRegistry tm_metrics;
   runtime::FaultInjector injector(every_point(tm_program.jg));
-  TaskExecutorSetup tm;
-  tm.stream_graph = tm_program.sg.get();
-  tm.job_graph = &tm_program.jg;
-  tm.config = &tm_program.config;
-  tm.job_metrics = &tm_metrics.add_job_group("remote-per-auction");
-  tm.jobmanager_address = jm_address;
-  tm.session = [] { return std::optional<TaskManagerSessionId>(TaskManagerSessionId{kEpoch, "tm-1", 1}); };
-  tm.report_timeout_ms = 5'000;
+  TaskExecutorSetup tm = task_executor_setup(tm_program, tm_metrics, jm_address, [] {
+    return std::optional<TaskManagerSessionId>(TaskManagerSessionId{kEpoch, "tm-1", 1});
+  });
   tm.fault_injector = &injector;
   TaskExecutorService task_executor(tm);
   auto tm_server = RpcServer::start("127.0.0.1", 0, {&task_executor});
@@ -205,15 +214,8 @@ class Registration final : public ResourceManagerConnection::Listener {
 // One TaskManager "process": its TaskExecutor served on `port` and its connection to the JobManager.
 struct TaskManagerProcess {
   TaskManagerProcess(Program& program, MetricRegistry& metrics, const std::string& jm_address, int32_t port) {
-    TaskExecutorSetup tm;
-    tm.stream_graph = program.sg.get();
-    tm.job_graph = &program.jg;
-    tm.config = &program.config;
-    tm.job_metrics = &metrics.add_job_group("remote-per-auction");
-    tm.jobmanager_address = jm_address;
-    tm.session = [this] { return registration.session(); };
-    tm.report_timeout_ms = 5'000;
-    executor = std::make_unique<TaskExecutorService>(tm);
+    executor = std::make_unique<TaskExecutorService>(
+        task_executor_setup(program, metrics, jm_address, [this] { return registration.session(); }));
     auto s = RpcServer::start("127.0.0.1", port, {executor.get()});
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
     if (!s.is_ok()) return;
