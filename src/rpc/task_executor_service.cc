@@ -104,6 +104,7 @@ struct TaskExecutorService::Attempt {
   std::unique_ptr<cluster::DeployedTasks> tasks;
 
   ~Attempt() {
+    if (reports) reports->abandon();
     if (tasks) {
       tasks->cancel();
       tasks->join();
@@ -122,6 +123,12 @@ void TaskExecutorService::cancel_running_attempt() {
     gone = std::move(attempt_);
   }
   gone.reset();  // cancels and joins outside the lock: task reports may still be on their way out
+}
+
+std::optional<int32_t> TaskExecutorService::running_attempt() {
+  std::lock_guard lock(mu_);
+  if (!attempt_) return std::nullopt;
+  return attempt_->number;
 }
 
 grpc::Status TaskExecutorService::admit(uint64_t epoch, TaskManagerSessionId* session) const {

@@ -49,6 +49,8 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
 
   // Cancels and joins the running attempt, if any (the TaskManager lost its JobManager, or shuts down).
   void cancel_running_attempt();
+  // The attempt number running here, if any.
+  std::optional<int32_t> running_attempt();
 
   grpc::Status SubmitAttempt(grpc::ServerContext* context, const v1::SubmitAttemptRequest* request,
                              v1::TaskExecutorReply* response) override;

@@ -1,5 +1,6 @@
 #include "rpc/task_reports.h"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -18,6 +19,7 @@ struct TaskReports::Impl {
   TaskManagerSessionId session;
   int32_t attempt_number;
   int64_t report_timeout_ms;
+  std::atomic<bool> abandoned{false};
 
   void fill(v1::TaskManagerSession* s) const {
     s->set_leader_epoch(session.leader_epoch);
@@ -39,7 +41,7 @@ struct TaskReports::Impl {
       if (s.ok()) return;
       const bool retry = s.error_code() == grpc::StatusCode::UNAVAILABLE ||
                          s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-      if (!retry || std::chrono::steady_clock::now() >= give_up) break;
+      if (!retry || abandoned.load() || std::chrono::steady_clock::now() >= give_up) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     spdlog::warn("TaskManager '{}': {} was not delivered to the JobMaster: {}", session.task_manager_id, what,
@@ -68,6 +70,8 @@ TaskReports::TaskReports(const std::string& jobmanager_address, TaskManagerSessi
 }
 
 TaskReports::~TaskReports() = default;
+
+void TaskReports::abandon() { impl_->abandoned.store(true); }
 
 void TaskReports::on_task_end_of_data(int32_t vertex, int32_t subtask) {
   impl_->state_change(vertex, subtask, v1::TASK_END_OF_DATA, nullptr);

@@ -41,6 +41,10 @@ class TaskReports final : public runtime::TaskListener, public runtime::Checkpoi
                    runtime::SubtaskSnapshotStats stats) override;
   void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override;
 
+  // The attempt is being cancelled here: reports in retry give up now and later ones are sent once, so cancelling
+  // does not wait for a JobManager that is gone.
+  void abandon();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -21,6 +21,7 @@
 #include "cluster/task_manager_loss_monitor.h"
 #include "rpc/remote_deployer.h"
 #include "rpc/resource_manager_connection.h"
+#include "rpc/task_manager.h"
 #include "rpc/resource_manager_service.h"
 #include "rpc/task_executor_service.h"
 
@@ -189,54 +190,45 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false) {
 
 TEST(RemoteJob, RunsExactlyOnceThroughTheControlPlane) { run(1, 0); }
 
-// The TaskManager's registration as its connection reports it (what a TaskManager's TaskExecutor answers under).
-class Registration final : public ResourceManagerConnection::Listener {
- public:
-  void on_registered(uint64_t epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) override {
-    std::lock_guard lock(mu_);
-    session_ = TaskManagerSessionId{epoch, "tm-1", registration_id};
-  }
-  void on_jobmanager_lost(const std::string&) override {
-    std::lock_guard lock(mu_);
-    session_.reset();
-  }
-  void on_refused(const Status& reason) override { ADD_FAILURE() << reason.to_string(); }
-  std::optional<TaskManagerSessionId> session() {
-    std::lock_guard lock(mu_);
-    return session_;
-  }
+// The TaskManager's copy of the program, whose sources emit no further than `gate` (starting at `limit`) lets them.
+Program gated_program(const per_auction::JobOptions& opt, const std::string& base,
+                      const std::shared_ptr<nexmark::NexmarkEmitGate>& gate, int64_t limit) {
+  gate->limit.store(limit);
+  per_auction::JobOptions tm_opt = opt;
+  tm_opt.source.gate = gate;
+  return build_program(tm_opt, base + "/ck");
+}
 
- private:
-  std::mutex mu_;
-  std::optional<TaskManagerSessionId> session_;
-};
-
-// One TaskManager "process": its TaskExecutor served on `port` and its connection to the JobManager.
-struct TaskManagerProcess {
-  TaskManagerProcess(Program& program, MetricRegistry& metrics, const std::string& jm_address, int32_t port) {
-    executor = std::make_unique<TaskExecutorService>(
-        task_executor_setup(program, metrics, jm_address, [this] { return registration.session(); }));
-    auto s = RpcServer::start("127.0.0.1", port, {executor.get()});
+// A JobManager's control plane: its ResourceManager and the job's services on one port.
+struct JobManagerControlPlane {
+  JobManagerControlPlane() {
+    auto s = RpcServer::start("127.0.0.1", 0, {&rm_service, &job_master_service, &split_service});
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
-    if (!s.is_ok()) return;
-    server = std::move(*s);
-    connection = std::make_unique<ResourceManagerConnection>(
-        ResourceManagerConnectionConfig{jm_address, {"tm-1", "127.0.0.1", server->port(), 2, "0.1.0", 0}, 50},
-        &registration, SystemClock::shared().get());
-    connection->start();
+    if (s.is_ok()) server = std::move(*s);
   }
-  // As when the process is killed: its server and its connection go, its tasks stop.
-  void kill() {
-    server->shutdown(0);
-    connection->stop();
-    executor->cancel_running_attempt();
-  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
 
-  Registration registration;
-  std::unique_ptr<TaskExecutorService> executor;
+  cluster::ResourceManager rm{"0.1.0", 0, cluster::HeartbeatSettings{100, 3'000, 5}, SystemClock::shared().get()};
+  ResourceManagerService rm_service{&rm, kEpoch};
+  JobMasterService job_master_service{kEpoch};
+  SplitEnumeratorService split_service{kEpoch};
   std::unique_ptr<RpcServer> server;
-  std::unique_ptr<ResourceManagerConnection> connection;
 };
+
+// A TaskManager "process" for `program` on `port`, registering as tm-1 with the JobManager at `jm_address`.
+std::unique_ptr<TaskManager> start_task_manager(Program& program, MetricRegistry& metrics, const std::string& jm_address,
+                                                int32_t port) {
+  TaskManagerConfig config;
+  config.rpc_port = port;
+  config.task_manager_id = "tm-1";
+  config.num_slots = 2;
+  config.sluice_version = "0.1.0";
+  config.registration_retry_ms = 50;
+  config.executor = task_executor_setup(program, metrics, jm_address, nullptr);
+  auto tm = TaskManager::start(std::move(config), SystemClock::shared().get());
+  EXPECT_TRUE(tm.is_ok()) << tm.status().to_string();
+  return tm.is_ok() ? std::move(*tm) : nullptr;
+}
 
 TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOnExactlyOnce) {
   const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-replaced";
@@ -248,26 +240,22 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   Program jm_program = build_program(opt, base + "/ck");
   jm_program.config.restart.fixed_delay = {10, 50};
   auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
-  gate->limit.store(opt.source.generator.max_events / 2);
-  per_auction::JobOptions tm_opt = opt;
-  tm_opt.source.gate = gate;
-  Program tm_program = build_program(tm_opt, base + "/ck");
+  Program tm_program = gated_program(opt, base, gate, opt.source.generator.max_events / 2);
 
   // The JobManager: ResourceManager, loss monitor and the job's services on one control-plane port.
-  cluster::ResourceManager rm("0.1.0", 0, cluster::HeartbeatSettings{100, 3'000, 5}, SystemClock::shared().get());
+  JobManagerControlPlane jm;
+  ASSERT_TRUE(jm.server);
+  cluster::ResourceManager& rm = jm.rm;
   cluster::TaskManagerLossMonitor monitor(&rm, 20);
-  ResourceManagerService rm_service(&rm, kEpoch);
-  JobMasterService job_master_service(kEpoch);
-  SplitEnumeratorService split_service(kEpoch);
-  auto jm_server = RpcServer::start("127.0.0.1", 0, {&rm_service, &job_master_service, &split_service});
-  ASSERT_TRUE(jm_server.is_ok()) << jm_server.status().to_string();
-  const std::string jm_address = "127.0.0.1:" + std::to_string((*jm_server)->port());
+  JobMasterService& job_master_service = jm.job_master_service;
+  SplitEnumeratorService& split_service = jm.split_service;
+  const std::string jm_address = jm.address();
 
   MetricRegistry tm_metrics;
-  auto first = std::make_unique<TaskManagerProcess>(tm_program, tm_metrics, jm_address, 0);
-  ASSERT_TRUE(first->server);
-  const int32_t tm_port = first->server->port();
-  ASSERT_TRUE(wait_until([&] { return first->registration.session().has_value(); }, "the TaskManager's registration"));
+  auto first = start_task_manager(tm_program, tm_metrics, jm_address, 0);
+  ASSERT_TRUE(first);
+  const int32_t tm_port = first->rpc_port();
+  ASSERT_TRUE(wait_until([&] { return first->session().has_value(); }, "the TaskManager's registration"));
 
   auto client = cluster::start_job_master(
       jm_program.sg, jm_program.jg, jm_program.config, {},
@@ -287,7 +275,7 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   ASSERT_TRUE(wait_until([&] { return cp->checkpoint_stats().num_completed >= 2; }, "two checkpoints"));
 
   const auto killed_at = std::chrono::steady_clock::now();
-  first->kill();
+  first->stop();
   ASSERT_TRUE(wait_until([&] { return cp->restarts() >= 1; }, "the failover after the TaskManager died"));
   const auto noticed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at).count();
@@ -297,8 +285,8 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
 
   // A replacement on the same address registers; the next redeployment goes to it and the job runs to the end.
   first.reset();
-  TaskManagerProcess second(tm_program, tm_metrics, jm_address, tm_port);
-  ASSERT_TRUE(second.server) << "port " << tm_port << " could not be bound again";
+  auto second = start_task_manager(tm_program, tm_metrics, jm_address, tm_port);
+  ASSERT_TRUE(second) << "port " << tm_port << " could not be bound again";
   gate->open();
   JobExecutionResult result = (*client)->wait();
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
@@ -310,8 +298,56 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
-  second.kill();
-  (*jm_server)->shutdown();
+  second->stop();
+  jm.server->shutdown();
+  std::filesystem::remove_all(base);
+}
+
+TEST(RemoteJob, ATaskManagerThatLosesItsJobManagerCancelsItsTasks) {
+  const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-jm-lost";
+  std::filesystem::remove_all(base);
+  per_auction::JobOptions opt;
+  opt.source.generator.max_events = 200'000;
+  opt.output_dir = base + "/out";
+  Program jm_program = build_program(opt, base + "/ck");
+  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
+  Program tm_program = gated_program(opt, base, gate, opt.source.generator.max_events / 4);  // stays running
+
+  JobManagerControlPlane jm;
+  ASSERT_TRUE(jm.server);
+  cluster::ResourceManager& rm = jm.rm;
+  JobMasterService& job_master_service = jm.job_master_service;
+  SplitEnumeratorService& split_service = jm.split_service;
+  const std::string jm_address = jm.address();
+  MetricRegistry tm_metrics;
+  auto tm = start_task_manager(tm_program, tm_metrics, jm_address, 0);
+  ASSERT_TRUE(tm);
+  ASSERT_TRUE(wait_until([&] { return tm->session().has_value(); }, "the TaskManager's registration"));
+
+  auto client = cluster::start_job_master(
+      jm_program.sg, jm_program.jg, jm_program.config, {},
+      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+        return std::make_unique<RemoteDeployer>(
+            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
+                                                    .task_executor_address = "127.0.0.1:" + std::to_string(tm->rpc_port()),
+                                                    .task_manager_id = "tm-1",
+                                                    .resource_manager = &rm,
+                                                    .slot_request_timeout_ms = 1'000,
+                                                    .job_master_service = &job_master_service,
+                                                    .split_enumerator_service = &split_service});
+      });
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  ASSERT_TRUE(wait_until([&] { return tm->running_attempt().has_value(); }, "the attempt on the TaskManager"));
+
+  // The JobManager's process goes: the TaskManager sees its connection end and cancels its tasks at once.
+  jm.rm_service.shutdown();
+  jm.server->shutdown(0);
+  ASSERT_TRUE(wait_until([&] { return !tm->running_attempt().has_value(); }, "the TaskManager cancelling its tasks"));
+  EXPECT_FALSE(tm->session().has_value());
+  EXPECT_TRUE(tm->refused().is_ok());
+  (*client)->cancel();
+  EXPECT_EQ((*client)->wait().status, JobStatus::kCanceled);
+  tm->stop();
   std::filesystem::remove_all(base);
 }
 

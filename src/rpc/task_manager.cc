@@ -1,0 +1,70 @@
+#include "rpc/task_manager.h"
+
+#include <spdlog/spdlog.h>
+
+namespace sluice::rpc {
+
+Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config, const Clock* clock) {
+  std::unique_ptr<TaskManager> tm(new TaskManager(std::move(config)));
+  TaskExecutorSetup setup = tm->config_.executor;
+  setup.session = [t = tm.get()] { return t->session(); };
+  tm->executor_ = std::make_unique<TaskExecutorService>(std::move(setup));
+  SLUICE_ASSIGN_OR_RETURN(tm->server_, RpcServer::start(tm->config_.bind_address, tm->config_.rpc_port,
+                                                        {tm->executor_.get()}));
+  cluster::TaskManagerRegistration r{tm->config_.task_manager_id, tm->config_.bind_address, tm->server_->port(),
+                                     tm->config_.num_slots, tm->config_.sluice_version,
+                                     tm->config_.job_graph_fingerprint};
+  tm->connection_ = std::make_unique<ResourceManagerConnection>(
+      ResourceManagerConnectionConfig{tm->config_.executor.jobmanager_address, std::move(r),
+                                      tm->config_.registration_retry_ms},
+      static_cast<ResourceManagerConnection::Listener*>(tm.get()), clock);
+  tm->connection_->start();
+  return tm;
+}
+
+TaskManager::~TaskManager() { stop(); }
+
+std::optional<TaskManagerSessionId> TaskManager::session() const {
+  std::lock_guard lock(mu_);
+  return session_;
+}
+
+void TaskManager::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  server_->shutdown(0);
+  connection_->stop();
+  executor_->cancel_running_attempt();
+}
+
+void TaskManager::on_registered(uint64_t leader_epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) {
+  std::lock_guard lock(mu_);
+  session_ = TaskManagerSessionId{leader_epoch, config_.task_manager_id, registration_id};
+}
+
+void TaskManager::on_jobmanager_lost(const std::string& reason) {
+  {
+    std::lock_guard lock(mu_);
+    session_.reset();
+  }
+  spdlog::warn("TaskManager '{}': cancelling its tasks, the JobManager is lost ({})", config_.task_manager_id, reason);
+  executor_->cancel_running_attempt();
+}
+
+Status TaskManager::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+void TaskManager::on_refused(const Status& reason) {
+  {
+    std::lock_guard lock(mu_);
+    refused_ = reason;
+  }
+  spdlog::error("TaskManager '{}': the JobManager refused it for good: {}", config_.task_manager_id, reason.to_string());
+}
+
+}  // namespace sluice::rpc

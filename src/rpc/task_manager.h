@@ -1,0 +1,66 @@
+// TaskManager: one TaskManager process's control-plane side - its TaskExecutor served on `taskmanager.host`
+// (an RpcServer, Flink's TaskExecutor RPC endpoint) and its connection to the JobManager's ResourceManager
+// (registration, heartbeats, connection watch). Its TaskExecutor answers under the registration the connection
+// currently holds; when the connection loses the JobManager, the running attempt is cancelled at once (Flink's
+// TaskExecutor fails its tasks when it disconnects from the JobManager) and the connection registers again.
+// Thread-safety: start/stop from one thread.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "rpc/resource_manager_connection.h"
+#include "rpc/resource_manager_service.h"
+#include "rpc/task_executor_service.h"
+
+namespace sluice::rpc {
+
+struct TaskManagerConfig {
+  std::string bind_address = "127.0.0.1";  // taskmanager.host (also announced to the JobManager)
+  int32_t rpc_port = 0;                    // the TaskExecutor's port (0: an ephemeral port)
+  std::string task_manager_id;
+  int32_t num_slots = 1;       // taskmanager.numberOfTaskSlots
+  std::string sluice_version;  // this build's release
+  uint64_t job_graph_fingerprint = 0;
+  int64_t registration_retry_ms = 500;
+  // The job (as TaskExecutorSetup): stream graph, job graph, config, metrics, jobmanager address, report timeout,
+  // fault injector. `session` is filled in by the TaskManager.
+  TaskExecutorSetup executor;
+};
+
+class TaskManager final : private ResourceManagerConnection::Listener {
+ public:
+  // Serves the TaskExecutor and starts registering. kIOError when the port cannot be bound.
+  static Result<std::unique_ptr<TaskManager>> start(TaskManagerConfig config, const Clock* clock);
+  ~TaskManager() override;  // stop()
+
+  int32_t rpc_port() const { return server_->port(); }
+  // The registration held now; nullopt while none.
+  std::optional<TaskManagerSessionId> session() const;
+  // As a process exit: the connection, the server and the running attempt go. Idempotent.
+  void stop();
+  // The attempt number running here, if any.
+  std::optional<int32_t> running_attempt() { return executor_->running_attempt(); }
+  // Why the JobManager refused this TaskManager for good (another release or program): the process should stop
+  // with it. OK while not refused.
+  Status refused() const;
+
+ private:
+  explicit TaskManager(TaskManagerConfig config) : config_(std::move(config)) {}
+  void on_registered(uint64_t leader_epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) override;
+  void on_jobmanager_lost(const std::string& reason) override;
+  void on_refused(const Status& reason) override;
+
+  TaskManagerConfig config_;
+  mutable std::mutex mu_;
+  std::optional<TaskManagerSessionId> session_;
+  Status refused_;
+  std::unique_ptr<TaskExecutorService> executor_;
+  std::unique_ptr<RpcServer> server_;
+  std::unique_ptr<ResourceManagerConnection> connection_;
+  bool stopped_ = false;
+};
+
+}  // namespace sluice::rpc
