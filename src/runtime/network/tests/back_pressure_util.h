@@ -53,4 +53,16 @@ inline void emit_until_cancelled(ResultPartition& partition, size_t record_bytes
   }
 }
 
+// Emits `count` `record_bytes`-byte records to subpartition 0, counting each once emit_record returned, then
+// finishes the partition.
+inline void emit_and_finish(ResultPartition& partition, size_t record_bytes, int64_t count,
+                            std::atomic<int64_t>& emitted) {
+  std::vector<uint8_t> record(record_bytes, 2);
+  for (int64_t i = 0; i < count; ++i) {
+    partition.emit_record(0, record.data(), record.size());
+    emitted.fetch_add(1);
+  }
+  partition.finish();
+}
+
 }  // namespace sluice::runtime::testing

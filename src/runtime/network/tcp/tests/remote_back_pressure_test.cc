@@ -38,14 +38,7 @@ TEST(RemoteBackPressure, SlowConsumerNeverSeesMoreThanTheBoundInFlight) {
   InputGate& gate = remote.gate;
   constexpr int64_t kRecords = 20000;
   std::atomic<int64_t> emitted{0};
-  std::thread producer([&] {
-    std::vector<uint8_t> record(kRecordBytes, 2);
-    for (int64_t i = 0; i < kRecords; ++i) {
-      partition.emit_record(0, record.data(), record.size());
-      emitted.fetch_add(1);
-    }
-    partition.finish();
-  });
+  std::thread producer([&] { runtime::testing::emit_and_finish(partition, kRecordBytes, kRecords, emitted); });
   int64_t consumed = 0;
   int64_t worst = 0;
   int64_t polls = 0;
