@@ -17,6 +17,9 @@
 #include "fs/file_systems_from_config.h"
 #include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
+#include "graph/job_graph_fingerprint.h"
+#include "rpc/cluster_process.h"
+#include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice {
@@ -42,6 +45,10 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
       if (i + 1 >= argc) return Status::invalid_argument("--check-restore: expected a savepoint or checkpoint path after it");
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kStateRecoveryPath.key, argv[++i]));
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kCheckRestoreOnly.key, "true"));
+    } else if (a == "--role") {
+      // jobmanager | taskmanager | mini_cluster: how execute() runs the program (docs/cluster.md).
+      if (i + 1 >= argc) return Status::invalid_argument("--role: expected jobmanager or taskmanager after it");
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kProcessRole.key, argv[++i]).with_context("--role"));
     } else if (a == "--allow-non-restored-state") {
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kIgnoreUnclaimedState.key, "true"));
     } else if (a == "--rehash-key-groups") {
@@ -308,6 +315,44 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   std::exit(check.would_restore() ? 0 : 1);
 }
 
+// The job's exclusive claims: its sinks' outputs, its checkpoint folder and the checkpoint it restores in CLAIM mode (a
+// savepoint is never claimed - cluster/mini_cluster.h - so never deleted by this job).
+Result<std::vector<std::unique_ptr<HeldClaim>>> take_claims(const Configuration& config, const StreamGraph& sg,
+                                                            const cluster::MiniClusterConfig& mc,
+                                                            const ClaimingJob& claimant) {
+  const std::string checkpoint_dir = mc.checkpointing ? config.get(options::kCheckpointsDirectory) : "";
+  const std::string claimed_restore =
+      mc.restore && mc.restore->claim && mc.restore->metadata.type != checkpoint::SnapshotType::kSavepoint
+          ? mc.restore->location
+          : "";
+  return cluster::take_job_claims(sg, claimant, checkpoint_dir, mc.file_systems, claimed_restore);
+}
+
+// execution.process-role JOBMANAGER or TASKMANAGER: the program runs as one process of a cluster
+// (rpc/cluster_process.h); `graph` is handed over as by execute_async.
+Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& config, std::shared_ptr<StreamGraph>& graph,
+                                                      ProcessRole role, graph::JobGraph jg,
+                                                      const cluster::MiniClusterConfig& mc, const ClaimingJob& claimant) {
+  const std::string role_name(OptionType<ProcessRole>::format(role));
+  SLUICE_ASSIGN_OR_RETURN(rpc::ClusterProcessConfig process, rpc::ClusterProcessConfig::from(config));
+  if (mc.checkpointing && !mc.storage->supports_savepoints()) {
+    // JobManager checkpoint storage is one process's memory: a TaskManager could not read back what it restores.
+    return Status::invalid_argument(options::kProcessRole.key + " " + role_name + ": checkpoint storage " +
+                                    mc.storage->describe() + " lives in one process's memory; set " +
+                                    options::kCheckpointsDirectory.key +
+                                    " to an s3:// path or a folder every host of the cluster reaches");
+  }
+  const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties);
+  std::shared_ptr<const StreamGraph> sg = std::move(graph);
+  graph = std::make_shared<StreamGraph>();
+  if (role == ProcessRole::kTaskManager) {
+    // The JobManager holds the job's claims; a TaskManager only runs the subtasks it is given.
+    return rpc::start_task_manager(std::move(sg), std::move(jg), mc, process, fingerprint);
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims, take_claims(config, *sg, mc, claimant));
+  return rpc::start_job_manager(std::move(sg), std::move(jg), mc, std::move(claims), process, fingerprint);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(const std::string& job_name) {
@@ -382,14 +427,11 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   }
   if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
-  const std::string checkpoint_dir = mc.checkpointing ? config_.get(options::kCheckpointsDirectory) : "";
-  // A savepoint is never claimed (cluster/mini_cluster.h), so never deleted by this job.
-  const std::string claimed_restore =
-      mc.restore && mc.restore->claim && mc.restore->metadata.type != checkpoint::SnapshotType::kSavepoint
-          ? mc.restore->location
-          : "";
-  SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims,
-                          cluster::take_job_claims(*graph_, claimant, checkpoint_dir, mc.file_systems, claimed_restore));
+  const ProcessRole role = config_.get(options::kProcessRole);
+  if (role != ProcessRole::kMiniCluster) {
+    return execute_in_cluster(config_, graph_, role, std::move(jg).value(), mc, claimant);
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims, take_claims(config_, *graph_, mc, claimant));
 
   // The graph now belongs to the job; the environment starts a fresh program (as Flink clears its
   // transformations after execute).

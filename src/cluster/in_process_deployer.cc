@@ -74,6 +74,11 @@ class InProcessTasks final : public DeployedTasks {
   void wake() override {
     for (auto& t : tasks_) t.task->mailbox().put([] {});
   }
+  void fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) override {
+    for (auto& t : tasks_) {
+      if (t.id == subtask) t.task->mailbox().put([cause] { throw StatusError(cause); });
+    }
+  }
 
   void cancel() override {
     {
@@ -127,7 +132,26 @@ Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployme
     SLUICE_ASSIGN_OR_RETURN(restore, AttemptRestoreAssignment::build(*attempt.restore, *cfg.storage,
                                                                      *context_.stream_graph, jg));
   }
-  AttemptNetwork net = build_attempt_network(jg, cfg.network, cfg.clock);
+  if (attempt.placement) {
+    // This TaskManager's share: exactly the subtasks the placement puts here (a channel to a missing one would hang).
+    SLUICE_RETURN_IF_ERROR(check_placement(jg, *attempt.placement));
+    size_t local = 0;
+    for (const auto& v : jg.vertices)
+      for (int32_t i = 0; i < v.parallelism; ++i) local += attempt.placement->is_local(v.id, i) ? 1 : 0;
+    for (const SubtaskDeployment& s : attempt.subtasks) {
+      if (!attempt.placement->is_local(s.id.vertex.value(), s.id.subtask.value())) {
+        return Status::invalid_argument(s.id.to_string() + " is deployed here, the placement puts it on TaskManager " +
+                                        std::to_string(attempt.placement->task_manager_of[static_cast<size_t>(
+                                            s.id.vertex.value())][static_cast<size_t>(s.id.subtask.value())]));
+      }
+    }
+    if (local != attempt.subtasks.size()) {
+      return Status::invalid_argument("the placement puts " + std::to_string(local) + " subtasks here, " +
+                                      std::to_string(attempt.subtasks.size()) + " are deployed");
+    }
+  }
+  SLUICE_ASSIGN_OR_RETURN(AttemptNetwork net, build_attempt_network(jg, cfg.network, cfg.clock,
+                                                                    attempt.placement ? &*attempt.placement : nullptr));
   std::vector<InProcessTasks::Task> tasks;
   for (SubtaskDeployment& s : attempt.subtasks) {
     const auto& v = jg.vertices[static_cast<size_t>(s.id.vertex.value())];

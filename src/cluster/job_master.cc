@@ -50,8 +50,7 @@ class JobMaster final : public CheckpointingJobClient,
         lineage_(restored_lineage(cfg_.restore, job_id_)), claims_(std::move(claims)),
         eg_(graph::build_execution_graph(jg_)), savepoints_(names_),
         lifecycle_(job_id_, jg_.job_name, cfg_.clock ? cfg_.clock : SystemClock::shared()) {
-    if (!cfg_.clock) cfg_.clock = SystemClock::shared();
-    if (!cfg_.rocksdb.names) cfg_.rocksdb.names = names_;
+    complete_task_settings(cfg_, names_);
     // The points each subtask's chain can reach (runtime/fault_injection.h).
     std::vector<runtime::FaultInjector::Task> injectable;
     for (const auto& ev : eg_.subtasks) {
@@ -708,6 +707,7 @@ class JobMaster final : public CheckpointingJobClient,
     savepoints_.fail_all(Status::cancelled(std::string("the job ended (") + job_status_name(terminal) +
                                            ") before the savepoint completed"));
     claims_.clear();  // nothing of this job writes any more: the next job may take its folders and prefixes
+    if (deployer_) deployer_->on_job_end(terminal);
     Status ended = lifecycle_.terminate(terminal, error);
     if (!ended.is_ok()) spdlog::error("{}", ended.to_string());
   }

@@ -7,6 +7,11 @@
 
 namespace sluice::cluster {
 
+void complete_task_settings(MiniClusterConfig& config, const std::shared_ptr<NameSource>& names) {
+  if (!config.clock) config.clock = SystemClock::shared();
+  if (!config.rocksdb.names) config.rocksdb.names = names;
+}
+
 Result<std::unique_ptr<JobClient>> submit_job(std::shared_ptr<const StreamGraph> stream_graph,
                                               graph::JobGraph job_graph, const MiniClusterConfig& config,
                                               std::vector<std::unique_ptr<HeldClaim>> claims) {

@@ -174,6 +174,10 @@ class CheckpointingJobClient : public JobClient {
                                                                int64_t timeout_ms) const = 0;
 };
 
+// What every process that runs a job's tasks fills in before it deploys any (a JobMaster, a TaskManager): the
+// system clock when `config` names none, and `names` for RocksDB's working folders when it names none.
+void complete_task_settings(MiniClusterConfig& config, const std::shared_ptr<NameSource>& names);
+
 // Deploys and starts the job. The StreamGraph must outlive the client (the client keeps a reference). `claims`:
 // the job's exclusive claims (cluster/job_claims.h), released when the job reaches a terminal state, before
 // wait() returns, so the next job may take them at once.

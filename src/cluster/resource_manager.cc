@@ -34,11 +34,15 @@ ResourceManager::ResourceManager(std::string sluice_version, uint64_t job_graph_
       clock_(clock) {}
 
 Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistration& r) {
-  const std::string who = "TaskManager '" + r.task_manager_id + "' at " + r.host + ":" + std::to_string(r.data_port);
+  const std::string who = "TaskManager '" + r.task_manager_id + "' at " + r.host + ":" + std::to_string(r.rpc_port);
   if (r.task_manager_id.empty()) return Status::invalid_argument("TaskManager registration without an id");
   if (r.host.empty()) return Status::invalid_argument(who + ": no host (taskmanager.host)");
-  if (r.data_port < 1 || r.data_port > 65535) {
-    return Status::invalid_argument(who + ": data port " + std::to_string(r.data_port) + " is not a port (1..65535)");
+  if (r.rpc_port < 1 || r.rpc_port > 65535) {
+    return Status::invalid_argument(who + ": RPC port " + std::to_string(r.rpc_port) + " is not a port (1..65535)");
+  }
+  if (r.data_port < 0 || r.data_port > 65535) {
+    return Status::invalid_argument(who + ": taskmanager.data.port " + std::to_string(r.data_port) +
+                                    " is not a port (0..65535)");
   }
   if (r.num_slots < 1) {
     return Status::invalid_argument(who + ": taskmanager.numberOfTaskSlots " + std::to_string(r.num_slots) +
@@ -93,6 +97,13 @@ void ResourceManager::disconnect(const std::string& task_manager_id, uint64_t re
   auto it = task_managers_.find(task_manager_id);
   if (it == task_managers_.end() || it->second.info.registration_id != registration_id) return;
   lose_locked(it, reason);
+}
+
+void ResourceManager::unregister(const std::string& task_manager_id, uint64_t registration_id) {
+  std::lock_guard lock(mu_);
+  auto it = task_managers_.find(task_manager_id);
+  if (it == task_managers_.end() || it->second.info.registration_id != registration_id) return;
+  task_managers_.erase(it);
 }
 
 std::vector<LostTaskManager> ResourceManager::take_lost(std::optional<int64_t> now_ms) {

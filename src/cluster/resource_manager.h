@@ -36,8 +36,9 @@ struct HeartbeatSettings {
 // What a TaskManager says about itself when it registers.
 struct TaskManagerRegistration {
   std::string task_manager_id;  // unique per TaskManager process, kept when it registers again
-  std::string host;             // taskmanager.host: where its data port is reached
-  int32_t data_port = 0;        // taskmanager.data.port, the port it actually bound
+  std::string host;             // taskmanager.host: where its TaskExecutor and data ports are reached
+  int32_t rpc_port = 0;         // its TaskExecutor's port (1..65535)
+  int32_t data_port = 0;        // taskmanager.data.port as configured; 0: an ephemeral port for each attempt
   int32_t num_slots = 1;        // taskmanager.numberOfTaskSlots, >= 1
   std::string sluice_version;   // the Sluice release the process runs
   uint64_t job_graph_fingerprint = 0;  // of the JobGraph the process built (application mode: the same program)
@@ -77,7 +78,8 @@ class ResourceManager {
   // Registers a TaskManager and returns its registration id. A known id registers again (a restarted process):
   // the old registration is lost (its slots reported by take_lost) and the new one starts with free slots.
   // kFailedPrecondition naming both values when its Sluice version or JobGraph fingerprint differs from the
-  // JobManager's; kInvalidArgument for an empty id or host, a port outside 1..65535, or fewer than 1 slot.
+  // JobManager's; kInvalidArgument for an empty id or host, an RPC port outside 1..65535, a data port outside
+  // 0..65535, or fewer than 1 slot.
   Result<uint64_t> register_task_manager(const TaskManagerRegistration& registration);
 
   // A heartbeat from `task_manager_id` under `registration_id`. kNotFound when that registration is unknown (never
@@ -90,6 +92,10 @@ class ResourceManager {
   // The TaskManager's connection dropped (or its process is known dead): lost at once with `reason`. Unknown or
   // replaced registrations are ignored.
   void disconnect(const std::string& task_manager_id, uint64_t registration_id, const std::string& reason);
+
+  // The TaskManager leaves without being lost (it was told that the job ended): gone with its slots, not reported
+  // by take_lost. Unknown or replaced registrations are ignored.
+  void unregister(const std::string& task_manager_id, uint64_t registration_id);
 
   // Registrations whose last heartbeat is more than heartbeat.timeout old at `now_ms` (the clock's now_ms() when
   // omitted) are lost now. Returns every TaskManager lost since the last call (by timeout, disconnect or

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/attempt_network.h"
 #include "cluster/attempt_restore.h"
 #include "cluster/mini_cluster.h"
 #include "runtime/execution_attempt_id.h"
@@ -44,6 +45,9 @@ struct AttemptDeployment {
   // The checkpoint every subtask restores from (the deployer reads each subtask's part where it runs:
   // attempt_restore.h); none: a fresh start. Operators without state in it start empty but see is_restored().
   std::optional<AttemptRestore> restore;
+  // Set by a TaskManager that holds only `subtasks` of an attempt spread over several: where the others run and
+  // the data plane that reaches them. None: `subtasks` is every subtask of the job.
+  std::optional<NetworkPlacement> placement;
 };
 
 class DeployedTasks {
@@ -67,6 +71,9 @@ class DeployedTasks {
   virtual void finish() = 0;
   // Every task takes a turn of its mailbox now (e.g. to meet a failure armed for it).
   virtual void wake() = 0;
+  // `subtask` fails with `cause` (its TaskManager's data plane lost one of its channels): it is reported as any task
+  // failure, and the restart strategy decides. Ignored for a subtask not deployed here.
+  virtual void fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) = 0;
 
   // Cancels every task (non-blocking); join() then waits until they and their asynchronous snapshots are gone.
   virtual void cancel() = 0;
@@ -93,6 +100,9 @@ class TaskDeployer {
   // Starts every subtask of `attempt`. An error (e.g. a restore that cannot be read: attempt_restore.h) leaves
   // nothing running.
   [[nodiscard]] virtual Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) = 0;
+  // The job reached `terminal` and its last attempt is gone (called once, by the JobMaster's control thread, before
+  // the job's client reports the end). A deployer whose tasks run in TaskManager processes tells them.
+  virtual void on_job_end(JobStatus terminal) { (void)terminal; }
 };
 
 // Makes the deployer of one job (its JobMaster calls it once, when the job starts).

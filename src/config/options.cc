@@ -1,5 +1,7 @@
 #include "sluice/config/options.h"
 
+#include "sluice/config/cluster_options.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -605,6 +607,14 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,      &options::kIgnoreGeneratedIdChanges,
       &options::kRehashKeyGroups,         &options::kCheckRestoreOnly,
+      // cluster mode (cluster_options.h)
+      &options::kProcessRole,             &options::kJobManagerRpcAddress,
+      &options::kJobManagerRpcPort,       &options::kTaskManagerHost,
+      &options::kTaskManagerRpcPort,      &options::kTaskManagerDataPort,
+      &options::kNumberOfTaskSlots,       &options::kTaskManagerResourceId,
+      &options::kHeartbeatInterval,       &options::kHeartbeatTimeout,
+      &options::kHeartbeatRpcFailureThreshold, &options::kSlotRequestTimeout,
+      &options::kEvenlySpreadOutSlots,
       // restart strategies
       &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,

@@ -24,16 +24,26 @@ struct RemoteDeployer::Stub {
 
   // One call with a deadline; the error names the call and the TaskManager. `wait_for_ready`: wait (up to the
   // deadline) for a connection instead of failing at once while the channel reconnects - for a deployment to a
-  // TaskManager that just registered, possibly a replacement on the address of one that died.
+  // TaskManager that just registered, possibly a replacement on the address of one that died. `context`: a fresh
+  // context the caller may cancel from another thread (null: one of the call's own).
   template <class Req, class Method>
-  Status call(const std::string& what, Method method, const Req& req, int64_t timeout = 0,
-              bool wait_for_ready = false) const {
-    grpc::ClientContext ctx;
+  Status call(const std::string& what, Method method, const Req& req, int64_t timeout = 0, bool wait_for_ready = false,
+              grpc::ClientContext* context = nullptr) const {
+    grpc::ClientContext own;
+    grpc::ClientContext& ctx = context ? *context : own;
     ctx.set_wait_for_ready(wait_for_ready);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout > 0 ? timeout : timeout_ms));
     v1::TaskExecutorReply reply;
     return from_grpc((stub.get()->*method)(&ctx, req, &reply), what + " on the TaskManager at " + address);
   }
+};
+
+// One TaskManager of an attempt: the registration its subtasks were deployed to.
+struct RemoteDeployer::Target {
+  std::string task_manager_id;
+  uint64_t registration_id = 0;
+  std::string host;
+  std::shared_ptr<Stub> stub;
 };
 
 // One deployed attempt: the JobMaster's handle on its tasks in the TaskManager. Every call goes into one ordered
@@ -42,10 +52,11 @@ struct RemoteDeployer::Stub {
 // barrier (the event valve's contract in source_operator.h) - and no caller waits on the network.
 class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
  public:
-  Attempt(RemoteDeployer* deployer, int32_t attempt_number, uint64_t registration_id,
-          std::vector<SourceReaderCoordinator*> coordinators)
-      : deployer_(deployer), stub_(deployer->stub_), epoch_(deployer->setup_.leader_epoch),
-        attempt_(attempt_number), registration_id_(registration_id), coordinators_(std::move(coordinators)) {
+  // `subtask_tm`: [vertex][subtask] the index in `targets` of the TaskManager that runs it.
+  Attempt(RemoteDeployer* deployer, int32_t attempt_number, std::vector<Target> targets,
+          std::vector<std::vector<int32_t>> subtask_tm, std::vector<SourceReaderCoordinator*> coordinators)
+      : deployer_(deployer), epoch_(deployer->setup_.leader_epoch), attempt_(attempt_number),
+        targets_(std::move(targets)), subtask_tm_(std::move(subtask_tm)), coordinators_(std::move(coordinators)) {
     sender_ = std::thread([this] { send_calls(); });
   }
   ~Attempt() override {
@@ -60,7 +71,16 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
   int32_t attempt_number() const { return attempt_; }
-  uint64_t registration_id() const { return registration_id_; }
+  const std::vector<Target>& targets() const { return targets_; }
+  // The index in targets() of the TaskManager running `id`'s subtask; -1 for no subtask of the job.
+  int32_t target_of(const runtime::ExecutionAttemptId& id) const {
+    const int32_t v = id.vertex.value(), s = id.subtask.value();
+    if (v < 0 || static_cast<size_t>(v) >= subtask_tm_.size() || s < 0 ||
+        static_cast<size_t>(s) >= subtask_tm_[static_cast<size_t>(v)].size()) {
+      return -1;
+    }
+    return subtask_tm_[static_cast<size_t>(v)][static_cast<size_t>(s)];
+  }
   SourceReaderCoordinator* coordinator(int32_t vertex) const {
     return vertex >= 0 && static_cast<size_t>(vertex) < coordinators_.size() ? coordinators_[static_cast<size_t>(vertex)]
                                                                                : nullptr;
@@ -97,17 +117,24 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   void resume_sources() override { control(v1::RESUME_SOURCES); }
   void finish() override { control(v1::FINISH_TASKS); }
   void wake() override { control(v1::WAKE_TASKS); }
+  // The TaskManagers fail their own subtasks; from here a failure is the whole attempt's.
+  void fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) override {
+    deployer_->context_.listener->on_task_failed(subtask.vertex.value(), subtask.subtask.value(), cause);
+  }
 
-  // From now on nothing more is sent, and the attempt's reports and reader calls no longer count.
+  // From now on nothing more is sent (a call in flight is cancelled: its TaskManager may be paused or cut off, and
+  // the next attempt must not wait out its deadline), and the attempt's reports and reader calls no longer count.
   void cancel() override {
     {
       std::lock_guard lock(mu_);
       cancelled_ = true;
       outbox_.clear();
+      if (in_flight_) in_flight_->TryCancel();
     }
     std::lock_guard lock(deployer_->mu_);
     if (deployer_->current_ == this) deployer_->current_ = nullptr;
   }
+  // Cancels the attempt on every TaskManager at once and waits for all of them.
   void join() override {
     {
       std::lock_guard lock(mu_);
@@ -117,11 +144,19 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     v1::AttemptRequest req;
     req.set_leader_epoch(epoch_);
     req.set_attempt_number(attempt_);
-    // The TaskManager answers once its tasks are gone; if it cannot be reached its tasks end by themselves when it
-    // loses this JobManager (heartbeat timeout), and the ResourceManager loses it.
-    Status s = stub_->call("cancelling attempt " + std::to_string(attempt_), &v1::TaskExecutorGateway::Stub::CancelAttempt,
-                           req, 6 * stub_->timeout_ms);
-    if (!s.is_ok()) spdlog::warn("{}", s.to_string());
+    // A TaskManager answers once its tasks are gone; if it cannot be reached its tasks end by themselves when it
+    // loses this JobManager (heartbeat timeout), and the ResourceManager loses it. One already lost (dead, or
+    // paused past the heartbeat timeout) is not asked: the call would only wait out its deadline.
+    std::vector<std::thread> cancels;
+    for (const Target& t : targets_) {
+      if (!deployer_->setup_.resource_manager->is_registered(t.task_manager_id, t.registration_id)) continue;
+      cancels.emplace_back([&t, &req, this] {
+        Status s = t.stub->call("cancelling attempt " + std::to_string(attempt_),
+                                &v1::TaskExecutorGateway::Stub::CancelAttempt, req, 6 * t.stub->timeout_ms);
+        if (!s.is_ok()) spdlog::warn("{}", s.to_string());
+      });
+    }
+    for (std::thread& c : cancels) c.join();
   }
 
  private:
@@ -137,13 +172,32 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
 
   struct Call {
     std::string what;
-    std::function<Status()> send;
+    std::function<Status(Attempt*)> send;
   };
 
+  // The context of the outbox's next call, kept so cancel() can end it; null once the attempt is cancelled.
+  std::shared_ptr<grpc::ClientContext> begin_call() {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return nullptr;
+    in_flight_ = std::make_shared<grpc::ClientContext>();
+    return in_flight_;
+  }
+
+  // Queues `req` for the TaskManager at index `target`, or for every TaskManager of the attempt (-1).
   template <class Req, class Method>
-  void post(std::string what, Method method, Req req) {
-    auto stub = stub_;
-    Call call{what, [stub, what, method, req = std::move(req)] { return stub->call(what, method, req); }};
+  void post(std::string what, Method method, Req req, int32_t target = -1) {
+    std::vector<std::shared_ptr<Stub>> stubs;
+    for (size_t i = 0; i < targets_.size(); ++i) {
+      if (target < 0 || static_cast<size_t>(target) == i) stubs.push_back(targets_[i].stub);
+    }
+    Call call{what, [stubs = std::move(stubs), what, method, req = std::move(req)](Attempt* self) {
+                for (const auto& stub : stubs) {
+                  std::shared_ptr<grpc::ClientContext> context = self->begin_call();
+                  if (!context) return Status::cancelled(what + ": the attempt was cancelled");
+                  SLUICE_RETURN_IF_ERROR(stub->call(what, method, req, 0, false, context.get()));
+                }
+                return Status::ok();
+              }};
     {
       std::lock_guard lock(mu_);
       if (cancelled_) return;
@@ -158,7 +212,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
     req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
     post("sending a split enumerator event to " + reader.to_string(), &v1::TaskExecutorGateway::Stub::SendOperatorEvent,
-         std::move(req));
+         std::move(req), target_of(reader));
   }
   void notify(CheckpointId id, bool completed) {
     v1::NotifyCheckpointRequest req;
@@ -187,7 +241,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
       Call call = std::move(outbox_.front());
       outbox_.pop_front();
       lock.unlock();
-      Status s = call.send();
+      Status s = call.send(this);
       lock.lock();
       if (!s.is_ok() && !cancelled_) {
         lock.unlock();
@@ -198,32 +252,23 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
   RemoteDeployer* deployer_;
-  std::shared_ptr<Stub> stub_;
   const uint64_t epoch_;
   const int32_t attempt_;
-  const uint64_t registration_id_;  // the TaskManager registration it was deployed to
+  const std::vector<Target> targets_;
+  const std::vector<std::vector<int32_t>> subtask_tm_;
   const std::vector<SourceReaderCoordinator*> coordinators_;
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::pair<int32_t, int32_t>, std::unique_ptr<ReaderSink>> sinks_;
   std::deque<Call> outbox_;
+  std::shared_ptr<grpc::ClientContext> in_flight_;  // the outbox's current call
   bool cancelled_ = false, joined_ = false, stopping_ = false;
   std::thread sender_;
 };
 
 RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSetup setup)
-    : context_(std::move(context)), setup_(std::move(setup)), stub_(std::make_shared<Stub>()) {
-  // Reconnect within 100 ms..1 s (gRPC's default backoff starts at 1 s and grows to 2 min): a TaskManager that comes
-  // back on the same address is reached quickly.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
-  stub_->stub = v1::TaskExecutorGateway::NewStub(
-      grpc::CreateCustomChannel(setup_.task_executor_address, grpc::InsecureChannelCredentials(), args));
-  stub_->address = setup_.task_executor_address;
-  stub_->timeout_ms = setup_.rpc_timeout_ms;
+    : context_(std::move(context)), setup_(std::move(setup)) {
   setup_.job_master_service->bind(context_.listener, context_.checkpoint_responder,
                                   [this](const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) {
                                     std::lock_guard lock(mu_);
@@ -237,78 +282,174 @@ RemoteDeployer::~RemoteDeployer() {
   if (setup_.loss_monitor) setup_.loss_monitor->remove(loss_handle_);
   setup_.split_enumerator_service->unbind();
   setup_.job_master_service->unbind();
+  setup_.resource_manager->release_all();
+}
+
+std::shared_ptr<RemoteDeployer::Stub> RemoteDeployer::stub_for(const std::string& address) {
+  std::shared_ptr<Stub>& stub = stubs_[address];
+  if (stub) return stub;
+  // Reconnect within 100 ms..1 s (gRPC's default backoff starts at 1 s and grows to 2 min): a TaskManager that comes
+  // back on the same address is reached quickly.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
+  stub = std::make_shared<Stub>();
+  stub->stub = v1::TaskExecutorGateway::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  stub->address = address;
+  stub->timeout_ms = setup_.rpc_timeout_ms;
+  return stub;
+}
+
+Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32_t attempt_number, int32_t slots,
+                                                                           std::vector<int32_t>* slot_tm) {
+  cluster::ResourceManager& rm = *setup_.resource_manager;
+  rm.release_all();  // the attempt before is cancelled: its slots are free again
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
+  Result<std::vector<cluster::AllocatedSlot>> allocated = rm.allocate(slots, setup_.spread_out_slots);
+  while (!allocated.is_ok() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    allocated = rm.allocate(slots, setup_.spread_out_slots);
+  }
+  if (!allocated.is_ok()) {
+    return Status::timeout("deploying attempt " + std::to_string(attempt_number) + ": not enough slots within " +
+                           "slot.request.timeout (" + std::to_string(setup_.slot_request_timeout_ms) +
+                           " ms): " + allocated.status().message());
+  }
+  const std::vector<cluster::TaskManagerInfo> registered = rm.task_managers();
+  std::vector<Target> targets;
+  std::map<std::string, int32_t> index;
+  for (const cluster::AllocatedSlot& slot : *allocated) {
+    auto [it, added] = index.emplace(slot.task_manager_id, static_cast<int32_t>(targets.size()));
+    slot_tm->push_back(it->second);
+    if (!added) continue;
+    const cluster::TaskManagerInfo* info = nullptr;
+    for (const cluster::TaskManagerInfo& tm : registered) {
+      if (tm.registration.task_manager_id == slot.task_manager_id) info = &tm;
+    }
+    if (!info) {  // lost between the allocation and now: the restart strategy tries again
+      return Status::io_error("deploying attempt " + std::to_string(attempt_number) + ": TaskManager '" +
+                                 slot.task_manager_id + "' was lost after its slots were allocated");
+    }
+    const cluster::TaskManagerRegistration& r = info->registration;
+    targets.push_back(Target{r.task_manager_id, info->registration_id, r.host,
+                             stub_for(r.host + ":" + std::to_string(r.rpc_port))});
+  }
+  return targets;
 }
 
 Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::AttemptDeployment attempt) {
-  v1::SubmitAttemptRequest req;
-  req.set_leader_epoch(setup_.leader_epoch);
-  req.set_attempt_number(attempt.attempt_number);
-  req.set_job_id(context_.job_id);
-  for (const std::string& id : context_.lineage_job_ids) req.add_lineage_job_ids(id);
+  const graph::JobGraph& jg = *context_.job_graph;
+  const int32_t n = attempt.attempt_number;
+  int32_t slots = 1;
+  for (const auto& v : jg.vertices) slots = std::max(slots, v.parallelism);
+  std::vector<int32_t> slot_tm;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Target> targets, allocate_slots(n, slots, &slot_tm));
+  // Slot sharing: subtask k of every vertex goes to slot k.
+  std::vector<std::vector<int32_t>> subtask_tm(jg.vertices.size());
+  for (const auto& v : jg.vertices) {
+    for (int32_t k = 0; k < v.parallelism; ++k) subtask_tm[static_cast<size_t>(v.id)].push_back(slot_tm[static_cast<size_t>(k)]);
+  }
+  std::vector<v1::SubmitAttemptRequest> requests(targets.size());
+  for (v1::SubmitAttemptRequest& req : requests) {
+    req.set_leader_epoch(setup_.leader_epoch);
+    req.set_attempt_number(n);
+    req.set_job_id(context_.job_id);
+    for (const std::string& id : context_.lineage_job_ids) req.add_lineage_job_ids(id);
+    if (attempt.restore) {
+      v1::RestoreReference* r = req.mutable_restore();
+      r->set_location(attempt.restore->point.location);
+      r->set_checkpoint_id(attempt.restore->point.metadata.checkpoint_id.value());
+      r->set_owned(attempt.restore->point.owned);
+      r->set_rehash_key_groups(attempt.restore->rehash == cluster::KeyGroupRehash::kRehash);
+    }
+  }
   for (const cluster::SubtaskDeployment& s : attempt.subtasks) {
-    v1::SubtaskDeploymentMessage* m = req.add_subtasks();
+    const int32_t tm = subtask_tm[static_cast<size_t>(s.id.vertex.value())][static_cast<size_t>(s.id.subtask.value())];
+    v1::SubtaskDeploymentMessage* m = requests[static_cast<size_t>(tm)].add_subtasks();
     to_proto(s.id, m->mutable_id());
     m->set_key_group_start(s.key_group_range.start());
     m->set_key_group_end_inclusive(s.key_group_range.end_inclusive());
   }
-  if (attempt.restore) {
-    v1::RestoreReference* r = req.mutable_restore();
-    r->set_location(attempt.restore->point.location);
-    r->set_checkpoint_id(attempt.restore->point.metadata.checkpoint_id.value());
-    r->set_owned(attempt.restore->point.owned);
-    r->set_rehash_key_groups(attempt.restore->rehash == cluster::KeyGroupRehash::kRehash);
-  }
-  uint64_t registration = setup_.registration_id;
-  if (setup_.resource_manager) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
-    bool found = false;
-    while (true) {
-      for (const cluster::TaskManagerInfo& tm : setup_.resource_manager->task_managers()) {
-        if (tm.registration.task_manager_id != setup_.task_manager_id) continue;
-        registration = tm.registration_id;
-        found = true;
-      }
-      if (found || std::chrono::steady_clock::now() >= give_up) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (!found) {
-      return Status::timeout("deploying attempt " + std::to_string(attempt.attempt_number) + ": TaskManager '" +
-                             setup_.task_manager_id + "' did not register within slot.request.timeout (" +
-                             std::to_string(setup_.slot_request_timeout_ms) + " ms)");
-    }
-  }
-  auto deployed = std::make_unique<Attempt>(this, attempt.attempt_number, registration,
-                                            std::move(attempt.source_coordinators));
+  auto deployed = std::make_unique<Attempt>(this, n, targets, subtask_tm, std::move(attempt.source_coordinators));
   {
     // Current before the tasks start, so their first reports and reader calls are taken.
     std::lock_guard lock(mu_);
     current_ = deployed.get();
   }
-  Status submitted = stub_->call("deploying attempt " + std::to_string(attempt.attempt_number),
-                                 &v1::TaskExecutorGateway::Stub::SubmitAttempt, req, 0, /*wait_for_ready=*/true);
-  if (!submitted.is_ok()) {
-    deployed->cancel();
-    return submitted;  // the destructor asks the TaskManager to drop whatever it started
+  const std::string what = "deploying attempt " + std::to_string(n);
+  if (targets.size() > 1) {
+    // Every TaskManager opens its end of the attempt's data plane; the submissions then name all of them.
+    const uint64_t fingerprint = std::hash<std::string>{}(context_.job_id) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(n);
+    std::vector<v1::DataPlanePeer> peers;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      v1::PrepareAttemptRequest prep;
+      prep.set_leader_epoch(setup_.leader_epoch);
+      prep.set_attempt_number(n);
+      prep.set_task_manager_index(static_cast<int32_t>(i));
+      prep.set_data_plane_fingerprint(fingerprint);
+      grpc::ClientContext ctx;
+      ctx.set_wait_for_ready(true);
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(setup_.rpc_timeout_ms));
+      v1::PrepareAttemptResponse resp;
+      Status prepared = from_grpc(targets[i].stub->stub->PrepareAttempt(&ctx, prep, &resp),
+                                  what + " on the TaskManager at " + targets[i].stub->address);
+      if (!prepared.is_ok()) {
+        deployed->cancel();
+        return prepared;  // the destructor asks every TaskManager to drop what it prepared
+      }
+      v1::DataPlanePeer& peer = peers.emplace_back();
+      peer.set_task_manager_index(static_cast<int32_t>(i));
+      peer.set_host(targets[i].host);
+      peer.set_data_port(resp.data_port());
+    }
+    for (size_t i = 0; i < requests.size(); ++i) {
+      requests[i].set_task_manager_index(static_cast<int32_t>(i));
+      for (const auto& per_vertex : subtask_tm) {
+        v1::VertexPlacement* p = requests[i].add_placement();
+        for (int32_t tm : per_vertex) p->add_task_manager_index(tm);
+      }
+      for (const v1::DataPlanePeer& peer : peers) *requests[i].add_peers() = peer;
+    }
   }
+  // Highest index first: a data connection is dialled by the lower index, to a TaskManager that knows its peers.
+  for (size_t i = targets.size(); i-- > 0;) {
+    Status submitted = targets[i].stub->call(what, &v1::TaskExecutorGateway::Stub::SubmitAttempt, requests[i], 0,
+                                             /*wait_for_ready=*/true);
+    if (!submitted.is_ok()) {
+      deployed->cancel();
+      return submitted;  // the destructor asks every TaskManager to drop whatever it started
+    }
+  }
+  spdlog::info("attempt {} deployed on {} TaskManager(s)", n, targets.size());
   return std::unique_ptr<cluster::DeployedTasks>(std::move(deployed));
 }
 
+void RemoteDeployer::on_job_end(JobStatus terminal) {
+  if (setup_.resource_manager_service) setup_.resource_manager_service->end_job(job_status_name(terminal));
+}
+
 bool RemoteDeployer::counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const {
-  return current_ && current_->attempt_number() == id.attempt_number &&
-         from.task_manager_id == setup_.task_manager_id && from.registration_id == current_->registration_id();
+  if (!current_ || current_->attempt_number() != id.attempt_number) return false;
+  const int32_t tm = current_->target_of(id);
+  if (tm < 0) return false;
+  const Target& t = current_->targets()[static_cast<size_t>(tm)];
+  return from.task_manager_id == t.task_manager_id && from.registration_id == t.registration_id;
 }
 
 void RemoteDeployer::on_lost(const cluster::LostTaskManager& lost) {
+  std::string address;
   {
     std::lock_guard lock(mu_);
-    if (!current_ || lost.task_manager_id != setup_.task_manager_id ||
-        lost.registration_id != current_->registration_id()) {
-      return;
+    if (!current_) return;
+    for (const Target& t : current_->targets()) {
+      if (t.task_manager_id == lost.task_manager_id && t.registration_id == lost.registration_id) address = t.stub->address;
     }
+    if (address.empty()) return;
   }
-  // Retriable: the restart strategy redeploys once the TaskManager (or its replacement) registered again.
+  // Retriable: the restart strategy redeploys once enough slots are registered again.
   context_.listener->on_task_failed(-1, -1, Status::io_error("TaskManager '" + lost.task_manager_id + "' at " +
-                                                             setup_.task_executor_address + " lost: " + lost.reason));
+                                                             address + " lost: " + lost.reason));
 }
 
 SourceReaderCoordinator* RemoteDeployer::coordinator_of(const TaskManagerSessionId& from,

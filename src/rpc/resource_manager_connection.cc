@@ -24,6 +24,7 @@ struct ResourceManagerConnection::Impl {
   bool watching = false;                  // the JobManager confirmed the current watch call
   bool watch_ended = false;               // the current watch call returned
   std::string watch_reason;               // why
+  std::string job_ended;                  // the last event's job status, once the JobManager's job ended
   std::unique_ptr<grpc::ClientContext> watch_context;  // of the current watch call, to cancel it
   std::thread thread;
   std::thread watcher;
@@ -93,6 +94,17 @@ struct ResourceManagerConnection::Impl {
       const std::string lost = keep_alive(*stub, registered, hb);
       end_watch();
       if (stopped()) return;
+      std::string ended;
+      {
+        std::lock_guard lock(mu);
+        ended = job_ended;
+      }
+      if (!ended.empty()) {
+        spdlog::info("TaskManager '{}': the JobManager's job ended ({}); the TaskManager stops",
+                     config.registration.task_manager_id, ended);
+        listener->on_job_ended(ended);
+        return;
+      }
       spdlog::warn("TaskManager '{}': JobManager at {} lost: {}; registering again",
                    config.registration.task_manager_id, config.jobmanager_address, lost);
       listener->on_jobmanager_lost(lost);
@@ -107,6 +119,7 @@ struct ResourceManagerConnection::Impl {
     req.set_protocol_version(kControlProtocolVersion);
     req.set_task_manager_id(r.task_manager_id);
     req.set_host(r.host);
+    req.set_rpc_port(static_cast<uint32_t>(r.rpc_port));
     req.set_data_port(static_cast<uint32_t>(r.data_port));
     req.set_num_slots(static_cast<uint32_t>(r.num_slots));
     req.set_sluice_version(r.sluice_version);
@@ -185,6 +198,7 @@ struct ResourceManagerConnection::Impl {
         {
           std::lock_guard l(mu);
           watching = true;
+          if (!ev.job_ended().empty()) job_ended = ev.job_ended();
         }
         cv.notify_all();
       }

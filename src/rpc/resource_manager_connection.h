@@ -6,6 +6,8 @@
 //   * heartbeat.rpc-failure-threshold heartbeats in a row failed;
 //   * no heartbeat succeeded for heartbeat.timeout (a JobManager that stopped answering);
 //   * a heartbeat was refused: the registration is unknown (NOT_FOUND) or the leader epoch changed (ABORTED).
+// When the JobManager's job ends, its last event says so: the connection stops and reports it through
+// Listener::on_job_ended instead of registering again.
 // A refused registration (another Sluice release, another JobGraph, a malformed registration) cannot heal by
 // retrying: the connection stops and reports it through Listener::on_refused.
 //
@@ -44,6 +46,9 @@ class ResourceManagerConnection {
     virtual void on_jobmanager_lost(const std::string& reason) = 0;
     // The JobManager refused the registration for good; the connection has stopped.
     virtual void on_refused(const Status& reason) = 0;
+    // The JobManager's job ended in `job_status` (FINISHED, FAILED, CANCELED) and the JobManager with it; the
+    // connection has stopped (application mode: the TaskManager process ends too).
+    virtual void on_job_ended(const std::string& job_status) = 0;
   };
 
   // `listener` and `clock` must outlive the connection.

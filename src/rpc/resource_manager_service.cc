@@ -19,6 +19,15 @@ void ResourceManagerService::shutdown() {
   cv_.notify_all();
 }
 
+void ResourceManagerService::end_job(const std::string& job_status) {
+  {
+    std::lock_guard lock(mu_);
+    job_ended_ = job_status.empty() ? "ENDED" : job_status;
+    shutting_down_ = true;
+  }
+  cv_.notify_all();
+}
+
 grpc::Status ResourceManagerService::check_epoch(uint64_t epoch, const std::string& task_manager_id) const {
   if (epoch == leader_epoch_) return grpc::Status::OK;
   return grpc::Status(grpc::StatusCode::ABORTED, "TaskManager '" + task_manager_id + "' sent leader epoch " +
@@ -38,6 +47,7 @@ grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* co
   cluster::TaskManagerRegistration r;
   r.task_manager_id = request->task_manager_id();
   r.host = request->host();
+  r.rpc_port = static_cast<int32_t>(std::min<uint32_t>(request->rpc_port(), 1u << 30));
   r.data_port = static_cast<int32_t>(std::min<uint32_t>(request->data_port(), 1u << 30));
   r.num_slots = static_cast<int32_t>(std::min<uint32_t>(request->num_slots(), 1u << 20));
   r.sluice_version = request->sluice_version();
@@ -48,7 +58,7 @@ grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* co
     return to_grpc(id.status());
   }
   spdlog::info("TaskManager '{}' at {}:{} registered with {} slot(s) (registration {}, from {})", r.task_manager_id,
-               r.host, r.data_port, r.num_slots, *id, context->peer());
+               r.host, r.rpc_port, r.num_slots, *id, context->peer());
   const cluster::HeartbeatSettings& hb = rm_->heartbeats();
   response->set_leader_epoch(leader_epoch_);
   response->set_registration_id(*id);
@@ -95,6 +105,14 @@ grpc::Status ResourceManagerService::WatchConnection(grpc::ServerContext* contex
                               std::to_string(session.registration_id()) + "): register again");
     }
     cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  if (!job_ended_.empty()) {
+    v1::ConnectionEvent last;
+    last.set_job_ended(job_ended_);
+    lock.unlock();
+    writer->Write(last);
+    rm_->unregister(id, session.registration_id());  // it ends with the job: not a loss
+    return grpc::Status::OK;
   }
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the JobManager is shutting down");
 }

@@ -36,6 +36,9 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
   uint64_t leader_epoch() const { return leader_epoch_; }
   // Ends every open WatchConnection call (UNAVAILABLE) and refuses new ones. Call before the server shuts down.
   void shutdown();
+  // The job reached `job_status` (a terminal state's name): every open WatchConnection call sends it as its last
+  // event and ends, so the TaskManagers end too; new calls are refused as after shutdown().
+  void end_job(const std::string& job_status);
 
   grpc::Status RegisterTaskManager(grpc::ServerContext* context, const v1::RegisterTaskManagerRequest* request,
                                    v1::RegisterTaskManagerResponse* response) override;
@@ -52,6 +55,7 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
   std::mutex mu_;
   std::condition_variable cv_;
   bool shutting_down_ = false;
+  std::string job_ended_;  // guarded by mu_
 };
 
 // A gRPC server on `bind_address`:`port` (0: an ephemeral port) serving `services` (which must outlive it), with

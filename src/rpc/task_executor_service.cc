@@ -11,6 +11,7 @@
 #include "cluster/in_process_deployer.h"
 #include "rpc/grpc_status.h"
 #include "rpc/report_codec.h"
+#include "runtime/network/tcp/data_connection_manager.h"
 
 namespace sluice::rpc {
 namespace {
@@ -96,19 +97,72 @@ class RemoteSourceCoordinator final : public SourceReaderCoordinator {
 
 }  // namespace
 
+// Routes the failures of an attempt's remote channels, reported on its data plane's IO thread, to the local subtasks
+// they join. Failures reported before the tasks exist are kept until they do; none count once the attempt goes.
+class TaskExecutorService::ChannelFailures {
+ public:
+  ChannelFailures(const graph::JobGraph* job, int32_t attempt_number) : job_(job), attempt_(attempt_number) {}
+
+  void on_channel_failed(const runtime::tcp::RemoteChannelId& channel, const Status& reason) {
+    if (reason.code() == StatusCode::kCancelled) return;  // its producer's attempt is being cancelled
+    std::lock_guard lock(mu_);
+    if (gone_) return;
+    if (!tasks_) {
+      early_.emplace_back(channel, reason);
+      return;
+    }
+    fail_locked(channel, reason);
+  }
+  // The attempt's tasks are running: failures reach them from now on.
+  void attach(cluster::DeployedTasks* tasks, cluster::NetworkPlacement placement) {
+    std::lock_guard lock(mu_);
+    tasks_ = tasks;
+    placement_ = std::move(placement);
+    for (const auto& [channel, reason] : early_) fail_locked(channel, reason);
+    early_.clear();
+  }
+  void detach() {
+    std::lock_guard lock(mu_);
+    gone_ = true;
+    tasks_ = nullptr;
+  }
+
+ private:
+  void fail_locked(const runtime::tcp::RemoteChannelId& channel, const Status& reason) {
+    for (const auto& [vertex, subtask] : placement_.local_ends(*job_, channel)) {
+      tasks_->fail(runtime::ExecutionAttemptId{JobVertexId(vertex), SubtaskIndex(subtask), attempt_},
+                   reason.with_context("remote channel " + channel.to_string()));
+    }
+  }
+
+  const graph::JobGraph* job_;
+  const int32_t attempt_;
+  std::mutex mu_;
+  cluster::DeployedTasks* tasks_ = nullptr;
+  cluster::NetworkPlacement placement_;
+  std::vector<std::pair<runtime::tcp::RemoteChannelId, Status>> early_;
+  bool gone_ = false;
+};
+
 struct TaskExecutorService::Attempt {
   int32_t number = 0;
+  // An attempt spread over several TaskManagers: its end of the data plane (PrepareAttempt) and the router of its
+  // channels' failures.
+  std::shared_ptr<ChannelFailures> channel_failures;
+  std::unique_ptr<runtime::tcp::DataConnectionManager> data_plane;
   std::unique_ptr<TaskReports> reports;
   std::vector<std::unique_ptr<RemoteSourceCoordinator>> coordinators;  // by vertex; null for non-sources
   std::unique_ptr<cluster::InProcessDeployer> deployer;
   std::unique_ptr<cluster::DeployedTasks> tasks;
 
   ~Attempt() {
+    if (channel_failures) channel_failures->detach();
     if (reports) reports->abandon();
     if (tasks) {
       tasks->cancel();
       tasks->join();
     }
+    if (data_plane) data_plane->shutdown();  // after the tasks: nothing is left to send or receive
   }
 };
 
@@ -143,6 +197,42 @@ grpc::Status TaskExecutorService::admit(uint64_t epoch, TaskManagerSessionId* se
   return grpc::Status::OK;
 }
 
+grpc::Status TaskExecutorService::PrepareAttempt(grpc::ServerContext*, const v1::PrepareAttemptRequest* request,
+                                                 v1::PrepareAttemptResponse* response) {
+  TaskManagerSessionId session;
+  if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  const int32_t n = request->attempt_number();
+  if (n <= last_attempt_) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(n) + " comes after attempt " +
+                                                                   std::to_string(last_attempt_) +
+                                                                   " was prepared, deployed or cancelled here");
+  }
+  last_attempt_ = n;
+  attempt_.reset();  // the attempt before goes first: its data port may be the one to bind again
+  auto attempt = std::make_unique<Attempt>();
+  attempt->number = n;
+  attempt->channel_failures = std::make_shared<ChannelFailures>(setup_.job_graph, n);
+  runtime::tcp::DataPlaneConfig config;
+  config.host = setup_.data_host;
+  config.port = setup_.data_port;
+  config.taskmanager_id = request->task_manager_index();
+  config.job_fingerprint = request->data_plane_fingerprint();
+  runtime::tcp::DataPlaneCallbacks callbacks;
+  callbacks.on_channel_failed = [failures = attempt->channel_failures](const runtime::tcp::RemoteChannelId& channel,
+                                                                       const Status& reason) {
+    failures->on_channel_failed(channel, reason);
+  };
+  auto data_plane = runtime::tcp::DataConnectionManager::start(config, std::move(callbacks));
+  if (!data_plane.is_ok()) {
+    return to_grpc(data_plane.status().with_context("opening the data plane of attempt " + std::to_string(n)));
+  }
+  attempt->data_plane = std::move(*data_plane);
+  response->set_data_port(attempt->data_plane->port());
+  attempt_ = std::move(attempt);
+  return grpc::Status::OK;
+}
+
 grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::SubmitAttemptRequest* request,
                                                 v1::TaskExecutorReply*) {
   TaskManagerSessionId session;
@@ -150,13 +240,26 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   // One submission at a time, each attempt at most once and never after a later one or its own cancellation: a
   // SubmitAttempt the JobManager gave up on (deadline) must not start tasks beside the attempt that replaced it.
   std::lock_guard lock(mu_);
-  if (request->attempt_number() <= last_attempt_) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "attempt " + std::to_string(request->attempt_number()) + " comes after attempt " +
-                            std::to_string(last_attempt_) + " was deployed or cancelled here");
+  const bool spread = request->placement_size() > 0;
+  std::unique_ptr<Attempt> attempt;
+  if (spread) {
+    if (!attempt_ || attempt_->number != request->attempt_number() || !attempt_->data_plane || attempt_->tasks) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "attempt " + std::to_string(request->attempt_number()) +
+                              " spans several TaskManagers but was not prepared here (PrepareAttempt)");
+    }
+    attempt = std::move(attempt_);
+  } else {
+    if (request->attempt_number() <= last_attempt_) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "attempt " + std::to_string(request->attempt_number()) + " comes after attempt " +
+                              std::to_string(last_attempt_) + " was prepared, deployed or cancelled here");
+    }
+    last_attempt_ = request->attempt_number();
+    attempt_.reset();  // cancels and joins the attempt before (its reports go to the JobManager, not through mu_)
+    attempt = std::make_unique<Attempt>();
+    attempt->number = request->attempt_number();
   }
-  last_attempt_ = request->attempt_number();
-  attempt_.reset();  // cancels and joins the attempt before (its reports go to the JobManager, not through mu_)
   const graph::JobGraph& jg = *setup_.job_graph;
   const cluster::MiniClusterConfig& cfg = *setup_.config;
 
@@ -172,8 +275,6 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
     }
     storage_job_ = request->job_id();
   }
-  auto attempt = std::make_unique<Attempt>();
-  attempt->number = request->attempt_number();
   attempt->reports = std::make_unique<TaskReports>(setup_.jobmanager_address, session, attempt->number,
                                                    setup_.report_timeout_ms);
   cluster::AttemptDeployment d;
@@ -197,6 +298,22 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
                           "no subtask " + id.to_string() + " in the JobGraph this TaskManager built");
     }
     d.subtasks.push_back({id, KeyGroupRange(m.key_group_start(), m.key_group_end_inclusive())});
+  }
+  if (spread) {
+    cluster::NetworkPlacement placement;
+    placement.self = request->task_manager_index();
+    placement.attempt_number = attempt->number;
+    placement.data_plane = attempt->data_plane.get();
+    for (const v1::VertexPlacement& v : request->placement()) {
+      placement.task_manager_of.emplace_back(v.task_manager_index().begin(), v.task_manager_index().end());
+    }
+    for (const v1::DataPlanePeer& peer : request->peers()) {
+      if (peer.task_manager_index() == placement.self) continue;
+      Status declared = attempt->data_plane->add_peer(peer.task_manager_index(), peer.host(),
+                                                      static_cast<uint16_t>(std::min<uint32_t>(peer.data_port(), 65535)));
+      if (!declared.is_ok()) return to_grpc(declared.with_context("attempt " + std::to_string(attempt->number)));
+    }
+    d.placement = std::move(placement);
   }
   if (request->has_restore()) {
     const v1::RestoreReference& r = request->restore();
@@ -228,12 +345,14 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   attempt->deployer = std::make_unique<cluster::InProcessDeployer>(std::move(context));
   // Installed before its tasks start (mu_ is held throughout): their readers' enumerator events find it.
   attempt_ = std::move(attempt);
+  const std::optional<cluster::NetworkPlacement> placement = d.placement;
   auto tasks = attempt_->deployer->deploy(std::move(d));
   if (!tasks.is_ok()) {
     attempt_.reset();
     return to_grpc(tasks.status());
   }
   attempt_->tasks = std::move(*tasks);
+  if (placement) attempt_->channel_failures->attach(attempt_->tasks.get(), *placement);
   spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks)", session.task_manager_id, attempt_->number,
                request->subtasks_size());
   return grpc::Status::OK;

@@ -5,6 +5,14 @@
 // enumerator in the JobManager. The state a restored attempt needs is read here, from the checkpoint storage both
 // processes reach.
 //
+// An attempt spread over several TaskManagers comes in two calls: PrepareAttempt opens this TaskManager's end of
+// the attempt's data plane (TCP, on `data_host`:`data_port`) and answers with the port, then SubmitAttempt names
+// where every subtask runs and the peers' ports. The JobMaster submits to the TaskManager with the highest index
+// first: a data connection is dialled by the lower index, so every TaskManager a connection reaches has declared
+// its peers already. A remote channel that fails (its connection dropped, a bad peer) fails the local subtask it
+// joins, through the normal task failure report; a channel cancelled by its producer is the attempt going away and
+// fails nothing.
+//
 // Fencing: every request must carry the leader epoch of the TaskManager's current registration (`session()`);
 // another epoch is refused with ABORTED, and requests while the TaskManager is not registered with UNAVAILABLE.
 // Requests about another attempt than the one running are answered and ignored (a late call of a cancelled
@@ -32,7 +40,7 @@ struct TaskExecutorSetup {
   // The job this process built; all must outlive the service.
   const StreamGraph* stream_graph = nullptr;
   const graph::JobGraph* job_graph = nullptr;
-  const cluster::MiniClusterConfig* config = nullptr;
+  const cluster::MiniClusterConfig* config = nullptr;  // completed (cluster::complete_task_settings)
   MetricGroup* job_metrics = nullptr;
   std::string jobmanager_address;  // "host:port" of the JobManager's control plane
   // The TaskManager's current registration (ResourceManagerConnection), nullopt while it has none.
@@ -40,6 +48,10 @@ struct TaskExecutorSetup {
   int64_t report_timeout_ms = 50'000;  // heartbeat.timeout
   // Failures armed for this TaskManager's tasks (runtime/fault_injection.h; the failure tests); null: none.
   runtime::FaultInjector* fault_injector = nullptr;
+  // The data plane: taskmanager.host (an IP address) and taskmanager.data.port (0: an ephemeral port for each
+  // attempt). A fixed port is bound again by every attempt.
+  std::string data_host = "127.0.0.1";
+  uint16_t data_port = 0;
 };
 
 class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
@@ -52,6 +64,8 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   // The attempt number running here, if any.
   std::optional<int32_t> running_attempt();
 
+  grpc::Status PrepareAttempt(grpc::ServerContext* context, const v1::PrepareAttemptRequest* request,
+                              v1::PrepareAttemptResponse* response) override;
   grpc::Status SubmitAttempt(grpc::ServerContext* context, const v1::SubmitAttemptRequest* request,
                              v1::TaskExecutorReply* response) override;
   grpc::Status CancelAttempt(grpc::ServerContext* context, const v1::AttemptRequest* request,
@@ -67,6 +81,7 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
 
  private:
   struct Attempt;
+  class ChannelFailures;
   // OK with *session set when `epoch` is the current registration's.
   grpc::Status admit(uint64_t epoch, TaskManagerSessionId* session) const;
 
@@ -74,7 +89,7 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   // Held by SubmitAttempt throughout (its tasks start under it) and by every call that touches the attempt.
   std::mutex mu_;
   std::string storage_job_;  // the job the checkpoint storage was initialized for
-  int32_t last_attempt_ = -1;  // the latest attempt deployed or cancelled: earlier ones are refused
+  int32_t last_attempt_ = -1;  // the latest attempt prepared, deployed or cancelled: earlier ones are refused
   std::unique_ptr<Attempt> attempt_;
 };
 

@@ -7,12 +7,13 @@ namespace sluice::rpc {
 Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config, const Clock* clock) {
   std::unique_ptr<TaskManager> tm(new TaskManager(std::move(config)));
   TaskExecutorSetup setup = tm->config_.executor;
+  setup.data_host = tm->config_.bind_address;
   setup.session = [t = tm.get()] { return t->session(); };
   tm->executor_ = std::make_unique<TaskExecutorService>(std::move(setup));
   SLUICE_ASSIGN_OR_RETURN(tm->server_, RpcServer::start(tm->config_.bind_address, tm->config_.rpc_port,
                                                         {tm->executor_.get()}));
   cluster::TaskManagerRegistration r{tm->config_.task_manager_id, tm->config_.bind_address, tm->server_->port(),
-                                     tm->config_.num_slots, tm->config_.sluice_version,
+                                     tm->config_.executor.data_port,   tm->config_.num_slots, tm->config_.sluice_version,
                                      tm->config_.job_graph_fingerprint};
   tm->connection_ = std::make_unique<ResourceManagerConnection>(
       ResourceManagerConnectionConfig{tm->config_.executor.jobmanager_address, std::move(r),
@@ -35,9 +36,28 @@ void TaskManager::stop() {
     if (stopped_) return;
     stopped_ = true;
   }
+  ended_.notify_all();
   server_->shutdown(0);
   connection_->stop();
   executor_->cancel_running_attempt();
+}
+
+Result<std::string> TaskManager::wait_for_end() {
+  std::unique_lock lock(mu_);
+  ended_.wait(lock, [&] { return stopped_ || !refused_.is_ok() || !job_ended_.empty(); });
+  if (!refused_.is_ok()) return refused_;
+  if (!job_ended_.empty()) return job_ended_;
+  return std::string("STOPPED");
+}
+
+void TaskManager::on_job_ended(const std::string& job_status) {
+  {
+    std::lock_guard lock(mu_);
+    job_ended_ = job_status;
+    session_.reset();
+  }
+  executor_->cancel_running_attempt();
+  ended_.notify_all();
 }
 
 void TaskManager::on_registered(uint64_t leader_epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) {
@@ -64,6 +84,7 @@ void TaskManager::on_refused(const Status& reason) {
     std::lock_guard lock(mu_);
     refused_ = reason;
   }
+  ended_.notify_all();
   spdlog::error("TaskManager '{}': the JobManager refused it for good: {}", config_.task_manager_id, reason.to_string());
 }
 

@@ -6,6 +6,7 @@
 // Thread-safety: start/stop from one thread.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,7 +19,8 @@
 namespace sluice::rpc {
 
 struct TaskManagerConfig {
-  std::string bind_address = "127.0.0.1";  // taskmanager.host (also announced to the JobManager)
+  // taskmanager.host: an IP address, where the TaskExecutor and the data plane listen (announced to the JobManager).
+  std::string bind_address = "127.0.0.1";
   int32_t rpc_port = 0;                    // the TaskExecutor's port (0: an ephemeral port)
   std::string task_manager_id;
   int32_t num_slots = 1;       // taskmanager.numberOfTaskSlots
@@ -26,7 +28,7 @@ struct TaskManagerConfig {
   uint64_t job_graph_fingerprint = 0;
   int64_t registration_retry_ms = 500;
   // The job (as TaskExecutorSetup): stream graph, job graph, config, metrics, jobmanager address, report timeout,
-  // fault injector. `session` is filled in by the TaskManager.
+  // fault injector, data port (taskmanager.data.port). `session` and `data_host` are filled in by the TaskManager.
   TaskExecutorSetup executor;
 };
 
@@ -46,17 +48,23 @@ class TaskManager final : private ResourceManagerConnection::Listener {
   // Why the JobManager refused this TaskManager for good (another release or program): the process should stop
   // with it. OK while not refused.
   Status refused() const;
+  // Blocks until the JobManager's job ended (its status name: FINISHED, FAILED, CANCELED), the JobManager refused
+  // this TaskManager (that error), or stop() was called ("STOPPED").
+  Result<std::string> wait_for_end();
 
  private:
   explicit TaskManager(TaskManagerConfig config) : config_(std::move(config)) {}
   void on_registered(uint64_t leader_epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) override;
   void on_jobmanager_lost(const std::string& reason) override;
   void on_refused(const Status& reason) override;
+  void on_job_ended(const std::string& job_status) override;
 
   TaskManagerConfig config_;
   mutable std::mutex mu_;
+  std::condition_variable ended_;
   std::optional<TaskManagerSessionId> session_;
   Status refused_;
+  std::string job_ended_;
   std::unique_ptr<TaskExecutorService> executor_;
   std::unique_ptr<RpcServer> server_;
   std::unique_ptr<ResourceManagerConnection> connection_;

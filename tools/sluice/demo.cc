@@ -33,6 +33,7 @@
 #include "sluice/config/derived_options.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/config/options.h"
+#include "sluice/config/cluster_options.h"
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
@@ -147,6 +148,25 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
   return Status::ok();
 }
 
+// The demo as a TaskManager process: serves until the JobManager's job ends (its status decides the exit code), the
+// JobManager refuses it, or a signal stops it.
+int run_task_manager(StreamExecutionEnvironment& env) {
+  arm_job_cancel();
+  auto client = env.execute_async("demo");
+  if (!client.is_ok()) {
+    set_job_cancel({});
+    std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
+    return 2;
+  }
+  set_job_cancel([c = client->get()] { c->cancel(); });
+  JobExecutionResult result = (*client)->wait();
+  set_job_cancel({});
+  std::printf("TaskManager ended: job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
+              result.error.is_ok() ? "" : result.error.to_string().c_str());
+  if (int sig = received_signal()) return 128 + sig;
+  return result.status == JobStatus::kFinished ? 0 : 1;
+}
+
 int run_demo(const DemoFlags& f) {
   Configuration config;
   if (!f.config_file.empty()) {
@@ -216,7 +236,15 @@ int run_demo(const DemoFlags& f) {
     std::fprintf(stderr, "error: %s\n", checkpoint::resolve_restore_path("", "").status().to_string().c_str());
     return 2;
   }
-  if (!restoring) {
+  // Cluster mode (docs/cluster.md): the JobManager process prepares the output and serves REST; a TaskManager
+  // only runs the subtasks it is given. Injected failures arm the JobManager's side, which runs no tasks there.
+  const ProcessRole role = config.get(options::kProcessRole);
+  if (role != ProcessRole::kMiniCluster && f.inject_failures > 0) {
+    std::fprintf(stderr, "error: --inject-failures runs in the MiniCluster only; in cluster mode, kill or stop a "
+                         "TaskManager process instead\n");
+    return 2;
+  }
+  if (!restoring && role != ProcessRole::kTaskManager) {
     const std::string checkpoint_dir = config.get(options::kCheckpointsDirectory);
     if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output, checkpoint_dir); !s.is_ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());  // names the folder (output or checkpoint)
@@ -265,6 +293,7 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
+  if (role == ProcessRole::kTaskManager) return run_task_manager(env);
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
   auto endpoint = JobEndpoint::open(config);
   if (!endpoint.is_ok()) {

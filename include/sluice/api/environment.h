@@ -40,7 +40,8 @@ class StreamExecutionEnvironment {
  public:
   explicit StreamExecutionEnvironment(Configuration config = Configuration());
 
-  // Parses `--config FILE` (YAML) and `-D key=value` (repeatable) from a command line, and the restore flags
+  // Parses `--config FILE` (YAML), `-D key=value` (repeatable) and `--role jobmanager|taskmanager` (execute() then
+  // runs the program as that process of a cluster: docs/cluster.md) from a command line, and the restore flags
   // `--allow-non-restored-state`, `--rehash-key-groups` and `--check-restore PATH` (execute() then only checks
   // whether the job would restore PATH, prints the report and exits the process: 0 it would, 1 it would not -
   // docs/savepoints.md); other arguments are left for the program. Errors name the bad argument.

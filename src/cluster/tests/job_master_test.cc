@@ -58,6 +58,9 @@ class RecordedTasks final : public DeployedTasks {
   void resume_sources() override { log_->add("resume" + a_); }
   void finish() override { log_->add("finish" + a_); }
   void wake() override { log_->add("wake" + a_); }
+  void fail(const runtime::ExecutionAttemptId& subtask, const Status&) override {
+    log_->add("fail" + a_ + " " + subtask.to_string());
+  }
   void cancel() override { log_->add("cancel" + a_); }
   void join() override { log_->add("join" + a_); }
 

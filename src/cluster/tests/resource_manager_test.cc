@@ -16,7 +16,7 @@ namespace {
 constexpr uint64_t kFingerprint = 0xfeedf00d12345678ULL;
 
 TaskManagerRegistration tm(const std::string& id, int32_t slots) {
-  return TaskManagerRegistration{id, "10.0.0." + std::to_string(id.size()), 6121, slots, "0.1.0", kFingerprint};
+  return TaskManagerRegistration{id, "10.0.0." + std::to_string(id.size()), 6122, 6121, slots, "0.1.0", kFingerprint};
 }
 
 class ResourceManagerTest : public ::testing::Test {
@@ -58,7 +58,10 @@ TEST_F(ResourceManagerTest, AMalformedRegistrationIsRefusedNamingTheField) {
   EXPECT_NE(rm_.register_task_manager(r).status().message().find("taskmanager.numberOfTaskSlots"), std::string::npos);
   r = tm("tm-1", 1);
   r.data_port = 70000;
-  EXPECT_NE(rm_.register_task_manager(r).status().message().find("70000"), std::string::npos);
+  EXPECT_NE(rm_.register_task_manager(r).status().message().find("taskmanager.data.port 70000"), std::string::npos);
+  r = tm("tm-1", 1);
+  r.rpc_port = 0;
+  EXPECT_NE(rm_.register_task_manager(r).status().message().find("RPC port 0"), std::string::npos);
   r = tm("", 1);
   EXPECT_EQ(rm_.register_task_manager(r).status().code(), StatusCode::kInvalidArgument);
 }

@@ -1,4 +1,5 @@
 #include "graph/job_graph.h"
+#include "graph/job_graph_fingerprint.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,30 @@ JobGraph build(const StreamExecutionEnvironment& env, int32_t p = 2, int32_t max
   auto jg = build_job_graph(env.stream_graph(), JobGraphOptions{"t", p, max_p});
   EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
   return jg.is_ok() ? std::move(jg).value() : JobGraph{};
+}
+
+// The program every process of a cluster builds: source -> key_by -> reduce -> sink.
+void keyed_program(StreamExecutionEnvironment& env, const std::string& reduce_uid) {
+  env.from_sequence(1, 10).name("src")
+      .key_by([](const int64_t& x) { return x % 3; }).reduce([](const int64_t& a, const int64_t& b) { return a + b; })
+      .name("r").uid(reduce_uid)
+      .sink_to(DiscardingSink<int64_t>()).name("sink");
+}
+
+TEST(JobGraphFingerprint, TheSameProgramAgreesAndAnyDifferenceThatMattersDisagrees) {
+  auto fingerprint = [](const std::string& uid, int32_t p, int32_t max_p, std::map<std::string, std::string> props) {
+    StreamExecutionEnvironment env;
+    keyed_program(env, uid);
+    JobGraph jg = build(env, p, max_p);
+    return job_graph_fingerprint(env.stream_graph(), jg, props);
+  };
+  const uint64_t base = fingerprint("r", 2, 128, {{"demo.seed", "1"}});
+  EXPECT_EQ(fingerprint("r", 2, 128, {{"demo.seed", "1"}}), base) << "two processes building the same program";
+  EXPECT_NE(fingerprint("r2", 2, 128, {{"demo.seed", "1"}}), base) << "another uid";
+  EXPECT_NE(fingerprint("r", 3, 128, {{"demo.seed", "1"}}), base) << "another parallelism";
+  EXPECT_NE(fingerprint("r", 2, 256, {{"demo.seed", "1"}}), base) << "another max parallelism";
+  EXPECT_NE(fingerprint("r", 2, 128, {{"demo.seed", "2"}}), base) << "another job property";
+  EXPECT_NE(fingerprint("r", 2, 128, {}), base) << "a job property missing";
 }
 
 TEST(JobGraph, ForwardEdgesOfEqualParallelismChain) {

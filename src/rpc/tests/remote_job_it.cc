@@ -88,108 +88,6 @@ bool wait_until(const std::function<bool()>& done, const std::string& what) {
   return false;
 }
 
-// Runs the job; `failures` task failures are injected in the TaskManager at seeded points of the stream. With
-// `savepoint`, a savepoint is taken through the control plane mid-stream and checked to hold its own state files.
-void run(uint64_t seed, int32_t failures, bool savepoint = false) {
-  const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
-  std::filesystem::remove_all(base);
-  per_auction::JobOptions opt;
-  opt.source.generator.max_events = 200'000;
-  opt.source.generator.seed = seed;
-  opt.source.num_splits = 4;
-  opt.output_dir = base + "/out";
-  Program jm_program = build_program(opt, base + "/ck");
-  // The TaskManager's sources emit no further than the test lets them, so the failures land mid-stream.
-  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
-  gate->limit.store(0);
-  per_auction::JobOptions tm_opt = opt;
-  tm_opt.source.gate = failures > 0 || savepoint ? gate : nullptr;
-  Program tm_program = build_program(tm_opt, base + "/ck");
-
-  // The JobManager's control plane.
-  JobMasterService job_master_service(kEpoch);
-  SplitEnumeratorService split_service(kEpoch);
-  auto jm_server = RpcServer::start("127.0.0.1", 0, {&job_master_service, &split_service});
-  ASSERT_TRUE(jm_server.is_ok()) << jm_server.status().to_string();
-  const std::string jm_address = "127.0.0.1:" + std::to_string((*jm_server)->port());
-
-  // The TaskManager, registered under the JobManager's epoch.
-  MetricRegistry tm_metrics;
-  runtime::FaultInjector injector(every_point(tm_program.jg));
-  TaskExecutorSetup tm = task_executor_setup(tm_program, tm_metrics, jm_address, [] {
-    return std::optional<TaskManagerSessionId>(TaskManagerSessionId{kEpoch, "tm-1", 1});
-  });
-  tm.fault_injector = &injector;
-  TaskExecutorService task_executor(tm);
-  auto tm_server = RpcServer::start("127.0.0.1", 0, {&task_executor});
-  ASSERT_TRUE(tm_server.is_ok()) << tm_server.status().to_string();
-  const std::string tm_address = "127.0.0.1:" + std::to_string((*tm_server)->port());
-
-  auto client = cluster::start_job_master(
-      jm_program.sg, jm_program.jg, jm_program.config, {},
-      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
-        return std::make_unique<RemoteDeployer>(
-            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .task_executor_address = tm_address,
-                                                    .task_manager_id = "tm-1",
-                                                    .registration_id = 1,
-                                                    .job_master_service = &job_master_service,
-                                                    .split_enumerator_service = &split_service});
-      });
-  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
-  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
-  ASSERT_NE(cp, nullptr);
-
-  auto ended = [&] { return is_globally_terminal((*client)->status()); };
-  std::mt19937_64 rng(seed);
-  for (int32_t i = 0; i < failures && !ended(); ++i) {
-    // Let the stream on to its next share, wait for one more completed checkpoint, then fail a seeded subtask of a
-    // seeded vertex at its next turn.
-    gate->raise_to(opt.source.generator.max_events * (i + 1) / (failures + 1));
-    const int64_t completed = cp->checkpoint_stats().num_completed;
-    ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > completed; },
-                           "a checkpoint before failure " + std::to_string(i + 1)));
-    const int32_t vertex = static_cast<int32_t>(rng() % tm_program.jg.vertices.size());
-    const int32_t subtask = static_cast<int32_t>(rng() % kParallelism);
-    ASSERT_TRUE(injector.arm(runtime::FailurePoint::kTask, vertex, subtask, "failure " + std::to_string(i + 1)).is_ok());
-    ASSERT_TRUE(wait_until([&] { return ended() || cp->restarts() > i; }, "the restart after failure " + std::to_string(i + 1)));
-  }
-  if (savepoint) {
-    gate->raise_to(opt.source.generator.max_events / 2);
-    ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > 0; }, "a checkpoint"));
-    auto trigger = cp->trigger_savepoint(base + "/savepoints");
-    ASSERT_TRUE(trigger.is_ok()) << trigger.status().to_string();
-    auto done = cp->wait_savepoint(*trigger, 60'000);
-    ASSERT_TRUE(done.has_value());
-    ASSERT_EQ(done->state, cluster::SavepointRequestStatus::State::kCompleted) << done->cause.to_string();
-    // The TaskManager wrote the savepoint's state into the savepoint's folder, not into the job's chk-<n>.
-    int32_t files = 0;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(done->location)) files += e.is_regular_file() ? 1 : 0;
-    EXPECT_GT(files, 1) << done->location << " holds only its _metadata";
-    auto md = jm_program.config.storage->read_metadata(done->location);
-    ASSERT_TRUE(md.is_ok()) << md.status().to_string();
-    EXPECT_EQ(md->type, checkpoint::SnapshotType::kSavepoint);
-  }
-  gate->open();
-  JobExecutionResult result = (*client)->wait();
-  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
-  std::printf("seed %llu: %d restarts through gRPC, %lld checkpoints completed\n", static_cast<unsigned long long>(seed),
-              cp->restarts(), static_cast<long long>(cp->checkpoint_stats().num_completed));
-  EXPECT_GE(cp->restarts(), failures);
-  for (const auto& r : cp->recoveries()) EXPECT_GT(r.first, 0) << "a failover after a completed checkpoint restores it";
-
-  auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, opt.source.generator.max_events);
-  auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
-  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
-  EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
-  EXPECT_GT(report->records, 0);
-  (*tm_server)->shutdown();
-  (*jm_server)->shutdown();
-  std::filesystem::remove_all(base);
-}
-
-TEST(RemoteJob, RunsExactlyOnceThroughTheControlPlane) { run(1, 0); }
-
 // The TaskManager's copy of the program, whose sources emit no further than `gate` (starting at `limit`) lets them.
 Program gated_program(const per_auction::JobOptions& opt, const std::string& base,
                       const std::shared_ptr<nexmark::NexmarkEmitGate>& gate, int64_t limit) {
@@ -215,20 +113,125 @@ struct JobManagerControlPlane {
   std::unique_ptr<RpcServer> server;
 };
 
-// A TaskManager "process" for `program` on `port`, registering as tm-1 with the JobManager at `jm_address`.
+// A TaskManager "process" for `program` on `port`, registering as `id` with `slots` slots with the JobManager at
+// `jm_address`; its tasks meet the failures `injector` arms.
 std::unique_ptr<TaskManager> start_task_manager(Program& program, MetricRegistry& metrics, const std::string& jm_address,
-                                                int32_t port) {
+                                                int32_t port, const std::string& id = "tm-1", int32_t slots = 2,
+                                                runtime::FaultInjector* injector = nullptr) {
   TaskManagerConfig config;
   config.rpc_port = port;
-  config.task_manager_id = "tm-1";
-  config.num_slots = 2;
+  config.task_manager_id = id;
+  config.num_slots = slots;
   config.sluice_version = "0.1.0";
   config.registration_retry_ms = 50;
   config.executor = task_executor_setup(program, metrics, jm_address, nullptr);
+  config.executor.fault_injector = injector;
   auto tm = TaskManager::start(std::move(config), SystemClock::shared().get());
   EXPECT_TRUE(tm.is_ok()) << tm.status().to_string();
   return tm.is_ok() ? std::move(*tm) : nullptr;
 }
+
+// Runs the job on `task_managers` TaskManagers (the job's two slots spread over them: with two, every exchange
+// crosses the TCP data plane); `failures` task failures are injected at seeded points of the stream. With
+// `savepoint`, a savepoint is taken through the control plane mid-stream and checked to hold its own state files.
+void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_managers = 1) {
+  const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
+  std::filesystem::remove_all(base);
+  per_auction::JobOptions opt;
+  opt.source.generator.max_events = 200'000;
+  opt.source.generator.seed = seed;
+  opt.source.num_splits = 4;
+  opt.output_dir = base + "/out";
+  Program jm_program = build_program(opt, base + "/ck");
+  // The TaskManagers' sources emit no further than the test lets them, so the failures land mid-stream.
+  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
+  const bool gated = failures > 0 || savepoint;
+
+  JobManagerControlPlane jm;
+  ASSERT_TRUE(jm.server);
+  cluster::TaskManagerLossMonitor monitor(&jm.rm, 20);
+  runtime::FaultInjector injector(every_point(jm_program.jg));
+  // Each TaskManager builds its own copy of the program, as its process would.
+  std::vector<Program> tm_programs;
+  for (int32_t i = 0; i < task_managers; ++i) {
+    tm_programs.push_back(gated ? gated_program(opt, base, gate, 0) : build_program(opt, base + "/ck"));
+  }
+  MetricRegistry tm_metrics;
+  std::vector<std::unique_ptr<TaskManager>> tms;
+  for (int32_t i = 0; i < task_managers; ++i) {
+    tms.push_back(start_task_manager(tm_programs[static_cast<size_t>(i)], tm_metrics, jm.address(), 0,
+                                     "tm-" + std::to_string(i), kParallelism / task_managers, &injector));
+    ASSERT_TRUE(tms.back());
+  }
+  ASSERT_TRUE(wait_until([&] { return jm.rm.total_slots() == kParallelism; }, "the TaskManagers' registrations"));
+
+  auto client = cluster::start_job_master(
+      jm_program.sg, jm_program.jg, jm_program.config, {},
+      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+        return std::make_unique<RemoteDeployer>(
+            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
+                                                    .resource_manager = &jm.rm,
+                                                    .loss_monitor = &monitor,
+                                                    .slot_request_timeout_ms = 30'000,
+                                                    .job_master_service = &jm.job_master_service,
+                                                    .split_enumerator_service = &jm.split_service,
+                                                    .resource_manager_service = &jm.rm_service,
+                                                    .keep_alive = {}});
+      });
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
+  ASSERT_NE(cp, nullptr);
+
+  auto ended = [&] { return is_globally_terminal((*client)->status()); };
+  std::mt19937_64 rng(seed);
+  for (int32_t i = 0; i < failures && !ended(); ++i) {
+    // Let the stream on to its next share, wait for one more completed checkpoint, then fail a seeded subtask of a
+    // seeded vertex at its next turn.
+    gate->raise_to(opt.source.generator.max_events * (i + 1) / (failures + 1));
+    const int64_t completed = cp->checkpoint_stats().num_completed;
+    ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > completed; },
+                           "a checkpoint before failure " + std::to_string(i + 1)));
+    const int32_t vertex = static_cast<int32_t>(rng() % jm_program.jg.vertices.size());
+    const int32_t subtask = static_cast<int32_t>(rng() % kParallelism);
+    ASSERT_TRUE(injector.arm(runtime::FailurePoint::kTask, vertex, subtask, "failure " + std::to_string(i + 1)).is_ok());
+    ASSERT_TRUE(wait_until([&] { return ended() || cp->restarts() > i; }, "the restart after failure " + std::to_string(i + 1)));
+  }
+  if (savepoint) {
+    gate->raise_to(opt.source.generator.max_events / 2);
+    ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > 0; }, "a checkpoint"));
+    auto trigger = cp->trigger_savepoint(base + "/savepoints");
+    ASSERT_TRUE(trigger.is_ok()) << trigger.status().to_string();
+    auto done = cp->wait_savepoint(*trigger, 60'000);
+    ASSERT_TRUE(done.has_value());
+    ASSERT_EQ(done->state, cluster::SavepointRequestStatus::State::kCompleted) << done->cause.to_string();
+    // The TaskManager wrote the savepoint's state into the savepoint's folder, not into the job's chk-<n>.
+    int32_t files = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(done->location)) files += e.is_regular_file() ? 1 : 0;
+    EXPECT_GT(files, 1) << done->location << " holds only its _metadata";
+    auto md = jm_program.config.storage->read_metadata(done->location);
+    ASSERT_TRUE(md.is_ok()) << md.status().to_string();
+    EXPECT_EQ(md->type, checkpoint::SnapshotType::kSavepoint);
+  }
+  gate->open();
+  JobExecutionResult result = (*client)->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  std::printf("seed %llu, %d TaskManager(s): %d restarts through gRPC, %lld checkpoints completed\n",
+              static_cast<unsigned long long>(seed), task_managers, cp->restarts(),
+              static_cast<long long>(cp->checkpoint_stats().num_completed));
+  EXPECT_GE(cp->restarts(), failures);
+  for (const auto& r : cp->recoveries()) EXPECT_GT(r.first, 0) << "a failover after a completed checkpoint restores it";
+
+  auto oracle = nexmark::compute_per_auction_oracle(opt.source.generator, opt.source.generator.max_events);
+  auto report = cli::verify_per_auction_output(opt.output_dir, oracle);
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
+  EXPECT_GT(report->records, 0);
+  for (auto& tm : tms) tm->stop();
+  jm.server->shutdown();
+  std::filesystem::remove_all(base);
+}
+
+TEST(RemoteJob, RunsExactlyOnceThroughTheControlPlane) { run(1, 0); }
 
 TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOnExactlyOnce) {
   const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-replaced";
@@ -262,13 +265,13 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
       [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
         return std::make_unique<RemoteDeployer>(
             std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .task_executor_address = "127.0.0.1:" + std::to_string(tm_port),
-                                                    .task_manager_id = "tm-1",
                                                     .resource_manager = &rm,
                                                     .loss_monitor = &monitor,
                                                     .slot_request_timeout_ms = 30'000,
                                                     .job_master_service = &job_master_service,
-                                                    .split_enumerator_service = &split_service});
+                                                    .split_enumerator_service = &split_service,
+                                                    .resource_manager_service = nullptr,
+                                                    .keep_alive = {}});
       });
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
@@ -329,12 +332,12 @@ TEST(RemoteJob, ATaskManagerThatLosesItsJobManagerCancelsItsTasks) {
       [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
         return std::make_unique<RemoteDeployer>(
             std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .task_executor_address = "127.0.0.1:" + std::to_string(tm->rpc_port()),
-                                                    .task_manager_id = "tm-1",
                                                     .resource_manager = &rm,
                                                     .slot_request_timeout_ms = 1'000,
                                                     .job_master_service = &job_master_service,
-                                                    .split_enumerator_service = &split_service});
+                                                    .split_enumerator_service = &split_service,
+                                                    .resource_manager_service = nullptr,
+                                                    .keep_alive = {}});
       });
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   ASSERT_TRUE(wait_until([&] { return tm->running_attempt().has_value(); }, "the attempt on the TaskManager"));
@@ -357,6 +360,15 @@ TEST(RemoteJob, FailsOverThroughTheControlPlaneExactlyOnce) {
   for (uint64_t seed : {2, 3}) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     run(seed, 3);
+  }
+}
+
+TEST(RemoteJob, RunsOnTwoTaskManagersAcrossTheDataPlaneExactlyOnce) { run(6, 0, false, 2); }
+
+TEST(RemoteJob, FailsOverOnTwoTaskManagersExactlyOnce) {
+  for (uint64_t seed : {7, 8}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    run(seed, 3, false, 2);
   }
 }
 

@@ -32,6 +32,7 @@ class Recorder final : public ResourceManagerConnection::Listener {
   }
   void on_jobmanager_lost(const std::string& reason) override { add([&] { lost.push_back(reason); }); }
   void on_refused(const Status& reason) override { add([&] { refused = reason; }); }
+  void on_job_ended(const std::string& status) override { add([&] { job_ended = status; }); }
 
   // Waits up to 10 s for `pred` (called under the lock).
   bool wait(const std::function<bool()>& pred) {
@@ -44,6 +45,7 @@ class Recorder final : public ResourceManagerConnection::Listener {
   std::vector<uint64_t> epochs, registrations;
   std::vector<std::string> lost;
   Status refused = Status::ok();
+  std::string job_ended;
   int64_t interval_ms = 0;
 
  private:
@@ -76,7 +78,7 @@ struct JobManagerSide {
 };
 
 cluster::TaskManagerRegistration registration(const std::string& id, uint64_t fingerprint = kFingerprint) {
-  return cluster::TaskManagerRegistration{id, "127.0.0.1", 6121, 2, "0.1.0", fingerprint};
+  return cluster::TaskManagerRegistration{id, "127.0.0.1", 6122, 6121, 2, "0.1.0", fingerprint};
 }
 
 std::unique_ptr<ResourceManagerConnection> connect(const std::string& address, Recorder* recorder,
@@ -181,6 +183,20 @@ TEST(ResourceManagerRpc, ARegistrationTheJobManagerDroppedIsMadeAgain) {
   EXPECT_EQ(jm.rm.task_managers()[0].registration_id, rec.registrations[1]);
 }
 
+TEST(ResourceManagerRpc, TheEndOfTheJobEndsTheConnectionInsteadOfARegistrationAgain) {
+  JobManagerSide jm(1);
+  Recorder rec;
+  auto conn = connect(jm.address(), &rec, registration("tm-1"));
+  ASSERT_TRUE(rec.wait([&] { return !rec.registrations.empty(); }));
+  jm.service.end_job("FINISHED");
+  ASSERT_TRUE(rec.wait([&] { return !rec.job_ended.empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several retry intervals: no registration follows
+  std::lock_guard lock(rec.mu);
+  EXPECT_EQ(rec.job_ended, "FINISHED");
+  EXPECT_TRUE(rec.lost.empty());
+  EXPECT_EQ(rec.registrations.size(), 1u);
+}
+
 TEST(ResourceManagerRpc, AHeartbeatUnderAnotherLeaderEpochIsRefusedAndChangesNothing) {
   JobManagerSide jm(5);
   auto reg = jm.rm.register_task_manager(registration("tm-1"));
@@ -213,6 +229,7 @@ TEST(ResourceManagerRpc, AMalformedRegistrationIsRefusedNamingTheField) {
   req.set_protocol_version(kControlProtocolVersion);
   req.set_task_manager_id("tm-1");
   req.set_host("127.0.0.1");
+  req.set_rpc_port(6122);
   req.set_data_port(6121);
   req.set_num_slots(0);
   req.set_sluice_version("0.1.0");
