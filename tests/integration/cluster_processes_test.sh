@@ -7,7 +7,9 @@
 #   kill    - kill -9 of a TaskManager running the job at a seeded time after a completed checkpoint; a spare
 #             TaskManager's slot takes over and the job restores the latest checkpoint;
 #   stop    - SIGSTOP of a TaskManager running the job past heartbeat.timeout (its connections stay open, so only
-#             the heartbeats tell); the job fails over to the spare the same way.
+#             the heartbeats tell); the job fails over to the spare the same way;
+#   kill-unaligned - kill as above on the RocksDB backend with unaligned checkpoints, so the restored checkpoints
+#             hold in-flight data of remote channels.
 # Usage: cluster_processes_test.sh SLUICE [SEEDS]   (SEEDS: how many seeds of `kill` and `stop`; default 1)
 # Every process is killed after 300 s by a watchdog, and on exit.
 set -euo pipefail
@@ -130,6 +132,17 @@ for seed in $(seq 1 "$seeds"); do
   echo "stop (seed $seed): OK; lost after $(ms_until "$stopped_at" " lost: ") ms (heartbeat.timeout 2 s), running" \
        "again after $(ms_until "$stopped_at" "attempt 1 deployed") ms"
   kill -CONT "${tm[$victim]}" 2>/dev/null || true
+  for p in "${tm[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+
+  start_cluster "kill-unaligned-$seed" 3 2000000 "-D state.backend.type=rocksdb
+    -D execution.checkpointing.unaligned.enabled=true -D execution.checkpointing.aligned-checkpoint-timeout=0s"
+  victim=$(running_tm)
+  wait_checkpoint
+  sleep "0.$((RANDOM % 10))"
+  kill -9 "${tm[$victim]}"
+  expect_verified 1
+  grep -q "unaligned barriers" "$run/jm.log" || fail "the checkpoints were not unaligned"
+  echo "kill-unaligned (seed $seed): OK, $(grep -o 'max [0-9]* bytes' "$run/jm.log" | tail -n 1) in flight"
   for p in "${tm[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 done
 echo "cluster processes test: OK"
