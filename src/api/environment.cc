@@ -47,7 +47,7 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kCheckRestoreOnly.key, "true"));
     } else if (a == "--role") {
       // jobmanager | taskmanager | mini_cluster: how execute() runs the program (docs/cluster.md).
-      if (i + 1 >= argc) return Status::invalid_argument("--role: expected jobmanager or taskmanager after it");
+      if (i + 1 >= argc) return Status::invalid_argument("--role: expected jobmanager, taskmanager or mini_cluster after it");
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kProcessRole.key, argv[++i]).with_context("--role"));
     } else if (a == "--allow-non-restored-state") {
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kIgnoreUnclaimedState.key, "true"));
@@ -328,6 +328,26 @@ Result<std::vector<std::unique_ptr<HeldClaim>>> take_claims(const Configuration&
   return cluster::take_job_claims(sg, claimant, checkpoint_dir, mc.file_systems, claimed_restore);
 }
 
+// The settings a job's tasks must share wherever they run (Flink ships them with every deployment): part of the
+// cluster's JobGraph fingerprint, so a TaskManager started with others (another checkpointing mode, state backend,
+// checkpoint folder, buffer sizes) is refused instead of running subtasks that disagree with their peers.
+std::map<std::string, std::string> task_settings(const Configuration& config, const cluster::MiniClusterConfig& mc) {
+  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
+  return {{"checkpointing", b(mc.checkpointing)},
+          {"checkpointing.at-least-once", b(mc.at_least_once)},
+          {"checkpointing.unaligned", b(mc.unaligned.enabled)},
+          {"checkpointing.aligned-timeout-ms", std::to_string(mc.unaligned.aligned_checkpoint_timeout.count())},
+          {"checkpointing.after-tasks-finish", b(mc.checkpoints_after_tasks_finish)},
+          {"checkpointing.incremental", b(mc.incremental_checkpoints)},
+          {"checkpointing.dir", mc.checkpointing ? config.get(options::kCheckpointsDirectory) : ""},
+          {"state.backend", mc.state_backend_type},
+          {"network.buffer-bytes", std::to_string(mc.network.buffer_size_bytes)},
+          {"network.credits", std::to_string(mc.network.credits_per_channel)},
+          {"network.max-buffers", std::to_string(mc.network.max_buffers_per_channel)},
+          {"buffer-timeout-ms", mc.buffer_timeout_enabled ? std::to_string(mc.buffer_timeout.count()) : "off"},
+          {"auto-watermark-interval-ms", std::to_string(mc.auto_watermark_interval_ms)}};
+}
+
 // execution.process-role JOBMANAGER or TASKMANAGER: the program runs as one process of a cluster
 // (rpc/cluster_process.h); `graph` is handed over as by execute_async.
 Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& config, std::shared_ptr<StreamGraph>& graph,
@@ -342,7 +362,7 @@ Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& confi
                                     options::kCheckpointsDirectory.key +
                                     " to an s3:// path or a folder every host of the cluster reaches");
   }
-  const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties);
+  const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties, task_settings(config, mc));
   std::shared_ptr<const StreamGraph> sg = std::move(graph);
   graph = std::make_shared<StreamGraph>();
   if (role == ProcessRole::kTaskManager) {
@@ -402,7 +422,15 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   // The job id is decided here, so the job's claims (output folders, checkpoint folder) record it.
   if (!mc.job_id) mc.job_id = mc.names->job_id();
   const ClaimingJob claimant = cluster::claiming_job(jo.job_name, *mc.job_id);
+  const ProcessRole role = config_.get(options::kProcessRole);
   if (runs_in_batch(config_, *graph_)) {
+    if (role != ProcessRole::kMiniCluster) {
+      // Every process would otherwise run the whole job by itself and write its output once each.
+      return Status::invalid_argument(
+          options::kProcessRole.key + " " + std::string(OptionType<ProcessRole>::format(role)) + ": the job runs in " +
+          "BATCH (" + options::kRuntimeMode.key + ", or AUTOMATIC with bounded sources only), which cluster mode does "
+          "not run yet; set " + options::kRuntimeMode.key + " to STREAMING");
+    }
     SLUICE_ASSIGN_OR_RETURN(batch::BatchJobConfig bc, batch_config(config_, mc));
     SLUICE_ASSIGN_OR_RETURN(graph::JobGraph batch_jg, graph::build_job_graph(*graph_, jo));
     SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims,
@@ -427,7 +455,6 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   }
   if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
-  const ProcessRole role = config_.get(options::kProcessRole);
   if (role != ProcessRole::kMiniCluster) {
     return execute_in_cluster(config_, graph_, role, std::move(jg).value(), mc, claimant);
   }

@@ -33,7 +33,7 @@ ResourceManager::ResourceManager(std::string sluice_version, uint64_t job_graph_
     : sluice_version_(std::move(sluice_version)), fingerprint_(job_graph_fingerprint), heartbeats_(heartbeats),
       clock_(clock) {}
 
-Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistration& r) {
+Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistration& r, bool connected) {
   const std::string who = "TaskManager '" + r.task_manager_id + "' at " + r.host + ":" + std::to_string(r.rpc_port);
   if (r.task_manager_id.empty()) return Status::invalid_argument("TaskManager registration without an id");
   if (r.host.empty()) return Status::invalid_argument(who + ": no host (taskmanager.host)");
@@ -69,6 +69,7 @@ Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistr
   e.info.last_heartbeat_ms = now;
   e.slot_used.assign(static_cast<size_t>(r.num_slots), false);
   e.order = next_order_++;
+  e.connected = connected;
   const uint64_t id = e.info.registration_id;
   task_managers_.emplace(r.task_manager_id, std::move(e));
   return id;
@@ -124,6 +125,12 @@ std::vector<LostTaskManager> ResourceManager::take_lost(std::optional<int64_t> n
   return std::exchange(lost_, {});
 }
 
+void ResourceManager::mark_connected(const std::string& task_manager_id, uint64_t registration_id) {
+  std::lock_guard lock(mu_);
+  auto it = task_managers_.find(task_manager_id);
+  if (it != task_managers_.end() && it->second.info.registration_id == registration_id) it->second.connected = true;
+}
+
 int32_t ResourceManager::total_slots() const {
   std::lock_guard lock(mu_);
   int32_t n = 0;
@@ -134,7 +141,7 @@ int32_t ResourceManager::total_slots() const {
 int32_t ResourceManager::free_slots() const {
   std::lock_guard lock(mu_);
   int32_t n = 0;
-  for (const auto& [id, e] : task_managers_) n += e.info.registration.num_slots - e.info.allocated_slots;
+  for (const auto& [id, e] : task_managers_) n += e.connected ? e.info.registration.num_slots - e.info.allocated_slots : 0;
   return n;
 }
 
@@ -144,6 +151,7 @@ Result<std::vector<AllocatedSlot>> ResourceManager::allocate(int32_t count, bool
   std::vector<Entry*> order;
   int32_t free = 0;
   for (auto& [id, e] : task_managers_) {
+    if (!e.connected) continue;
     order.push_back(&e);
     free += e.info.registration.num_slots - e.info.allocated_slots;
   }

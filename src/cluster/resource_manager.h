@@ -80,7 +80,11 @@ class ResourceManager {
   // kFailedPrecondition naming both values when its Sluice version or JobGraph fingerprint differs from the
   // JobManager's; kInvalidArgument for an empty id or host, an RPC port outside 1..65535, a data port outside
   // 0..65535, or fewer than 1 slot.
-  Result<uint64_t> register_task_manager(const TaskManagerRegistration& registration);
+  // `connected` false: its slots are offered only once mark_connected says the TaskManager knows its registration
+  // (a TaskManager registering over RPC answers deployments only from then on).
+  Result<uint64_t> register_task_manager(const TaskManagerRegistration& registration, bool connected = true);
+  // The TaskManager of `registration_id` watches its connection: it knows its registration, its slots are offered.
+  void mark_connected(const std::string& task_manager_id, uint64_t registration_id);
 
   // A heartbeat from `task_manager_id` under `registration_id`. kNotFound when that registration is unknown (never
   // registered, lost, or replaced): the TaskManager must register again.
@@ -102,7 +106,7 @@ class ResourceManager {
   // re-registration), in the order they were lost.
   std::vector<LostTaskManager> take_lost(std::optional<int64_t> now_ms = std::nullopt);
 
-  // Slots of all registered TaskManagers, and those not given to a job.
+  // Slots of all registered TaskManagers, and those offered (connected) and not given to a job.
   int32_t total_slots() const;
   int32_t free_slots() const;
 
@@ -121,6 +125,7 @@ class ResourceManager {
     TaskManagerInfo info;
     std::vector<bool> slot_used;
     uint64_t order = 0;  // registration order
+    bool connected = true;
   };
   void lose_locked(std::map<std::string, Entry>::iterator it, std::string reason);
 

@@ -24,7 +24,8 @@ class Encoder {
 }  // namespace
 
 uint64_t job_graph_fingerprint(const StreamGraph& sg, const JobGraph& jg,
-                               const std::map<std::string, std::string>& job_properties) {
+                               const std::map<std::string, std::string>& job_properties,
+                               const std::map<std::string, std::string>& task_settings) {
   Encoder e;
   e.add(jg.job_name);
   e.add(jg.max_parallelism);
@@ -49,9 +50,12 @@ uint64_t job_graph_fingerprint(const StreamGraph& sg, const JobGraph& jg,
     e.add(edge.type_number);
     e.add(static_cast<int64_t>(edge.carries_timestamps));
   }
-  for (const auto& [key, value] : job_properties) {
-    e.add(key);
-    e.add(value);
+  for (const auto* map : {&job_properties, &task_settings}) {
+    e.add(static_cast<int64_t>(map->size()));
+    for (const auto& [key, value] : *map) {
+      e.add(key);
+      e.add(value);
+    }
   }
   return XXH3_64bits(e.bytes().data(), e.bytes().size());
 }

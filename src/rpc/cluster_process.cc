@@ -1,5 +1,7 @@
 #include "rpc/cluster_process.h"
 
+#include <arpa/inet.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -39,6 +41,12 @@ Result<ClusterProcessConfig> ClusterProcessConfig::from(const Configuration& con
   c.slot_request_timeout_ms = config.get(options::kSlotRequestTimeout).count();
   c.spread_out_slots = config.get(options::kEvenlySpreadOutSlots);
   SLUICE_RETURN_IF_ERROR(c.heartbeats.validate());
+  // The data plane binds and announces this address; peers dial it as given.
+  unsigned char ip[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, c.taskmanager_host.c_str(), ip) != 1 && inet_pton(AF_INET6, c.taskmanager_host.c_str(), ip) != 1) {
+    return Status::invalid_argument(options::kTaskManagerHost.key + " '" + c.taskmanager_host +
+                                    "': expected an IP address (the TaskManager binds it and its peers dial it)");
+  }
   return c;
 }
 

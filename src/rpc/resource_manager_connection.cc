@@ -77,7 +77,10 @@ struct ResourceManagerConnection::Impl {
       cluster::HeartbeatSettings hb{registered.heartbeat_interval_ms(), registered.heartbeat_timeout_ms(),
                                     registered.heartbeat_rpc_failure_threshold()};
       if (!hb.validate().is_ok()) hb = cluster::HeartbeatSettings{};
-      // Registered once the JobManager watches the connection: from then on either side sees the other go at once.
+      // The listener learns the registration before the watch opens: the JobManager offers this TaskManager's slots
+      // once it sees the watch, and a deployment must then find the registration known here. From the watch's first
+      // event on, either side sees the other go at once.
+      listener->on_registered(registered.leader_epoch(), registered.registration_id(), hb);
       const std::string not_watched = start_watch(*stub, registered, hb.timeout_ms);
       if (stopped()) {
         end_watch();
@@ -87,10 +90,10 @@ struct ResourceManagerConnection::Impl {
         end_watch();
         spdlog::warn("TaskManager '{}': registered with the JobManager at {}, but {}; registering again",
                      config.registration.task_manager_id, config.jobmanager_address, not_watched);
+        listener->on_jobmanager_lost(not_watched);
         if (!sleep_ms(config.retry_interval_ms)) return;
         continue;
       }
-      listener->on_registered(registered.leader_epoch(), registered.registration_id(), hb);
       const std::string lost = keep_alive(*stub, registered, hb);
       end_watch();
       if (stopped()) return;

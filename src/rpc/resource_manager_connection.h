@@ -39,7 +39,9 @@ class ResourceManagerConnection {
   class Listener {
    public:
     virtual ~Listener() = default;
-    // Registered under `leader_epoch` as `registration_id`; heartbeats follow `heartbeats`.
+    // Registered under `leader_epoch` as `registration_id`; heartbeats follow `heartbeats`. Called before the
+    // connection watch opens (the JobManager offers the slots once it sees it); a watch that then fails to open is
+    // reported through on_jobmanager_lost.
     virtual void on_registered(uint64_t leader_epoch, uint64_t registration_id,
                                const cluster::HeartbeatSettings& heartbeats) = 0;
     // The JobManager is lost (`reason` says how); the connection registers again.

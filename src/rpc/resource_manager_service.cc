@@ -52,7 +52,7 @@ grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* co
   r.num_slots = static_cast<int32_t>(std::min<uint32_t>(request->num_slots(), 1u << 20));
   r.sluice_version = request->sluice_version();
   r.job_graph_fingerprint = request->job_graph_fingerprint();
-  auto id = rm_->register_task_manager(r);
+  auto id = rm_->register_task_manager(r, /*connected=*/false);
   if (!id.is_ok()) {
     spdlog::warn("refused TaskManager registration from {}: {}", context->peer(), id.status().to_string());
     return to_grpc(id.status());
@@ -85,6 +85,8 @@ grpc::Status ResourceManagerService::WatchConnection(grpc::ServerContext* contex
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "TaskManager '" + id + "' is not registered (registration " +
                                                          std::to_string(session.registration_id()) + ")");
   }
+  // The TaskManager knows its registration by now (it opens the watch after the reply): its slots are offered.
+  rm_->mark_connected(id, session.registration_id());
   // The first event tells the TaskManager that its connection is watched from here on.
   if (!writer->Write(v1::ConnectionEvent{})) {
     rm_->disconnect(id, session.registration_id(), "connection to the TaskManager lost (" + context->peer() + ")");

@@ -179,6 +179,17 @@ void TaskExecutorService::cancel_running_attempt() {
   gone.reset();  // cancels and joins outside the lock: task reports may still be on their way out
 }
 
+void TaskExecutorService::start_registration() {
+  std::unique_ptr<Attempt> gone;
+  {
+    std::lock_guard lock(mu_);
+    gone = std::move(attempt_);
+    last_attempt_ = -1;
+    storage_job_.clear();
+  }
+  gone.reset();
+}
+
 std::optional<int32_t> TaskExecutorService::running_attempt() {
   std::lock_guard lock(mu_);
   if (!attempt_) return std::nullopt;
@@ -225,7 +236,9 @@ grpc::Status TaskExecutorService::PrepareAttempt(grpc::ServerContext*, const v1:
   };
   auto data_plane = runtime::tcp::DataConnectionManager::start(config, std::move(callbacks));
   if (!data_plane.is_ok()) {
-    return to_grpc(data_plane.status().with_context("opening the data plane of attempt " + std::to_string(n)));
+    return to_grpc(data_plane.status().with_context("opening the data plane of attempt " + std::to_string(n) +
+                                                    " (taskmanager.host " + config.host + ", taskmanager.data.port " +
+                                                    std::to_string(config.port) + ")"));
   }
   attempt->data_plane = std::move(*data_plane);
   response->set_data_port(attempt->data_plane->port());

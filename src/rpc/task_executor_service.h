@@ -63,6 +63,9 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   void cancel_running_attempt();
   // The attempt number running here, if any.
   std::optional<int32_t> running_attempt();
+  // The TaskManager registered anew (possibly with a JobManager that started again and counts attempts from 0):
+  // cancels what runs and forgets the attempt numbers seen.
+  void start_registration();
 
   grpc::Status PrepareAttempt(grpc::ServerContext* context, const v1::PrepareAttemptRequest* request,
                               v1::PrepareAttemptResponse* response) override;

@@ -61,6 +61,7 @@ void TaskManager::on_job_ended(const std::string& job_status) {
 }
 
 void TaskManager::on_registered(uint64_t leader_epoch, uint64_t registration_id, const cluster::HeartbeatSettings&) {
+  executor_->start_registration();
   std::lock_guard lock(mu_);
   session_ = TaskManagerSessionId{leader_epoch, config_.task_manager_id, registration_id};
 }

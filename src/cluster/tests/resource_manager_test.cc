@@ -66,6 +66,19 @@ TEST_F(ResourceManagerTest, AMalformedRegistrationIsRefusedNamingTheField) {
   EXPECT_EQ(rm_.register_task_manager(r).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(ResourceManagerTest, SlotsAreOfferedOnlyOnceTheTaskManagerIsConnected) {
+  auto a = rm_.register_task_manager(tm("tm-a", 2), /*connected=*/false);
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ(rm_.total_slots(), 2);
+  EXPECT_EQ(rm_.free_slots(), 0);
+  EXPECT_EQ(rm_.allocate(1, false).status().code(), StatusCode::kFailedPrecondition);
+  rm_.mark_connected("tm-a", *a + 1);  // another registration: ignored
+  EXPECT_EQ(rm_.free_slots(), 0);
+  rm_.mark_connected("tm-a", *a);
+  EXPECT_EQ(rm_.free_slots(), 2);
+  EXPECT_TRUE(rm_.allocate(2, false).is_ok());
+}
+
 TEST_F(ResourceManagerTest, ATaskManagerWithoutHeartbeatsForTheTimeoutIsLostWithItsSlots) {
   auto a = rm_.register_task_manager(tm("tm-a", 2));
   auto b = rm_.register_task_manager(tm("tm-bb", 2));

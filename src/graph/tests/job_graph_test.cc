@@ -36,6 +36,15 @@ TEST(JobGraphFingerprint, TheSameProgramAgreesAndAnyDifferenceThatMattersDisagre
   EXPECT_NE(fingerprint("r", 2, 256, {{"demo.seed", "1"}}), base) << "another max parallelism";
   EXPECT_NE(fingerprint("r", 2, 128, {{"demo.seed", "2"}}), base) << "another job property";
   EXPECT_NE(fingerprint("r", 2, 128, {}), base) << "a job property missing";
+  StreamExecutionEnvironment env;
+  keyed_program(env, "r");
+  JobGraph jg = build(env, 2, 128);
+  const std::map<std::string, std::string> props{{"demo.seed", "1"}};
+  EXPECT_EQ(job_graph_fingerprint(env.stream_graph(), jg, props, {}), base);
+  EXPECT_NE(job_graph_fingerprint(env.stream_graph(), jg, props, {{"state.backend", "ROCKSDB"}}), base)
+      << "another task setting";
+  EXPECT_NE(job_graph_fingerprint(env.stream_graph(), jg, {}, {{"demo.seed", "1"}}), base)
+      << "a job property is not a task setting";
 }
 
 TEST(JobGraph, ForwardEdgesOfEqualParallelismChain) {

@@ -139,6 +139,9 @@ TEST(ResourceManagerRpc, TheJobManagerLosesATaskManagerWhoseConnectionEndsAtOnce
   Recorder rec;
   auto conn = connect(jm.address(), &rec, registration("tm-1"));
   ASSERT_TRUE(rec.wait([&] { return !rec.registrations.empty(); }));
+  // Its slots are offered once the JobManager sees the connection watch.
+  for (int i = 0; i < 1000 && jm.rm.free_slots() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(jm.rm.free_slots(), 2);
   const auto t0 = std::chrono::steady_clock::now();
   conn->stop();  // the TaskManager's side of the watch call goes, as when its process dies
   auto lost = wait_lost(jm.rm);

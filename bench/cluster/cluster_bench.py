@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Cluster mode next to the MiniCluster (docs/cluster.md, "Figures").
+
+throughput: `sluice demo` on the MiniCluster and as a JobManager with 1, 2 and 4 TaskManager processes on this
+  machine (parallelism 4, the slots split evenly), checkpoints every second into a local folder. Reports, per run,
+  the CPU seconds of all its processes together and the demo's events per CPU-second, and each cluster run's ratio
+  to the MiniCluster's. On a 2-core machine this measures what the control and data planes cost per event, not
+  speed-up.
+recovery: a JobManager and three TaskManagers (parallelism 2, one slot each: one spare); a TaskManager running the
+  job is killed with SIGKILL once the stream is ~85% through (timed by a failure-free run first), with state of
+  about `keys` auctions (the demo keys its state by auction: ~6% of Nexmark events open one). Reports the time from
+  the kill to the JobManager losing the TaskManager, to the next attempt being deployed, and the JobMaster's own
+  failure-to-RUNNING time, plus the restored checkpoint's size.
+
+  bench/cluster/cluster_bench.py build/release/tools/sluice                       # both, default sizes
+  bench/cluster/cluster_bench.py build/release/tools/sluice --events 2000000 --keys 100000
+Progress goes to stderr, one JSON object to stdout.
+"""
+import argparse
+import datetime
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def start(cmd, log_path, cwd):
+    return subprocess.Popen(cmd, cwd=cwd, stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
+
+
+def reap(procs):
+    """Waits for every process; returns their summed user+system CPU seconds."""
+    cpu = 0.0
+    for p in procs:
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        cpu += usage.ru_utime + usage.ru_stime
+    return cpu
+
+
+def cluster_cmd(sluice, base, role, port, extra):
+    return [sluice, "demo"] + base + ["-D", "execution.process-role=" + role, "-D", "jobmanager.rpc.port=%d" % port] + extra
+
+
+def free_port():
+    return random.randint(20000, 50000)
+
+
+def wait_for(path, pattern, timeout_s=60):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if os.path.exists(path) and re.search(pattern, open(path).read()):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def run_cluster(sluice, base, tms, slots, workdir, jm_extra=()):
+    port = free_port()
+    jm_log = os.path.join(workdir, "jm.log")
+    jm = start(cluster_cmd(sluice, base, "jobmanager", port, list(jm_extra)), jm_log, workdir)
+    if not wait_for(jm_log, "JobManager serving", 30):
+        raise SystemExit("the JobManager did not start:\n" + open(jm_log).read()[-2000:])
+    tm = [start(cluster_cmd(sluice, base, "taskmanager", port, ["-D", "taskmanager.numberOfTaskSlots=%d" % slots]),
+                os.path.join(workdir, "tm%d.log" % i), workdir) for i in range(tms)]
+    return jm, tm, jm_log
+
+
+def throughput(sluice, events, work):
+    out = {}
+    base = ["--events", str(events), "-p", "4", "--checkpoint-interval", "1s"]
+    d = tempfile.mkdtemp(dir=work)
+    summary = os.path.join(d, "summary.json")
+    p = start([sluice, "demo"] + base + ["--checkpoint-dir", d + "/ck", "--output", d + "/out",
+                                          "--summary-json", summary], os.path.join(d, "mini.log"), d)
+    t0 = time.time()
+    cpu = reap([p])
+    out["minicluster"] = {"cpu_s": cpu, "elapsed_s": time.time() - t0, "events_per_cpu_s": events / cpu}
+    sys.stderr.write("minicluster: %.2f CPU s\n" % cpu)
+    for tms in (1, 2, 4):
+        d = tempfile.mkdtemp(dir=work)
+        b = base + ["--checkpoint-dir", d + "/ck", "--output", d + "/out"]
+        t0 = time.time()
+        jm, tm, jm_log = run_cluster(sluice, b, tms, 4 // tms, d)
+        cpu = reap([jm] + tm)
+        if jm.returncode != 0:
+            raise SystemExit("cluster run with %d TaskManagers failed:\n%s" % (tms, open(jm_log).read()[-2000:]))
+        out["taskmanagers_%d" % tms] = {"cpu_s": cpu, "elapsed_s": time.time() - t0, "events_per_cpu_s": events / cpu,
+                                        "cpu_ratio_to_minicluster": cpu / out["minicluster"]["cpu_s"]}
+        sys.stderr.write("%d TaskManager(s): %.2f CPU s\n" % (tms, cpu))
+    return out
+
+
+def log_time(log, pattern):
+    for line in open(log):
+        if re.search(pattern, line):
+            m = re.match(r"\[([^\]]+)\]", line)
+            if m:
+                return datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp()
+    return None
+
+
+def recovery(sluice, keys, work):
+    events = int(keys / 0.06)
+
+    def base(d):
+        return ["--events", str(events), "-p", "2", "--checkpoint-interval", "500ms", "--checkpoint-dir", d + "/ck",
+                "--output", d + "/out", "-D", "heartbeat.interval=1s", "-D", "heartbeat.timeout=5s"]
+    d = tempfile.mkdtemp(dir=work)
+    t0 = time.time()
+    jm, tm, jm_log = run_cluster(sluice, base(d), 3, 1, d)
+    reap([jm] + tm)
+    failure_free_s = time.time() - t0
+    d = tempfile.mkdtemp(dir=work)
+    summary = os.path.join(d, "summary.json")
+    jm, tm, jm_log = run_cluster(sluice, base(d), 3, 1, d, ["--summary-json", summary, "--verify"])
+    time.sleep(failure_free_s * 0.85)
+    victim = next((p for i, p in enumerate(tm) if "attempt 0 deployed" in open(os.path.join(d, "tm%d.log" % i)).read()), None)
+    killed_at = time.time()
+    victim.send_signal(signal.SIGKILL)
+    jm.wait()
+    for p in tm:
+        p.kill()
+        p.wait()
+    if jm.returncode != 0:
+        raise SystemExit("recovery run failed:\n" + open(jm_log).read()[-2000:])
+    s = json.load(open(summary))
+    lost, deployed = log_time(jm_log, " lost: "), log_time(jm_log, "attempt 1 deployed")
+    sys.stderr.write("recovery with ~%d keys: done\n" % keys)
+    return {"keys_approx": int(keys * 0.85), "events": events, "verification": s.get("verification"),
+            "detect_ms": None if lost is None else round((lost - killed_at) * 1000),
+            "redeployed_ms": None if deployed is None else round((deployed - killed_at) * 1000),
+            "failure_to_running_ms": s.get("recovery_time_ms"), "restored_from": s.get("restored_from"),
+            "checkpoint_size_bytes": s.get("checkpoint_size_bytes")}
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("sluice")
+    a.add_argument("--events", type=int, default=10_000_000, help="throughput runs")
+    a.add_argument("--keys", type=int, nargs="*", default=[100_000, 1_000_000], help="recovery runs")
+    a.add_argument("--only", choices=["throughput", "recovery"])
+    args = a.parse_args()
+    sluice = os.path.abspath(args.sluice)
+    work = tempfile.mkdtemp(prefix="cluster-bench-")
+    result = {}
+    if args.only != "recovery":
+        result["throughput"] = throughput(sluice, args.events, work)
+    if args.only != "throughput":
+        result["recovery"] = [recovery(sluice, k, work) for k in args.keys]
+    json.dump(result, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
