@@ -81,6 +81,11 @@ const ConfigOption<milliseconds> kSlotRequestTimeout{
     "How long a deployment waits for enough free slots before it fails (and the restart strategy decides).", {},
     positive()};
 
+const ConfigOption<milliseconds> kTaskManagerRegistrationTimeout{
+    "taskmanager.registration.timeout", milliseconds(300'000),
+    "A TaskManager that has had no registration with a JobManager for this long gives up, and its process ends.", {},
+    positive()};
+
 const ConfigOption<bool> kEvenlySpreadOutSlots{
     "cluster.evenly-spread-out-slots", false,
     "Take the job's slots from all registered TaskManagers in turn (most free slots first) instead of filling one "

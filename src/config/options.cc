@@ -614,7 +614,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kNumberOfTaskSlots,       &options::kTaskManagerResourceId,
       &options::kHeartbeatInterval,       &options::kHeartbeatTimeout,
       &options::kHeartbeatRpcFailureThreshold, &options::kSlotRequestTimeout,
-      &options::kEvenlySpreadOutSlots,
+      &options::kEvenlySpreadOutSlots,    &options::kTaskManagerRegistrationTimeout,
       // restart strategies
       &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,

@@ -40,6 +40,7 @@ Result<ClusterProcessConfig> ClusterProcessConfig::from(const Configuration& con
   c.heartbeats.rpc_failure_threshold = config.get(options::kHeartbeatRpcFailureThreshold);
   c.slot_request_timeout_ms = config.get(options::kSlotRequestTimeout).count();
   c.spread_out_slots = config.get(options::kEvenlySpreadOutSlots);
+  c.registration_timeout_ms = config.get(options::kTaskManagerRegistrationTimeout).count();
   SLUICE_RETURN_IF_ERROR(c.heartbeats.validate());
   // The data plane binds and announces this address; peers dial it as given.
   unsigned char ip[sizeof(in6_addr)];
@@ -93,6 +94,7 @@ class TaskManagerClient final : public JobClient {
     c.rpc_port = p.taskmanager_rpc_port;
     c.num_slots = p.slots;
     c.sluice_version = sluice_release();
+    c.registration_timeout_ms = p.registration_timeout_ms;
     c.job_graph_fingerprint = fingerprint;
     c.executor.stream_graph = sg_.get();
     c.executor.job_graph = &jg_;

@@ -37,6 +37,7 @@ struct ClusterProcessConfig {
   cluster::HeartbeatSettings heartbeats;         // heartbeat.*
   int64_t slot_request_timeout_ms = 300'000;     // slot.request.timeout
   bool spread_out_slots = false;                 // cluster.evenly-spread-out-slots
+  int64_t registration_timeout_ms = 300'000;     // taskmanager.registration.timeout
 
   // kInvalidArgument naming the key for a value the configuration refuses or heartbeat.timeout <= interval.
   static Result<ClusterProcessConfig> from(const Configuration& config);

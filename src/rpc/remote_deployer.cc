@@ -38,6 +38,25 @@ struct RemoteDeployer::Stub {
   }
 };
 
+// The sink through which a split enumerator reaches one source reader of one attempt. Owned by the deployer, not the
+// attempt: an enumerator may still send (an asynchronous split discovery finishing) after its attempt is gone, and
+// then the event is dropped.
+class RemoteDeployer::ReaderSink final : public OperatorEventSink {
+ public:
+  ReaderSink(Attempt* attempt, runtime::ExecutionAttemptId reader) : attempt_(attempt), reader_(reader) {}
+  void send(OperatorEvent event) override;
+  // The attempt is going away: nothing more reaches it.
+  void detach() {
+    std::lock_guard lock(mu_);
+    attempt_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;  // held while an event is handed to the attempt, so detach() waits for it
+  Attempt* attempt_;
+  const runtime::ExecutionAttemptId reader_;
+};
+
 // One TaskManager of an attempt: the registration its subtasks were deployed to.
 struct RemoteDeployer::Target {
   std::string task_manager_id;
@@ -60,6 +79,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     sender_ = std::thread([this] { send_calls(); });
   }
   ~Attempt() override {
+    for (ReaderSink* sink : sinks_) sink->detach();
     cancel();
     join();
     {
@@ -85,12 +105,30 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     return vertex >= 0 && static_cast<size_t>(vertex) < coordinators_.size() ? coordinators_[static_cast<size_t>(vertex)]
                                                                                : nullptr;
   }
-  // The sink through which the enumerator of `reader`'s source reaches it (made on first use, kept until the end).
+  // The sink through which the enumerator of `reader`'s source reaches it (made on first use; the deployer keeps it).
   OperatorEventSink* sink_for(const runtime::ExecutionAttemptId& reader) {
     std::lock_guard lock(mu_);
-    auto& sink = sinks_[{reader.vertex.value(), reader.subtask.value()}];
-    if (!sink) sink = std::make_unique<ReaderSink>(this, reader);
-    return sink.get();
+    ReaderSink*& sink = sink_of_[{reader.vertex.value(), reader.subtask.value()}];
+    if (!sink) {
+      sink = deployer_->keep_sink(std::make_unique<ReaderSink>(this, reader));
+      sinks_.push_back(sink);
+    }
+    return sink;
+  }
+
+  void send_event(const runtime::ExecutionAttemptId& reader, OperatorEvent event) {
+    const int32_t target = target_of(reader);
+    if (target < 0) {
+      spdlog::warn("dropped a split enumerator event for {}: no such subtask in attempt {}", reader.to_string(), attempt_);
+      return;
+    }
+    v1::SendOperatorEventRequest req;
+    req.set_leader_epoch(epoch_);
+    to_proto(reader, req.mutable_reader());
+    req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
+    req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
+    post("sending a split enumerator event to " + reader.to_string(), &v1::TaskExecutorGateway::Stub::SendOperatorEvent,
+         std::move(req), target);
   }
 
   void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string& savepoint_location,
@@ -160,16 +198,6 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
  private:
-  class ReaderSink final : public OperatorEventSink {
-   public:
-    ReaderSink(Attempt* attempt, runtime::ExecutionAttemptId reader) : attempt_(attempt), reader_(reader) {}
-    void send(OperatorEvent event) override { attempt_->send_event(reader_, std::move(event)); }
-
-   private:
-    Attempt* attempt_;
-    runtime::ExecutionAttemptId reader_;
-  };
-
   struct Call {
     std::string what;
     std::function<Status(Attempt*)> send;
@@ -204,15 +232,6 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
       outbox_.push_back(std::move(call));
     }
     cv_.notify_all();
-  }
-  void send_event(const runtime::ExecutionAttemptId& reader, OperatorEvent event) {
-    v1::SendOperatorEventRequest req;
-    req.set_leader_epoch(epoch_);
-    to_proto(reader, req.mutable_reader());
-    req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
-    req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
-    post("sending a split enumerator event to " + reader.to_string(), &v1::TaskExecutorGateway::Stub::SendOperatorEvent,
-         std::move(req), target_of(reader));
   }
   void notify(CheckpointId id, bool completed) {
     v1::NotifyCheckpointRequest req;
@@ -260,12 +279,24 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::pair<int32_t, int32_t>, std::unique_ptr<ReaderSink>> sinks_;
+  std::map<std::pair<int32_t, int32_t>, ReaderSink*> sink_of_;  // owned by the deployer
+  std::vector<ReaderSink*> sinks_;
   std::deque<Call> outbox_;
   std::shared_ptr<grpc::ClientContext> in_flight_;  // the outbox's current call
   bool cancelled_ = false, joined_ = false, stopping_ = false;
   std::thread sender_;
 };
+
+void RemoteDeployer::ReaderSink::send(OperatorEvent event) {
+  std::lock_guard lock(mu_);
+  if (attempt_) attempt_->send_event(reader_, std::move(event));
+}
+
+RemoteDeployer::ReaderSink* RemoteDeployer::keep_sink(std::unique_ptr<ReaderSink> sink) {
+  std::lock_guard lock(sinks_mu_);
+  reader_sinks_.push_back(std::move(sink));
+  return reader_sinks_.back().get();
+}
 
 RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSetup setup)
     : context_(std::move(context)), setup_(std::move(setup)) {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cluster/resource_manager.h"
 #include "cluster/task_deployer.h"
@@ -78,6 +79,11 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
 
   struct Stub;
   struct Target;
+  class ReaderSink;
+  // Keeps `sink` until the deployer goes (split enumerators hold its address); returns it.
+  ReaderSink* keep_sink(std::unique_ptr<ReaderSink> sink);
+  std::mutex sinks_mu_;
+  std::vector<std::unique_ptr<ReaderSink>> reader_sinks_;  // guarded by sinks_mu_
   // The TaskExecutor stub of `address` ("host:port"), made once and kept (its channel reconnects quickly).
   std::shared_ptr<Stub> stub_for(const std::string& address);
   // Waits for the job's slots and returns, per TaskManager holding some (in order of their first slot), its target;

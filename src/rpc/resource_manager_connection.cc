@@ -62,10 +62,19 @@ struct ResourceManagerConnection::Impl {
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     auto channel = grpc::CreateCustomChannel(config.jobmanager_address, grpc::InsecureChannelCredentials(), args);
     auto stub = v1::ResourceManagerGateway::NewStub(channel);
+    // Since when this TaskManager has had no registration (taskmanager.registration.timeout counts from here).
+    auto unregistered_since = std::chrono::steady_clock::now();
     while (!stopped()) {
       v1::RegisterTaskManagerResponse registered;
       Status refused = Status::ok();
       if (!register_once(*stub, &registered, &refused)) {
+        const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                     unregistered_since).count();
+        if (refused.is_ok() && config.registration_timeout_ms > 0 && waited_ms >= config.registration_timeout_ms) {
+          refused = Status::timeout("no JobManager at " + config.jobmanager_address + " accepted this TaskManager within " +
+                                    "taskmanager.registration.timeout (" + std::to_string(config.registration_timeout_ms) +
+                                    " ms)");
+        }
         if (!refused.is_ok()) {
           spdlog::error("TaskManager '{}': {}", config.registration.task_manager_id, refused.to_string());
           listener->on_refused(refused);
@@ -91,6 +100,7 @@ struct ResourceManagerConnection::Impl {
         spdlog::warn("TaskManager '{}': registered with the JobManager at {}, but {}; registering again",
                      config.registration.task_manager_id, config.jobmanager_address, not_watched);
         listener->on_jobmanager_lost(not_watched);
+        unregistered_since = std::chrono::steady_clock::now();
         if (!sleep_ms(config.retry_interval_ms)) return;
         continue;
       }
@@ -111,6 +121,7 @@ struct ResourceManagerConnection::Impl {
       spdlog::warn("TaskManager '{}': JobManager at {} lost: {}; registering again",
                    config.registration.task_manager_id, config.jobmanager_address, lost);
       listener->on_jobmanager_lost(lost);
+      unregistered_since = std::chrono::steady_clock::now();
     }
   }
 

@@ -8,6 +8,8 @@
 //   * a heartbeat was refused: the registration is unknown (NOT_FOUND) or the leader epoch changed (ABORTED).
 // When the JobManager's job ends, its last event says so: the connection stops and reports it through
 // Listener::on_job_ended instead of registering again.
+// A TaskManager that has had no registration for taskmanager.registration.timeout (no JobManager answers, e.g. the
+// job ended while it was paused) gives up the same way.
 // A refused registration (another Sluice release, another JobGraph, a malformed registration) cannot heal by
 // retrying: the connection stops and reports it through Listener::on_refused.
 //
@@ -32,6 +34,9 @@ struct ResourceManagerConnectionConfig {
   std::string jobmanager_address;  // "host:port": jobmanager.rpc.address and jobmanager.rpc.port
   cluster::TaskManagerRegistration registration;
   int64_t retry_interval_ms = 500;  // between registration attempts while no JobManager answers, > 0
+  // taskmanager.registration.timeout (Flink's default 5 min): a TaskManager without a registration for this long
+  // gives up, reported through Listener::on_refused (kTimeout). 0: it never gives up.
+  int64_t registration_timeout_ms = 300'000;
 };
 
 class ResourceManagerConnection {

@@ -17,7 +17,7 @@ Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config
                                      tm->config_.job_graph_fingerprint};
   tm->connection_ = std::make_unique<ResourceManagerConnection>(
       ResourceManagerConnectionConfig{tm->config_.executor.jobmanager_address, std::move(r),
-                                      tm->config_.registration_retry_ms},
+                                      tm->config_.registration_retry_ms, tm->config_.registration_timeout_ms},
       static_cast<ResourceManagerConnection::Listener*>(tm.get()), clock);
   tm->connection_->start();
   return tm;

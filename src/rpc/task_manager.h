@@ -27,6 +27,7 @@ struct TaskManagerConfig {
   std::string sluice_version;  // this build's release
   uint64_t job_graph_fingerprint = 0;
   int64_t registration_retry_ms = 500;
+  int64_t registration_timeout_ms = 300'000;  // taskmanager.registration.timeout (0: never give up)
   // The job (as TaskExecutorSetup): stream graph, job graph, config, metrics, jobmanager address, report timeout,
   // fault injector, data port (taskmanager.data.port). `session` and `data_host` are filled in by the TaskManager.
   TaskExecutorSetup executor;

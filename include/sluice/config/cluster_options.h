@@ -63,6 +63,9 @@ extern const ConfigOption<std::chrono::milliseconds> kHeartbeatTimeout;
 extern const ConfigOption<int32_t> kHeartbeatRpcFailureThreshold;
 // slot.request.timeout (Duration, 5 min): how long a deployment waits for enough free slots.
 extern const ConfigOption<std::chrono::milliseconds> kSlotRequestTimeout;
+// taskmanager.registration.timeout (Duration, 5 min): a TaskManager that has had no registration with a JobManager
+// for this long gives up and its process ends (execute() returns FAILED naming the key).
+extern const ConfigOption<std::chrono::milliseconds> kTaskManagerRegistrationTimeout;
 // cluster.evenly-spread-out-slots (Boolean, false): take the job's slots from all TaskManagers in turn instead of
 // filling one TaskManager after another.
 extern const ConfigOption<bool> kEvenlySpreadOutSlots;

@@ -186,6 +186,20 @@ TEST(ResourceManagerRpc, ARegistrationTheJobManagerDroppedIsMadeAgain) {
   EXPECT_EQ(jm.rm.task_managers()[0].registration_id, rec.registrations[1]);
 }
 
+TEST(ResourceManagerRpc, ATaskManagerWithoutAJobManagerGivesUpAfterTheRegistrationTimeout) {
+  Recorder rec;
+  // Nothing listens there: every registration attempt fails.
+  auto conn = std::make_unique<ResourceManagerConnection>(
+      ResourceManagerConnectionConfig{"127.0.0.1:1", registration("tm-1"), 50, 300}, &rec, SystemClock::shared().get());
+  conn->start();
+  ASSERT_TRUE(rec.wait([&] { return !rec.refused.is_ok(); }));
+  std::lock_guard lock(rec.mu);
+  EXPECT_EQ(rec.refused.code(), StatusCode::kTimeout);
+  EXPECT_NE(rec.refused.message().find("taskmanager.registration.timeout (300 ms)"), std::string::npos)
+      << rec.refused.to_string();
+  EXPECT_TRUE(rec.registrations.empty());
+}
+
 TEST(ResourceManagerRpc, TheEndOfTheJobEndsTheConnectionInsteadOfARegistrationAgain) {
   JobManagerSide jm(1);
   Recorder rec;
