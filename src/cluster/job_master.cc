@@ -80,6 +80,9 @@ class JobMaster final : public CheckpointingJobClient,
   ~JobMaster() override {
     cancel();
     if (control_.joinable()) control_.join();
+    // First of the members: a deployer may still report into this JobMaster from its own threads (a TaskManager's
+    // loss) until it is gone, and those reports use the members below.
+    deployer_.reset();
   }
 
   Status init() {

@@ -164,7 +164,10 @@ struct ResourceManagerConnection::Impl {
       *req.mutable_session() = session_of(reg);
       v1::HeartbeatResponse resp;
       grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(hb.interval_ms));
+      // heartbeat.rpc-failure-threshold heartbeats that each time out add up to heartbeat.timeout: a JobManager that
+      // is only slow to answer one (a loaded machine) is not lost, one that stopped answering is within the timeout.
+      const int64_t deadline_ms = std::max(hb.interval_ms, hb.timeout_ms / std::max(hb.rpc_failure_threshold, 1));
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
       grpc::Status s = stub.Heartbeat(&ctx, req, &resp);
       const int64_t now = clock->now_ms();
       if (s.ok()) {

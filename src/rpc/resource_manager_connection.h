@@ -3,7 +3,8 @@
 // heartbeat.interval the JobManager announced and holds a WatchConnection call open. The JobManager counts as lost
 // - reported once through Listener::on_jobmanager_lost, after which the connection registers again - when
 //   * the watch call ends (the JobManager's process or connection is gone, or it dropped this registration): at once;
-//   * heartbeat.rpc-failure-threshold heartbeats in a row failed;
+//   * heartbeat.rpc-failure-threshold heartbeats in a row failed (each waits up to max(heartbeat.interval,
+//     heartbeat.timeout / threshold) for its answer, so a slow answer is not a failure);
 //   * no heartbeat succeeded for heartbeat.timeout (a JobManager that stopped answering);
 //   * a heartbeat was refused: the registration is unknown (NOT_FOUND) or the leader epoch changed (ABORTED).
 // When the JobManager's job ends, its last event says so: the connection stops and reports it through

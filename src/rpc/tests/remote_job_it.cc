@@ -106,7 +106,9 @@ struct JobManagerControlPlane {
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
 
-  cluster::ResourceManager rm{"0.1.0", 0, cluster::HeartbeatSettings{100, 3'000, 5}, SystemClock::shared().get()};
+  // A generous heartbeat timeout: a TaskManager's death is seen through its connection (the tests check that), and a
+  // slow machine (sanitizers) must not lose a live one.
+  cluster::ResourceManager rm{"0.1.0", 0, cluster::HeartbeatSettings{100, 10'000, 5}, SystemClock::shared().get()};
   ResourceManagerService rm_service{&rm, kEpoch};
   JobMasterService job_master_service{kEpoch};
   SplitEnumeratorService split_service{kEpoch};
@@ -282,7 +284,7 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   ASSERT_TRUE(wait_until([&] { return cp->restarts() >= 1; }, "the failover after the TaskManager died"));
   const auto noticed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at).count();
-  std::printf("the TaskManager's death led to a failover after %lld ms (heartbeat.timeout 3000 ms)\n",
+  std::printf("the TaskManager's death led to a failover after %lld ms (heartbeat.timeout 10000 ms)\n",
               static_cast<long long>(noticed_ms));
   EXPECT_LT(noticed_ms, 2'000);  // seen through its connection, not by the heartbeat timeout
 
