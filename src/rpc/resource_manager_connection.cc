@@ -58,7 +58,7 @@ struct ResourceManagerConnection::Impl {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1'000);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2'000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2'000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);  // a loaded peer may be slow to answer a ping
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     auto channel = grpc::CreateCustomChannel(config.jobmanager_address, grpc::InsecureChannelCredentials(), args);
     auto stub = v1::ResourceManagerGateway::NewStub(channel);

@@ -129,7 +129,9 @@ Result<std::unique_ptr<RpcServer>> RpcServer::start(const std::string& bind_addr
   const std::string address = bind_address + ":" + std::to_string(port);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2'000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2'000);
+  // An unanswered ping closes the connection and fails the calls on it: generous, since a loaded peer (or a
+  // sanitizer build) may be slow to answer; heartbeat.timeout is what decides a peer is gone.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1'000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);

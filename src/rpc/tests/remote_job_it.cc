@@ -67,7 +67,7 @@ TaskExecutorSetup task_executor_setup(Program& program, MetricRegistry& metrics,
   tm.job_metrics = &metrics.add_job_group("remote-per-auction");
   tm.jobmanager_address = jm_address;
   tm.session = std::move(session);
-  tm.report_timeout_ms = 5'000;
+  tm.report_timeout_ms = 20'000;
   return tm;
 }
 
