@@ -1,5 +1,6 @@
 #include "rpc/remote_deployer.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -183,18 +184,42 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     req.set_leader_epoch(epoch_);
     req.set_attempt_number(attempt_);
     // A TaskManager answers once its tasks are gone; if it cannot be reached its tasks end by themselves when it
-    // loses this JobManager (heartbeat timeout), and the ResourceManager loses it. One already lost (dead, or
-    // paused past the heartbeat timeout) is not asked: the call would only wait out its deadline.
-    std::vector<std::thread> cancels;
+    // loses this JobManager (heartbeat timeout), and the ResourceManager loses it. One lost (dead, or paused past
+    // the heartbeat timeout) is not asked, or no longer waited for once it is lost during the call: the call would
+    // only wait out its deadline.
+    cluster::ResourceManager& rm = *deployer_->setup_.resource_manager;
+    struct Cancel {
+      const Target* target;
+      grpc::ClientContext context;
+      std::atomic<bool> done{false};
+    };
+    std::vector<std::unique_ptr<Cancel>> cancels;
+    std::vector<std::thread> threads;
     for (const Target& t : targets_) {
-      if (!deployer_->setup_.resource_manager->is_registered(t.task_manager_id, t.registration_id)) continue;
-      cancels.emplace_back([&t, &req, this] {
-        Status s = t.stub->call("cancelling attempt " + std::to_string(attempt_),
-                                &v1::TaskExecutorGateway::Stub::CancelAttempt, req, 6 * t.stub->timeout_ms);
+      if (!rm.is_registered(t.task_manager_id, t.registration_id)) continue;
+      auto c = std::make_unique<Cancel>();
+      c->target = &t;
+      Cancel* raw = c.get();
+      cancels.push_back(std::move(c));
+      threads.emplace_back([raw, &req, this] {
+        Status s = raw->target->stub->call("cancelling attempt " + std::to_string(attempt_),
+                                           &v1::TaskExecutorGateway::Stub::CancelAttempt, req,
+                                           6 * raw->target->stub->timeout_ms, false, &raw->context);
         if (!s.is_ok()) spdlog::warn("{}", s.to_string());
+        raw->done.store(true);
       });
     }
-    for (std::thread& c : cancels) c.join();
+    while (true) {
+      bool waiting = false;
+      for (const auto& c : cancels) {
+        if (c->done.load()) continue;
+        waiting = true;
+        if (!rm.is_registered(c->target->task_manager_id, c->target->registration_id)) c->context.TryCancel();
+      }
+      if (!waiting) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (std::thread& t : threads) t.join();
   }
 
  private:
