@@ -4,6 +4,8 @@
 # plane. Each scenario checks the committed output against the single-threaded oracle (--verify: exactly once):
 #   plain   - a JobManager and two TaskManagers; every process ends when the job finishes; a TaskManager of another
 #             program (another seed) is refused naming both JobGraph fingerprints;
+#   stop-restore - `sluice stop` with a savepoint through the JobManager's REST endpoint, then a new cluster restores
+#             it and finishes the stream (verified over both runs' output);
 #   kill    - kill -9 of a TaskManager running the job at a seeded time after a completed checkpoint; the JobManager
 #             loses it through its connection (well before heartbeat.timeout), a spare TaskManager's slot takes
 #             over and the job restores the latest checkpoint;
@@ -125,6 +127,22 @@ for i in "${!tm[@]}"; do
   grep -q "TaskManager ended: job FINISHED" "$run/tm$((i + 1)).log" || fail "TaskManager $((i + 1)) did not see the end"
 done
 echo "plain: OK"
+
+# stop-restore: `sluice stop` takes a savepoint through the JobManager's REST endpoint (the TaskManagers write its
+# state into it); a new cluster restores it and finishes the stream, exactly once over both runs' output.
+start_cluster stop-restore 2 30000000 ""
+for _ in $(seq 1 200); do grep -q "REST endpoint" "$run/jm.log" && break; sleep 0.05; done
+job=$(sed -n 's/^job \([0-9a-f]\{32\}\): REST endpoint.*/\1/p' "$run/jm.log")
+[ -n "$job" ] || fail "no job id in the JobManager's log"
+sleep 1
+timeout 120 "$sluice" stop "$job" --savepoint-dir "$run/sps" > "$run/stop.log" 2>&1 || fail "sluice stop failed: $(cat "$run/stop.log")"
+rc=0; wait "$jm" || rc=$?
+[ "$rc" = 0 ] || fail "the stopped JobManager exit code $rc"
+savepoint=$(ls -d "$run"/sps/savepoint-*)
+start_cluster stop-restore 2 30000000 "--restore $savepoint"
+expect_verified 0
+grep -q "restored checkpoint" "$run/jm.log" || fail "the second cluster did not restore the savepoint"
+echo "stop-restore: OK"
 
 for seed in $(seq 1 "$seeds"); do
   RANDOM=$seed
