@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -168,7 +169,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
       std::lock_guard lock(mu_);
       cancelled_ = true;
       outbox_.clear();
-      if (in_flight_) in_flight_->TryCancel();
+      for (const auto& context : in_flight_) context->TryCancel();
     }
     std::lock_guard lock(deployer_->mu_);
     if (deployer_->current_ == this) deployer_->current_ = nullptr;
@@ -223,18 +224,32 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
  private:
+ public:
+  // A context for one call to this attempt's TaskManagers, kept until end_call so cancel() and abort_calls() can end
+  // the call; null once the attempt is cancelled.
+  std::shared_ptr<grpc::ClientContext> begin_call() {
+    std::lock_guard lock(mu_);
+    if (cancelled_) return nullptr;
+    auto context = std::make_shared<grpc::ClientContext>();
+    in_flight_.insert(context);
+    return context;
+  }
+  void end_call(const std::shared_ptr<grpc::ClientContext>& context) {
+    std::lock_guard lock(mu_);
+    in_flight_.erase(context);
+  }
+  // One of the attempt's TaskManagers is lost: the calls in flight end now (a call to it would wait out its
+  // deadline; the attempt is failing anyway).
+  void abort_calls() {
+    std::lock_guard lock(mu_);
+    for (const auto& context : in_flight_) context->TryCancel();
+  }
+
+ private:
   struct Call {
     std::string what;
     std::function<Status(Attempt*)> send;
   };
-
-  // The context of the outbox's next call, kept so cancel() can end it; null once the attempt is cancelled.
-  std::shared_ptr<grpc::ClientContext> begin_call() {
-    std::lock_guard lock(mu_);
-    if (cancelled_) return nullptr;
-    in_flight_ = std::make_shared<grpc::ClientContext>();
-    return in_flight_;
-  }
 
   // Queues `req` for the TaskManager at index `target`, or for every TaskManager of the attempt (-1).
   template <class Req, class Method>
@@ -247,7 +262,9 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
                 for (const auto& stub : stubs) {
                   std::shared_ptr<grpc::ClientContext> context = self->begin_call();
                   if (!context) return Status::cancelled(what + ": the attempt was cancelled");
-                  SLUICE_RETURN_IF_ERROR(stub->call(what, method, req, 0, false, context.get()));
+                  Status sent = stub->call(what, method, req, 0, false, context.get());
+                  self->end_call(context);
+                  SLUICE_RETURN_IF_ERROR(sent);
                 }
                 return Status::ok();
               }};
@@ -307,7 +324,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   std::map<std::pair<int32_t, int32_t>, ReaderSink*> sink_of_;  // owned by the deployer
   std::vector<ReaderSink*> sinks_;
   std::deque<Call> outbox_;
-  std::shared_ptr<grpc::ClientContext> in_flight_;  // the outbox's current call
+  std::set<std::shared_ptr<grpc::ClientContext>> in_flight_;  // calls under way (begin_call .. end_call)
   bool cancelled_ = false, joined_ = false, stopping_ = false;
   std::thread sender_;
 };
@@ -444,12 +461,15 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       prep.set_attempt_number(n);
       prep.set_task_manager_index(static_cast<int32_t>(i));
       prep.set_data_plane_fingerprint(fingerprint);
-      grpc::ClientContext ctx;
-      ctx.set_wait_for_ready(true);
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(setup_.rpc_timeout_ms));
+      // Cancellable: a TaskManager lost meanwhile ends the call (on_lost) instead of letting it wait out its deadline.
+      std::shared_ptr<grpc::ClientContext> ctx = deployed->begin_call();
+      if (!ctx) return Status::cancelled(what + ": the attempt was cancelled");
+      ctx->set_wait_for_ready(true);
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(setup_.rpc_timeout_ms));
       v1::PrepareAttemptResponse resp;
-      Status prepared = from_grpc(targets[i].stub->stub->PrepareAttempt(&ctx, prep, &resp),
+      Status prepared = from_grpc(targets[i].stub->stub->PrepareAttempt(ctx.get(), prep, &resp),
                                   what + " on the TaskManager at " + targets[i].stub->address);
+      deployed->end_call(ctx);
       if (!prepared.is_ok()) {
         deployed->cancel();
         return prepared;  // the destructor asks every TaskManager to drop what it prepared
@@ -470,8 +490,11 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
   }
   // Highest index first: a data connection is dialled by the lower index, to a TaskManager that knows its peers.
   for (size_t i = targets.size(); i-- > 0;) {
+    std::shared_ptr<grpc::ClientContext> ctx = deployed->begin_call();
+    if (!ctx) return Status::cancelled(what + ": the attempt was cancelled");
     Status submitted = targets[i].stub->call(what, &v1::TaskExecutorGateway::Stub::SubmitAttempt, requests[i], 0,
-                                             /*wait_for_ready=*/true);
+                                             /*wait_for_ready=*/true, ctx.get());
+    deployed->end_call(ctx);
     if (!submitted.is_ok()) {
       deployed->cancel();
       return submitted;  // the destructor asks every TaskManager to drop whatever it started
@@ -502,6 +525,7 @@ void RemoteDeployer::on_lost(const cluster::LostTaskManager& lost) {
       if (t.task_manager_id == lost.task_manager_id && t.registration_id == lost.registration_id) address = t.stub->address;
     }
     if (address.empty()) return;
+    current_->abort_calls();  // a deployment or call waiting on the lost TaskManager ends now
   }
   // Retriable: the restart strategy redeploys once enough slots are registered again.
   context_.listener->on_task_failed(-1, -1, Status::io_error("TaskManager '" + lost.task_manager_id + "' at " +
