@@ -105,6 +105,23 @@ struct JobManagerControlPlane {
     if (s.is_ok()) server = std::move(*s);
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
+  // Starts `program`'s job with its JobMaster deploying through this control plane. `monitor`: null for none.
+  Result<std::unique_ptr<JobClient>> start_job(Program& program, cluster::TaskManagerLossMonitor* monitor,
+                                               int64_t slot_request_timeout_ms) {
+    return cluster::start_job_master(
+        program.sg, program.jg, program.config, {},
+        [this, monitor, slot_request_timeout_ms](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+          return std::make_unique<RemoteDeployer>(
+              std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
+                                                      .resource_manager = &rm,
+                                                      .loss_monitor = monitor,
+                                                      .slot_request_timeout_ms = slot_request_timeout_ms,
+                                                      .job_master_service = &job_master_service,
+                                                      .split_enumerator_service = &split_service,
+                                                      .resource_manager_service = &rm_service,
+                                                      .keep_alive = {}});
+        });
+  }
 
   // A generous heartbeat timeout: a TaskManager's death is seen through its connection (the tests check that), and a
   // slow machine (sanitizers) must not lose a live one.
@@ -167,19 +184,7 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
   }
   ASSERT_TRUE(wait_until([&] { return jm.rm.total_slots() == kParallelism; }, "the TaskManagers' registrations"));
 
-  auto client = cluster::start_job_master(
-      jm_program.sg, jm_program.jg, jm_program.config, {},
-      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
-        return std::make_unique<RemoteDeployer>(
-            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .resource_manager = &jm.rm,
-                                                    .loss_monitor = &monitor,
-                                                    .slot_request_timeout_ms = 30'000,
-                                                    .job_master_service = &jm.job_master_service,
-                                                    .split_enumerator_service = &jm.split_service,
-                                                    .resource_manager_service = &jm.rm_service,
-                                                    .keep_alive = {}});
-      });
+  auto client = jm.start_job(jm_program, &monitor, 30'000);
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   ASSERT_NE(cp, nullptr);
@@ -250,10 +255,7 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   // The JobManager: ResourceManager, loss monitor and the job's services on one control-plane port.
   JobManagerControlPlane jm;
   ASSERT_TRUE(jm.server);
-  cluster::ResourceManager& rm = jm.rm;
-  cluster::TaskManagerLossMonitor monitor(&rm, 20);
-  JobMasterService& job_master_service = jm.job_master_service;
-  SplitEnumeratorService& split_service = jm.split_service;
+  cluster::TaskManagerLossMonitor monitor(&jm.rm, 20);
   const std::string jm_address = jm.address();
 
   MetricRegistry tm_metrics;
@@ -262,19 +264,7 @@ TEST(RemoteJob, ATaskManagerThatDiesIsNoticedAtOnceAndItsReplacementRunsTheJobOn
   const int32_t tm_port = first->rpc_port();
   ASSERT_TRUE(wait_until([&] { return first->session().has_value(); }, "the TaskManager's registration"));
 
-  auto client = cluster::start_job_master(
-      jm_program.sg, jm_program.jg, jm_program.config, {},
-      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
-        return std::make_unique<RemoteDeployer>(
-            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .resource_manager = &rm,
-                                                    .loss_monitor = &monitor,
-                                                    .slot_request_timeout_ms = 30'000,
-                                                    .job_master_service = &job_master_service,
-                                                    .split_enumerator_service = &split_service,
-                                                    .resource_manager_service = nullptr,
-                                                    .keep_alive = {}});
-      });
+  auto client = jm.start_job(jm_program, &monitor, 30'000);
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   ASSERT_TRUE(wait_until([&] { return cp->checkpoint_stats().num_completed >= 2; }, "two checkpoints"));
@@ -320,27 +310,13 @@ TEST(RemoteJob, ATaskManagerThatLosesItsJobManagerCancelsItsTasks) {
 
   JobManagerControlPlane jm;
   ASSERT_TRUE(jm.server);
-  cluster::ResourceManager& rm = jm.rm;
-  JobMasterService& job_master_service = jm.job_master_service;
-  SplitEnumeratorService& split_service = jm.split_service;
   const std::string jm_address = jm.address();
   MetricRegistry tm_metrics;
   auto tm = start_task_manager(tm_program, tm_metrics, jm_address, 0);
   ASSERT_TRUE(tm);
   ASSERT_TRUE(wait_until([&] { return tm->session().has_value(); }, "the TaskManager's registration"));
 
-  auto client = cluster::start_job_master(
-      jm_program.sg, jm_program.jg, jm_program.config, {},
-      [&](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
-        return std::make_unique<RemoteDeployer>(
-            std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                    .resource_manager = &rm,
-                                                    .slot_request_timeout_ms = 1'000,
-                                                    .job_master_service = &job_master_service,
-                                                    .split_enumerator_service = &split_service,
-                                                    .resource_manager_service = nullptr,
-                                                    .keep_alive = {}});
-      });
+  auto client = jm.start_job(jm_program, nullptr, 1'000);
   ASSERT_TRUE(client.is_ok()) << client.status().to_string();
   ASSERT_TRUE(wait_until([&] { return tm->running_attempt().has_value(); }, "the attempt on the TaskManager"));
 
