@@ -1,9 +1,19 @@
 #include "kafka_producer.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
 namespace sluice::kafka::internal {
+namespace {
+
+constexpr int32_t kCauseWaitMs = 1000;
+
+bool is_purge(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT;
+}
+
+}  // namespace
 
 Producer::Producer(const KafkaSinkOptions& options, const std::string& transactional_id, const std::string& role)
     : default_topic_(options.topic), transactional_id_(transactional_id), timeout_ms_(options.request_timeout_ms) {
@@ -46,9 +56,11 @@ Producer::~Producer() {
 void Producer::on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
   auto* self = static_cast<Producer*>(opaque);
   if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (self->delivery_error_.empty()) {
+    const bool purge = is_purge(msg->err);
+    if (self->delivery_error_.empty() || (self->delivery_error_is_purge_ && !purge)) {
       self->delivery_error_ = std::string("topic '") + rd_kafka_topic_name(msg->rkt) + "' partition " +
                               std::to_string(msg->partition) + ": " + rd_kafka_err2str(msg->err);
+      self->delivery_error_is_purge_ = purge;
     }
     return;
   }
@@ -61,6 +73,11 @@ std::string Producer::who() const {
 
 void Producer::check_delivery() {
   if (delivery_error_.empty()) return;
+  if (delivery_error_is_purge_) {
+    // The report of the record whose broker error caused the purge can be queued behind the purged ones: let
+    // the outstanding reports arrive (a failed transaction's records all end at once) before naming the cause.
+    rd_kafka_flush(rk_, std::min<int32_t>(timeout_ms_, kCauseWaitMs));
+  }
   std::string text = "kafka sink: delivery failed (" + who() + "): " + delivery_error_;
   // A fatal error (e.g. fenced: the records were purged, their own error says only that) is the actual cause.
   char fatal[512];

@@ -1,5 +1,7 @@
 // A librdkafka producer with delivery tracking (internal to the Kafka sink): the first delivery error is kept
-// and raised by the next call that checks, so a record the broker refused fails the task. Transactional when
+// and raised by the next call that checks, so a record the broker refused fails the task. A record purged from
+// the queue (librdkafka purges an aborted transaction's records) reports only that; the broker error that
+// caused the purge is reported instead when its record's report arrives, which may come later. Transactional when
 // created with a transactional id. Not thread-safe: one task thread (or one recovery thread) at a time.
 #pragma once
 
@@ -52,7 +54,8 @@ class Producer {
   std::string default_topic_;
   std::string transactional_id_;
   int32_t timeout_ms_;
-  std::string delivery_error_;  // the first one, empty when none
+  std::string delivery_error_;  // the first one (a purge only until a cause arrives), empty when none
+  bool delivery_error_is_purge_ = false;
   bool fatal_ = false;
 };
 
