@@ -104,6 +104,10 @@ class EchoJob final : public RestJob {
     st.location = last_dir_ + "/savepoint-012345-000000000001";
     return st;
   }
+  std::vector<RestTaskManager> task_managers() const override { return {{"tm-1", "10.0.0.2", 6124, 0, 2, 0, 3000}}; }
+  std::vector<RestSubtask> subtasks() const override {
+    return {{0, 0, 1, "10.0.0.2", "tm-1"}, {0, 1, 1, "10.0.0.2", "tm-1"}, {1, 0, 1, "10.0.0.2", "tm-1"}};
+  }
 
  private:
   RestJobOverview overview_;

@@ -9,6 +9,8 @@
 #include "cluster/attempt_network.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
+#include "sluice/core/clock.h"
+#include "sluice/core/version.h"
 
 namespace sluice::cluster {
 namespace {
@@ -23,8 +25,9 @@ class InProcessTasks final : public DeployedTasks {
   };
 
   InProcessTasks(std::vector<Task> tasks, runtime::AsyncSnapshotExecutor* executor,
-                 std::optional<std::chrono::milliseconds> buffer_timeout)
-      : tasks_(std::move(tasks)), executor_(executor) {
+                 std::optional<std::chrono::milliseconds> buffer_timeout, std::shared_ptr<std::atomic<int32_t>> deployed)
+      : tasks_(std::move(tasks)), executor_(executor), deployed_(std::move(deployed)) {
+    deployed_->fetch_add(1);
     for (auto& t : tasks_) t.thread = std::thread([task = t.task.get()] { task->run(); });
     if (buffer_timeout) flusher_ = std::thread([this, period = *buffer_timeout] { flush_loop(period); });
   }
@@ -32,6 +35,7 @@ class InProcessTasks final : public DeployedTasks {
   ~InProcessTasks() override {
     cancel();
     join();
+    deployed_->fetch_sub(1);
   }
 
   // The savepoint location is already routed in the job's checkpoint storage, which these tasks share.
@@ -80,6 +84,12 @@ class InProcessTasks final : public DeployedTasks {
     }
   }
 
+  std::vector<SubtaskLocation> locations() const override {
+    std::vector<SubtaskLocation> out;
+    for (const auto& t : tasks_) out.push_back({t.id, kMiniClusterTaskManagerId, kMiniClusterHost});
+    return out;
+  }
+
   void cancel() override {
     {
       std::lock_guard lock(flush_mu_);
@@ -114,6 +124,7 @@ class InProcessTasks final : public DeployedTasks {
 
   std::vector<Task> tasks_;  // fixed from construction to destruction
   runtime::AsyncSnapshotExecutor* executor_;
+  std::shared_ptr<std::atomic<int32_t>> deployed_;
   std::mutex flush_mu_;
   std::condition_variable flush_cv_;
   bool cancelled_ = false;
@@ -122,7 +133,25 @@ class InProcessTasks final : public DeployedTasks {
 
 }  // namespace
 
+InProcessDeployer::InProcessDeployer(JobTaskContext context)
+    : context_(std::move(context)), started_at_ms_(SystemClock::shared()->now_ms()) {}
+
 InProcessDeployer::~InProcessDeployer() { executor_.drain(); }
+
+std::vector<TaskManagerInfo> InProcessDeployer::task_managers() const {
+  int32_t slots = 1;
+  for (const auto& v : context_.job_graph->vertices) slots = std::max(slots, v.parallelism);
+  TaskManagerInfo tm;
+  tm.registration.task_manager_id = kMiniClusterTaskManagerId;
+  tm.registration.host = kMiniClusterHost;
+  tm.registration.num_slots = slots;
+  tm.registration.sluice_version = sluice_version();
+  tm.registration_id = 1;
+  tm.registered_at_ms = started_at_ms_;
+  tm.last_heartbeat_ms = SystemClock::shared()->now_ms();  // the TaskManager is this process, which answers
+  tm.allocated_slots = deployed_->load() > 0 ? slots : 0;
+  return {tm};
+}
 
 Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployment attempt) {
   const graph::JobGraph& jg = *context_.job_graph;
@@ -200,7 +229,7 @@ Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployme
   }
   std::optional<std::chrono::milliseconds> flush;
   if (cfg.buffer_timeout_enabled) flush = cfg.buffer_timeout;
-  return std::unique_ptr<DeployedTasks>(std::make_unique<InProcessTasks>(std::move(tasks), &executor_, flush));
+  return std::unique_ptr<DeployedTasks>(std::make_unique<InProcessTasks>(std::move(tasks), &executor_, flush, deployed_));
 }
 
 }  // namespace sluice::cluster

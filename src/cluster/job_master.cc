@@ -39,6 +39,7 @@ std::vector<JobId> restored_lineage(const std::optional<RestoreFrom>& restore, c
 }
 
 class JobMaster final : public CheckpointingJobClient,
+                       public JobPlacementView,
                        public runtime::TaskListener,
                        public coordinator::CheckpointTriggerTarget,
                        public StopWithSavepoint::Tasks {
@@ -265,6 +266,13 @@ class JobMaster final : public CheckpointingJobClient,
   }
   std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
   std::vector<UnmatchedOperatorState> dropped_state() const override { return dropped_state_; }
+
+  // ---- JobPlacementView (any thread; the deployer is set before the client is handed out) ----
+  std::vector<TaskManagerInfo> task_managers() const override { return deployer_->task_managers(); }
+  std::vector<SubtaskLocation> subtask_locations() const override {
+    std::lock_guard lock(tasks_mu_);
+    return tasks_ ? tasks_->locations() : std::vector<SubtaskLocation>{};
+  }
 
   Result<CheckpointId> trigger_checkpoint() override {
     if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
@@ -737,7 +745,7 @@ class JobMaster final : public CheckpointingJobClient,
 
   std::unique_ptr<TaskDeployer> deployer_;  // set by start()
   // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).
-  std::mutex tasks_mu_;
+  mutable std::mutex tasks_mu_;
   std::unique_ptr<DeployedTasks> tasks_;
   std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators_;
   // A task that finished in the current attempt (checkpoints-after-tasks-finish false); task threads write it.

@@ -20,6 +20,7 @@
 
 #include "cluster/attempt_network.h"
 #include "cluster/attempt_restore.h"
+#include "cluster/job_placement.h"
 #include "cluster/mini_cluster.h"
 #include "runtime/execution_attempt_id.h"
 #include "runtime/stream_task.h"
@@ -75,6 +76,9 @@ class DeployedTasks {
   // failure, and the restart strategy decides. Ignored for a subtask not deployed here.
   virtual void fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) = 0;
 
+  // Where each subtask of the attempt runs (no network call; cheap).
+  virtual std::vector<SubtaskLocation> locations() const = 0;
+
   // Cancels every task (non-blocking); join() then waits until they and their asynchronous snapshots are gone.
   virtual void cancel() = 0;
   virtual void join() = 0;
@@ -103,6 +107,8 @@ class TaskDeployer {
   // The job reached `terminal` and its last attempt is gone (called once, by the JobMaster's control thread, before
   // the job's client reports the end). A deployer whose tasks run in TaskManager processes tells them.
   virtual void on_job_end(JobStatus terminal) { (void)terminal; }
+  // The TaskManagers this deployer places tasks on (job_placement.h). Any thread, while the deployer lives.
+  virtual std::vector<TaskManagerInfo> task_managers() const = 0;
 };
 
 // Makes the deployer of one job (its JobMaster calls it once, when the job starts).

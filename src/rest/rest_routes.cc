@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <mutex>
 
@@ -10,6 +11,7 @@
 #include "coordinator/checkpoint_stats_json.h"
 #include "rest/checkpoint_stats_rest.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/version.h"
 
 namespace sluice::rest {
 namespace {
@@ -85,6 +87,17 @@ void answer_trigger(httplib::Response& res, const Result<std::string>& trigger_i
   error(res, http, trigger_id.status().to_string());
 }
 
+// The subtasks of `vertex` in the running attempt (Flink's SubtaskExecutionAttemptDetailsInfo fields that Sluice
+// knows: subtask, attempt, host, taskmanager-id).
+nlohmann::json subtasks_json(const std::vector<RestSubtask>& placed, int32_t vertex) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RestSubtask& s : placed) {
+    if (s.vertex != vertex) continue;
+    out.push_back({{"subtask", s.subtask}, {"attempt", s.attempt}, {"host", s.host}, {"taskmanager-id", s.task_manager_id}});
+  }
+  return out;
+}
+
 }  // namespace
 
 template <class Fn>
@@ -94,6 +107,18 @@ void RestRoutes::with_job(const httplib::Request& req, httplib::Response& res, F
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return error(res, 404, "Job " + id + " not found");
   fn(*it->second);
+}
+
+std::vector<RestTaskManager> RestRoutes::task_managers() {
+  std::shared_lock lock(jobs_mu_);
+  std::vector<RestTaskManager> out;
+  for (const auto& [id, job] : jobs_) {
+    for (RestTaskManager& tm : job->task_managers()) {
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const RestTaskManager& o) { return o.id == tm.id; });
+      if (!seen) out.push_back(std::move(tm));
+    }
+  }
+  return out;
 }
 
 void RestRoutes::add_job(std::shared_ptr<RestJob> job) {
@@ -123,12 +148,14 @@ void RestRoutes::install(httplib::Server& server) {
     with_job(req, res, [&](RestJob& job) {
       const RestJobOverview& o = job.overview();
       const int64_t now = SystemClock::shared()->now_ms();
+      const std::vector<RestSubtask> placed = job.subtasks();
       nlohmann::json vertices = nlohmann::json::array();
       for (const RestVertex& v : o.vertices) {
         vertices.push_back({{"id", std::to_string(v.id)},
                             {"name", v.name},
                             {"parallelism", v.parallelism},
-                            {"maxParallelism", o.max_parallelism}});
+                            {"maxParallelism", o.max_parallelism},
+                            {"subtasks", subtasks_json(placed, v.id)}});
       }
       reply(res, 200,
             nlohmann::json{{"jid", o.job_id.to_hex()},
@@ -143,6 +170,65 @@ void RestRoutes::install(httplib::Server& server) {
                            {"now", now},
                            {"vertices", std::move(vertices)}});
     });
+  });
+
+  server.Get(R"(/jobs/([0-9a-fA-F]{32})/vertices/([0-9]{1,9}))", [this](const httplib::Request& req, httplib::Response& res) {
+    with_job(req, res, [&](RestJob& job) {
+      const RestJobOverview& o = job.overview();
+      const int32_t id = std::stoi(req.matches[2]);
+      for (const RestVertex& v : o.vertices) {
+        if (v.id != id) continue;
+        return reply(res, 200, nlohmann::json{{"id", std::to_string(v.id)},
+                                              {"name", v.name},
+                                              {"parallelism", v.parallelism},
+                                              {"maxParallelism", o.max_parallelism},
+                                              {"now", SystemClock::shared()->now_ms()},
+                                              {"subtasks", subtasks_json(job.subtasks(), v.id)}});
+      }
+      error(res, 404, "Job " + o.job_id.to_hex() + " has no vertex " + std::string(req.matches[2]));
+    });
+  });
+
+  server.Get("/taskmanagers", [this](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const RestTaskManager& tm : task_managers()) {
+      list.push_back({{"id", tm.id},
+                      {"path", tm.rpc_port > 0 ? tm.host + ":" + std::to_string(tm.rpc_port) : tm.host},
+                      {"host", tm.host},
+                      {"dataPort", tm.data_port},
+                      {"slotsNumber", tm.slots},
+                      {"freeSlots", tm.free_slots},
+                      {"timeSinceLastHeartbeat", tm.last_heartbeat_ms}});
+    }
+    reply(res, 200, nlohmann::json{{"taskmanagers", std::move(list)}});
+  });
+
+  server.Get("/overview", [this](const httplib::Request&, httplib::Response& res) {
+    int32_t slots = 0, free_slots = 0;
+    const std::vector<RestTaskManager> tms = task_managers();
+    for (const RestTaskManager& tm : tms) {
+      slots += tm.slots;
+      free_slots += tm.free_slots;
+    }
+    int32_t running = 0, finished = 0, cancelled = 0, failed = 0;
+    {
+      std::shared_lock lock(jobs_mu_);
+      for (const auto& [id, job] : jobs_) {
+        const std::string state = job->state();
+        if (state == "FINISHED") ++finished;
+        else if (state == "CANCELED") ++cancelled;
+        else if (state == "FAILED") ++failed;
+        else ++running;
+      }
+    }
+    reply(res, 200, nlohmann::json{{"taskmanagers", tms.size()},
+                                   {"slots-total", slots},
+                                   {"slots-available", free_slots},
+                                   {"jobs-running", running},
+                                   {"jobs-finished", finished},
+                                   {"jobs-cancelled", cancelled},
+                                   {"jobs-failed", failed},
+                                   {"sluice-version", sluice_version()}});
   });
 
   server.Get(R"(/jobs/([0-9a-fA-F]{32})/checkpoints)", [this](const httplib::Request& req, httplib::Response& res) {

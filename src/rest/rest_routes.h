@@ -11,6 +11,7 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "rest/rest_server.h"
 
@@ -36,6 +37,8 @@ class RestRoutes {
   // Runs `fn(job)` for the job named by the request's first match, under the shared lock; 404 if unknown.
   template <class Fn>
   void with_job(const httplib::Request& req, httplib::Response& res, Fn fn);
+  // The TaskManagers of every job served, each once (by id), in the jobs' order.
+  std::vector<RestTaskManager> task_managers();
 
   // Held shared by every request that uses a job, exclusively by remove_job: once that returns, no request
   // touches the removed job.

@@ -1,13 +1,18 @@
 // The REST endpoint of a running job, shaped like Flink's REST API (docs/rest-api.md):
 //
 //   GET   /jobs                        {"jobs":[{"id":..,"status":..}]}
-//   GET   /jobs/:jobid                 name, state, start time, duration, max parallelism, vertices
+//   GET   /jobs/:jobid                 name, state, start time, duration, max parallelism, vertices (each with
+//                                      its subtasks, as below)
 //   GET   /jobs/:jobid/checkpoints     the checkpoint statistics (counts, summary, latest, history)
 //   PATCH /jobs/:jobid?mode=cancel     cancels the job (202 Accepted)
 //   POST  /jobs/:jobid/savepoints      {"target-directory", "cancel-job": false, "formatType": "CANONICAL"}
 //                                      triggers a savepoint: 202 {"request-id": trigger id}
 //   POST  /jobs/:jobid/stop            {"targetDirectory", "drain", "formatType"}: stop-with-savepoint, 202
 //                                      {"request-id"}
+//   GET   /jobs/:jobid/vertices/:vertexid  the vertex and its subtasks: index, attempt, host, TaskManager id
+//   GET   /taskmanagers                {"taskmanagers":[{"id","path","host","dataPort","slotsNumber","freeSlots",
+//                                      "timeSinceLastHeartbeat"}]}: the TaskManagers of the jobs served here
+//   GET   /overview                    TaskManager and slot counts, jobs by state, "sluice-version"
 //   GET   /jobs/:jobid/savepoints/:triggerid   {"status":{"id":"IN_PROGRESS"|"COMPLETED"}, "operation":
 //                                      {"location": folder} or {"failure-cause": {...}}} (Flink's shape: a failed
 //                                      request is COMPLETED with a failure cause)
@@ -51,6 +56,26 @@ struct RestJobOverview {
   std::vector<RestVertex> vertices;
 };
 
+// A TaskManager as GET /taskmanagers lists it (the MiniCluster reports itself as one).
+struct RestTaskManager {
+  std::string id;              // taskmanager.resource-id
+  std::string host;            // taskmanager.host
+  int32_t rpc_port = 0;        // its TaskExecutor's port; 0 in the MiniCluster (no RPC)
+  int32_t data_port = 0;       // taskmanager.data.port as configured; 0: ephemeral per attempt, or none
+  int32_t slots = 0;           // taskmanager.numberOfTaskSlots
+  int32_t free_slots = 0;
+  int64_t last_heartbeat_ms = 0;  // wall clock, ms since the epoch
+};
+
+// Where one subtask of the running attempt is deployed.
+struct RestSubtask {
+  int32_t vertex = 0;
+  int32_t subtask = 0;  // 0-based, as Flink's REST API counts them
+  int32_t attempt = 0;  // the job's attempt number: 0, then +1 per failover
+  std::string host;
+  std::string task_manager_id;
+};
+
 // A savepoint request as GET /jobs/:jobid/savepoints/:triggerid reports it.
 struct RestSavepointStatus {
   bool in_progress = true;
@@ -81,6 +106,10 @@ class RestJob {
                                                   checkpoint::SavepointFormatType format) = 0;
   // nullopt for an unknown trigger id.
   virtual std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) = 0;
+  // The TaskManagers the job can use, and where each subtask of its running attempt is (empty while none runs:
+  // restarting, or after the end).
+  virtual std::vector<RestTaskManager> task_managers() const = 0;
+  virtual std::vector<RestSubtask> subtasks() const = 0;
 };
 
 // rest.bind-address, rest.address and rest.port (docs/configuration.md).

@@ -16,15 +16,10 @@
 #include "rpc/split_enumerator_service.h"
 #include "rpc/task_manager.h"
 #include "sluice/config/cluster_options.h"
+#include "sluice/core/version.h"
 #include "sluice/metrics/metric_registry.h"
 
-#ifndef SLUICE_VERSION
-#error "SLUICE_VERSION must be defined by the build (the project's version)"
-#endif
-
 namespace sluice::rpc {
-
-const char* sluice_release() { return SLUICE_VERSION; }
 
 Result<ClusterProcessConfig> ClusterProcessConfig::from(const Configuration& config) {
   ClusterProcessConfig c;
@@ -60,7 +55,7 @@ constexpr uint64_t kLeaderEpoch = 1;
 // monitor that reports lost TaskManagers. Lives as long as the job's deployer.
 struct JobManagerServices {
   JobManagerServices(const ClusterProcessConfig& p, uint64_t fingerprint)
-      : rm(sluice_release(), fingerprint, p.heartbeats, SystemClock::shared().get()), rm_service(&rm, kLeaderEpoch) {}
+      : rm(sluice_version(), fingerprint, p.heartbeats, SystemClock::shared().get()), rm_service(&rm, kLeaderEpoch) {}
   ~JobManagerServices() {
     rm_service.shutdown();
     if (server) server->shutdown();
@@ -93,7 +88,7 @@ class TaskManagerClient final : public JobClient {
     c.bind_address = p.taskmanager_host;
     c.rpc_port = p.taskmanager_rpc_port;
     c.num_slots = p.slots;
-    c.sluice_version = sluice_release();
+    c.sluice_version = sluice_version();
     c.registration_timeout_ms = p.registration_timeout_ms;
     c.job_graph_fingerprint = fingerprint;
     c.executor.stream_graph = sg_.get();
@@ -173,7 +168,7 @@ Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const Strea
   int32_t slots = 1;
   for (const auto& v : job_graph.vertices) slots = std::max(slots, v.parallelism);
   spdlog::info("JobManager serving on {}:{} (JobGraph {:016x}, Sluice {}); the job needs {} slot(s)",
-               process.jobmanager_address, services->server->port(), fingerprint, sluice_release(), slots);
+               process.jobmanager_address, services->server->port(), fingerprint, sluice_version(), slots);
   RemoteDeployerSetup setup;
   setup.leader_epoch = kLeaderEpoch;
   setup.resource_manager = &services->rm;

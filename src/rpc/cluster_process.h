@@ -43,9 +43,6 @@ struct ClusterProcessConfig {
   static Result<ClusterProcessConfig> from(const Configuration& config);
 };
 
-// This build's Sluice release, which every process of a cluster must run.
-const char* sluice_release();
-
 // Serves the JobManager on jobmanager.rpc.address:jobmanager.rpc.port and starts the job: its first attempt waits
 // up to slot.request.timeout for the TaskManagers' slots. Errors: kIOError when the port cannot be bound; those of
 // cluster::start_job_master. `fingerprint`: the program's JobGraph fingerprint.

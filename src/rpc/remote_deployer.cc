@@ -162,6 +162,19 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     deployer_->context_.listener->on_task_failed(subtask.vertex.value(), subtask.subtask.value(), cause);
   }
 
+  std::vector<cluster::SubtaskLocation> locations() const override {
+    std::vector<cluster::SubtaskLocation> out;
+    for (size_t v = 0; v < subtask_tm_.size(); ++v) {
+      for (size_t i = 0; i < subtask_tm_[v].size(); ++i) {
+        const Target& t = targets_[static_cast<size_t>(subtask_tm_[v][i])];
+        out.push_back({runtime::ExecutionAttemptId{JobVertexId(static_cast<int32_t>(v)),
+                                                   SubtaskIndex(static_cast<int32_t>(i)), attempt_},
+                       t.task_manager_id, t.host});
+      }
+    }
+    return out;
+  }
+
   // From now on nothing more is sent (a call in flight is cancelled: its TaskManager may be paused or cut off, and
   // the next attempt must not wait out its deadline), and the attempt's reports and reader calls no longer count.
   void cancel() override {

@@ -64,6 +64,7 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
 
   Result<std::unique_ptr<cluster::DeployedTasks>> deploy(cluster::AttemptDeployment attempt) override;
   void on_job_end(JobStatus terminal) override;
+  std::vector<cluster::TaskManagerInfo> task_managers() const override { return setup_.resource_manager->task_managers(); }
 
  private:
   class Attempt;

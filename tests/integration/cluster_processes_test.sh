@@ -4,7 +4,8 @@
 # plane. Each scenario checks the committed output against the single-threaded oracle (--verify: exactly once):
 #   plain   - a JobManager and two TaskManagers; every process ends when the job finishes; a TaskManager of another
 #             program (another seed) is refused naming both JobGraph fingerprints;
-#   stop-restore - `sluice stop` with a savepoint through the JobManager's REST endpoint, then a new cluster restores
+#   stop-restore - the JobManager's REST endpoint lists both TaskManagers and where every subtask runs; `sluice stop`
+#             with a savepoint through it, then a new cluster restores
 #             it and finishes the stream (verified over both runs' output);
 #   kill    - kill -9 of a TaskManager running the job at a seeded time after a completed checkpoint; the JobManager
 #             loses it through its connection (well before heartbeat.timeout), a spare TaskManager's slot takes
@@ -134,7 +135,40 @@ start_cluster stop-restore 2 30000000 ""
 for _ in $(seq 1 200); do grep -q "REST endpoint" "$run/jm.log" && break; sleep 0.05; done
 job=$(sed -n 's/^job \([0-9a-f]\{32\}\): REST endpoint.*/\1/p' "$run/jm.log")
 [ -n "$job" ] || fail "no job id in the JobManager's log"
+url=$(sed -n 's|^job [0-9a-f]*: REST endpoint \(http://[0-9.]*:[0-9]*\)/.*|\1|p' "$run/jm.log")
 sleep 1
+# The JobManager's REST endpoint lists both TaskManagers and places the subtasks on them (slot k: subtask k).
+rest_check() {
+  python3 - "$url" "$job" <<'PY' || fail "REST: the TaskManagers or the subtasks' placement"
+import json, sys, time, urllib.request
+url, job = sys.argv[1], sys.argv[2]
+get = lambda p: json.loads(urllib.request.urlopen(url + p, timeout=10).read())
+def check():
+    tms = get("/taskmanagers")["taskmanagers"]
+    assert len(tms) == 2 and all(t["slotsNumber"] == 1 and t["freeSlots"] == 0 and t["host"] == "127.0.0.1" for t in tms), tms
+    o = get("/overview")
+    assert (o["taskmanagers"], o["slots-total"], o["slots-available"], o["jobs-running"]) == (2, 2, 0, 1), o
+    d = get("/jobs/" + job)
+    ids = {t["id"] for t in tms}
+    for v in d["vertices"]:
+        placed = {s["subtask"]: s["taskmanager-id"] for s in v["subtasks"]}
+        assert sorted(placed) == [0, 1] and set(placed.values()) == ids, v
+        assert all(s["attempt"] == 0 for s in v["subtasks"]), v
+    v0 = get("/jobs/" + job + "/vertices/0")
+    assert [s["taskmanager-id"] for s in v0["subtasks"]] == [s["taskmanager-id"] for s in d["vertices"][0]["subtasks"]], v0
+    return sorted(ids)
+for i in range(100):  # up to 10 s: the TaskManagers register and the attempt deploys
+    try:
+        print("REST: 2 TaskManagers, subtasks on %s" % check())
+        break
+    except AssertionError as e:
+        if i == 99:
+            print("REST check failed: %s" % e)
+            sys.exit(1)
+        time.sleep(0.1)
+PY
+}
+rest_check
 timeout 120 "$sluice" stop "$job" --savepoint-dir "$run/sps" > "$run/stop.log" 2>&1 || fail "sluice stop failed: $(cat "$run/stop.log")"
 rc=0; wait "$jm" || rc=$?
 [ "$rc" = 0 ] || fail "the stopped JobManager exit code $rc"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The REST endpoint and the job registry end to end (docs/rest-api.md): a long `sluice demo` is
-# found by `sluice list`, its checkpoint statistics are read over HTTP (GET /jobs/:id/checkpoints) until a
+# found by `sluice list`, its TaskManager, slots and subtasks are listed (GET /taskmanagers, /overview,
+# /jobs/:id/vertices/:vertexid), its checkpoint statistics are read over HTTP (GET /jobs/:id/checkpoints) until a
 # checkpoint completed, `sluice cancel <prefix>` cancels it, the demo exits with 1 (the job did not finish:
 # CANCELED) and its registry entry is gone. Along the way: GET /jobs and /jobs/:id in Flink's shape, `sluice
 # savepoint` / `savepoint inspect` / `savepoint dispose`, POST /jobs/:id/stop without a directory refused with 400, an ambiguous and an unknown prefix refused with the candidates, a stale entry
@@ -58,6 +59,20 @@ detail=$(http_get "$url/jobs/$job_id")
 [ "$(json_field "$detail" 'j["name"]')" = demo ] || fail "GET /jobs/:id name: $detail"
 [ "$(json_field "$detail" 'len(j["vertices"]) >= 2 and all(v["parallelism"] == 2 for v in j["vertices"])')" = True ] \
   || fail "GET /jobs/:id vertices: $detail"
+# The MiniCluster is one TaskManager, this process, whose slots hold every subtask (GET /taskmanagers, /overview,
+# the subtasks of /jobs/:id and /jobs/:id/vertices/:vertexid).
+[ "$(json_field "$detail" 'all(len(v["subtasks"]) == 2 and {s["taskmanager-id"] for s in v["subtasks"]} == {"mini-cluster"}
+                           and sorted(s["subtask"] for s in v["subtasks"]) == [0, 1] for v in j["vertices"])')" = True ] \
+  || fail "GET /jobs/:id subtasks: $detail"
+vertex=$(http_get "$url/jobs/$job_id/vertices/0")
+[ "$(json_field "$vertex" 'j["id"] == "0" and len(j["subtasks"]) == 2 and j["subtasks"][0]["attempt"] == 0')" = True ] \
+  || fail "GET /jobs/:id/vertices/0: $vertex"
+tms=$(http_get "$url/taskmanagers")
+[ "$(json_field "$tms" '[(t["id"], t["slotsNumber"], t["freeSlots"]) for t in j["taskmanagers"]]')" = "[('mini-cluster', 2, 0)]" ] \
+  || fail "GET /taskmanagers: $tms"
+overview=$(http_get "$url/overview")
+[ "$(json_field "$overview" '(j["taskmanagers"], j["slots-total"], j["slots-available"], j["jobs-running"])')" = "(1, 2, 0, 1)" ] \
+  || fail "GET /overview: $overview"
 
 # Checkpoint statistics until one completed.
 completed=0

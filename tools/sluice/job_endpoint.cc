@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "cluster/job_placement.h"
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
 #include "rest/job_registry.h"
@@ -35,6 +36,7 @@ class ClientRestJob final : public rest::RestJob {
       : overview_(std::move(overview)),
         client_(client),
         checkpointing_(checkpointing ? dynamic_cast<cluster::CheckpointingJobClient*>(&client) : nullptr),
+        placement_(dynamic_cast<const cluster::JobPlacementView*>(&client)),
         cancel_requested_(std::move(cancel_requested)),
         default_savepoint_dir_(std::move(default_savepoint_dir)),
         stop_(std::move(stop)) {}
@@ -78,6 +80,25 @@ class ClientRestJob final : public rest::RestJob {
     stop_->trigger_id = trigger_id;
     return trigger_id;
   }
+  std::vector<rest::RestTaskManager> task_managers() const override {
+    std::vector<rest::RestTaskManager> out;
+    if (placement_ == nullptr) return out;  // a job that is not deployed on slots (BATCH)
+    for (const cluster::TaskManagerInfo& tm : placement_->task_managers()) {
+      const cluster::TaskManagerRegistration& r = tm.registration;
+      out.push_back({r.task_manager_id, r.host, r.rpc_port, r.data_port, r.num_slots, r.num_slots - tm.allocated_slots,
+                     tm.last_heartbeat_ms});
+    }
+    return out;
+  }
+  std::vector<rest::RestSubtask> subtasks() const override {
+    std::vector<rest::RestSubtask> out;
+    if (placement_ == nullptr) return out;
+    for (const cluster::SubtaskLocation& l : placement_->subtask_locations()) {
+      out.push_back({l.id.vertex.value(), l.id.subtask.value(), l.id.attempt_number, l.host, l.task_manager_id});
+    }
+    return out;
+  }
+
   std::optional<rest::RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
     if (checkpointing_ == nullptr) return std::nullopt;
     std::optional<cluster::SavepointRequestStatus> st = checkpointing_->savepoint_status(trigger_id);
@@ -120,6 +141,7 @@ class ClientRestJob final : public rest::RestJob {
   rest::RestJobOverview overview_;
   JobClient& client_;
   cluster::CheckpointingJobClient* checkpointing_;
+  const cluster::JobPlacementView* placement_;  // null for a job not placed on slots
   std::shared_ptr<std::atomic<bool>> cancel_requested_;
   std::string default_savepoint_dir_;
   std::shared_ptr<StopTracking> stop_;

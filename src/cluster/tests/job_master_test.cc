@@ -43,7 +43,8 @@ struct CallLog {
 
 class RecordedTasks final : public DeployedTasks {
  public:
-  RecordedTasks(CallLog* log, int32_t attempt) : log_(log), a_(" " + std::to_string(attempt)) {}
+  RecordedTasks(CallLog* log, int32_t attempt, std::vector<runtime::ExecutionAttemptId> ids)
+      : log_(log), a_(" " + std::to_string(attempt)), ids_(std::move(ids)) {}
   void trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string&,
                           std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
     {
@@ -61,12 +62,22 @@ class RecordedTasks final : public DeployedTasks {
   void fail(const runtime::ExecutionAttemptId& subtask, const Status&) override {
     log_->add("fail" + a_ + " " + subtask.to_string());
   }
+  // Subtask k on TaskManager "tm-<k % 2>".
+  std::vector<SubtaskLocation> locations() const override {
+    std::vector<SubtaskLocation> out;
+    for (const auto& id : ids_) {
+      const std::string tm = "tm-" + std::to_string(id.subtask.value() % 2);
+      out.push_back({id, tm, tm + ".example"});
+    }
+    return out;
+  }
   void cancel() override { log_->add("cancel" + a_); }
   void join() override { log_->add("join" + a_); }
 
  private:
   CallLog* log_;
   std::string a_;
+  std::vector<runtime::ExecutionAttemptId> ids_;
 };
 
 class RecordingDeployer final : public TaskDeployer {
@@ -76,12 +87,19 @@ class RecordingDeployer final : public TaskDeployer {
   Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override {
     if (!log_->fail_deploy.is_ok()) return log_->fail_deploy;
     const int32_t n = attempt.attempt_number;
+    std::vector<runtime::ExecutionAttemptId> ids;
+    for (const auto& s : attempt.subtasks) ids.push_back(s.id);
     {
       std::lock_guard lock(log_->mu);
       log_->attempts.push_back(std::move(attempt));
     }
     log_->add("deploy " + std::to_string(n));
-    return std::unique_ptr<DeployedTasks>(std::make_unique<RecordedTasks>(log_, n));
+    return std::unique_ptr<DeployedTasks>(std::make_unique<RecordedTasks>(log_, n, std::move(ids)));
+  }
+  std::vector<TaskManagerInfo> task_managers() const override {
+    TaskManagerInfo tm;
+    tm.registration.task_manager_id = "tm-0";
+    return {tm};
   }
   runtime::TaskListener* listener() const { return context_.listener; }
 
@@ -196,6 +214,33 @@ TEST_F(JobMasterTest, AFailoverCancelsAndJoinsTheOldAttemptBeforeDeployingTheNex
   EXPECT_NE(r.error.to_string().find("boom again"), std::string::npos) << r.error.to_string();
   EXPECT_EQ(count("deploy 2"), 0u);
   EXPECT_EQ(count("join 1"), 1u);
+}
+
+// The client tells where the running attempt's subtasks are (the deployer's answer) and which TaskManagers the
+// deployer has; between attempts and after the end no subtask is placed.
+TEST_F(JobMasterTest, ThePlacementViewShowsTheRunningAttemptsSubtasksAndNothingOnceItEnded) {
+  auto job = start(true, /*restart_attempts=*/1);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  auto& view = dynamic_cast<JobPlacementView&>(**job);
+  ASSERT_EQ(view.task_managers().size(), 1u);
+  EXPECT_EQ(view.task_managers()[0].registration.task_manager_id, "tm-0");
+  std::vector<SubtaskLocation> placed = view.subtask_locations();
+  ASSERT_EQ(placed.size(), log_.attempts[0].subtasks.size());
+  for (size_t i = 0; i < placed.size(); ++i) {
+    EXPECT_EQ(placed[i].id, log_.attempts[0].subtasks[i].id);
+    EXPECT_EQ(placed[i].host, "tm-" + std::to_string(placed[i].id.subtask.value() % 2) + ".example");
+  }
+  deployer_->listener()->on_task_failed(1, 2, Status::user_function("boom"));
+  ASSERT_TRUE(wait_for_call("deploy 1")) << ::testing::PrintToString(log_.snapshot());
+  for (int i = 0; i < 2000 && (*job)->status() != JobStatus::kRunning; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  placed = view.subtask_locations();
+  ASSERT_EQ(placed.size(), log_.attempts[1].subtasks.size());
+  for (const SubtaskLocation& l : placed) EXPECT_EQ(l.id.attempt_number, 1) << l.id.to_string();
+  (*job)->cancel();
+  EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
+  EXPECT_TRUE(view.subtask_locations().empty());
 }
 
 TEST_F(JobMasterTest, ACheckpointReachesTheTasksWithTheEnumeratorStateOfEachSourceVertex) {

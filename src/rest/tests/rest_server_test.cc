@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rest/rest_client.h"
+#include "sluice/core/version.h"
 
 namespace sluice::rest {
 namespace {
@@ -91,6 +92,17 @@ class FakeJob final : public RestJob {
     }
     return st;
   }
+  // Two TaskManagers; subtask k of each vertex on tm-<k+1> (attempt 1); none placed once restarting.
+  std::vector<RestTaskManager> task_managers() const override {
+    return {{"tm-1", "10.0.0.1", 6124, 6125, 2, 0, 5000}, {"tm-2", "10.0.0.2", 6124, 0, 2, 1, 5001}};
+  }
+  std::vector<RestSubtask> subtasks() const override {
+    if (state() != "RUNNING") return {};
+    std::vector<RestSubtask> out;
+    for (int32_t v = 0; v < 2; ++v)
+      for (int32_t k = 0; k < 2; ++k) out.push_back({v, k, 1, "10.0.0." + std::to_string(k + 1), "tm-" + std::to_string(k + 1)});
+    return out;
+  }
   void set_state(std::string s) {
     std::lock_guard lock(mu_);
     state_ = std::move(s);
@@ -100,6 +112,7 @@ class FakeJob final : public RestJob {
   bool last_drain = false;
   int polls = 0;
   std::string id() const { return overview_.job_id.to_hex(); }
+  void set_id(JobId id) { overview_.job_id = id; }
 
   std::atomic<int> cancels{0};
 
@@ -159,13 +172,67 @@ TEST_F(RestServerTest, JobDetails) {
   EXPECT_EQ(j["vertices"][1]["id"], "1");
 }
 
+TEST_F(RestServerTest, JobDetailsNameTheHostAndAttemptOfEverySubtaskAndNoneWhileRestarting) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  nlohmann::json j = json_of(call("GET", "/jobs/" + job->id()));
+  EXPECT_EQ(j["vertices"][1]["subtasks"], nlohmann::json::parse(R"([
+      {"subtask":0,"attempt":1,"host":"10.0.0.1","taskmanager-id":"tm-1"},
+      {"subtask":1,"attempt":1,"host":"10.0.0.2","taskmanager-id":"tm-2"}])"));
+  HttpResponse r = call("GET", "/jobs/" + job->id() + "/vertices/1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  j = json_of(r);
+  EXPECT_EQ(j["id"], "1");
+  EXPECT_EQ(j["name"], "per-auction -> Sink");
+  EXPECT_EQ(j["parallelism"], 2);
+  EXPECT_EQ(j["subtasks"].size(), 2u);
+  EXPECT_EQ(j["subtasks"][1]["taskmanager-id"], "tm-2");
+  r = call("GET", "/jobs/" + job->id() + "/vertices/7");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_THAT(error_message(r), HasSubstr("has no vertex 7"));
+  job->set_state("RESTARTING");
+  EXPECT_TRUE(json_of(call("GET", "/jobs/" + job->id() + "/vertices/0"))["subtasks"].empty());
+}
+
+TEST_F(RestServerTest, TaskManagersAndOverviewCountTheSlotsAndTheJobsByState) {
+  EXPECT_EQ(json_of(call("GET", "/taskmanagers")), nlohmann::json::parse(R"({"taskmanagers":[]})"));
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  HttpResponse r = call("GET", "/taskmanagers");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json_of(r)["taskmanagers"], nlohmann::json::parse(R"([
+      {"id":"tm-1","path":"10.0.0.1:6124","host":"10.0.0.1","dataPort":6125,"slotsNumber":2,"freeSlots":0,
+       "timeSinceLastHeartbeat":5000},
+      {"id":"tm-2","path":"10.0.0.2:6124","host":"10.0.0.2","dataPort":0,"slotsNumber":2,"freeSlots":1,
+       "timeSinceLastHeartbeat":5001}])"));
+  nlohmann::json o = json_of(call("GET", "/overview"));
+  EXPECT_EQ(o["taskmanagers"], 2);
+  EXPECT_EQ(o["slots-total"], 4);
+  EXPECT_EQ(o["slots-available"], 1);
+  EXPECT_EQ(o["jobs-running"], 1);
+  EXPECT_EQ(o["jobs-finished"], 0);
+  EXPECT_EQ(o["sluice-version"], sluice_version());
+  // A second job on the same TaskManagers lists each once; jobs count by state.
+  auto other = std::make_shared<FakeJob>(true);
+  other->set_id(JobId(1, 2));
+  other->set_state("FINISHED");
+  server->add_job(other);
+  EXPECT_EQ(json_of(call("GET", "/taskmanagers"))["taskmanagers"].size(), 2u);
+  o = json_of(call("GET", "/overview"));
+  EXPECT_EQ(o["jobs-running"], 1);
+  EXPECT_EQ(o["jobs-finished"], 1);
+  EXPECT_EQ(o["jobs-failed"], 0);
+  EXPECT_EQ(o["jobs-cancelled"], 0);
+}
+
 TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
   server->add_job(std::make_shared<FakeJob>(true));
   HttpResponse r = call("GET", "/jobs/" + std::string(32, '0'));
   EXPECT_EQ(r.status, 404);
   EXPECT_THAT(error_message(r), HasSubstr("Job 00000000000000000000000000000000 not found"));
   EXPECT_EQ(call("GET", "/jobs/abc").status, 404);
-  EXPECT_EQ(call("GET", "/overview").status, 404);
+  EXPECT_EQ(call("GET", "/no-such-path").status, 404);
+  EXPECT_EQ(call("GET", "/jobs/" + std::string(32, '0') + "/vertices/0").status, 404);
 }
 
 TEST_F(RestServerTest, Checkpoints) {
