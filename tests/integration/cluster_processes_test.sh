@@ -28,31 +28,7 @@ cleanup() {
 trap cleanup EXIT
 cd "$work"
 
-fail() {
-  echo "FAIL: $*"
-  for f in "$run"/*.log; do echo "--- $f"; grep -v "^  progress" "$f" | tail -n 40; done
-  exit 1
-}
-
-# A free TCP port on loopback (the kernel's pick).
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-# Runs `sluice demo "$@"` in the background under a 300 s timeout, output to $log; sets $started to the demo's own
-# pid (the timeout's child, which the signals of the scenarios must reach) and $launched to the timeout's (to wait
-# for the exit code).
-launch() {
-  timeout -s KILL 300 "$sluice" demo "$@" > "$log" 2>&1 &
-  local t=$!
-  launched=$t
-  started=
-  for _ in $(seq 1 200); do
-    started=$(cat "/proc/$t/task/$t/children" 2>/dev/null | awk '{print $1}')
-    [ -n "$started" ] && break
-    sleep 0.01
-  done
-  [ -n "$started" ] || fail "no process started for $log"
-  pids+=("$t" "$started")
-}
+. "$(dirname "$0")/cluster_lib.sh"
 
 # Starts a run in folder $1 with $2 TaskManagers, $3 events, extra flags for every process in $4.
 start_cluster() {
@@ -63,24 +39,12 @@ start_cluster() {
           -D jobmanager.rpc.port="$port" -D heartbeat.interval=200ms -D heartbeat.timeout=2s $extra)
   log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify
   jm=$launched
-  for _ in $(seq 1 200); do grep -q "JobManager serving" "$run/jm.log" && break; sleep 0.05; done
-  grep -q "JobManager serving" "$run/jm.log" || fail "the JobManager did not start"
+  wait_for "$run/jm.log" "JobManager serving" 10 || fail "the JobManager did not start"
   tm=(); tm_launched=()
   for i in $(seq 1 "$tms"); do
     log="$run/tm$i.log" launch "${common[@]}" -D execution.process-role=taskmanager
     tm+=("$started"); tm_launched+=("$launched")
   done
-}
-
-# Waits for the JobManager; expects exit 0 and a verified output with at least $1 restarts.
-expect_verified() {
-  local min_restarts=$1 rc=0
-  wait "$jm" || rc=$?
-  [ "$rc" = 0 ] || fail "JobManager exit code $rc"
-  grep -q "verified: OK" "$run/jm.log" || fail "output not verified"
-  local restarts
-  restarts=$(sed -n 's/.* \([0-9]*\) restarts;.*/\1/p' "$run/jm.log" | tail -n 1)
-  [ "${restarts:-0}" -ge "$min_restarts" ] || fail "$restarts restarts, expected at least $min_restarts"
 }
 
 # Sets $victim (index into tm) and $victim_id to a TaskManager running the job's first attempt, while the job has
@@ -97,23 +61,6 @@ pick_victim() {
   victim_id=$(sed -n "s/.*TaskManager '\([^']*\)': attempt 0 deployed.*/\1/p" "$run/tm$((victim + 1)).log")
 }
 
-# Milliseconds from the epoch time $1 (date +%s.%N) to the first JobManager log line matching $2, or -1.
-ms_until() {
-  local line
-  line=$(grep -m 1 -- "$2" "$run/jm.log" | sed -n 's/^\[\([^]]*\)\].*/\1/p')
-  [ -n "$line" ] || { echo -1; return; }
-  echo $(( ($(date -d "$line" +%s%N) - $(date -d "@$1" +%s%N)) / 1000000 ))
-}
-
-# After a checkpoint completed, waits a seeded 0..0.9 s, checks that the job has not restarted or ended yet.
-wait_checkpoint_then_seeded_pause() {
-  for _ in $(seq 1 400); do grep -q "Completed checkpoint" "$run/jm.log" && break; sleep 0.05; done
-  grep -q "Completed checkpoint" "$run/jm.log" || fail "no checkpoint completed"
-  sleep "0.$((RANDOM % 10))"
-  ! grep -q "attempt 1 deployed" "$run/jm.log" || fail "the job restarted before the failure under test"
-  kill -0 "$jm" 2>/dev/null || fail "the job ended before the failure under test: make it longer"
-}
-
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
 # JobGraph fingerprint) is refused naming both fingerprints, and ends.
 start_cluster plain 2 2000000 ""
@@ -122,17 +69,13 @@ timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-r
 [ "$rc" = 1 ] || fail "a TaskManager of another program: exit code $rc, expected 1"
 grep -q "built JobGraph .* the JobManager JobGraph" "$run/other.log" || fail "the refusal does not name both JobGraphs"
 expect_verified 0
-for i in "${!tm[@]}"; do
-  rc=0; wait "${tm_launched[$i]}" || rc=$?
-  [ "$rc" = 0 ] || fail "TaskManager $((i + 1)) exit code $rc"
-  grep -q "TaskManager ended: job FINISHED" "$run/tm$((i + 1)).log" || fail "TaskManager $((i + 1)) did not see the end"
-done
+expect_task_managers_finished
 echo "plain: OK"
 
 # stop-restore: `sluice stop` takes a savepoint through the JobManager's REST endpoint (the TaskManagers write its
 # state into it); a new cluster restores it and finishes the stream, exactly once over both runs' output.
 start_cluster stop-restore 2 30000000 ""
-for _ in $(seq 1 200); do grep -q "REST endpoint" "$run/jm.log" && break; sleep 0.05; done
+wait_for "$run/jm.log" "REST endpoint" 10 || fail "the JobManager serves no REST endpoint"
 job=$(sed -n 's/^job \([0-9a-f]\{32\}\): REST endpoint.*/\1/p' "$run/jm.log")
 [ -n "$job" ] || fail "no job id in the JobManager's log"
 url=$(sed -n 's|^job [0-9a-f]*: REST endpoint \(http://[0-9.]*:[0-9]*\)/.*|\1|p' "$run/jm.log")
