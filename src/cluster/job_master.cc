@@ -13,6 +13,7 @@
 #include "cluster/attempt_network.h"
 #include "cluster/channel_state_assignment.h"
 #include "cluster/generated_id_check.h"
+#include "cluster/injectable_tasks.h"
 #include "cluster/job_checkpoints.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
@@ -52,30 +53,7 @@ class JobMaster final : public CheckpointingJobClient,
         eg_(graph::build_execution_graph(jg_)), savepoints_(names_),
         lifecycle_(job_id_, jg_.job_name, cfg_.clock ? cfg_.clock : SystemClock::shared()) {
     complete_task_settings(cfg_, names_);
-    // The points each subtask's chain can reach (runtime/fault_injection.h).
-    std::vector<runtime::FaultInjector::Task> injectable;
-    for (const auto& ev : eg_.subtasks) {
-      const auto& v = jg_.vertices[static_cast<size_t>(ev.vertex)];
-      using runtime::FailurePoint;
-      uint32_t points = runtime::failure_point_bit(FailurePoint::kTask);
-      bool keyed = false, sink = false;
-      for (int32_t node_id : v.nodes) {
-        keyed = keyed || sg_->node(node_id).keyed;
-        sink = sink || sg_->node(node_id).is_sink;
-      }
-      if (v.is_source) points |= runtime::failure_point_bit(FailurePoint::kSource);
-      if (keyed) points |= runtime::failure_point_bit(FailurePoint::kKeyedOperator);
-      if (cfg_.checkpointing) {
-        points |= runtime::failure_point_bit(FailurePoint::kBetweenSyncAndAsyncSnapshot);
-        if (sink) {
-          points |= runtime::failure_point_bit(FailurePoint::kSink) |
-                    runtime::failure_point_bit(FailurePoint::kBetweenCompletionAndCommit) |
-                    runtime::failure_point_bit(FailurePoint::kAfterCommit);
-        }
-      }
-      injectable.push_back({ev.vertex, ev.subtask_index, points});
-    }
-    injector_ = std::make_unique<runtime::FaultInjector>(std::move(injectable));
+    injector_ = std::make_unique<runtime::FaultInjector>(injectable_tasks(*sg_, jg_, cfg_.checkpointing));
   }
 
   ~JobMaster() override {

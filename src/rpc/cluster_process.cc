@@ -8,7 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cluster/injectable_tasks.h"
 #include "cluster/job_master.h"
+#include "cluster/task_manager_job_client.h"
 #include "cluster/task_manager_loss_monitor.h"
 #include "rpc/job_master_service.h"
 #include "rpc/remote_deployer.h"
@@ -70,12 +72,13 @@ struct JobManagerServices {
 };
 
 // A TaskManager process as its program's JobClient (cluster_process.h).
-class TaskManagerClient final : public JobClient {
+class TaskManagerClient final : public cluster::TaskManagerJobClient {
  public:
   TaskManagerClient(std::shared_ptr<const StreamGraph> sg, graph::JobGraph jg, cluster::MiniClusterConfig config,
                     JobId id)
       : sg_(std::move(sg)), jg_(std::move(jg)), config_(std::move(config)), id_(id),
-        started_(std::chrono::steady_clock::now()) {
+        started_(std::chrono::steady_clock::now()),
+        kills_(cluster::injectable_tasks(*sg_, jg_, config_.checkpointing), runtime::InjectedFailureEffect::kKillProcess) {
     config_.names = name_source_or_random(config_.names);
     cluster::complete_task_settings(config_, config_.names);
   }
@@ -98,6 +101,7 @@ class TaskManagerClient final : public JobClient {
     c.executor.jobmanager_address = p.jobmanager_address + ":" + std::to_string(p.jobmanager_port);
     c.executor.report_timeout_ms = p.heartbeats.timeout_ms;
     c.executor.data_port = static_cast<uint16_t>(p.taskmanager_data_port);
+    c.executor.fault_injector = &kills_;
     // Without an id of its own the TaskManager is named by where it serves, so a restart on the same port
     // replaces its predecessor at once; with an ephemeral port the name is only known once bound.
     c.task_manager_id = p.resource_id.empty() && p.taskmanager_rpc_port != 0
@@ -141,6 +145,11 @@ class TaskManagerClient final : public JobClient {
   }
   const MetricRegistry& metrics() const override { return metrics_; }
 
+  Status arm_process_kill(runtime::FailurePoint point, int32_t vertex, int32_t subtask,
+                          int64_t from_checkpoint_id) override {
+    return kills_.arm(point, vertex, subtask, "TaskManager process killed", from_checkpoint_id);
+  }
+
  private:
   std::string random_suffix() const { return config_.names ? config_.names->hex("taskmanager-id", 8) : "taskmanager"; }
 
@@ -150,6 +159,7 @@ class TaskManagerClient final : public JobClient {
   const JobId id_;
   const std::chrono::steady_clock::time_point started_;
   MetricRegistry metrics_;
+  runtime::FaultInjector kills_;  // outlives every attempt deployed here (tm_ is stopped first)
   std::unique_ptr<TaskManager> tm_;
   mutable std::mutex mu_;
   std::optional<JobExecutionResult> result_;

@@ -1,5 +1,11 @@
 #include "runtime/fault_injection.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
 namespace sluice::runtime {
 
 namespace {
@@ -13,6 +19,7 @@ const char* requirement(FailurePoint p) {
     case FailurePoint::kBetweenSyncAndAsyncSnapshot: return "checkpointing on";
     case FailurePoint::kBetweenCompletionAndCommit: return "a sink in the task's chain and checkpointing on";
     case FailurePoint::kAfterCommit: return "a sink in the task's chain and checkpointing on";
+    case FailurePoint::kRestore: return "checkpointing on";
   }
   return "?";
 }
@@ -28,6 +35,7 @@ const char* failure_point_name(FailurePoint p) {
     case FailurePoint::kBetweenSyncAndAsyncSnapshot: return "between-sync-and-async-snapshot";
     case FailurePoint::kBetweenCompletionAndCommit: return "between-completion-and-commit";
     case FailurePoint::kAfterCommit: return "after-commit";
+    case FailurePoint::kRestore: return "restore";
   }
   return "unknown";
 }
@@ -40,8 +48,8 @@ std::optional<FailurePoint> parse_failure_point(std::string_view name) {
   return std::nullopt;
 }
 
-FaultInjector::FaultInjector(std::vector<Task> tasks)
-    : tasks_(std::move(tasks)), masks_(std::make_unique<std::atomic<uint32_t>[]>(tasks_.size())) {
+FaultInjector::FaultInjector(std::vector<Task> tasks, InjectedFailureEffect effect)
+    : tasks_(std::move(tasks)), effect_(effect), masks_(std::make_unique<std::atomic<uint32_t>[]>(tasks_.size())) {
   for (size_t i = 0; i < tasks_.size(); ++i) masks_[i].store(0, std::memory_order_relaxed);
 }
 
@@ -109,6 +117,14 @@ std::optional<std::string> FaultInjector::claim(FailurePoint point, int32_t vert
     injected_.push_back(std::move(f));
     armed_.erase(it);
     refresh_masks_locked();
+    if (effect_ == InjectedFailureEffect::kKillProcess) {
+      // On stderr, unbuffered: nothing after this line is written by this process.
+      std::fflush(nullptr);
+      std::fprintf(stderr, "%s (vertex %d, subtask %d, attempt %d, checkpoint %lld): killing this process (SIGKILL)\n",
+                   message.c_str(), vertex, subtask, attempt, static_cast<long long>(checkpoint_id));
+      ::kill(::getpid(), SIGKILL);
+      std::abort();  // not reached: SIGKILL cannot be caught
+    }
     return message;
   }
   return std::nullopt;

@@ -21,6 +21,12 @@
 //  - kAfterCommit: a task whose chain holds a sink, right after notify_checkpoint_complete(n) returned (its sinks
 //    committed n's committables), before the task goes on. What the restore (STREAMING) or the commit retry
 //    (BATCH) commits again must not show twice: committing a committed committable is a no-op.
+//  - kRestore: a task of an attempt that restores a checkpoint, once its operators hold the restored state and
+//    before they open. Nothing the failed restore did may count: the next attempt restores the same checkpoint.
+//
+// What a claimed failure does (InjectedFailureEffect): the claiming task throws, and the job fails over as for any
+// task failure; or, in a TaskManager process of a cluster, the whole process dies at once by SIGKILL (the test of
+// a machine lost at that very point: docs/cluster.md).
 //
 // Cost when nothing is armed: the task reads its own armed-points mask (one relaxed atomic load) once per
 // mailbox-loop iteration and once per input buffer or checkpoint step - never per record.
@@ -50,8 +56,9 @@ enum class FailurePoint : uint8_t {
   kBetweenSyncAndAsyncSnapshot,
   kBetweenCompletionAndCommit,
   kAfterCommit,
+  kRestore,
 };
-inline constexpr int kNumFailurePoints = 7;
+inline constexpr int kNumFailurePoints = 8;
 
 // The five points of the failure classes (everything but the generic kTask), in the order above.
 inline constexpr FailurePoint kFailureClasses[] = {
@@ -60,7 +67,7 @@ inline constexpr FailurePoint kFailureClasses[] = {
 
 constexpr uint32_t failure_point_bit(FailurePoint p) { return 1u << static_cast<uint32_t>(p); }
 // "task", "source", "keyed-operator", "sink", "between-sync-and-async-snapshot", "between-completion-and-commit",
-// "after-commit".
+// "after-commit", "restore".
 const char* failure_point_name(FailurePoint p);
 // The inverse of failure_point_name; nullopt for an unknown name.
 std::optional<FailurePoint> parse_failure_point(std::string_view name);
@@ -73,9 +80,14 @@ struct InjectedFailure {
   int32_t attempt = 0;   // the job attempt it failed in (0: the first run)
   // The checkpoint it interrupted (kSink, kBetweenSyncAndAsyncSnapshot: the one being taken;
   // kBetweenCompletionAndCommit: the completed one not committed yet; kAfterCommit: the one just committed); -1
-  // for the other points.
+  // for the other points (kRestore included, so a kill armed from a checkpoint id never takes a restore).
   int64_t checkpoint_id = -1;
   std::string message;   // "injected failure [<point>] <cause>"
+};
+
+enum class InjectedFailureEffect : uint8_t {
+  kFailTask,     // claim() returns the message; the task throws it
+  kKillProcess,  // claim() logs the message and kills this process with SIGKILL (never returns)
 };
 
 class FaultInjector {
@@ -86,7 +98,7 @@ class FaultInjector {
     int32_t subtask = 0;
     uint32_t reachable_points = 0;
   };
-  explicit FaultInjector(std::vector<Task> tasks);
+  explicit FaultInjector(std::vector<Task> tasks, InjectedFailureEffect effect = InjectedFailureEffect::kFailTask);
   FaultInjector(const FaultInjector&) = delete;
   FaultInjector& operator=(const FaultInjector&) = delete;
 
@@ -103,7 +115,8 @@ class FaultInjector {
   const std::atomic<uint32_t>* armed_points(int32_t vertex, int32_t subtask) const;
 
   // Takes the oldest failure armed at `point` that this task matches, records it and returns its message, or
-  // nullopt if none is left (another task took it first).
+  // nullopt if none is left (another task took it first). With InjectedFailureEffect::kKillProcess it does not
+  // return once it took one: the message goes to the log and the process is killed.
   std::optional<std::string> claim(FailurePoint point, int32_t vertex, int32_t subtask, int32_t attempt,
                                    int64_t checkpoint_id);
 
@@ -121,6 +134,7 @@ class FaultInjector {
   void refresh_masks_locked();
 
   const std::vector<Task> tasks_;
+  const InjectedFailureEffect effect_;
   const std::unique_ptr<std::atomic<uint32_t>[]> masks_;  // one per tasks_ entry
   mutable std::mutex mu_;
   std::vector<Armed> armed_;

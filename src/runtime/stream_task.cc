@@ -405,6 +405,7 @@ void StreamTask::open_chain() {
     c.op->initialize_state(it != d_.restore.end() ? &it->second : (d_.restored ? &empty : nullptr));
   }
   d_.restore.clear();  // the restored bytes are in the backends now
+  if (d_.restored && failure_armed(FailurePoint::kRestore)) inject_failure(FailurePoint::kRestore, nullptr, -1);
   // In-flight data of an unaligned checkpoint: queued as recovered input, processed before the gate's first buffer.
   restore_input_channel_state();
   // Tail first: downstream operators are ready before upstream ones emit (open may emit, e.g. a source).

@@ -5,7 +5,8 @@
 //    committables, and its part files hold its data exactly once;
 //  - between the synchronous and the asynchronous part of a snapshot: that checkpoint never completes, the job
 //    restores from an earlier one;
-//  - at the sink's pre-commit: the pre-committed (pending) file is a lingering transaction the restore aborts.
+//  - at the sink's pre-commit: the pre-committed (pending) file is a lingering transaction the restore aborts;
+//  - during a restore: the attempt that failed restoring is replaced by one restoring the same checkpoint.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -201,6 +202,37 @@ void sink_precommit(bool after_a_checkpoint) {
 TEST(FailurePoints, AtTheSinkPreCommitInTheFirstCheckpointNothingLingers) { sink_precommit(false); }
 
 TEST(FailurePoints, AtTheSinkPreCommitTheRestoreAbortsTheLingeringTransaction) { sink_precommit(true); }
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// A task fails after a completed checkpoint; the attempt that restores it fails again while restoring (its operators
+// hold the restored state, none is open); the next attempt restores the same checkpoint and the output is exactly
+// once.
+TEST(FailurePoints, DuringARestoreTheNextAttemptRestoresTheSameCheckpoint) {
+  Job job;
+  ASSERT_NO_FATAL_FAILURE(start_job("restore", 400'000, "100ms", job));
+  ASSERT_TRUE(job.cp->arm_failure(FailurePoint::kRestore, kKeyedSinkVertex, 1, "focused test").is_ok());
+  ASSERT_TRUE(wait_while_running(job, [&] { return job.cp->checkpoint_stats().num_completed >= 1; }))
+      << "the job ended before a checkpoint completed";
+  job.cp->fail_task(kSourceVertex, 0, "first failure");
+  ASSERT_NO_FATAL_FAILURE(finish_and_verify(job));
+
+  auto fired = job.cp->injected_failures();
+  ASSERT_EQ(fired.size(), 2u);
+  EXPECT_EQ(fired[0].point, FailurePoint::kTask);
+  EXPECT_EQ(fired[1].point, FailurePoint::kRestore);
+  EXPECT_EQ(fired[1].vertex, kKeyedSinkVertex);
+  EXPECT_EQ(fired[1].subtask, 1);
+  EXPECT_EQ(fired[1].attempt, 1);  // the attempt that restored
+  auto recoveries = job.cp->recoveries();
+  ASSERT_EQ(recoveries.size(), 2u);
+  EXPECT_GE(recoveries[0].first, 1);
+  EXPECT_EQ(recoveries[1].first, recoveries[0].first) << "the attempt after the failed restore restored another checkpoint";
+}
 
 }  // namespace
 }  // namespace sluice

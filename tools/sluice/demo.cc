@@ -37,6 +37,7 @@
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
+#include "cluster/task_manager_job_client.h"
 #include "job_endpoint.h"
 #include "job_report.h"
 #include "verify.h"
@@ -58,6 +59,7 @@ struct DemoFlags {
   std::string checkpoint_interval = "1s";  // "0" turns checkpointing off
   std::string checkpoint_dir = "out/demo-checkpoints";
   int32_t inject_failures = 0;
+  std::string kill_at;  // POINT[@CHECKPOINT]: a TaskManager process kills itself there (cluster failure tests)
   std::string restore;  // PATH or "latest"
   bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
   bool checkpoint_interval_given = false;  // --checkpoint-interval was on the command line
@@ -150,13 +152,39 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
 
 // The demo as a TaskManager process: serves until the JobManager's job ends (its status decides the exit code), the
 // JobManager refuses it, or a signal stops it.
-int run_task_manager(StreamExecutionEnvironment& env) {
+// `kill_at` (--kill-at POINT[@CHECKPOINT]): the first subtask here that reaches that failure point - for a checkpoint
+// id >= CHECKPOINT when given - kills this process.
+int run_task_manager(StreamExecutionEnvironment& env, const std::string& kill_at) {
   arm_job_cancel();
   auto client = env.execute_async("demo");
   if (!client.is_ok()) {
     set_job_cancel({});
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
     return 2;
+  }
+  if (!kill_at.empty()) {
+    const size_t at = kill_at.find('@');
+    const std::optional<runtime::FailurePoint> point = runtime::parse_failure_point(kill_at.substr(0, at));
+    int64_t from_checkpoint = 0;
+    bool ok = point.has_value();
+    if (ok && at != std::string::npos) {
+      const std::string n = kill_at.substr(at + 1);
+      ok = !n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos;
+      if (ok) from_checkpoint = std::stoll(n);
+    }
+    auto* tm = dynamic_cast<cluster::TaskManagerJobClient*>(client->get());
+    Status armed = ok && tm != nullptr ? tm->arm_process_kill(*point, -1, -1, from_checkpoint)
+                      : Status::invalid_argument("--kill-at '" + kill_at + "': expected POINT[@CHECKPOINT] with a failure "
+                                                 "point (task, source, keyed-operator, sink, "
+                                                 "between-sync-and-async-snapshot, between-completion-and-commit, "
+                                                 "after-commit, restore) and a checkpoint id");
+    if (!armed.is_ok()) {
+      (*client)->cancel();
+      (void)(*client)->wait();
+      set_job_cancel({});
+      std::fprintf(stderr, "error: %s\n", armed.to_string().c_str());
+      return 2;
+    }
   }
   set_job_cancel([c = client->get()] { c->cancel(); });
   JobExecutionResult result = (*client)->wait();
@@ -244,6 +272,11 @@ int run_demo(const DemoFlags& f) {
                          "TaskManager process instead\n");
     return 2;
   }
+  if (role != ProcessRole::kTaskManager && !f.kill_at.empty()) {
+    std::fprintf(stderr, "error: --kill-at kills a TaskManager process (-D execution.process-role=taskmanager); in the "
+                         "MiniCluster use --inject-failures\n");
+    return 2;
+  }
   if (!restoring && role != ProcessRole::kTaskManager) {
     const std::string checkpoint_dir = config.get(options::kCheckpointsDirectory);
     if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output, checkpoint_dir); !s.is_ok()) {
@@ -293,7 +326,7 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
-  if (role == ProcessRole::kTaskManager) return run_task_manager(env);
+  if (role == ProcessRole::kTaskManager) return run_task_manager(env, f.kill_at);
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
   auto endpoint = JobEndpoint::open(config);
   if (!endpoint.is_ok()) {
@@ -481,6 +514,11 @@ void add_demo_command(CLI::App& app, int* exit_code) {
                   "seeded point of the stream (the source waits there until it is armed); the job recovers. The summary lists them (failures_injected, "
                   "failures_by_class)")
       ->check(CLI::Range(0, 1000));
+  cmd->add_option("--kill-at", flags->kill_at,
+                  "TaskManager processes only (cluster failure tests): POINT[@CHECKPOINT] - the first subtask here that "
+                  "reaches failure point POINT (between-sync-and-async-snapshot, between-completion-and-commit, "
+                  "after-commit, sink, restore, keyed-operator, source, task), for a checkpoint id >= CHECKPOINT when "
+                  "given, kills this process with SIGKILL");
   CLI::Option* restore = cmd->add_option(
       "--restore", flags->restore,
       "Resume from a savepoint folder, a retained checkpoint (a chk-<n> folder), its _metadata, or 'latest' (the "

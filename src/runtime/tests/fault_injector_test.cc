@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -129,6 +132,31 @@ TEST(FaultInjector, ConcurrentClaimsFireAnArmedFailureExactlyOnce) {
   for (auto& t : tasks) t.join();
   EXPECT_EQ(fired.load(), kRounds);
   EXPECT_EQ(f.injected().size(), static_cast<size_t>(kRounds));
+}
+
+}  // namespace
+}  // namespace sluice::runtime
+
+namespace sluice::runtime {
+namespace {
+
+// A TaskManager's injector (InjectedFailureEffect::kKillProcess): an armed point kills the process that reaches it,
+// after logging the failure; before that, passes of other points and earlier checkpoints leave it alive.
+TEST(FaultInjectorDeathTest, AKillArmedInATaskManagerKillsTheProcessAtItsPointOnly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        FaultInjector f({{0, 0, bit(FailurePoint::kBetweenCompletionAndCommit) | bit(FailurePoint::kRestore)}},
+                        InjectedFailureEffect::kKillProcess);
+        if (!f.arm(FailurePoint::kBetweenCompletionAndCommit, -1, -1, "TaskManager process killed", 4).is_ok()) {
+          std::exit(3);
+        }
+        if (f.claim(FailurePoint::kRestore, 0, 0, 1, -1).has_value()) std::exit(4);
+        if (f.claim(FailurePoint::kBetweenCompletionAndCommit, 0, 0, 1, 3).has_value()) std::exit(5);
+        (void)f.claim(FailurePoint::kBetweenCompletionAndCommit, 0, 0, 1, 4);
+        std::exit(6);  // not reached
+      },
+      ::testing::KilledBySignal(SIGKILL), "injected failure \\[between-completion-and-commit\\] TaskManager process killed");
 }
 
 }  // namespace
