@@ -69,7 +69,8 @@ expect_killed_at() {
                       "$run/tm$n.log")
 }
 
-# The checkpoint attempt $1 restored ("restored from: 0 5 ..." lists them per attempt; 0: the beginning).
+# The checkpoint recovery $1 restored ("restored from: 0 5 ..." lists the first attempt's and each recovery's;
+# 0: the beginning).
 restored_by_attempt() {
   sed -n 's/.*restored from:\(\( [0-9]*\)*\) (per attempt.*/\1/p' "$run/jm.log" | awk -v a="$(( $1 + 1 ))" '{print $a}'
 }
@@ -92,12 +93,13 @@ for seed in $(seq 1 "$seeds"); do
       expect_killed_at 3 restore
       expect_verified 2
       grep -q "attempt 2 deployed" "$run/tm4.log" || fail "the spare did not take over after the kill during the restore"
-      [ "$(restored_by_attempt 1)" = "$(restored_by_attempt 2)" ] ||
-        fail "attempt 2 restored checkpoint $(restored_by_attempt 2), attempt 1 (killed restoring) $(restored_by_attempt 1)"
-      [ "$(restored_by_attempt 1)" -ge 1 ] || fail "attempt 1 restored no checkpoint"
+      # No checkpoint completes while the victim restores (it never acknowledges): every recovery restored the
+      # same one. (A recovery is listed once its attempt runs, so the killed attempt may be missing from the list.)
+      recovered=$(sed -n 's/.*restored from: 0\(\( [0-9]*\)*\) (per attempt.*/\1/p' "$run/jm.log" | tr ' ' '\n' | sort -u | xargs)
+      [[ "$recovered" =~ ^[1-9][0-9]*$ ]] || fail "the recoveries restored checkpoints '$recovered', expected one"
       expect_task_managers_finished 1 3
-      echo "restore (seed $seed): OK, $restarts restarts; killed restoring checkpoint $(restored_by_attempt 1)," \
-           "which the next attempt restored"
+      echo "restore (seed $seed): OK, $restarts restarts; killed restoring checkpoint $recovered, which the next" \
+           "attempt restored"
       continue
     fi
     # The victim registers first, so attempt 0 runs on it and on the second TaskManager; the spare comes after.
