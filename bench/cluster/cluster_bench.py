@@ -11,9 +11,14 @@ recovery: a JobManager and three TaskManagers (parallelism 2, one slot each: one
   about `keys` auctions (the demo keys its state by auction: ~6% of Nexmark events open one). Reports the time from
   the kill to the JobManager losing the TaskManager, to the next attempt being deployed, and the JobMaster's own
   failure-to-RUNNING time, plus the restored checkpoint's size.
+instructions: instructions per event counted by valgrind's callgrind (repeatable on a busy machine, unlike time),
+  for the MiniCluster and for a JobManager with two one-slot TaskManagers (parallelism 2, so every keyed exchange
+  crosses the data plane), summed over every process of the run. Each is run at two stream sizes and the figure is
+  the difference over the difference in events: the marginal cost per event, without the processes' start-up.
 
   bench/cluster/cluster_bench.py build/release/tools/sluice                       # both, default sizes
   bench/cluster/cluster_bench.py build/release/tools/sluice --events 2000000 --keys 100000
+  bench/cluster/cluster_bench.py build/release/tools/sluice --only instructions    # ~5 min under callgrind
 Progress goes to stderr, one JSON object to stdout.
 """
 import argparse
@@ -142,20 +147,70 @@ def recovery(sluice, keys, work):
             "checkpoint_size_bytes": s.get("checkpoint_size_bytes")}
 
 
+def callgrind_total(folder):
+    """Sums the instructions (Ir) of every callgrind output file in `folder` (one per process)."""
+    total = 0
+    for name in os.listdir(folder):
+        if name.startswith("cg."):
+            for line in open(os.path.join(folder, name)):
+                if line.startswith("totals:") or line.startswith("summary:"):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def instructions(sluice, events, work):
+    slow = ["-D", "heartbeat.interval=10s", "-D", "heartbeat.timeout=300s"]  # callgrind runs ~50x slower
+
+    def run(n, cluster):
+        d = tempfile.mkdtemp(dir=work)
+        grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + d + "/cg.%p"]
+        base = ["--events", str(n), "-p", "2", "--checkpoint-interval", "1s", "--checkpoint-dir", d + "/ck",
+                "--output", d + "/out"]
+        if cluster:
+            port = free_port()
+            jm_log = os.path.join(d, "jm.log")
+            jm = start(grind + cluster_cmd(sluice, base + slow, "jobmanager", port, []), jm_log, d)
+            if not wait_for(jm_log, "JobManager serving", 300):
+                raise SystemExit("the JobManager did not start:\n" + open(jm_log).read()[-2000:])
+            tms = [start(grind + cluster_cmd(sluice, base + slow, "taskmanager", port, []),
+                         os.path.join(d, "tm%d.log" % i), d) for i in range(2)]
+            reap([jm] + tms)
+            if jm.returncode != 0:
+                raise SystemExit("cluster run failed:\n" + open(jm_log).read()[-2000:])
+        else:
+            p = start(grind + [sluice, "demo"] + base, os.path.join(d, "mini.log"), d)
+            reap([p])
+            if p.returncode != 0:
+                raise SystemExit("MiniCluster run failed:\n" + open(os.path.join(d, "mini.log")).read()[-2000:])
+        return callgrind_total(d)
+
+    out = {"events": [events, 2 * events]}
+    for name, cluster in (("minicluster", False), ("taskmanagers_2", True)):
+        small, large = run(events, cluster), run(2 * events, cluster)
+        out[name] = {"instructions": [small, large], "instructions_per_event": (large - small) / events}
+        sys.stderr.write("%s: %.0f instructions per event\n" % (name, out[name]["instructions_per_event"]))
+    out["ratio"] = out["taskmanagers_2"]["instructions_per_event"] / out["minicluster"]["instructions_per_event"]
+    return out
+
+
 def main():
     a = argparse.ArgumentParser()
     a.add_argument("sluice")
     a.add_argument("--events", type=int, default=10_000_000, help="throughput runs")
     a.add_argument("--keys", type=int, nargs="*", default=[100_000, 1_000_000], help="recovery runs")
-    a.add_argument("--only", choices=["throughput", "recovery"])
+    a.add_argument("--instruction-events", type=int, default=200_000, help="instructions runs (and twice that)")
+    a.add_argument("--only", choices=["throughput", "recovery", "instructions"])
     args = a.parse_args()
     sluice = os.path.abspath(args.sluice)
     work = tempfile.mkdtemp(prefix="cluster-bench-")
     result = {}
-    if args.only != "recovery":
+    if args.only in (None, "throughput"):
         result["throughput"] = throughput(sluice, args.events, work)
-    if args.only != "throughput":
+    if args.only in (None, "recovery"):
         result["recovery"] = [recovery(sluice, k, work) for k in args.keys]
+    if args.only in (None, "instructions"):
+        result["instructions"] = instructions(sluice, args.instruction_events, work)
     json.dump(result, sys.stdout, indent=2)
     print()
 
