@@ -1,7 +1,10 @@
 #include "sluice/api/environment.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +13,7 @@
 #include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/jobmanager_checkpoint_storage.h"
+#include "checkpoint/local_recovery_storage.h"
 #include "checkpoint/restore_path.h"
 #include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
@@ -348,6 +352,28 @@ std::map<std::string, std::string> task_settings(const Configuration& config, co
           {"auto-watermark-interval-ms", std::to_string(mc.auto_watermark_interval_ms)}};
 }
 
+// execution.state-recovery.from-local: the tasks of this process write a local copy of their state files next to
+// checkpoint storage (checkpoint/local_recovery_storage.h), in a directory of this process's own.
+Status keep_local_state(const Configuration& config, cluster::MiniClusterConfig& mc) {
+  if (!mc.checkpointing || !config.get(options::kLocalRecovery) || !mc.storage->supports_savepoints()) return Status::ok();
+  std::string root = config.get(options::kLocalRecoveryRootDirs);
+  if (root.empty()) {
+    std::error_code ec;
+    root = std::filesystem::temp_directory_path(ec).string();
+    if (ec) {
+      return Status::io_error(options::kLocalRecoveryRootDirs.key + " is empty and there is no temporary directory: " +
+                              ec.message());
+    }
+  }
+  const std::string dir =
+      root + "/sluice-local-state-" + std::to_string(::getpid()) + "-" + mc.names->hex("local-state", 8);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<checkpoint::LocalRecoveryStorage> local,
+                          checkpoint::LocalRecoveryStorage::create(mc.storage, dir));
+  spdlog::info("local recovery: local copies of the state in {}", dir);
+  mc.storage = std::move(local);
+  return Status::ok();
+}
+
 // execution.process-role JOBMANAGER or TASKMANAGER: the program runs as one process of a cluster
 // (rpc/cluster_process.h); `graph` is handed over as by execute_async.
 Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& config, std::shared_ptr<StreamGraph>& graph,
@@ -455,6 +481,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   }
   if (!jg.is_ok()) return jg.status();
   log_submission_warnings(*graph_, mc);
+  if (role != ProcessRole::kJobManager) SLUICE_RETURN_IF_ERROR(keep_local_state(config_, mc));
   if (role != ProcessRole::kMiniCluster) {
     return execute_in_cluster(config_, graph_, role, std::move(jg).value(), mc, claimant);
   }

@@ -380,6 +380,21 @@ const ConfigOption<bool> kRehashKeyGroups{
     "pipeline.max-parallelism than the snapshot's fails to restore (one that sets none adopts the snapshot's).",
     {}, {}};
 
+const ConfigOption<bool> kLocalRecovery{
+    "execution.state-recovery.from-local", false,
+    "Task-local recovery: every process that runs tasks (the MiniCluster, a TaskManager) keeps a local copy of the "
+    "state files its tasks write to checkpoint storage, under taskmanager.state.local.root-dirs; a task restored in "
+    "the same process reads its state from there, and from checkpoint storage when the copy is missing or damaged. "
+    "Copies of full snapshots and in-flight data only (incremental RocksDB files always come from checkpoint "
+    "storage); the directory is removed when the process ends.",
+    {"state.backend.local-recovery"}, {}};
+
+const ConfigOption<std::string> kLocalRecoveryRootDirs{
+    "taskmanager.state.local.root-dirs", "",
+    "Where each process makes its local-recovery directory (sluice-local-state-<pid>-<random>); empty: the system's "
+    "temporary directory. One directory (Sluice does not spread copies over several).",
+    {}, {[](const std::string& v) { return v.find(',') == std::string::npos; }, "one directory, no comma"}};
+
 const ConfigOption<bool> kIncrementalCheckpoints{
     "execution.checkpointing.incremental", false,
     "Incremental checkpoints of RocksDB keyed state: each checkpoint uploads only the SST files no earlier "
@@ -607,6 +622,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kStateRecoveryClaimMode,   &options::kIncrementalCheckpoints,
       &options::kSavepointDirectory,       &options::kIgnoreUnclaimedState,      &options::kIgnoreGeneratedIdChanges,
       &options::kRehashKeyGroups,         &options::kCheckRestoreOnly,
+      &options::kLocalRecovery,           &options::kLocalRecoveryRootDirs,
       // cluster mode (cluster_options.h)
       &options::kProcessRole,             &options::kJobManagerRpcAddress,
       &options::kJobManagerRpcPort,       &options::kTaskManagerHost,

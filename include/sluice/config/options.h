@@ -316,6 +316,14 @@ extern const ConfigOption<bool> kRehashKeyGroups;
 // execute() checks whether the job would restore execution.state-recovery.path, prints the report and exits
 // the process (0: it would restore, 1: it would not) instead of running (docs/savepoints.md).
 extern const ConfigOption<bool> kCheckRestoreOnly;
+// execution.state-recovery.from-local (Boolean, false; Flink's task-local recovery, deprecated key
+// state.backend.local-recovery): a process that runs tasks keeps a local copy of the state files they write and a
+// restore in the same process reads it, falling back to checkpoint storage when it is missing or damaged
+// (checkpoint/local_recovery_storage.h).
+extern const ConfigOption<bool> kLocalRecovery;
+// taskmanager.state.local.root-dirs (String, empty = the system's temporary directory): where each process makes
+// its local-recovery directory (one directory; Sluice does not spread copies over several).
+extern const ConfigOption<std::string> kLocalRecoveryRootDirs;
 // execution.checkpointing.incremental (Boolean, false; deprecated key state.backend.incremental): incremental
 // checkpoints of RocksDB keyed state.
 extern const ConfigOption<bool> kIncrementalCheckpoints;

@@ -1,0 +1,218 @@
+#include "checkpoint/local_recovery_storage.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+#include <xxhash.h>
+
+namespace sluice::checkpoint {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// The bytes of `path`, or nullopt when it cannot be read whole.
+std::optional<std::vector<uint8_t>> read_local(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return bytes;
+}
+
+}  // namespace
+
+// The primary's factory, with a local copy of every state file it writes.
+class LocalRecoveryStorage::Factory final : public CheckpointStreamFactory {
+ public:
+  Factory(LocalRecoveryStorage* owner, CheckpointId id, std::shared_ptr<CheckpointStreamFactory> primary)
+      : owner_(owner), id_(id), primary_(std::move(primary)) {}
+
+  Result<StreamStateHandle> write_state(const std::string& owner, const std::string& name_hint,
+                                        const std::vector<uint8_t>& bytes) override {
+    SLUICE_ASSIGN_OR_RETURN(StreamStateHandle handle, primary_->write_state(owner, name_hint, bytes));
+    if (!handle.is_inline()) owner_->keep_copy(id_, handle, bytes);
+    return handle;
+  }
+  Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
+                                              const std::string& local_path) override {
+    return primary_->write_shared_file(owner, name_hint, local_path);
+  }
+  Result<StreamStateHandle> write_private_file(const std::string& owner, const std::string& name_hint,
+                                               const std::string& local_path) override {
+    return primary_->write_private_file(owner, name_hint, local_path);
+  }
+
+ private:
+  // The storage outlives its factories: tasks get both from the job, which holds the storage.
+  LocalRecoveryStorage* owner_;
+  const CheckpointId id_;
+  const std::shared_ptr<CheckpointStreamFactory> primary_;
+};
+
+Result<std::shared_ptr<LocalRecoveryStorage>> LocalRecoveryStorage::create(std::shared_ptr<CheckpointStorage> primary,
+                                                                           std::string local_dir,
+                                                                           int32_t retained_checkpoints) {
+  if (!primary) return Status::invalid_argument("local recovery: no checkpoint storage to keep local copies of");
+  if (local_dir.empty()) return Status::invalid_argument("local recovery: the local state directory is empty");
+  if (retained_checkpoints < 1) {
+    return Status::invalid_argument("local recovery: retained checkpoints " + std::to_string(retained_checkpoints) +
+                                    " (expected >= 1)");
+  }
+  std::error_code ec;
+  if (stdfs::exists(local_dir, ec)) {
+    return Status::failed_precondition("local recovery: the local state directory '" + local_dir +
+                                       "' exists already (each process makes its own and removes it at exit)");
+  }
+  stdfs::create_directories(local_dir, ec);
+  if (ec) return Status::io_error("local recovery: cannot create '" + local_dir + "': " + ec.message());
+  return std::shared_ptr<LocalRecoveryStorage>(
+      new LocalRecoveryStorage(std::move(primary), std::move(local_dir), retained_checkpoints));
+}
+
+LocalRecoveryStorage::LocalRecoveryStorage(std::shared_ptr<CheckpointStorage> primary, std::string local_dir,
+                                           int32_t retained)
+    : primary_(std::move(primary)), local_dir_(std::move(local_dir)), retained_(retained) {}
+
+LocalRecoveryStorage::~LocalRecoveryStorage() {
+  std::error_code ec;
+  stdfs::remove_all(local_dir_, ec);
+  if (ec) spdlog::warn("local recovery: cannot remove '{}': {}", local_dir_, ec.message());
+}
+
+LocalRecoveryStats LocalRecoveryStorage::stats() const {
+  return {local_reads_.load(), fallback_reads_.load(), remote_reads_.load(), copies_written_.load()};
+}
+
+std::string LocalRecoveryStorage::describe() const {
+  return primary_->describe() + " (local copies in " + local_dir_ + ")";
+}
+
+Result<std::shared_ptr<CheckpointStreamFactory>> LocalRecoveryStorage::stream_factory(CheckpointId id) {
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<CheckpointStreamFactory> primary, primary_->stream_factory(id));
+  std::vector<int64_t> old;
+  {
+    std::lock_guard lock(mu_);
+    if (savepoints_.count(id.value()) != 0) return primary;
+    checkpoints_.insert(id.value());
+    while (static_cast<int32_t>(checkpoints_.size()) > retained_) {
+      old.push_back(*checkpoints_.begin());
+      checkpoints_.erase(checkpoints_.begin());
+    }
+  }
+  drop(old);
+  return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<Factory>(this, id, std::move(primary)));
+}
+
+void LocalRecoveryStorage::keep_copy(CheckpointId id, const StreamStateHandle& handle, const std::vector<uint8_t>& bytes) {
+  const std::string dir = local_dir_ + "/chk-" + std::to_string(id.value());
+  const std::string file = dir + "/" + hex16(XXH3_64bits(handle.relative_path.data(), handle.relative_path.size()));
+  {
+    std::lock_guard lock(mu_);
+    if (checkpoints_.count(id.value()) == 0) return;  // dropped meanwhile (discarded, or older than the retained)
+  }
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  bool written = !ec;
+  if (written) {
+    std::ofstream out(file + ".tmp", std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    written = static_cast<bool>(out);
+    if (written) {
+      stdfs::rename(file + ".tmp", file, ec);
+      written = !ec;
+    }
+  }
+  if (!written) {
+    spdlog::warn("local recovery: no local copy of '{}' (checkpoint {}) in {}: {}", handle.relative_path, id.value(),
+                 dir, ec ? ec.message() : std::string("write failed"));
+    stdfs::remove(file + ".tmp", ec);
+    return;
+  }
+  bool keep = false;
+  {
+    std::lock_guard lock(mu_);
+    keep = checkpoints_.count(id.value()) != 0;
+    if (keep) copies_[handle.relative_path] = {id.value(), file};
+  }
+  if (!keep) {
+    stdfs::remove(file, ec);  // its checkpoint was dropped while the copy was written
+    return;
+  }
+  copies_written_.fetch_add(1);
+}
+
+void LocalRecoveryStorage::drop(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (int64_t id : ids) checkpoints_.erase(id);
+    for (auto it = copies_.begin(); it != copies_.end();) {
+      bool dropped = false;
+      for (int64_t id : ids) dropped = dropped || it->second.first == id;
+      it = dropped ? copies_.erase(it) : std::next(it);
+    }
+  }
+  for (int64_t id : ids) {
+    std::error_code ec;
+    stdfs::remove_all(local_dir_ + "/chk-" + std::to_string(id), ec);
+  }
+}
+
+Result<std::vector<uint8_t>> LocalRecoveryStorage::read_state(const std::string& location,
+                                                               const StreamStateHandle& handle) {
+  if (handle.is_inline()) return primary_->read_state(location, handle);
+  std::optional<std::pair<int64_t, std::string>> copy;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = copies_.find(handle.relative_path); it != copies_.end()) copy = it->second;
+  }
+  if (!copy) {
+    remote_reads_.fetch_add(1);
+    return primary_->read_state(location, handle);
+  }
+  std::optional<std::vector<uint8_t>> bytes = read_local(copy->second);
+  std::string why;
+  if (!bytes) {
+    why = "missing or unreadable";
+  } else if (bytes->size() != handle.size_bytes) {
+    why = "damaged: " + std::to_string(bytes->size()) + " bytes, the checkpoint recorded " +
+          std::to_string(handle.size_bytes);
+  } else if (XXH3_64bits(bytes->data(), bytes->size()) != handle.checksum) {
+    why = "damaged: its checksum differs from the checkpoint's";
+  }
+  if (why.empty()) {
+    local_reads_.fetch_add(1);
+    return std::move(*bytes);
+  }
+  spdlog::warn("local recovery: the local copy {} of '{}' (checkpoint {}) is {}; reading it from checkpoint storage",
+               copy->second, handle.relative_path, copy->first, why);
+  fallback_reads_.fetch_add(1);
+  return primary_->read_state(location, handle);
+}
+
+Status LocalRecoveryStorage::discard(CheckpointId id) {
+  drop({id.value()});
+  return primary_->discard(id);
+}
+
+Status LocalRecoveryStorage::begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
+  {
+    std::lock_guard lock(mu_);
+    savepoints_.insert(id.value());
+  }
+  return primary_->begin_savepoint(id, savepoint_dir);
+}
+
+}  // namespace sluice::checkpoint
