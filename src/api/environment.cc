@@ -355,7 +355,13 @@ std::map<std::string, std::string> task_settings(const Configuration& config, co
 // execution.state-recovery.from-local: the tasks of this process write a local copy of their state files next to
 // checkpoint storage (checkpoint/local_recovery_storage.h), in a directory of this process's own.
 Status keep_local_state(const Configuration& config, cluster::MiniClusterConfig& mc) {
-  if (!mc.checkpointing || !config.get(options::kLocalRecovery) || !mc.storage->supports_savepoints()) return Status::ok();
+  if (!mc.checkpointing || !config.get(options::kLocalRecovery)) return Status::ok();
+  if (!mc.storage->supports_savepoints()) {
+    spdlog::warn("{} is on, but the checkpoints are kept in memory ({}): there are no state files to copy, so local "
+                 "recovery does nothing",
+                 options::kLocalRecovery.key, mc.storage->describe());
+    return Status::ok();
+  }
   std::string root = config.get(options::kLocalRecoveryRootDirs);
   if (root.empty()) {
     std::error_code ec;

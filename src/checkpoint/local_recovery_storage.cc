@@ -35,13 +35,14 @@ std::optional<std::vector<uint8_t>> read_local(const std::string& path) {
 // The primary's factory, with a local copy of every state file it writes.
 class LocalRecoveryStorage::Factory final : public CheckpointStreamFactory {
  public:
-  Factory(LocalRecoveryStorage* owner, CheckpointId id, std::shared_ptr<CheckpointStreamFactory> primary)
-      : owner_(owner), id_(id), primary_(std::move(primary)) {}
+  Factory(std::weak_ptr<LocalRecoveryStorage> owner, CheckpointId id, std::shared_ptr<CheckpointStreamFactory> primary)
+      : owner_(std::move(owner)), id_(id), primary_(std::move(primary)) {}
 
   Result<StreamStateHandle> write_state(const std::string& owner, const std::string& name_hint,
                                         const std::vector<uint8_t>& bytes) override {
     SLUICE_ASSIGN_OR_RETURN(StreamStateHandle handle, primary_->write_state(owner, name_hint, bytes));
-    if (!handle.is_inline()) owner_->keep_copy(id_, handle, bytes);
+    if (handle.is_inline()) return handle;
+    if (std::shared_ptr<LocalRecoveryStorage> storage = owner_.lock()) storage->keep_copy(id_, handle, bytes);
     return handle;
   }
   Result<StreamStateHandle> write_shared_file(const std::string& owner, const std::string& name_hint,
@@ -54,8 +55,7 @@ class LocalRecoveryStorage::Factory final : public CheckpointStreamFactory {
   }
 
  private:
-  // The storage outlives its factories: tasks get both from the job, which holds the storage.
-  LocalRecoveryStorage* owner_;
+  std::weak_ptr<LocalRecoveryStorage> owner_;  // gone: no local copy
   const CheckpointId id_;
   const std::shared_ptr<CheckpointStreamFactory> primary_;
 };
@@ -111,7 +111,7 @@ Result<std::shared_ptr<CheckpointStreamFactory>> LocalRecoveryStorage::stream_fa
     }
   }
   drop(old);
-  return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<Factory>(this, id, std::move(primary)));
+  return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<Factory>(weak_from_this(), id, std::move(primary)));
 }
 
 void LocalRecoveryStorage::keep_copy(CheckpointId id, const StreamStateHandle& handle, const std::vector<uint8_t>& bytes) {
@@ -208,10 +208,13 @@ Status LocalRecoveryStorage::discard(CheckpointId id) {
 }
 
 Status LocalRecoveryStorage::begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
+  bool copied = false;
   {
     std::lock_guard lock(mu_);
     savepoints_.insert(id.value());
+    copied = checkpoints_.count(id.value()) != 0;  // a task of this process got its barrier first
   }
+  if (copied) drop({id.value()});
   return primary_->begin_savepoint(id, savepoint_dir);
 }
 

@@ -12,7 +12,9 @@
 //
 // Layout: <local dir>/chk-<n>/<16 hex: XXH3 of the handle's path>. The local directory belongs to this object: it is
 // created empty (kFailedPrecondition if it exists: another process's copies are never taken over or deleted) and
-// removed with everything in it on destruction. Copies of the `retained_checkpoints` newest checkpoints this process
+// removed with everything in it on destruction. A process killed outright leaves its directory behind (named with
+// its pid: sluice-local-state-<pid>-<random> when made from the configuration); nothing else deletes it. A stream
+// factory may outlive the storage: its writes then go to checkpoint storage only. Copies of the `retained_checkpoints` newest checkpoints this process
 // wrote are kept (the one a restore needs is the latest completed: a newer one may still be pending or have failed);
 // older ones, and a discarded checkpoint's, are deleted.
 //
@@ -41,7 +43,8 @@ struct LocalRecoveryStats {
   int64_t copies_written = 0;
 };
 
-class LocalRecoveryStorage final : public CheckpointStorage {
+class LocalRecoveryStorage final : public CheckpointStorage,
+                                   public std::enable_shared_from_this<LocalRecoveryStorage> {
  public:
   // `primary`: the job's checkpoint storage (required). `local_dir`: a directory to create for the copies; its
   // parent must exist or be creatable. `retained_checkpoints` >= 1. kInvalidArgument / kFailedPrecondition /

@@ -76,6 +76,13 @@ const ConfigOption<int32_t> kHeartbeatRpcFailureThreshold{
     "Heartbeat RPCs that fail in a row before a TaskManager counts its JobManager as lost.", {},
     {[](const int32_t& v) { return v >= 1; }, ">= 1"}};
 
+const ConfigOption<milliseconds> kAskTimeout{
+    "pekko.ask.timeout", milliseconds(10'000),
+    "How long the JobManager waits for a TaskManager to answer one control-plane call (a deployment, a checkpoint "
+    "trigger or notification, ...) before the call counts as failed and the job fails over; cancelling an attempt, "
+    "which waits for its tasks to end, gets six times as long.",
+    {"akka.ask.timeout"}, positive()};
+
 const ConfigOption<milliseconds> kSlotRequestTimeout{
     "slot.request.timeout", milliseconds(300'000),
     "How long a deployment waits for enough free slots before it fails (and the restart strategy decides).", {},

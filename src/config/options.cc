@@ -629,7 +629,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kTaskManagerRpcPort,      &options::kTaskManagerDataPort,
       &options::kNumberOfTaskSlots,       &options::kTaskManagerResourceId,
       &options::kHeartbeatInterval,       &options::kHeartbeatTimeout,
-      &options::kHeartbeatRpcFailureThreshold, &options::kSlotRequestTimeout,
+      &options::kHeartbeatRpcFailureThreshold, &options::kSlotRequestTimeout, &options::kAskTimeout,
       &options::kEvenlySpreadOutSlots,    &options::kTaskManagerRegistrationTimeout,
       // restart strategies
       &options::kRestartStrategyType,

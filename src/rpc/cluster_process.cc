@@ -36,6 +36,7 @@ Result<ClusterProcessConfig> ClusterProcessConfig::from(const Configuration& con
   c.heartbeats.timeout_ms = config.get(options::kHeartbeatTimeout).count();
   c.heartbeats.rpc_failure_threshold = config.get(options::kHeartbeatRpcFailureThreshold);
   c.slot_request_timeout_ms = config.get(options::kSlotRequestTimeout).count();
+  c.ask_timeout_ms = config.get(options::kAskTimeout).count();
   c.spread_out_slots = config.get(options::kEvenlySpreadOutSlots);
   c.registration_timeout_ms = config.get(options::kTaskManagerRegistrationTimeout).count();
   SLUICE_RETURN_IF_ERROR(c.heartbeats.validate());
@@ -185,6 +186,7 @@ Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const Strea
   setup.loss_monitor = &services->monitor;
   setup.spread_out_slots = process.spread_out_slots;
   setup.slot_request_timeout_ms = process.slot_request_timeout_ms;
+  setup.rpc_timeout_ms = process.ask_timeout_ms;
   setup.job_master_service = &services->job_master_service;
   setup.split_enumerator_service = &services->split_service;
   setup.resource_manager_service = &services->rm_service;

@@ -36,6 +36,7 @@ struct ClusterProcessConfig {
   std::string resource_id;                       // taskmanager.resource-id
   cluster::HeartbeatSettings heartbeats;         // heartbeat.*
   int64_t slot_request_timeout_ms = 300'000;     // slot.request.timeout
+  int64_t ask_timeout_ms = 10'000;               // pekko.ask.timeout: one JobManager-to-TaskManager call
   bool spread_out_slots = false;                 // cluster.evenly-spread-out-slots
   int64_t registration_timeout_ms = 300'000;     // taskmanager.registration.timeout
 

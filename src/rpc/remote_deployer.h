@@ -47,7 +47,8 @@ struct RemoteDeployerSetup {
   // (retriably, through the restart strategy). The JobMaster's control thread waits meanwhile, so a cancel takes
   // effect once the wait ends.
   int64_t slot_request_timeout_ms = 300'000;
-  int64_t rpc_timeout_ms = 10'000;    // one call; CancelAttempt waits for the tasks to end, so it gets 6x that
+  // pekko.ask.timeout: one call; CancelAttempt waits for the tasks to end, so it gets 6x that.
+  int64_t rpc_timeout_ms = 10'000;
   // Served by the JobManager's RpcServer; bound to the job from construction to destruction. Must outlive this.
   JobMasterService* job_master_service = nullptr;
   SplitEnumeratorService* split_enumerator_service = nullptr;

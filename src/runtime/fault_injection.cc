@@ -24,6 +24,12 @@ const char* requirement(FailurePoint p) {
   return "?";
 }
 
+// Whether a task passes `p` for a particular checkpoint (claim() gets its id; -1 otherwise).
+bool has_checkpoint_id(FailurePoint p) {
+  return p == FailurePoint::kSink || p == FailurePoint::kBetweenSyncAndAsyncSnapshot ||
+         p == FailurePoint::kBetweenCompletionAndCommit || p == FailurePoint::kAfterCommit;
+}
+
 }  // namespace
 
 const char* failure_point_name(FailurePoint p) {
@@ -81,6 +87,12 @@ Status FaultInjector::arm(FailurePoint point, int32_t vertex, int32_t subtask, c
   auto who = "vertex " + (vertex < 0 ? std::string("any") : std::to_string(vertex)) + ", subtask " +
              (subtask < 0 ? std::string("any") : std::to_string(subtask));
   if (!task_exists) return Status::invalid_argument("cannot arm a failure for " + who + ": the job has no such task");
+  if (from_checkpoint_id > 0 && !has_checkpoint_id(point)) {
+    return Status::invalid_argument("cannot arm failure point '" + std::string(failure_point_name(point)) +
+                                    "' from checkpoint " + std::to_string(from_checkpoint_id) +
+                                    ": it is not reached for a checkpoint (only sink, between-sync-and-async-snapshot, "
+                                    "between-completion-and-commit and after-commit are)");
+  }
   if (!reachable) {
     return Status::invalid_argument("cannot arm failure point '" + std::string(failure_point_name(point)) + "' for " +
                                     who + ": it needs " + requirement(point));

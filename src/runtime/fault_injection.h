@@ -104,9 +104,10 @@ class FaultInjector {
 
   // Arms one failure at `point` for (vertex, subtask); -1 for either means any. kInvalidArgument when no task of
   // the job matches and can reach the point (the message names what is missing).
-  // from_checkpoint_id > 0: only a pass of `point` for a checkpoint id >= it claims the failure (the checkpoint
-  // points; a pass without a checkpoint id never does), so a driver that arms right after checkpoint n completed
-  // is not taken by n's own notification still queued at a task.
+  // from_checkpoint_id > 0: only a pass of `point` for a checkpoint id >= it claims the failure, so a driver that
+  // arms right after checkpoint n completed is not taken by n's own notification still queued at a task. Only the
+  // checkpoint points (kSink, kBetweenSyncAndAsyncSnapshot, kBetweenCompletionAndCommit, kAfterCommit) take it;
+  // for the others it is kInvalidArgument (they would never fire).
   Status arm(FailurePoint point, int32_t vertex, int32_t subtask, const std::string& cause,
              int64_t from_checkpoint_id = 0);
 

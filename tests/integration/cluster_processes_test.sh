@@ -14,11 +14,15 @@
 #             the heartbeats tell); the job fails over to the spare the same way;
 #   kill-unaligned - kill as above on the RocksDB backend with unaligned checkpoints, whose checkpoints hold
 #             in-flight data of remote channels.
-# Usage: cluster_processes_test.sh SLUICE [SEEDS]   (SEEDS: how many seeds of the failure scenarios; default 1)
+#   matrix  - a JobManager and three TaskManagers at parallelism 3 on RocksDB with unaligned checkpoints; with MATRIX
+#             `all`, on both state backends, aligned and unaligned.
+# Usage: cluster_processes_test.sh SLUICE [SEEDS [MATRIX]]   (SEEDS: how many seeds of the failure scenarios;
+#        default 1. MATRIX: one (default) or all)
 # Every process runs under `timeout -s KILL 300` and is killed on exit.
 set -euo pipefail
 sluice=$1
 seeds=${2:-1}
+matrix=${3:-one}
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -30,12 +34,13 @@ cd "$work"
 
 . "$(dirname "$0")/cluster_lib.sh"
 
-# Starts a run in folder $1 with $2 TaskManagers, $3 events, extra flags for every process in $4.
+# Starts a run in folder $1 with $2 TaskManagers, $3 events, extra flags for every process in $4 (parallelism
+# $parallelism, default 2).
 start_cluster() {
   run=$1; local tms=$2 events=$3 extra=$4
   mkdir -p "$run"
   local port; port=$(free_port)
-  common=(--events "$events" -p 2 --checkpoint-interval 100ms --checkpoint-dir "$run/ck" --output "$run/out"
+  common=(--events "$events" -p "${parallelism:-2}" --checkpoint-interval 100ms --checkpoint-dir "$run/ck" --output "$run/out"
           -D jobmanager.rpc.port="$port" -D heartbeat.interval=200ms -D heartbeat.timeout=2s $extra)
   log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify
   jm=$launched
@@ -157,5 +162,20 @@ for seed in $(seq 1 "$seeds"); do
   in_flight=$(sed -n 's/.*persisted in-flight data per checkpoint: avg [0-9]* bytes, max \([0-9]*\) bytes.*/\1/p' "$run/jm.log")
   [ "${in_flight:-0}" -gt 0 ] || fail "no checkpoint held in-flight data"
   echo "kill-unaligned (seed $seed): OK, up to $in_flight bytes in flight per checkpoint"
+done
+# matrix: the demo on a JobManager and three one-slot TaskManagers (parallelism 3: every keyed exchange crosses
+# TaskManagers), verified against the oracle, on each state backend with aligned and unaligned checkpoints.
+combos=("rocksdb unaligned")
+[ "$matrix" = all ] && combos=("hashmap aligned" "hashmap unaligned" "rocksdb aligned" "rocksdb unaligned")
+for combo in "${combos[@]}"; do
+  read -r backend mode <<< "$combo"
+  flags="-D state.backend.type=$backend"
+  [ "$mode" = aligned ] ||
+    flags+=" -D execution.checkpointing.unaligned.enabled=true -D execution.checkpointing.aligned-checkpoint-timeout=0s"
+  parallelism=3 start_cluster "matrix-$backend-$mode" 3 3000000 "$flags"
+  wait_for "$run/jm.log" "attempt 0 deployed on 3 TaskManager(s)" 30 || fail "attempt 0 was not deployed on 3 TaskManagers"
+  expect_verified 0
+  expect_task_managers_finished
+  echo "matrix $backend $mode: OK, $(grep -o 'checkpoints: [0-9]* completed' "$run/jm.log")"
 done
 echo "cluster processes test: OK"

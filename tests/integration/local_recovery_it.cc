@@ -4,8 +4,12 @@
 // and the output is exactly once either way.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/local_recovery_storage.h"
@@ -91,6 +95,50 @@ void run(LocalCopies copies, const std::string& name) {
     EXPECT_EQ(s.local_reads, 0);
     EXPECT_GT(s.fallback_reads, 0);
   }
+  std::filesystem::remove_all(base);
+}
+
+// From the configuration: execution.state-recovery.from-local makes the process's own directory under
+// taskmanager.state.local.root-dirs, which holds copies while the job runs and is gone when it ended.
+TEST(LocalRecovery, TheConfigurationMakesTheProcesssOwnDirectoryAndItGoesWithTheJob) {
+  const std::string base = it::fresh_dir("local-config");
+  it::MainJob job;
+  job.events = 60'000;
+  job.output_dir = base + "/out";
+  it::g_throttle_us = 100;
+  Configuration config;
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"execution.checkpointing.interval", "50ms"},
+           {"execution.checkpointing.dir", base + "/ck"},
+           {"execution.checkpointing.data-inline-threshold", "0b"},
+           {"execution.state-recovery.from-local", "true"},
+           {"taskmanager.state.local.root-dirs", base + "/local-root"}}) {
+    ASSERT_TRUE(config.set_string(key, value).is_ok()) << key;
+  }
+  StreamExecutionEnvironment env(config);
+  env.set_parallelism(2);
+  it::build_main_job(env, job);
+  auto client = env.execute_async("local-config");
+  ASSERT_TRUE(client.is_ok()) << client.status().to_string();
+  const std::string prefix = "sluice-local-state-" + std::to_string(::getpid()) + "-";
+  std::string dir;
+  bool copies = false;
+  ASSERT_TRUE(it::wait_for([&] {
+    if (!std::filesystem::exists(base + "/local-root")) return false;
+    for (const auto& e : std::filesystem::directory_iterator(base + "/local-root")) {
+      if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+      dir = e.path().string();
+      for (const auto& c : std::filesystem::directory_iterator(e.path())) {
+        copies = copies || c.path().filename().string().rfind("chk-", 0) == 0;
+      }
+    }
+    return copies;
+  })) << "no local copies under " << base << "/local-root";
+  it::g_throttle_us = 0;
+  ASSERT_EQ((*client)->wait().status, JobStatus::kFinished);
+  client->reset();  // the job's storage goes with its client
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir << " outlived the job";
+  EXPECT_EQ(it::check_exactly_once(job), "");
   std::filesystem::remove_all(base);
 }
 

@@ -517,8 +517,8 @@ void add_demo_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--kill-at", flags->kill_at,
                   "TaskManager processes only (cluster failure tests): POINT[@CHECKPOINT] - the first subtask here that "
                   "reaches failure point POINT (between-sync-and-async-snapshot, between-completion-and-commit, "
-                  "after-commit, sink, restore, keyed-operator, source, task), for a checkpoint id >= CHECKPOINT when "
-                  "given, kills this process with SIGKILL");
+                  "after-commit, sink, restore, keyed-operator, source, task) kills this process with SIGKILL; "
+                  "@CHECKPOINT (the first four points only): for a checkpoint id >= CHECKPOINT");
   CLI::Option* restore = cmd->add_option(
       "--restore", flags->restore,
       "Resume from a savepoint folder, a retained checkpoint (a chk-<n> folder), its _metadata, or 'latest' (the "

@@ -61,6 +61,10 @@ extern const ConfigOption<std::string> kTaskManagerResourceId;
 extern const ConfigOption<std::chrono::milliseconds> kHeartbeatInterval;
 extern const ConfigOption<std::chrono::milliseconds> kHeartbeatTimeout;
 extern const ConfigOption<int32_t> kHeartbeatRpcFailureThreshold;
+// pekko.ask.timeout (Duration, 10 s; deprecated key akka.ask.timeout): how long the JobManager waits for a
+// TaskManager to answer one control-plane call (deploying, triggering a checkpoint, ...; cancelling an attempt, which
+// waits for its tasks to end, gets six times as long) before the call counts as failed and the job fails over.
+extern const ConfigOption<std::chrono::milliseconds> kAskTimeout;
 // slot.request.timeout (Duration, 5 min): how long a deployment waits for enough free slots.
 extern const ConfigOption<std::chrono::milliseconds> kSlotRequestTimeout;
 // taskmanager.registration.timeout (Duration, 5 min): a TaskManager that has had no registration with a JobManager

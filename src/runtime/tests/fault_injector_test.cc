@@ -36,6 +36,17 @@ TEST(FaultInjector, NamesRoundTrip) {
   EXPECT_FALSE(parse_failure_point("nowhere").has_value());
 }
 
+TEST(FaultInjector, OnlyCheckpointPointsAreArmedFromACheckpoint) {
+  auto f = two_vertex_job();
+  for (FailurePoint p : {FailurePoint::kTask, FailurePoint::kSource, FailurePoint::kKeyedOperator}) {
+    Status s = f.arm(p, -1, -1, "x", 3);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << failure_point_name(p);
+    EXPECT_NE(s.message().find("not reached for a checkpoint"), std::string::npos) << s.to_string();
+  }
+  EXPECT_TRUE(f.arm(FailurePoint::kSink, -1, -1, "x", 3).is_ok());
+  EXPECT_TRUE(f.arm(FailurePoint::kTask, -1, -1, "x", 0).is_ok());
+}
+
 TEST(FaultInjector, ArmSetsTheBitOnlyOnTasksThatMatchAndCanReachThePoint) {
   auto f = two_vertex_job();
   EXPECT_EQ(mask(f, 0, 0), 0u);
@@ -156,7 +167,9 @@ TEST(FaultInjectorDeathTest, AKillArmedInATaskManagerKillsTheProcessAtItsPointOn
         (void)f.claim(FailurePoint::kBetweenCompletionAndCommit, 0, 0, 1, 4);
         std::exit(6);  // not reached
       },
-      ::testing::KilledBySignal(SIGKILL), "injected failure \\[between-completion-and-commit\\] TaskManager process killed");
+      ::testing::KilledBySignal(SIGKILL),
+      "injected failure \\[between-completion-and-commit\\] TaskManager process killed \\(vertex 0, subtask 0, "
+      "attempt 1, checkpoint 4\\)");
 }
 
 }  // namespace
