@@ -213,7 +213,7 @@ Result<Run> run_query(const nexmark::queries::Query& q, double rate, const Optio
   nexmark::NexmarkSourceOptions source;
   source.generator = query_generator_config(rate, opt.events);
   source.num_splits = opt.parallelism;
-  auto handle = q.add(nexmark::queries::nexmark_events(env, source), nexmark::queries::OutputMode::kDiscard);
+  auto handle = q.add(nexmark::queries::nexmark_events(env, source), {nexmark::queries::OutputMode::kDiscard, ""});
   const double cpu0 = process_cpu_seconds();
   const double wall0 = wall_seconds();
   auto result = env.execute("nexmark-" + q.name);

@@ -6,7 +6,7 @@
 //
 //   StreamExecutionEnvironment env;
 //   auto events = nexmark_events(env, source_options);
-//   std::unique_ptr<QueryRun> run = find_query("q5")->add(events, OutputMode::kCollect);
+//   std::unique_ptr<QueryRun> run = find_query("q5")->add(events, {OutputMode::kCollect, ""});
 //   env.execute("q5");
 //   Status s = run->verify(source_options.generator, num_events);
 //
@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "exactly_once_collect.h"
+#include "file_rows.h"
+#include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/connectors/nexmark/events.h"
 #include "sluice/connectors/nexmark/nexmark_source.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
@@ -39,25 +41,33 @@ DataStream<Event> nexmark_events(StreamExecutionEnvironment& env, const NexmarkS
 
 enum class OutputMode : uint8_t {
   kDiscard,  // count the rows and drop them (benchmarks)
-  kCollect,  // keep them, exactly once (ExactlyOnceCollectSink), for verify()
+  kCollect,  // keep them, exactly once (ExactlyOnceCollectSink), for verify(); one process only
+  kFiles,    // exactly-once part files in QueryOutput::dir (file_rows.h), for verify() from any process
+};
+
+struct QueryOutput {
+  OutputMode mode = OutputMode::kDiscard;
+  std::string dir;  // kFiles: the folder (local or shared; empty or missing at the start)
 };
 
 // One query added to a job.
 class QueryRun {
  public:
   virtual ~QueryRun() = default;
-  // Rows the query's sink received (kDiscard) or committed (kCollect).
+  // Rows the query's sink received (kDiscard) or committed (kCollect: in this process; kFiles: in the folder, all
+  // processes', read when asked).
   virtual int64_t output_rows() const = 0;
-  // kCollect, after the job finished: the committed rows against the reference over event numbers
+  // kCollect or kFiles, after the job finished: the committed rows against the reference over event numbers
   // [0, num_events) of `config`. FailedPrecondition naming the first differing row (or, for digests, the
-  // differing digests and then the first differing row); FailedPrecondition too when the run was kDiscard.
+  // differing digests and then the first differing row); FailedPrecondition too when the run was kDiscard; the
+  // errors of read_row_files for kFiles.
   virtual Status verify(const GeneratorConfig& config, int64_t num_events) const = 0;
 };
 
 struct Query {
   std::string name;         // "q5"
   std::string description;  // one line
-  std::function<std::unique_ptr<QueryRun>(const DataStream<Event>& events, OutputMode mode)> add;
+  std::function<std::unique_ptr<QueryRun>(const DataStream<Event>& events, const QueryOutput& output)> add;
 };
 
 // Every registered query, in the order of their names' numbers.
@@ -107,12 +117,25 @@ template <class Row>
 class TypedQueryRun final : public QueryRun {
  public:
   TypedQueryRun(std::string name, RowCheck<Row> check) : name_(std::move(name)), check_(std::move(check)) {}
-  int64_t output_rows() const override { return collected_ ? collected_->size() : counted_->load(); }
+  int64_t output_rows() const override {
+    if (!files_dir_.empty()) {
+      Result<std::vector<Row>> rows = read_row_files<Row>(files_dir_);
+      return rows.is_ok() ? static_cast<int64_t>(rows->size()) : 0;
+    }
+    return collected_ ? collected_->size() : counted_->load();
+  }
   Status verify(const GeneratorConfig& config, int64_t num_events) const override {
-    if (!collected_) return Status::failed_precondition(name_ + ": verify() needs a run with OutputMode::kCollect");
+    if (!files_dir_.empty()) {
+      SLUICE_ASSIGN_OR_RETURN(std::vector<Row> rows, read_row_files<Row>(files_dir_));
+      return check_(name_, reference::EventInput(config, num_events), rows);
+    }
+    if (!collected_) {
+      return Status::failed_precondition(name_ + ": verify() needs a run with OutputMode::kCollect or kFiles");
+    }
     return check_(name_, reference::EventInput(config, num_events), collected_->rows());
   }
   std::shared_ptr<CommittedRows<Row>> collected_;
+  std::string files_dir_;  // kFiles
   std::shared_ptr<std::atomic<int64_t>> counted_ = std::make_shared<std::atomic<int64_t>>(0);
 
  private:
@@ -128,10 +151,13 @@ Query make_query(std::string name, std::string description, DataStream<Row> (*bu
   Query q;
   q.name = name;
   q.description = std::move(description);
-  q.add = [name, build, check](const DataStream<Event>& events, OutputMode mode) -> std::unique_ptr<QueryRun> {
+  q.add = [name, build, check](const DataStream<Event>& events, const QueryOutput& output) -> std::unique_ptr<QueryRun> {
     auto run = std::make_unique<detail::TypedQueryRun<Row>>(name, check);
     DataStream<Row> rows = build(events);
-    if (mode == OutputMode::kCollect) {
+    if (output.mode == OutputMode::kFiles) {
+      run->files_dir_ = output.dir;
+      rows.sink_to(file::TransactionalFileSink<Row>(output.dir, append_row_line<Row>)).name(name + "-sink").uid(name + "-sink");
+    } else if (output.mode == OutputMode::kCollect) {
       run->collected_ = std::make_shared<CommittedRows<Row>>();
       rows.sink_to(ExactlyOnceCollectSink<Row>(run->collected_)).name(name + "-sink").uid(name + "-sink");
     } else {

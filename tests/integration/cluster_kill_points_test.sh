@@ -19,16 +19,8 @@ sluice=$1
 seeds=$2
 shift 2
 points=("$@")
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-
 . "$(dirname "$0")/cluster_lib.sh"
+enter_cluster_workdir
 
 # Starts the JobManager of run folder $1 ($2 events); sets $common (the flags every process of the run shares).
 start_job_manager() {

@@ -1,7 +1,15 @@
-# Sourced by the cluster-mode process tests (cluster_processes_test.sh, cluster_netns_test.sh): starting `sluice demo`
-# processes and reading their logs. Needs $sluice and a `pids` array, to which every process started is added (the
+# Sourced by the cluster-mode process tests (cluster_*_test.sh): starting `sluice demo` processes and reading their
+# logs. Needs $sluice and a `pids` array, to which every process started is added (the
 # caller's exit trap kills them); the functions read $run (the scenario's folder, which holds the logs) and $jm (the
 # JobManager's launcher pid, from $launched).
+
+# A fresh $work, entered; on exit every process in $pids is resumed (if stopped) and killed, and $work removed.
+enter_cluster_workdir() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill -CONT "$p" 2> /dev/null || true; kill -9 "$p" 2> /dev/null || true; done; rm -rf "$work"' EXIT
+  cd "$work"
+}
 
 fail() {
   echo "FAIL: $*"

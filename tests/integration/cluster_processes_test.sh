@@ -23,16 +23,8 @@ set -euo pipefail
 sluice=$1
 seeds=${2:-1}
 matrix=${3:-one}
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
-
 . "$(dirname "$0")/cluster_lib.sh"
+enter_cluster_workdir
 
 # Starts a run in folder $1 with $2 TaskManagers, $3 events, extra flags for every process in $4 (parallelism
 # $parallelism, default 2).

@@ -29,10 +29,11 @@ TEST(BuiltinJobs, TheDemoJobSetsAUidOnEveryOperator) {
 
 TEST(BuiltinJobs, EveryNexmarkQuerySetsAUidOnEveryOperator) {
   for (const nexmark::queries::Query& q : nexmark::queries::all_queries()) {
-    for (auto mode : {nexmark::queries::OutputMode::kCollect, nexmark::queries::OutputMode::kDiscard}) {
+    for (auto mode : {nexmark::queries::OutputMode::kCollect, nexmark::queries::OutputMode::kDiscard,
+                      nexmark::queries::OutputMode::kFiles}) {
       StreamExecutionEnvironment env;
       auto events = nexmark::queries::nexmark_events(env, nexmark::NexmarkSourceOptions{});
-      auto run = q.add(events, mode);
+      auto run = q.add(events, {mode, "out/uids-test"});
       ASSERT_NE(run, nullptr) << q.name;
       EXPECT_EQ(nodes_without_uid(env.stream_graph()), "") << q.name;
     }

@@ -37,8 +37,8 @@
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
-#include "cluster/task_manager_job_client.h"
 #include "job_endpoint.h"
+#include "task_manager_run.h"
 #include "job_report.h"
 #include "verify.h"
 
@@ -148,51 +148,6 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
     SLUICE_RETURN_IF_ERROR(fsys->remove_file(sluice::fs::join_path(dir, e.name)));
   }
   return Status::ok();
-}
-
-// The demo as a TaskManager process: serves until the JobManager's job ends (its status decides the exit code), the
-// JobManager refuses it, or a signal stops it.
-// `kill_at` (--kill-at POINT[@CHECKPOINT]): the first subtask here that reaches that failure point - for a checkpoint
-// id >= CHECKPOINT when given - kills this process.
-int run_task_manager(StreamExecutionEnvironment& env, const std::string& kill_at) {
-  arm_job_cancel();
-  auto client = env.execute_async("demo");
-  if (!client.is_ok()) {
-    set_job_cancel({});
-    std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
-    return 2;
-  }
-  if (!kill_at.empty()) {
-    const size_t at = kill_at.find('@');
-    const std::optional<runtime::FailurePoint> point = runtime::parse_failure_point(kill_at.substr(0, at));
-    int64_t from_checkpoint = 0;
-    bool ok = point.has_value();
-    if (ok && at != std::string::npos) {
-      const std::string n = kill_at.substr(at + 1);
-      ok = !n.empty() && n.size() < 10 && n.find_first_not_of("0123456789") == std::string::npos;
-      if (ok) from_checkpoint = std::stoll(n);
-    }
-    auto* tm = dynamic_cast<cluster::TaskManagerJobClient*>(client->get());
-    Status armed = ok && tm != nullptr ? tm->arm_process_kill(*point, -1, -1, from_checkpoint)
-                      : Status::invalid_argument("--kill-at '" + kill_at + "': expected POINT[@CHECKPOINT] with a failure "
-                                                 "point (task, source, keyed-operator, sink, "
-                                                 "between-sync-and-async-snapshot, between-completion-and-commit, "
-                                                 "after-commit, restore) and a checkpoint id");
-    if (!armed.is_ok()) {
-      (*client)->cancel();
-      (void)(*client)->wait();
-      set_job_cancel({});
-      std::fprintf(stderr, "error: %s\n", armed.to_string().c_str());
-      return 2;
-    }
-  }
-  set_job_cancel([c = client->get()] { c->cancel(); });
-  JobExecutionResult result = (*client)->wait();
-  set_job_cancel({});
-  std::printf("TaskManager ended: job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
-              result.error.is_ok() ? "" : result.error.to_string().c_str());
-  if (int sig = received_signal()) return 128 + sig;
-  return result.status == JobStatus::kFinished ? 0 : 1;
 }
 
 int run_demo(const DemoFlags& f) {
@@ -326,7 +281,7 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
-  if (role == ProcessRole::kTaskManager) return run_task_manager(env, f.kill_at);
+  if (role == ProcessRole::kTaskManager) return run_task_manager(env, "demo", f.kill_at);
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
   auto endpoint = JobEndpoint::open(config);
   if (!endpoint.is_ok()) {

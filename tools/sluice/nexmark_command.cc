@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -15,9 +16,11 @@
 #include "cluster/mini_cluster.h"
 #include "job_endpoint.h"
 #include "job_report.h"
+#include "task_manager_run.h"
 #include "queries.h"
 #include "signals.h"
 #include "sluice/config/derived_options.h"
+#include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice::cli {
@@ -36,6 +39,7 @@ struct NexmarkFlags {
   int32_t splits = 8;
   uint64_t seed = 1;
   bool verify = false;
+  std::string output;  // kFiles: the query's rows as exactly-once part files here (needed by --verify in a cluster)
   std::string summary_json;
   std::string config_file;
   std::vector<std::string> dynamic;
@@ -96,6 +100,28 @@ int run_nexmark(const NexmarkFlags& f) {
                 "failure replayed records are counted twice; use EXACTLY_ONCE, or drop --verify or --inject-failures");
   }
 
+  // Cluster mode (docs/cluster.md): every process builds the same job; the rows reach the JobManager's --verify only
+  // through files every process writes into.
+  const ProcessRole role = config.get(options::kProcessRole);
+  if (role != ProcessRole::kMiniCluster && f.inject_failures > 0) {
+    return fail("--inject-failures runs in the MiniCluster only; in cluster mode, kill or stop a TaskManager process");
+  }
+  if (role != ProcessRole::kMiniCluster && f.verify && f.output.empty()) {
+    return fail("--verify in cluster mode needs --output DIR (a folder every process reaches): the rows are "
+                "committed by the TaskManagers and read back from there");
+  }
+  if (!f.output.empty() && role != ProcessRole::kTaskManager) {
+    std::error_code ec;
+    if (std::filesystem::exists(f.output, ec) && !std::filesystem::is_empty(f.output, ec)) {
+      return fail("--output '" + f.output + "' is not empty: every part file in it counts as this run's rows; give "
+                  "a new folder");
+    }
+  }
+  const nq::QueryOutput output{!f.output.empty() ? nq::OutputMode::kFiles
+                               : f.verify        ? nq::OutputMode::kCollect
+                                                 : nq::OutputMode::kDiscard,
+                               f.output};
+
   std::ofstream summary_out;
   if (!f.summary_json.empty()) {
     summary_out.open(f.summary_json);
@@ -119,14 +145,14 @@ int run_nexmark(const NexmarkFlags& f) {
     source.gate->limit.store(0);
   }
   if (Status s = source.generator.validate(); !s.is_ok()) return fail(s.to_string());
-  std::unique_ptr<nq::QueryRun> run =
-      query->add(nq::nexmark_events(env, source), f.verify ? nq::OutputMode::kCollect : nq::OutputMode::kDiscard);
+  std::unique_ptr<nq::QueryRun> run = query->add(nq::nexmark_events(env, source), output);
 
   const std::string job_name = "nexmark-" + query->name;
   std::printf("sluice nexmark %s (%s): %lld events at %.0f events/s of event time (seed %llu, %d splits), "
               "parallelism %d\n",
               query->name.c_str(), query->description.c_str(), static_cast<long long>(f.events), f.rate,
               static_cast<unsigned long long>(f.seed), f.splits, parallelism);
+  if (role == ProcessRole::kTaskManager) return run_task_manager(env, job_name, "");
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
   auto endpoint = JobEndpoint::open(config);
   if (!endpoint.is_ok()) return fail("REST endpoint: " + endpoint.status().to_string());
@@ -238,6 +264,9 @@ void add_nexmark_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--verify", flags->verify,
                 "Collect the output exactly once and compare it with the reference checker (docs/nexmark.md); exit 1 "
                 "and print the first differing row on a difference");
+  cmd->add_option("--output", flags->output,
+                  "Write the query's rows exactly once as part files into this new folder (needed by --verify in "
+                  "cluster mode, where the TaskManagers write them); --verify then reads them back");
   cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
   cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
   cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");

@@ -61,7 +61,7 @@ int check_savepoint(const CheckFlags& f) {
     const nq::Query* query = nq::find_query(f.job.substr(8));
     if (query == nullptr) return fail("--job: unknown query '" + f.job.substr(8) + "'; expected one of " + nq::query_names());
     nexmark::NexmarkSourceOptions source;
-    (void)query->add(nq::nexmark_events(env, source), nq::OutputMode::kDiscard);
+    (void)query->add(nq::nexmark_events(env, source), {nq::OutputMode::kDiscard, ""});
     job_name = f.job;
   } else {
     return fail("--job: expected demo or nexmark-qN, got '" + f.job + "'");
