@@ -52,7 +52,8 @@ class OperatorEventSink {
 class SourceReaderCoordinator {
  public:
   virtual ~SourceReaderCoordinator() = default;
-  // Returns the events for `subtask` made before it registered, oldest first; later ones go to `sink`.
+  // Returns the events for `subtask` made before it registered and those the enumerator makes for the registration
+  // itself (its initial splits), oldest first; later ones go to `sink`.
   [[nodiscard]] virtual std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) = 0;
   virtual void handle_split_request(int32_t subtask) = 0;
   virtual void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) = 0;
@@ -100,11 +101,20 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
   }
   std::vector<OperatorEvent> register_reader(int32_t subtask, OperatorEventSink* sink) override {
     std::lock_guard lock(mu_);
-    sinks_.at(static_cast<size_t>(subtask)) = sink;
-    std::vector<OperatorEvent> earlier = std::move(pending_[static_cast<size_t>(subtask)]);
-    pending_[static_cast<size_t>(subtask)].clear();
-    enumerator_->add_reader(subtask);  // what it assigns now goes to `sink`, after `earlier`
-    return earlier;
+    const auto i = static_cast<size_t>(subtask);
+    // What the enumerator assigns on registration comes back with it, after what came before, so the reader has
+    // every split of its initial assignment before it polls. Through `sink` each would be a network call of its
+    // own in a TaskManager, and a reader polling its first split while the others are on their way advances its
+    // watermark past records the later splits hold, which then arrive late.
+    if (i >= sinks_.size()) {
+      throw std::out_of_range("reader subtask " + std::to_string(subtask) + " of a source with parallelism " +
+                              std::to_string(parallelism_));
+    }
+    enumerator_->add_reader(subtask);
+    std::vector<OperatorEvent> events = std::move(pending_[i]);
+    pending_[i].clear();
+    sinks_[i] = sink;  // from now on
+    return events;
   }
   void handle_split_request(int32_t subtask) override {
     std::lock_guard lock(mu_);

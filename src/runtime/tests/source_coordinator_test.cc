@@ -1,11 +1,13 @@
 // The source coordinator's event valve (sluice/source/source_operator.h): a split assignment is in the
 // enumerator's snapshot of a checkpoint or in the reader's, never in neither - also when the checkpoint is
-// triggered while the reader's task is still opening (the reader asked for a split, but has not registered).
+// triggered while the reader's task is still opening (the reader asked for a split, but has not registered); and
+// what the enumerator assigns at a registration comes back with it.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <vector>
 
+#include "sluice/connectors/nexmark/nexmark_source.h"
 #include "sluice/source/generator_source.h"
 #include "sluice/source/source_operator.h"
 
@@ -65,6 +67,31 @@ TEST(SourceCoordinator, AnAssignmentAfterTheEnumeratorSnapshotWaitsForTheReaders
   coordinator.reader_snapshot_done(0, CheckpointId(1));
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(splits_of(sink.events[0].payload), kTheSplit);
+  coordinator.close();
+}
+
+// An enumerator that assigns when a reader registers (the Nexmark source: all of a reader's splits at once): the
+// whole initial assignment comes back with the registration, none of it through the sink. In a TaskManager the
+// sink is one network call per event; a reader that polled its first split while the rest were on their way
+// emitted records whose watermark made the later splits' records late (a wrong windowed result).
+TEST(SourceCoordinator, TheSplitsAssignedAtRegistrationComeBackWithIt) {
+  nexmark::NexmarkSourceOptions options;
+  options.num_splits = 8;
+  SourceCoordinator<nexmark::Event, nexmark::NexmarkSplit> coordinator(
+      std::make_shared<const nexmark::NexmarkSource>(options));
+  coordinator.start(2, nullptr);
+  RecordingSink sink;
+  const std::vector<OperatorEvent> initial = coordinator.register_reader(1, &sink);
+  std::vector<int32_t> indices;
+  for (const OperatorEvent& e : initial) {
+    if (e.kind == OperatorEvent::Kind::kNoMoreSplits) continue;  // the Nexmark enumerator says so at once
+    ASSERT_EQ(e.kind, OperatorEvent::Kind::kAddSplits);
+    auto splits = deserialize_bytes<std::vector<nexmark::NexmarkSplit>>(e.payload.data(), e.payload.size(), "splits");
+    ASSERT_TRUE(splits.is_ok()) << splits.status().to_string();
+    for (const auto& split : *splits) indices.push_back(split.index);
+  }
+  EXPECT_EQ(indices, (std::vector<int32_t>{1, 3, 5, 7}));
+  EXPECT_TRUE(sink.events.empty()) << sink.events.size() << " events went through the sink";
   coordinator.close();
 }
 
