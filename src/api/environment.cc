@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
@@ -364,17 +363,14 @@ Status keep_local_state(const Configuration& config, cluster::MiniClusterConfig&
   }
   std::string root = config.get(options::kLocalRecoveryRootDirs);
   if (root.empty()) {
-    std::error_code ec;
-    root = std::filesystem::temp_directory_path(ec).string();
-    if (ec) {
-      return Status::io_error(options::kLocalRecoveryRootDirs.key + " is empty and there is no temporary directory: " +
-                              ec.message());
-    }
+    const char* tmp = std::getenv("TMPDIR");
+    root = tmp != nullptr && *tmp == '/' ? tmp : "/tmp";
   }
   const std::string dir =
       root + "/sluice-local-state-" + std::to_string(::getpid()) + "-" + mc.names->hex("local-state", 8);
+  SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<fs::FileSystem> local_fs, mc.file_systems->for_path(dir));
   SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<checkpoint::LocalRecoveryStorage> local,
-                          checkpoint::LocalRecoveryStorage::create(mc.storage, dir));
+                          checkpoint::LocalRecoveryStorage::create(mc.storage, std::move(local_fs), dir));
   spdlog::info("local recovery: local copies of the state in {}", dir);
   mc.storage = std::move(local);
   return Status::ok();

@@ -2,10 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iterator>
-#include <system_error>
 
 #include <spdlog/spdlog.h>
 #include <xxhash.h>
@@ -13,21 +10,10 @@
 namespace sluice::checkpoint {
 namespace {
 
-namespace stdfs = std::filesystem;
-
 std::string hex16(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
   return buf;
-}
-
-// The bytes of `path`, or nullopt when it cannot be read whole.
-std::optional<std::vector<uint8_t>> read_local(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return bytes;
 }
 
 }  // namespace
@@ -61,33 +47,36 @@ class LocalRecoveryStorage::Factory final : public CheckpointStreamFactory {
 };
 
 Result<std::shared_ptr<LocalRecoveryStorage>> LocalRecoveryStorage::create(std::shared_ptr<CheckpointStorage> primary,
+                                                                           std::shared_ptr<fs::FileSystem> local_fs,
                                                                            std::string local_dir,
                                                                            int32_t retained_checkpoints) {
   if (!primary) return Status::invalid_argument("local recovery: no checkpoint storage to keep local copies of");
+  if (!local_fs) return Status::invalid_argument("local recovery: no file system for the local copies");
   if (local_dir.empty()) return Status::invalid_argument("local recovery: the local state directory is empty");
   if (retained_checkpoints < 1) {
     return Status::invalid_argument("local recovery: retained checkpoints " + std::to_string(retained_checkpoints) +
                                     " (expected >= 1)");
   }
-  std::error_code ec;
-  if (stdfs::exists(local_dir, ec)) {
+  SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, local_fs->stat(local_dir));
+  if (kind != fs::PathKind::kMissing) {
     return Status::failed_precondition("local recovery: the local state directory '" + local_dir +
                                        "' exists already (each process makes its own and removes it at exit)");
   }
-  stdfs::create_directories(local_dir, ec);
-  if (ec) return Status::io_error("local recovery: cannot create '" + local_dir + "': " + ec.message());
+  SLUICE_RETURN_IF_ERROR(
+      fs::create_directories_durable(*local_fs, local_dir).with_context("local recovery: creating '" + local_dir + "'"));
   return std::shared_ptr<LocalRecoveryStorage>(
-      new LocalRecoveryStorage(std::move(primary), std::move(local_dir), retained_checkpoints));
+      new LocalRecoveryStorage(std::move(primary), std::move(local_fs), std::move(local_dir), retained_checkpoints));
 }
 
-LocalRecoveryStorage::LocalRecoveryStorage(std::shared_ptr<CheckpointStorage> primary, std::string local_dir,
+LocalRecoveryStorage::LocalRecoveryStorage(std::shared_ptr<CheckpointStorage> primary,
+                                           std::shared_ptr<fs::FileSystem> local_fs, std::string local_dir,
                                            int32_t retained)
-    : primary_(std::move(primary)), local_dir_(std::move(local_dir)), retained_(retained) {}
+    : primary_(std::move(primary)), local_fs_(std::move(local_fs)), local_dir_(std::move(local_dir)),
+      retained_(retained) {}
 
 LocalRecoveryStorage::~LocalRecoveryStorage() {
-  std::error_code ec;
-  stdfs::remove_all(local_dir_, ec);
-  if (ec) spdlog::warn("local recovery: cannot remove '{}': {}", local_dir_, ec.message());
+  Status removed = local_fs_->remove_all(local_dir_);
+  if (!removed.is_ok()) spdlog::warn("local recovery: cannot remove '{}': {}", local_dir_, removed.to_string());
 }
 
 LocalRecoveryStats LocalRecoveryStorage::stats() const {
@@ -121,23 +110,12 @@ void LocalRecoveryStorage::keep_copy(CheckpointId id, const StreamStateHandle& h
     std::lock_guard lock(mu_);
     if (checkpoints_.count(id.value()) == 0) return;  // dropped meanwhile (discarded, or older than the retained)
   }
-  std::error_code ec;
-  stdfs::create_directories(dir, ec);
-  bool written = !ec;
-  if (written) {
-    std::ofstream out(file + ".tmp", std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    written = static_cast<bool>(out);
-    if (written) {
-      stdfs::rename(file + ".tmp", file, ec);
-      written = !ec;
-    }
-  }
-  if (!written) {
-    spdlog::warn("local recovery: no local copy of '{}' (checkpoint {}) in {}: {}", handle.relative_path, id.value(),
-                 dir, ec ? ec.message() : std::string("write failed"));
-    stdfs::remove(file + ".tmp", ec);
+  // Not synced: a copy lost in a power loss only costs the faster read (the checksum catches a torn one).
+  Status written = local_fs_->create_dir(dir);
+  if (written.is_ok()) written = local_fs_->write_file(file, bytes, fs::Durability::kNone);
+  if (!written.is_ok()) {
+    spdlog::warn("local recovery: no local copy of '{}' (checkpoint {}): {}", handle.relative_path, id.value(),
+                 written.to_string());
     return;
   }
   bool keep = false;
@@ -147,7 +125,7 @@ void LocalRecoveryStorage::keep_copy(CheckpointId id, const StreamStateHandle& h
     if (keep) copies_[handle.relative_path] = {id.value(), file};
   }
   if (!keep) {
-    stdfs::remove(file, ec);  // its checkpoint was dropped while the copy was written
+    (void)local_fs_->remove_file(file);  // its checkpoint was dropped while the copy was written
     return;
   }
   copies_written_.fetch_add(1);
@@ -164,10 +142,7 @@ void LocalRecoveryStorage::drop(const std::vector<int64_t>& ids) {
       it = dropped ? copies_.erase(it) : std::next(it);
     }
   }
-  for (int64_t id : ids) {
-    std::error_code ec;
-    stdfs::remove_all(local_dir_ + "/chk-" + std::to_string(id), ec);
-  }
+  for (int64_t id : ids) (void)local_fs_->remove_all(local_dir_ + "/chk-" + std::to_string(id));
 }
 
 Result<std::vector<uint8_t>> LocalRecoveryStorage::read_state(const std::string& location,
@@ -182,10 +157,10 @@ Result<std::vector<uint8_t>> LocalRecoveryStorage::read_state(const std::string&
     remote_reads_.fetch_add(1);
     return primary_->read_state(location, handle);
   }
-  std::optional<std::vector<uint8_t>> bytes = read_local(copy->second);
+  Result<std::vector<uint8_t>> bytes = local_fs_->read_file(copy->second);
   std::string why;
-  if (!bytes) {
-    why = "missing or unreadable";
+  if (!bytes.is_ok()) {
+    why = "missing or unreadable (" + bytes.status().to_string() + ")";
   } else if (bytes->size() != handle.size_bytes) {
     why = "damaged: " + std::to_string(bytes->size()) + " bytes, the checkpoint recorded " +
           std::to_string(handle.size_bytes);

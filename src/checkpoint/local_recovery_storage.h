@@ -46,10 +46,11 @@ struct LocalRecoveryStats {
 class LocalRecoveryStorage final : public CheckpointStorage,
                                    public std::enable_shared_from_this<LocalRecoveryStorage> {
  public:
-  // `primary`: the job's checkpoint storage (required). `local_dir`: a directory to create for the copies; its
-  // parent must exist or be creatable. `retained_checkpoints` >= 1. kInvalidArgument / kFailedPrecondition /
-  // kIOError naming the directory.
+  // `primary`: the job's checkpoint storage (required). `local_fs`: the file system of `local_dir` (local disk), a
+  // directory to create for the copies (with its missing parents). `retained_checkpoints` >= 1. kInvalidArgument /
+  // kFailedPrecondition / kIOError naming the directory.
   static Result<std::shared_ptr<LocalRecoveryStorage>> create(std::shared_ptr<CheckpointStorage> primary,
+                                                              std::shared_ptr<fs::FileSystem> local_fs,
                                                               std::string local_dir, int32_t retained_checkpoints = 3);
   ~LocalRecoveryStorage() override;  // removes the local directory
 
@@ -96,13 +97,15 @@ class LocalRecoveryStorage final : public CheckpointStorage,
 
  private:
   class Factory;
-  LocalRecoveryStorage(std::shared_ptr<CheckpointStorage> primary, std::string local_dir, int32_t retained);
+  LocalRecoveryStorage(std::shared_ptr<CheckpointStorage> primary, std::shared_ptr<fs::FileSystem> local_fs,
+                       std::string local_dir, int32_t retained);
   // Writes the local copy of `handle` (checkpoint `id`) and records it; a failure only costs the copy (logged).
   void keep_copy(CheckpointId id, const StreamStateHandle& handle, const std::vector<uint8_t>& bytes);
   // Deletes the copies of `ids` from the index and the disk.
   void drop(const std::vector<int64_t>& ids);
 
   const std::shared_ptr<CheckpointStorage> primary_;
+  const std::shared_ptr<fs::FileSystem> local_fs_;
   const std::string local_dir_;
   const int32_t retained_;
 

@@ -391,8 +391,8 @@ const ConfigOption<bool> kLocalRecovery{
 
 const ConfigOption<std::string> kLocalRecoveryRootDirs{
     "taskmanager.state.local.root-dirs", "",
-    "Where each process makes its local-recovery directory (sluice-local-state-<pid>-<random>); empty: the system's "
-    "temporary directory. One directory (Sluice does not spread copies over several).",
+    "Where each process makes its local-recovery directory (sluice-local-state-<pid>-<random>); empty: $TMPDIR, else "
+    "/tmp. One directory (Sluice does not spread copies over several).",
     {}, {[](const std::string& v) { return v.find(',') == std::string::npos; }, "one directory, no comma"}};
 
 const ConfigOption<bool> kIncrementalCheckpoints{

@@ -214,11 +214,18 @@ namespace {
 // once.
 TEST(FailurePoints, DuringARestoreTheNextAttemptRestoresTheSameCheckpoint) {
   Job job;
+  // The stream is held after 100 k events until both failures fired, so the job cannot end before them.
+  auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
+  gate->limit.store(100'000);
+  job.options.source.gate = gate;
   ASSERT_NO_FATAL_FAILURE(start_job("restore", 400'000, "100ms", job));
   ASSERT_TRUE(job.cp->arm_failure(FailurePoint::kRestore, kKeyedSinkVertex, 1, "focused test").is_ok());
   ASSERT_TRUE(wait_while_running(job, [&] { return job.cp->checkpoint_stats().num_completed >= 1; }))
       << "the job ended before a checkpoint completed";
   job.cp->fail_task(kSourceVertex, 0, "first failure");
+  ASSERT_TRUE(wait_while_running(job, [&] { return job.cp->injected_failures().size() >= 2; }))
+      << "the job ended before both failures fired";
+  gate->open();
   ASSERT_NO_FATAL_FAILURE(finish_and_verify(job));
 
   auto fired = job.cp->injected_failures();

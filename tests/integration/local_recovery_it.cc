@@ -42,7 +42,7 @@ void run(LocalCopies copies, const std::string& name) {
   mc.checkpointing = true;
   mc.checkpoint_config.interval = std::chrono::hours(1);  // only the checkpoint the test triggers
   auto primary = std::make_shared<checkpoint::FileSystemCheckpointStorage>(base + "/ck", inline_nothing());
-  auto local = checkpoint::LocalRecoveryStorage::create(primary, base + "/local-state");
+  auto local = checkpoint::LocalRecoveryStorage::create(primary, fs::local_file_system(), base + "/local-state");
   ASSERT_TRUE(local.is_ok()) << local.status().to_string();
   mc.storage = *local;
   mc.restart.type = RestartStrategyType::kFixedDelay;

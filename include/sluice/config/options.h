@@ -321,7 +321,7 @@ extern const ConfigOption<bool> kCheckRestoreOnly;
 // restore in the same process reads it, falling back to checkpoint storage when it is missing or damaged
 // (checkpoint/local_recovery_storage.h).
 extern const ConfigOption<bool> kLocalRecovery;
-// taskmanager.state.local.root-dirs (String, empty = the system's temporary directory): where each process makes
+// taskmanager.state.local.root-dirs (String, empty = $TMPDIR, else /tmp): where each process makes
 // its local-recovery directory (one directory; Sluice does not spread copies over several).
 extern const ConfigOption<std::string> kLocalRecoveryRootDirs;
 // execution.checkpointing.incremental (Boolean, false; deprecated key state.backend.incremental): incremental

@@ -25,7 +25,8 @@ class LocalRecoveryStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
     primary_ = std::make_shared<FileSystemCheckpointStorage>(tmp_ / "ck", testing::threshold(64));
-    auto local = LocalRecoveryStorage::create(primary_, tmp_ / "local", /*retained_checkpoints=*/2);
+    auto local = LocalRecoveryStorage::create(primary_, sluice::fs::local_file_system(), tmp_ / "local",
+                                              /*retained_checkpoints=*/2);
     ASSERT_TRUE(local.is_ok()) << local.status().to_string();
     storage_ = *local;
     ASSERT_TRUE(storage_->initialize(kJob).is_ok());
@@ -147,15 +148,15 @@ TEST(LocalRecoveryStorage, TheLocalDirectoryIsItsOwnFromCreationToDestruction) {
   TempDir tmp;
   auto primary = std::make_shared<FileSystemCheckpointStorage>(tmp / "ck", testing::threshold(0));
   stdfs::create_directories(tmp / "taken");
-  auto refused = LocalRecoveryStorage::create(primary, tmp / "taken");
+  auto refused = LocalRecoveryStorage::create(primary, sluice::fs::local_file_system(), tmp / "taken");
   ASSERT_FALSE(refused.is_ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("exists already"), std::string::npos) << refused.status().to_string();
   EXPECT_TRUE(stdfs::exists(tmp / "taken"));  // another's directory is never touched
-  EXPECT_FALSE(LocalRecoveryStorage::create(nullptr, tmp / "x").is_ok());
-  EXPECT_FALSE(LocalRecoveryStorage::create(primary, tmp / "y", 0).is_ok());
+  EXPECT_FALSE(LocalRecoveryStorage::create(nullptr, sluice::fs::local_file_system(), tmp / "x").is_ok());
+  EXPECT_FALSE(LocalRecoveryStorage::create(primary, sluice::fs::local_file_system(), tmp / "y", 0).is_ok());
   {
-    auto local = LocalRecoveryStorage::create(primary, tmp / "mine/local");
+    auto local = LocalRecoveryStorage::create(primary, sluice::fs::local_file_system(), tmp / "mine/local");
     ASSERT_TRUE(local.is_ok()) << local.status().to_string();
     EXPECT_TRUE(stdfs::is_directory(tmp / "mine/local"));
   }

@@ -68,13 +68,15 @@ TEST(RemoteBackPressure, StalledChannelBlocksOnlyItsProducerWhileAnotherChannelO
   InputGate gate({tms.connect(RemoteChannelId{1, 1, 0, 0}, flowing.channel(0))}, &consumer_n[1]);
   std::atomic<int64_t> emitted{0};
   ProducerThread producer(stalled, [&] { emit_until_cancelled(stalled, kRecordBytes, emitted); });
-  ASSERT_TRUE(eventually([&] { return stalled.channel(0)->stats().sender_blocked; }));
-  EXPECT_LE(emitted.load(), remote_bound_records(config));
-  EXPECT_FALSE(stalled.is_available());
-  // The producer may block before the network delivered: the consumer's half fills up to its credits.
+  // The producer may block before the network delivered: the consumer's half fills up to its credits (while the
+  // network drains the producer's side, the producer may run again for a moment).
   ASSERT_TRUE(eventually([&] {
     return stalled_gate.channel(0)->stats().receiver_held_buffers == config.credits_per_channel;
   })) << "received up to its credits";
+  // Nothing drains any more: the producer blocks for good.
+  ASSERT_TRUE(eventually([&] { return stalled.channel(0)->stats().sender_blocked; }));
+  EXPECT_LE(emitted.load(), remote_bound_records(config));
+  EXPECT_FALSE(stalled.is_available());
   EXPECT_EQ(stalled_gate.channel(0)->stats().sender_queued_buffers, 0) << "the network never sends beyond credit";
 
   // The other channel of the same connection still flows, end to end.
