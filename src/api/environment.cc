@@ -160,6 +160,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
                  fix);
   }
   SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
+  mc->failover_strategy = config.get(options::kFailoverStrategy);
   mc->incremental_checkpoints = config.get(options::kIncrementalCheckpoints);
   if (mc->incremental_checkpoints && !mc->storage->supports_incremental()) {
     spdlog::warn("execution.checkpointing.incremental is ignored: checkpoint storage {} cannot hold shared files "

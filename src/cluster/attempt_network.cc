@@ -75,6 +75,12 @@ Result<AttemptNetwork> build_attempt_network(const graph::JobGraph& job, const r
           inputs.push_back(partition->channel(j));
           continue;
         }
+        if (placement->data_plane == nullptr) {
+          // A pipelined region deployed alone: no edge leaves it (graph/pipelined_regions.h).
+          return Status::internal("edge " + std::to_string(ei) + " joins subtask " + std::to_string(i) + " of '" +
+                                  src.name + "' and subtask " + std::to_string(consumer) + " of '" + dst.name +
+                                  "', of which only one is deployed here, and the deployment has no data plane");
+        }
         const runtime::tcp::RemoteChannelId id{static_cast<int32_t>(ei), i, consumer, placement->attempt_number};
         if (partition) {
           SLUICE_RETURN_IF_ERROR(placement->data_plane->register_output(

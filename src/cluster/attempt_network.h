@@ -33,7 +33,8 @@ struct NetworkPlacement {
   // [vertex][subtask]: the index of the TaskManager that runs it.
   std::vector<std::vector<int32_t>> task_manager_of;
   int32_t attempt_number = 0;
-  // This TaskManager's end of the data plane, every peer of the placement declared (add_peer).
+  // This TaskManager's end of the data plane, every peer of the placement declared (add_peer). Null for one
+  // pipelined region deployed alone in this process, which no channel leaves.
   runtime::tcp::DataConnectionManager* data_plane = nullptr;
 
   bool is_local(int32_t vertex, int32_t subtask) const {
@@ -52,7 +53,8 @@ struct AttemptNetwork {
 };
 
 // `job` must outlive the network (TaskOutput points at its edges). `placement`: null when every subtask runs in
-// this process. Errors: those of registering a remote channel (an undeclared peer, a data plane shut down).
+// this process. Errors: those of registering a remote channel (an undeclared peer, a data plane shut down);
+// kInternal for a channel leaving the placement's subtasks when it has no data plane.
 [[nodiscard]] Result<AttemptNetwork> build_attempt_network(const graph::JobGraph& job,
                                                            const runtime::NetworkConfig& network,
                                                            const std::shared_ptr<Clock>& clock,

@@ -31,11 +31,12 @@ class InProcessDeployer final : public TaskDeployer {
   // Errors: those of reading the restored state (attempt_restore.h); nothing runs then.
   Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override;
   std::vector<TaskManagerInfo> task_managers() const override;
+  bool deploys_regions() const override { return true; }
 
  private:
   JobTaskContext context_;
   const int64_t started_at_ms_;  // wall clock
-  // How many attempts' tasks exist now (0 or 1 outside a failover): their slots count as allocated.
+  // How many deployments (attempts, or pipelined regions of one) have tasks now: their slots count as allocated.
   std::shared_ptr<std::atomic<int32_t>> deployed_ = std::make_shared<std::atomic<int32_t>>(0);
   runtime::AsyncSnapshotExecutor executor_{2};
 };

@@ -15,11 +15,13 @@
 #include "cluster/generated_id_check.h"
 #include "cluster/injectable_tasks.h"
 #include "cluster/job_checkpoints.h"
+#include "cluster/job_tasks.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
 #include "cluster/task_deployer.h"
 #include "coordinator/checkpoint_coordinator.h"
 #include "coordinator/job_lifecycle.h"
+#include "graph/pipelined_regions.h"
 #include "runtime/stream_task.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
@@ -61,6 +63,7 @@ class JobMaster final : public CheckpointingJobClient,
     if (control_.joinable()) control_.join();
     // First of the members: a deployer may still report into this JobMaster from its own threads (a TaskManager's
     // loss) until it is gone, and those reports use the members below.
+    tasks_.stop_all();
     deployer_.reset();
   }
 
@@ -201,6 +204,9 @@ class JobMaster final : public CheckpointingJobClient,
     context.job_id = job_id_.to_hex();
     for (const JobId& id : lineage_) context.lineage_job_ids.push_back(id.to_hex());
     deployer_ = deployers_(std::move(context));
+    tasks_.bind(deployer_.get());
+    ended_input_.assign(eg_.subtasks.size(), false);
+    finished_task_.assign(eg_.subtasks.size(), false);
     SLUICE_RETURN_IF_ERROR(deploy_attempt());
     SLUICE_RETURN_IF_ERROR(lifecycle_.start());
     if (coordinator_) coordinator_->start();
@@ -238,8 +244,7 @@ class JobMaster final : public CheckpointingJobClient,
                      int64_t from_checkpoint_id = 0) override {
     SLUICE_RETURN_IF_ERROR(injector_->arm(point, vertex, subtask, cause, from_checkpoint_id));
     // Wake the tasks, so an idle one reaches its next mailbox turn now.
-    std::lock_guard lock(tasks_mu_);
-    if (tasks_) tasks_->wake();
+    tasks_.with_tasks([](DeployedTasks& tasks) { tasks.wake(); });
     return Status::ok();
   }
   std::vector<runtime::InjectedFailure> injected_failures() const override { return injector_->injected(); }
@@ -247,10 +252,7 @@ class JobMaster final : public CheckpointingJobClient,
 
   // ---- JobPlacementView (any thread; the deployer is set before the client is handed out) ----
   std::vector<TaskManagerInfo> task_managers() const override { return deployer_->task_managers(); }
-  std::vector<SubtaskLocation> subtask_locations() const override {
-    std::lock_guard lock(tasks_mu_);
-    return tasks_ ? tasks_->locations() : std::vector<SubtaskLocation>{};
-  }
+  std::vector<SubtaskLocation> subtask_locations() const override { return tasks_.locations(); }
 
   Result<CheckpointId> trigger_checkpoint() override {
     if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
@@ -263,6 +265,10 @@ class JobMaster final : public CheckpointingJobClient,
       return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": the job is " +
                                          job_status_name(st) + ", not RUNNING");
     }
+    if (region_restarting_) {
+      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() +
+                                         ": a pipelined region of the job is restarting");
+    }
     return coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);
   }
 
@@ -271,11 +277,14 @@ class JobMaster final : public CheckpointingJobClient,
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
     const std::string trigger_id = savepoints_.add(/*stop=*/false);
     std::lock_guard trigger(trigger_mu_);  // as trigger_checkpoint: never pending past a failover's abort
-    auto id = status() == JobStatus::kRunning
-                  ? coordinator_->trigger_savepoint(folder, format)
-                  : Result<CheckpointId>(Status::failed_precondition("savepoint of job " + job_id_.to_hex() +
+    auto id = status() != JobStatus::kRunning
+                  ? Result<CheckpointId>(Status::failed_precondition("savepoint of job " + job_id_.to_hex() +
                                                                      ": the job is " + job_status_name(status()) +
-                                                                     ", not RUNNING"));
+                                                                     ", not RUNNING"))
+              : region_restarting_ ? Result<CheckpointId>(Status::failed_precondition(
+                                         "savepoint of job " + job_id_.to_hex() +
+                                         ": a pipelined region of the job is restarting"))
+                                   : coordinator_->trigger_savepoint(folder, format);
     if (!id.is_ok()) {
       remove_unused_savepoint_folder(cfg_.storage.get(), folder);
       savepoints_.fail(trigger_id, id.status());
@@ -306,7 +315,9 @@ class JobMaster final : public CheckpointingJobClient,
   }
 
   // ---- TaskListener (task threads) ----
-  void on_task_end_of_data(int32_t, int32_t) override { post(Event::of(Event::Kind::kEndOfData)); }
+  void on_task_end_of_data(int32_t vertex, int32_t subtask) override {
+    post(Event::of(Event::Kind::kEndOfData, vertex, subtask));
+  }
   void on_task_finished(int32_t vertex, int32_t subtask) override {
     if (!cfg_.checkpoints_after_tasks_finish && cfg_.checkpointing) {
       const int32_t attempt = current_attempt();
@@ -324,11 +335,13 @@ class JobMaster final : public CheckpointingJobClient,
                                         "execution.checkpointing.checkpoints-after-tasks-finish is false"));
       }
     }
-    post(Event::of(Event::Kind::kTaskFinished));
+    post(Event::of(Event::Kind::kTaskFinished, vertex, subtask));
   }
-  void on_task_cancelled(int32_t, int32_t) override { post(Event::of(Event::Kind::kTaskCancelled)); }
-  void on_task_failed(int32_t, int32_t, const Status& cause) override {
-    Event e = Event::of(Event::Kind::kTaskFailed);
+  void on_task_cancelled(int32_t vertex, int32_t subtask) override {
+    post(Event::of(Event::Kind::kTaskCancelled, vertex, subtask));
+  }
+  void on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) override {
+    Event e = Event::of(Event::Kind::kTaskFailed, vertex, subtask);
     e.cause = cause;
     post(std::move(e));
   }
@@ -355,32 +368,16 @@ class JobMaster final : public CheckpointingJobClient,
         return;
       }
     }
-    std::lock_guard lock(tasks_mu_);
-    if (!tasks_) return;
-    // Enumerators first (their event valves close), then the source tasks; subtask 0 keeps the state.
-    std::map<JobVertexId, std::vector<uint8_t>> enumerator_states;
-    for (size_t v = 0; v < coordinators_.size(); ++v) {
-      if (coordinators_[v]) enumerator_states[JobVertexId(static_cast<int32_t>(v))] = coordinators_[v]->snapshot_enumerator(id);
-    }
-    tasks_->trigger_checkpoint(runtime::CheckpointBarrier{id, timestamp_ms, type, format}, savepoint_location,
-                               std::move(enumerator_states));
+    tasks_.trigger_checkpoint(runtime::CheckpointBarrier{id, timestamp_ms, type, format}, savepoint_location);
   }
   void notify_checkpoint_complete(CheckpointId id) override {
-    {
-      std::lock_guard lock(tasks_mu_);
-      if (tasks_) tasks_->notify_checkpoint_complete(id);
-    }
+    tasks_.notify_checkpoint_complete(id);
     Event e = Event::of(Event::Kind::kCheckpointComplete);
     e.id = id;
     post(std::move(e));
   }
   void notify_checkpoint_aborted(CheckpointId id) override {
-    {
-      std::lock_guard lock(tasks_mu_);
-      for (auto& c : coordinators_)
-        if (c) c->abort_checkpoint(id);
-      if (tasks_) tasks_->notify_checkpoint_aborted(id);
-    }
+    tasks_.notify_checkpoint_aborted(id);
     Event e = Event::of(Event::Kind::kCheckpointAborted);
     e.id = id;
     e.attempt = current_attempt();
@@ -400,10 +397,15 @@ class JobMaster final : public CheckpointingJobClient,
     Status cause = Status::ok();
     CheckpointId id{0};
     int32_t attempt = 0;  // kCheckpointAborted: the attempt it was posted in
+    // The task's, for the events a task posts (kTaskFinished, kTaskFailed, kTaskCancelled, kEndOfData); -1: none
+    // (a failure of the job rather than of one task).
+    int32_t vertex = -1, subtask = -1;
     std::optional<StopWithSavepoint::Request> stop;  // kStop
-    static Event of(Kind k) {
+    static Event of(Kind k, int32_t vertex = -1, int32_t subtask = -1) {
       Event e;
       e.kind = k;
+      e.vertex = vertex;
+      e.subtask = subtask;
       return e;
     }
   };
@@ -422,81 +424,23 @@ class JobMaster final : public CheckpointingJobClient,
     if (!moved.is_ok()) spdlog::error("{}", moved.to_string());
   }
 
-  // Builds and starts one attempt's tasks, restoring from restore_point_ when set.
-  Status deploy_attempt() {
-    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators(jg_.vertices.size());
-    for (const auto& v : jg_.vertices) {
-      if (!v.is_source) continue;
-      try {
-        std::optional<std::vector<uint8_t>> enum_state;
-        if (restore_point_) {
-          SLUICE_ASSIGN_OR_RETURN(enum_state, restored_enumerator_state(restore_point_->metadata, restore_point_->location,
-                                                                        *cfg_.storage, graph::operator_id(sg_->node(v.head_node))));
-        }
-        coordinators[static_cast<size_t>(v.id)] = sg_->node(v.head_node).create_source_coordinator();
-        coordinators[static_cast<size_t>(v.id)]->start(v.parallelism, enum_state ? &*enum_state : nullptr);
-      } catch (const std::exception& e) {
-        return Status::invalid_argument(e.what()).with_context("starting the split enumerator of source '" +
-                                                               sg_->node(v.head_node).name + "'");
-      }
-    }
-
-    AttemptDeployment attempt;
-    attempt.attempt_number = current_attempt();
-    for (const auto& c : coordinators) attempt.source_coordinators.push_back(c.get());
-    for (const auto& ev : eg_.subtasks) {
-      attempt.subtasks.push_back({runtime::ExecutionAttemptId{JobVertexId(ev.vertex), SubtaskIndex(ev.subtask_index),
-                                                              attempt.attempt_number},
-                                  ev.key_group_range});
-    }
-    if (restore_point_) {
-      attempt.restore = AttemptRestore{*restore_point_, cfg_.restore ? cfg_.restore->rehash_key_groups
-                                                                     : KeyGroupRehash::kRefuse};
-    }
-    {
-      // Before the tasks start: their first reports reach the control loop only after this function returns.
-      std::lock_guard lock(tasks_mu_);
-      running_tasks_ = static_cast<int32_t>(attempt.subtasks.size());
-      end_of_data_tasks_ = 0;
-      final_checkpoint_floor_ = CheckpointId(-1);
-      final_checkpoint_deferred_ = false;
-    }
-    auto deployed = deployer_->deploy(std::move(attempt));
-    if (!deployed.is_ok()) {
-      for (auto& c : coordinators)
-        if (c) c->close();
-      return deployed.status();
-    }
-    {
-      std::lock_guard lock(tasks_mu_);
-      coordinators_ = std::move(coordinators);
-      tasks_ = std::move(*deployed);
-    }
-    return Status::ok();
+  // The checkpoint a (re)deployment restores from: restore_point_, when set.
+  std::optional<AttemptRestore> attempt_restore() const {
+    if (!restore_point_) return std::nullopt;
+    return AttemptRestore{*restore_point_, cfg_.restore ? cfg_.restore->rehash_key_groups : KeyGroupRehash::kRefuse};
   }
 
-  // Cancels the attempt's tasks and waits until they and their snapshots are gone.
-  void stop_attempt() {
-    std::unique_ptr<DeployedTasks> tasks;
-    std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators;
-    DeployedTasks* running = nullptr;
-    {
-      std::lock_guard lock(tasks_mu_);
-      running = tasks_.get();
-      if (running) running->cancel();
-    }
-    // Join outside the lock: task threads may be calling into us (they post events, take no tasks_mu_). Only
-    // this (the control) thread replaces tasks_, so `running` stays valid.
-    if (running) running->join();
-    {
-      std::lock_guard lock(tasks_mu_);
-      tasks = std::move(tasks_);
-      coordinators = std::move(coordinators_);
-      coordinators_.clear();
-    }
-    tasks.reset();  // before the enumerators close: whatever the tasks' side still holds of them goes first
-    for (auto& c : coordinators)
-      if (c) c->close();
+  // Builds and starts one attempt's tasks, region by region, restoring from restore_point_ when set.
+  Status deploy_attempt() {
+    // Before the tasks start: their first reports reach the control loop only after this function returns.
+    running_tasks_ = static_cast<int32_t>(eg_.subtasks.size());
+    end_of_data_tasks_ = 0;
+    ended_input_.assign(eg_.subtasks.size(), false);
+    finished_task_.assign(eg_.subtasks.size(), false);
+    final_checkpoint_floor_ = CheckpointId(-1);
+    final_checkpoint_deferred_ = false;
+    finishing_ = false;
+    return tasks_.deploy_all(current_attempt(), attempt_restore());
   }
 
   // Triggers the final checkpoint if the end of data asked for it while the coordinator refused one (a
@@ -522,7 +466,8 @@ class JobMaster final : public CheckpointingJobClient,
       if (is_globally_terminal(st)) return;
       switch (e.kind) {
         case Event::Kind::kEndOfData:
-          if (++end_of_data_tasks_ == running_tasks_ && coordinator_) {
+          if (!mark(ended_input_, e, +1, &end_of_data_tasks_)) break;
+          if (end_of_data_tasks_ == running_tasks_ && coordinator_) {
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
             // Drained for a stop: the final snapshot is the stop's savepoint.
             if (stop_->on_end_of_data(st == JobStatus::kRunning)) break;
@@ -550,8 +495,8 @@ class JobMaster final : public CheckpointingJobClient,
           }
           if (st == JobStatus::kRunning) {
             coordinator_->stop_periodic_scheduling();  // the final checkpoint is done: nothing more to trigger
-            std::lock_guard lock(tasks_mu_);
-            if (tasks_) tasks_->finish();
+            finishing_ = true;
+            tasks_.with_tasks([](DeployedTasks& tasks) { tasks.finish(); });
           }
           break;
         case Event::Kind::kStop:
@@ -564,7 +509,8 @@ class JobMaster final : public CheckpointingJobClient,
           stop_->on_savepoint_aborted(e.id, e.cause, st == JobStatus::kRunning);
           break;
         case Event::Kind::kTaskFinished:
-          if (--running_tasks_ == 0 && st == JobStatus::kRunning) {
+          if (!mark(finished_task_, e, -1, &running_tasks_)) break;
+          if (running_tasks_ == 0 && st == JobStatus::kRunning) {
             finish_job(JobStatus::kFinished, Status::ok());
             return;
           }
@@ -580,7 +526,11 @@ class JobMaster final : public CheckpointingJobClient,
           break;
         case Event::Kind::kTaskFailed:
           if (st != JobStatus::kRunning) break;  // a failure while failing over or cancelling: already handled
-          if (!handle_failure(e.cause)) return;
+          if (const int32_t region = region_of(e); region >= 0) {
+            if (!handle_region_failure(e.cause, static_cast<size_t>(region))) return;
+          } else if (!handle_failure(e.cause)) {
+            return;
+          }
           break;
       }
     }
@@ -592,9 +542,151 @@ class JobMaster final : public CheckpointingJobClient,
   }
 
   // ---- StopWithSavepoint::Tasks ----
-  void with_tasks(const std::function<void(DeployedTasks&)>& fn) override {
-    std::lock_guard lock(tasks_mu_);
-    if (tasks_) fn(*tasks_);
+  void with_tasks(const std::function<void(DeployedTasks&)>& fn) override { tasks_.with_tasks(fn); }
+
+  // Sets the flag of the event's task in `flags` once; `count` moves by `step` when it does. False for a task
+  // outside the job or already marked (a report repeated).
+  bool mark(std::vector<bool>& flags, const Event& e, int32_t step, int32_t* count) {
+    const int32_t i = graph::execution_index(jg_, e.vertex, e.subtask);
+    if (i < 0 || flags[static_cast<size_t>(i)]) return false;
+    flags[static_cast<size_t>(i)] = true;
+    *count += step;
+    return true;
+  }
+
+  // The region a task's failure restarts alone; -1 when the whole job restarts: one region, a failure that is not
+  // a task's, or one during a stop-with-savepoint or after the final checkpoint (when other regions' sources have
+  // stopped or their tasks end; Flink fails over globally then too).
+  int32_t region_of(const Event& e) const {
+    const graph::PipelinedRegions& regions = tasks_.regions();
+    if (regions.regions.size() < 2 || (stop_ && stop_->in_progress()) || finishing_) return -1;
+    const int32_t i = graph::execution_index(jg_, e.vertex, e.subtask);
+    return i < 0 ? -1 : regions.region_of[static_cast<size_t>(i)];
+  }
+
+  bool in_region(size_t region, int32_t vertex, int32_t subtask) const {
+    const int32_t i = graph::execution_index(jg_, vertex, subtask);
+    return i >= 0 && tasks_.regions().region_of[static_cast<size_t>(i)] == static_cast<int32_t>(region);
+  }
+
+  // Region failover (Flink's RestartPipelinedRegionFailoverStrategy): the failed task's region is cancelled and,
+  // when the restart strategy allows, deployed again from the latest completed checkpoint, while the other regions
+  // keep running and the job stays RUNNING. Pending checkpoints are aborted (the region's tasks will not
+  // acknowledge them); the region's source readers give back the splits assigned after that checkpoint. A
+  // redeployment that fails is one more failure of the region, as in handle_failure. False when the job reached a
+  // terminal state.
+  bool handle_region_failure(const Status& first_cause, size_t region) {
+    const int64_t failed_at_ns = cfg_.clock->monotonic_ns();
+    if (!coordinator_) return handle_failure(first_cause);  // checkpointing off: the job fails
+    {
+      std::lock_guard trigger(trigger_mu_);
+      region_restarting_ = true;
+    }
+    stop_->on_failover(first_cause);
+    coordinator_->stop();
+    coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, first_cause);
+    for (Status cause = first_cause;;) {
+      spdlog::warn("job {}: {}; restarting pipelined region {} of {} ({} subtasks; "
+                   "jobmanager.execution.failover-strategy region)",
+                   jg_.job_name, cause.to_string(), region + 1, tasks_.regions().regions.size(),
+                   tasks_.regions().regions[region].size());
+      stop_region(region);
+      int64_t backoff_ms = 0;
+      if (!may_restart(cause, &backoff_ms)) return false;
+      if (!wait_backoff(backoff_ms, &region)) {
+        move_to(JobStatus::kCancelling);
+        finish_job(JobStatus::kCanceled, Status::ok());
+        return false;
+      }
+      if (auto latest = checkpoints_->latest()) restore_point_ = std::move(latest);
+      Status deployed = deploy_region(region);
+      if (deployed.is_ok()) break;
+      cause = deployed.with_context("redeploying pipelined region " + std::to_string(region + 1) + " after a failure");
+    }
+    {
+      std::lock_guard trigger(trigger_mu_);
+      region_restarting_ = false;
+    }
+    {
+      std::lock_guard lock(mu_);
+      recoveries_.push_back({restore_point_ ? restore_point_->metadata.checkpoint_id.value() : 0,
+                             (cfg_.clock->monotonic_ns() - failed_at_ns) / 1'000'000});
+    }
+    coordinator_->start();
+    return true;
+  }
+
+  // Cancels region `region`'s tasks and waits until they and their snapshots are gone; the other regions run on.
+  void stop_region(size_t region) {
+    tasks_.stop_region(region);
+    // Its tasks' state in this attempt is gone with them.
+    for (int32_t i : tasks_.regions().regions[region]) {
+      const auto k = static_cast<size_t>(i);
+      if (ended_input_[k]) --end_of_data_tasks_;
+      if (finished_task_[k]) ++running_tasks_;
+      ended_input_[k] = false;
+      finished_task_[k] = false;
+    }
+    // The final checkpoint, if triggered, was aborted: it is triggered again once every input ended again.
+    final_checkpoint_floor_ = CheckpointId(-1);
+    final_checkpoint_deferred_ = false;
+  }
+
+  // A new attempt of region `region` from restore_point_ (job_tasks.h).
+  Status deploy_region(size_t region) {
+    const int32_t old_attempt = current_attempt();
+    {
+      std::lock_guard lock(mu_);
+      ++attempt_;
+    }
+    {
+      // A task of another region that finished (checkpoints-after-tasks-finish false) stays finished.
+      std::lock_guard lock(finished_mu_);
+      if (finished_.attempt == old_attempt && !in_region(region, finished_.vertex, finished_.subtask)) {
+        finished_.attempt = old_attempt + 1;
+      }
+    }
+    return tasks_.deploy_region(region, current_attempt(), attempt_restore());
+  }
+
+  // Asks the restart strategy about `cause`: true with the backoff to wait, or false once the job failed with the
+  // strategy's reason (or a failure no restart heals: restart/failure_classifier.h).
+  bool may_restart(const Status& cause, int64_t* backoff_ms) {
+    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(),
+                                       checkpoints_->check_restore_point(restore_point_, cause), &identical_failures_,
+                                       checkpoints_->latest_checkpoint_id());
+    if (!d.restart) {
+      error_ = job_failure(d, cause);
+      restore_point_unusable_ = !d.unusable_restore_point.is_ok();
+      move_to(JobStatus::kFailing);
+      finish_job(JobStatus::kFailed, error_);
+      return false;
+    }
+    *backoff_ms = d.backoff_ms;
+    return true;
+  }
+
+  // Waits `backoff_ms` or until a cancel request comes. The events the stopped tasks posted are stale then: all of
+  // them after a full stop (`region` null), those of `region`'s tasks after a region stop. False when a cancel came.
+  bool wait_backoff(int64_t backoff_ms, const size_t* region) {
+    std::unique_lock lock(events_mu_);
+    events_cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms), [&] {
+      for (const auto& ev : events_)
+        if (ev.kind == Event::Kind::kCancel) return true;
+      return false;
+    });
+    std::deque<Event> keep;
+    bool cancelled = false;
+    for (auto& ev : events_) {
+      if (ev.kind == Event::Kind::kCancel) {
+        cancelled = true;
+        keep.push_back(std::move(ev));
+      } else if (region != nullptr && !in_region(*region, ev.vertex, ev.subtask)) {
+        keep.push_back(std::move(ev));
+      }
+    }
+    events_ = std::move(keep);
+    return !cancelled;
   }
 
   // Returns false when the job reached a terminal state. A redeploy that fails (e.g. the checkpoint storage is
@@ -637,35 +729,13 @@ class JobMaster final : public CheckpointingJobClient,
     stop_->on_failover(cause);
     coordinator_->stop();
     coordinator_->abort_pending(coordinator::CheckpointFailureReason::kJobFailover, cause);
-    stop_attempt();
-    RestartDecision d = decide_restart(*restart_, cause, cfg_.clock->now_ms(),
-                                       checkpoints_->check_restore_point(restore_point_, cause), &identical_failures_,
-                                       checkpoints_->latest_checkpoint_id());
-    if (!d.restart) {
-      error_ = job_failure(d, cause);
-      restore_point_unusable_ = !d.unusable_restore_point.is_ok();
-      move_to(JobStatus::kFailing);
-      finish_job(JobStatus::kFailed, error_);
-      return false;
-    }
+    tasks_.stop_all();
+    int64_t backoff_ms = 0;
+    if (!may_restart(cause, &backoff_ms)) return false;
     // Wait the backoff; a cancel request ends the wait.
-    {
-      std::unique_lock lock(events_mu_);
-      events_cv_.wait_for(lock, std::chrono::milliseconds(d.backoff_ms), [&] {
-        for (const auto& ev : events_)
-          if (ev.kind == Event::Kind::kCancel) return true;
-        return false;
-      });
-      // Events of the old attempt are stale now.
-      std::deque<Event> keep;
-      for (auto& ev : events_)
-        if (ev.kind == Event::Kind::kCancel) keep.push_back(std::move(ev));
-      events_ = std::move(keep);
-      if (!events_.empty()) {
-        lock.unlock();
-        finish_job(JobStatus::kCanceled, Status::ok());
-        return false;
-      }
+    if (!wait_backoff(backoff_ms, nullptr)) {
+      finish_job(JobStatus::kCanceled, Status::ok());
+      return false;
     }
     if (auto latest = checkpoints_->latest()) restore_point_ = std::move(latest);
     {
@@ -684,7 +754,7 @@ class JobMaster final : public CheckpointingJobClient,
   void finish_job(JobStatus terminal, const Status& error) {
     // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
     if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
-    stop_attempt();
+    tasks_.stop_all();
     if (coordinator_ && checkpoints_) {
       using checkpoint::JobTerminalStatus;
       checkpoints_->cleanup_on_job_end(terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
@@ -722,21 +792,25 @@ class JobMaster final : public CheckpointingJobClient,
   std::unique_ptr<runtime::FaultInjector> injector_;  // outlives every attempt's tasks
 
   std::unique_ptr<TaskDeployer> deployer_;  // set by start()
-  // Attempt (guarded by tasks_mu_ for other threads; changed only by the control thread).
-  mutable std::mutex tasks_mu_;
-  std::unique_ptr<DeployedTasks> tasks_;
-  std::vector<std::unique_ptr<SourceCoordinatorBase>> coordinators_;
+  JobTasks tasks_{*sg_, jg_, eg_, cfg_};  // the running attempt's tasks and source enumerators
+  // A user's checkpoint or savepoint trigger is refused while a region restarts (guarded by trigger_mu_): the job
+  // stays RUNNING meanwhile, as in Flink.
+  bool region_restarting_ = false;
   // A task that finished in the current attempt (checkpoints-after-tasks-finish false); task threads write it.
   struct FinishedTask {
     int32_t vertex = 0, subtask = 0, attempt = -1;
   };
   std::mutex finished_mu_;
   FinishedTask finished_;  // the first task that finished in attempt `attempt`
-  // Control-thread state.
+  // Control-thread state. Indexed like eg_.subtasks: the tasks whose input ended, and those that finished, in
+  // their current attempt (a region restart clears its own); the counts follow them.
+  std::vector<bool> ended_input_;
+  std::vector<bool> finished_task_;
   int32_t running_tasks_ = 0;
   int32_t end_of_data_tasks_ = 0;
   CheckpointId final_checkpoint_floor_{-1};
   bool final_checkpoint_deferred_ = false;
+  bool finishing_ = false;  // the final checkpoint completed: every task was told to end
   std::mutex trigger_mu_;  // user triggers (checkpoint, savepoint) vs the failover's status change
   Status error_;
   SavepointRequests savepoints_;

@@ -33,6 +33,7 @@
 #include "runtime/stream_task.h"
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
+#include "sluice/config/options.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/exclusive_claim.h"
 #include "sluice/core/name_source.h"
@@ -92,6 +93,9 @@ struct MiniClusterConfig {
   int32_t num_retained = 1;
   checkpoint::ExternalizedCheckpointRetention retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
   RestartStrategyConfig restart;  // used when checkpointing; without it a failure fails the job
+  // jobmanager.execution.failover-strategy (Flink's default: region): a task's failure restarts its pipelined
+  // region (graph/pipelined_regions.h) or, with kFull, every task. Failures that are no task's restart every task.
+  FailoverStrategy failover_strategy = FailoverStrategy::kRegion;
   std::optional<RestoreFrom> restore;
   std::map<std::string, std::string> properties;  // recorded in every checkpoint's metadata
   uint64_t jitter_seed = 1;

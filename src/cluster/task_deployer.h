@@ -46,8 +46,10 @@ struct AttemptDeployment {
   // The checkpoint every subtask restores from (the deployer reads each subtask's part where it runs:
   // attempt_restore.h); none: a fresh start. Operators without state in it start empty but see is_restored().
   std::optional<AttemptRestore> restore;
-  // Set by a TaskManager that holds only `subtasks` of an attempt spread over several: where the others run and
-  // the data plane that reaches them. None: `subtasks` is every subtask of the job.
+  // Set when `subtasks` is not every subtask of the job: by a TaskManager that holds only its share of an attempt
+  // spread over several (where the others run and the data plane that reaches them), and by the JobMaster for one
+  // pipelined region deployed alone (the region's subtasks local, no data plane: no channel leaves a region).
+  // None: `subtasks` is every subtask of the job.
   std::optional<NetworkPlacement> placement;
 };
 
@@ -109,6 +111,10 @@ class TaskDeployer {
   virtual void on_job_end(JobStatus terminal) { (void)terminal; }
   // The TaskManagers this deployer places tasks on (job_placement.h). Any thread, while the deployer lives.
   virtual std::vector<TaskManagerInfo> task_managers() const = 0;
+  // True when deploy() takes one pipelined region's subtasks alone (with a placement naming them, no data plane),
+  // beside other regions' deployments that keep running: what region failover needs. False: every deployment is
+  // every subtask of the job, and a task failure restarts all of them.
+  virtual bool deploys_regions() const { return false; }
 };
 
 // Makes the deployer of one job (its JobMaster calls it once, when the job starts).

@@ -404,6 +404,15 @@ const ConfigOption<bool> kIncrementalCheckpoints{
 
 // ---- restart strategies -------------------------------------------------------------------------------
 
+const ConfigOption<FailoverStrategy> kFailoverStrategy{
+    "jobmanager.execution.failover-strategy", FailoverStrategy::kRegion,
+    "What a task failure restarts: region restarts only the failed task's pipelined region (the subtasks it "
+    "exchanges records with, directly or through others; a job with a key_by, rebalance or broadcast between "
+    "all its vertices has one region, so the whole job restarts), full restarts every task. Either way through "
+    "the restart strategy, from the latest completed checkpoint. A failure that is not a task's (a checkpoint "
+    "failure past the tolerable number, a lost TaskManager in cluster mode) restarts the whole job.",
+    {}, {}};
+
 const ConfigOption<std::optional<RestartStrategyType>> kRestartStrategyType{
     "restart-strategy.type", std::nullopt,
     "Restart strategy on job failures: NONE (also OFF, DISABLE), FIXED-DELAY, FAILURE-RATE or "
@@ -632,7 +641,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kHeartbeatRpcFailureThreshold, &options::kSlotRequestTimeout, &options::kAskTimeout,
       &options::kEvenlySpreadOutSlots,    &options::kTaskManagerRegistrationTimeout,
       // restart strategies
-      &options::kRestartStrategyType,
+      &options::kFailoverStrategy,        &options::kRestartStrategyType,
       &options::kFixedDelayAttempts,       &options::kFixedDelayDelay,
       &options::kFailureRateMaxFailuresPerInterval,
       &options::kFailureRateInterval,      &options::kFailureRateDelay,

@@ -99,7 +99,21 @@ Result<std::vector<uint8_t>> redistribute_operator_state(const std::vector<std::
       }
     }
   }
-  // Even split, as Flink's round-robin repartitioner: contiguous shares, the first ones one larger.
+  // At an unchanged parallelism every subtask keeps its own elements, as Flink's round-robin repartitioner does:
+  // a subtask restarted alone (region failover) must get back exactly what it snapshotted - a source reader its
+  // own splits, a sink its own committables - while the others run on with theirs.
+  if (static_cast<int32_t>(old_subtasks.size()) == new_parallelism) {
+    if (!old_subtasks[static_cast<size_t>(new_index)].empty()) {
+      SLUICE_ASSIGN_OR_RETURN(auto own, decode_operator_state(old_subtasks[static_cast<size_t>(new_index)].data(),
+                                                              old_subtasks[static_cast<size_t>(new_index)].size(),
+                                                              "subtask " + std::to_string(new_index)));
+      for (auto& st : own) {
+        if (st.mode == OperatorStateMode::kSplitDistribute) merged[st.name].elements = std::move(st.elements);
+      }
+    }
+    split.clear();
+  }
+  // Otherwise an even split, as Flink's round-robin repartitioner: contiguous shares, the first ones one larger.
   for (auto& [name, elements] : split) {
     auto n = static_cast<int64_t>(elements.size());
     int64_t begin = n * new_index / new_parallelism, end = n * (new_index + 1) / new_parallelism;

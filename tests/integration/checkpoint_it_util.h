@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -241,6 +242,18 @@ inline void reset_output(const std::string& saved, const std::string& out, int64
     const int64_t n = part_checkpoint(name);
     if (hidden || (n >= 0 && n <= id)) fs::copy_file(e.path(), fs::path(out) / name);
   }
+}
+
+// The lines of the committed (visible) part files "part-*" of `dir`, in directory order; empty if it does not exist.
+inline std::vector<std::string> committed_lines(const std::string& dir) {
+  std::vector<std::string> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("part-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+  }
+  return out;
 }
 
 // ---- submitting with a storage the test built ----------------------------------------------------------

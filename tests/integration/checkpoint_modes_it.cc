@@ -43,19 +43,6 @@ int64_t records_out(const MetricRegistry& metrics, const std::string& prefix) {
   return static_cast<int64_t>(total);
 }
 
-// The lines of the committed (visible) part files of `dir`.
-std::vector<std::string> committed_lines(const std::string& dir) {
-  std::vector<std::string> out;
-  if (!it::fs::is_directory(dir)) return out;
-  for (const auto& e : it::fs::directory_iterator(dir)) {
-    if (e.path().filename().string().rfind("part-", 0) != 0) continue;
-    std::ifstream in(e.path());
-    std::string line;
-    while (std::getline(in, line)) out.push_back(line);
-  }
-  return out;
-}
-
 // What the AT_LEAST_ONCE test hook saw: per pending checkpoint id, the records processed after one of its
 // barriers and before it was taken.
 struct PostBarrierLog {
@@ -271,7 +258,7 @@ TEST(AtLeastOnce, ForwardOnlyJobWithOperatorStateIsExactlyOnceUnderFailures) {
   std::map<int64_t, int> times;
   const int64_t half = kRecords / 2;  // the generator's two splits: [0, half) and [half, kRecords)
   int64_t wrong_counts = 0;
-  for (const std::string& line : committed_lines(out)) {
+  for (const std::string& line : it::committed_lines(out)) {
     const size_t comma = line.find(',');
     ASSERT_NE(comma, std::string::npos) << line;
     const int64_t v = std::stoll(line.substr(0, comma));
@@ -354,15 +341,15 @@ TEST(CheckpointsAfterTasksFinish, CheckpointsKeepCompletingAfterABoundedSourceEn
   EXPECT_EQ(s.latest_completed->num_tasks, 3);  // the two source chains and the sink
   EXPECT_EQ(s.num_failed, 0);
   // The bounded source's records are committed while the other source still runs.
-  ASSERT_TRUE(it::wait_for([&] { return count_prefix(committed_lines(out), "bounded,") == kBounded; }));
-  EXPECT_LT(count_prefix(committed_lines(out), "long,"), kLong);
+  ASSERT_TRUE(it::wait_for([&] { return count_prefix(it::committed_lines(out), "bounded,") == kBounded; }));
+  EXPECT_LT(count_prefix(it::committed_lines(out), "long,"), kLong);
   EXPECT_FALSE(is_globally_terminal(client->status()));
 
   g_long_throttle_us = 0;
   JobExecutionResult result = client->wait();
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
   // The final checkpoint committed the sink's last committables: everything, exactly once, nothing pending.
-  auto lines = committed_lines(out);
+  auto lines = it::committed_lines(out);
   EXPECT_EQ(count_prefix(lines, "bounded,"), kBounded);
   EXPECT_EQ(count_prefix(lines, "long,"), kLong);
   EXPECT_EQ(std::set<std::string>(lines.begin(), lines.end()).size(), lines.size());
@@ -408,7 +395,7 @@ TEST(CheckpointsAfterTasksFinish, FalseRefusesCheckpointsOnceATaskFinishedAndHas
   JobExecutionResult result = client->wait();
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
   // No final checkpoint: what the sink took after the last completed checkpoint was never committed.
-  auto lines = committed_lines(out);
+  auto lines = it::committed_lines(out);
   EXPECT_LT(count_prefix(lines, "long,"), kLong);
   EXPECT_EQ(cp.checkpoint_stats().num_completed, s.num_completed);
 }

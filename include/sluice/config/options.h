@@ -163,6 +163,17 @@ struct EnumOptionNames<RestartStrategyType> {
   }};
 };
 
+// jobmanager.execution.failover-strategy: what restarts when a task fails.
+enum class FailoverStrategy { kFull, kRegion };
+
+template <>
+struct EnumOptionNames<FailoverStrategy> {
+  static constexpr std::array<std::pair<FailoverStrategy, std::string_view>, 2> kValues{{
+      {FailoverStrategy::kFull, "full"},
+      {FailoverStrategy::kRegion, "region"},
+  }};
+};
+
 namespace options {
 
 // parallelism.default (Integer, 1, >= 1): parallelism of operators that set none.
@@ -330,6 +341,9 @@ extern const ConfigOption<bool> kIncrementalCheckpoints;
 
 // ---- restart strategies (Flink's RestartStrategyOptions; see src/restart) ---------------------------------
 
+// jobmanager.execution.failover-strategy (Enum full|region, region as in Flink): region restarts only the pipelined
+// region of the failed task (graph/pipelined_regions.h), full the whole job.
+extern const ConfigOption<FailoverStrategy> kFailoverStrategy;
 // restart-strategy.type (Enum, unset = derived; alias restart-strategy): unset means EXPONENTIAL-DELAY when
 // checkpointing is enabled, else NONE (Flink's rule).
 extern const ConfigOption<std::optional<RestartStrategyType>> kRestartStrategyType;

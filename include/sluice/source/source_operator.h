@@ -65,6 +65,14 @@ class SourceCoordinatorBase : public SourceReaderCoordinator {
   virtual void start(int32_t parallelism, const std::vector<uint8_t>* restored_state) = 0;
   virtual std::vector<uint8_t> snapshot_enumerator(CheckpointId checkpoint_id) = 0;
   virtual void abort_checkpoint(CheckpointId checkpoint_id) = 0;
+  // Checkpoint `checkpoint_id` completed: the assignments made before its enumerator snapshot are in its readers'
+  // state and no reset needs them any more.
+  virtual void checkpoint_complete(CheckpointId checkpoint_id) = 0;
+  // The reader of `subtask` restarts alone (region failover) from the checkpoint `restored_checkpoint_id` (0: from
+  // no checkpoint, a fresh start). Flink's SplitAssignmentTracker: the splits assigned to it after that checkpoint's
+  // enumerator snapshot are not in its restored state, so they go back to the enumerator (add_splits_back); what
+  // was queued for the old reader is dropped; the new reader registers again (the enumerator's add_reader).
+  virtual void reset_subtask(int32_t subtask, CheckpointId restored_checkpoint_id) = 0;
   virtual void close() = 0;
 };
 
@@ -124,7 +132,37 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
     std::lock_guard lock(mu_);
     valve_checkpoint_ = checkpoint_id;
     valve_closed_.assign(static_cast<size_t>(parallelism_), true);
+    assigned_by_checkpoint_[checkpoint_id.value()] = std::exchange(uncheckpointed_, {});
     return enumerator_->snapshot_state(checkpoint_id);
+  }
+  void checkpoint_complete(CheckpointId checkpoint_id) override {
+    std::lock_guard lock(mu_);
+    assigned_by_checkpoint_.erase(assigned_by_checkpoint_.begin(),
+                                  assigned_by_checkpoint_.upper_bound(checkpoint_id.value()));
+  }
+  void reset_subtask(int32_t subtask, CheckpointId restored_checkpoint_id) override {
+    std::lock_guard lock(mu_);
+    if (subtask < 0 || subtask >= parallelism_) {
+      throw std::out_of_range("reset of reader subtask " + std::to_string(subtask) + " of a source with parallelism " +
+                              std::to_string(parallelism_));
+    }
+    const auto i = static_cast<size_t>(subtask);
+    std::vector<SplitT> back;
+    auto take = [&](std::vector<std::vector<SplitT>>& per_subtask) {
+      if (i >= per_subtask.size()) return;
+      for (auto& split : per_subtask[i]) back.push_back(std::move(split));
+      per_subtask[i].clear();
+    };
+    for (auto it = assigned_by_checkpoint_.upper_bound(restored_checkpoint_id.value());
+         it != assigned_by_checkpoint_.end(); ++it) {
+      take(it->second);
+    }
+    take(uncheckpointed_);
+    sinks_[i] = nullptr;
+    pending_[i].clear();
+    held_[i].clear();
+    valve_closed_[i] = false;
+    if (!back.empty()) enumerator_->add_splits_back(std::move(back), subtask);
   }
   void reader_snapshot_done(int32_t subtask, CheckpointId checkpoint_id) override {
     std::lock_guard lock(mu_);
@@ -146,8 +184,10 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
   int32_t current_parallelism() const override { return parallelism_; }
   void assign_split(SplitT split, int32_t subtask) override {
     std::vector<SplitT> splits;
-    splits.push_back(std::move(split));
+    splits.push_back(split);
     deliver(subtask, OperatorEvent{OperatorEvent::Kind::kAddSplits, serialize_bytes(splits)});
+    uncheckpointed_.resize(static_cast<size_t>(parallelism_));
+    uncheckpointed_[static_cast<size_t>(subtask)].push_back(std::move(split));
   }
   void signal_no_more_splits(int32_t subtask) override {
     deliver(subtask, OperatorEvent{OperatorEvent::Kind::kNoMoreSplits, {}});
@@ -182,6 +222,11 @@ class SourceCoordinator final : public SourceCoordinatorBase, private SplitEnume
   std::vector<std::vector<OperatorEvent>> held_;     // behind the closed valve of valve_checkpoint_
   std::vector<bool> valve_closed_;
   CheckpointId valve_checkpoint_{-1};
+  // Splits assigned per subtask since the last enumerator snapshot, and those assigned before each snapshot whose
+  // checkpoint has not completed (by checkpoint id): what reset_subtask gives back. Without checkpoints (no
+  // restarts either) they are kept for the job's life, as Flink's tracker does.
+  std::vector<std::vector<SplitT>> uncheckpointed_;
+  std::map<int64_t, std::vector<std::vector<SplitT>>> assigned_by_checkpoint_;
   AsyncCalls async_calls_{mu_};  // declared last: destroyed (its worker joined) before what its calls use
 };
 

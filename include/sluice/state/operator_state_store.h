@@ -3,7 +3,9 @@
 // (through CheckpointedFunction).
 //
 // Redistribution when a job is restored (Flink's modes):
-//  - list state (get_list_state): the elements of all subtasks are split evenly across the new subtasks;
+//  - list state (get_list_state): at an unchanged parallelism each subtask keeps its own elements (so a subtask
+//    restarted alone by region failover gets back what it snapshotted); otherwise the elements of all subtasks
+//    are split evenly across the new subtasks;
 //  - union list state (get_union_list_state): every new subtask gets all elements of all old subtasks;
 //  - broadcast state (get_broadcast_state): a map kept identical on every subtask; each gets subtask 0's copy.
 // Elements are serialized one by one (TypeSerializer<T>), so redistribution treats them as opaque bytes

@@ -95,5 +95,108 @@ TEST(SourceCoordinator, TheSplitsAssignedAtRegistrationComeBackWithIt) {
   coordinator.close();
 }
 
+// Region failover restarts one reader from the latest completed checkpoint: what was assigned to it after that
+// checkpoint's enumerator snapshot is in neither snapshot, so it goes back to the enumerator, which hands it out
+// again; what the checkpoint covers stays with the reader's restored state.
+TEST(SourceCoordinator, AResetReaderGetsBackWhatWasAssignedAfterTheRestoredCheckpoint) {
+  auto identity = [](int64_t i) { return i; };
+  auto source = std::make_shared<const GeneratorSource<int64_t, decltype(identity)>>(300, identity);
+  SourceCoordinator<int64_t, IndexRangeSplit> coordinator(source);
+  coordinator.start(3, nullptr);  // three splits: 0-100, 100-200, 200-300
+  RecordingSink old_reader;
+  EXPECT_TRUE(coordinator.register_reader(0, &old_reader).empty());
+  coordinator.handle_split_request(0);  // 0-100, before checkpoint 1
+  EXPECT_EQ(splits_of(coordinator.snapshot_enumerator(CheckpointId(1))).size(), 2u);
+  coordinator.reader_snapshot_done(0, CheckpointId(1));
+  coordinator.handle_split_request(0);  // 100-200, after it
+  coordinator.snapshot_enumerator(CheckpointId(2));
+  coordinator.handle_split_request(0);  // 200-300, held behind the valve of checkpoint 2
+  ASSERT_EQ(old_reader.events.size(), 2u);
+
+  coordinator.reset_subtask(0, CheckpointId(1));
+  EXPECT_EQ(splits_of(coordinator.snapshot_enumerator(CheckpointId(3))),
+            (std::vector<IndexRangeSplit>{{100, 200, 100}, {200, 300, 200}}))
+      << "the two splits assigned after checkpoint 1 are the enumerator's again; 0-100 is in checkpoint 1";
+  coordinator.abort_checkpoint(CheckpointId(3));
+
+  RecordingSink new_reader;
+  EXPECT_TRUE(coordinator.register_reader(0, &new_reader).empty()) << "nothing queued for the old reader survives";
+  coordinator.handle_split_request(0);
+  coordinator.handle_split_request(0);
+  coordinator.handle_split_request(0);
+  ASSERT_EQ(new_reader.events.size(), 3u);
+  EXPECT_EQ(splits_of(new_reader.events[0].payload), (std::vector<IndexRangeSplit>{{100, 200, 100}}));
+  EXPECT_EQ(splits_of(new_reader.events[1].payload), (std::vector<IndexRangeSplit>{{200, 300, 200}}));
+  EXPECT_EQ(new_reader.events[2].kind, OperatorEvent::Kind::kNoMoreSplits);
+  EXPECT_EQ(old_reader.events.size(), 2u) << "the old reader's sink is not used after the reset";
+  coordinator.close();
+}
+
+// A completed checkpoint covers what was assigned before it; a reset from no checkpoint gives back everything the
+// reader was ever assigned; other readers' assignments are not touched.
+TEST(SourceCoordinator, AResetFromACompletedCheckpointOrFromNoneGivesBackOnlyWhatItDoesNotCover) {
+  auto identity = [](int64_t i) { return i; };
+  auto source = std::make_shared<const GeneratorSource<int64_t, decltype(identity)>>(300, identity);
+  {
+    SourceCoordinator<int64_t, IndexRangeSplit> coordinator(source);
+    coordinator.start(3, nullptr);
+    RecordingSink r0, r1;
+    (void)coordinator.register_reader(0, &r0);
+    (void)coordinator.register_reader(1, &r1);
+    coordinator.handle_split_request(0);  // 0-100
+    coordinator.handle_split_request(1);  // 100-200
+    coordinator.snapshot_enumerator(CheckpointId(1));
+    coordinator.reader_snapshot_done(0, CheckpointId(1));
+    coordinator.reader_snapshot_done(1, CheckpointId(1));
+    coordinator.checkpoint_complete(CheckpointId(1));
+    coordinator.reset_subtask(0, CheckpointId(1));
+    EXPECT_EQ(splits_of(coordinator.snapshot_enumerator(CheckpointId(2))),
+              (std::vector<IndexRangeSplit>{{200, 300, 200}}))
+        << "checkpoint 1 holds 0-100 in reader 0's state";
+    coordinator.close();
+  }
+  {
+    SourceCoordinator<int64_t, IndexRangeSplit> coordinator(source);
+    coordinator.start(3, nullptr);
+    RecordingSink r0, r1;
+    (void)coordinator.register_reader(0, &r0);
+    (void)coordinator.register_reader(1, &r1);
+    coordinator.handle_split_request(0);  // 0-100
+    coordinator.handle_split_request(1);  // 100-200
+    coordinator.snapshot_enumerator(CheckpointId(1));
+    coordinator.abort_checkpoint(CheckpointId(1));
+    coordinator.reset_subtask(0, CheckpointId(0));
+    EXPECT_EQ(splits_of(coordinator.snapshot_enumerator(CheckpointId(2))),
+              (std::vector<IndexRangeSplit>{{200, 300, 200}, {0, 100, 0}}))
+        << "no checkpoint: reader 0's split goes back, reader 1's stays with it";
+    EXPECT_THROW(coordinator.reset_subtask(3, CheckpointId(0)), std::out_of_range);
+    coordinator.close();
+  }
+}
+
+// An enumerator that assigns on registration (Nexmark's) hands the splits given back to the reader at once; the
+// new reader gets them with its registration.
+TEST(SourceCoordinator, SplitsGivenBackToAnAssigningEnumeratorComeWithTheNewRegistration) {
+  nexmark::NexmarkSourceOptions options;
+  options.num_splits = 4;
+  SourceCoordinator<nexmark::Event, nexmark::NexmarkSplit> coordinator(
+      std::make_shared<const nexmark::NexmarkSource>(options));
+  coordinator.start(2, nullptr);
+  RecordingSink old_reader;
+  (void)coordinator.register_reader(1, &old_reader);
+  coordinator.reset_subtask(1, CheckpointId(0));
+  RecordingSink new_reader;
+  std::vector<int32_t> indices;
+  for (const OperatorEvent& e : coordinator.register_reader(1, &new_reader)) {
+    if (e.kind != OperatorEvent::Kind::kAddSplits) continue;
+    auto splits = deserialize_bytes<std::vector<nexmark::NexmarkSplit>>(e.payload.data(), e.payload.size(), "splits");
+    ASSERT_TRUE(splits.is_ok()) << splits.status().to_string();
+    for (const auto& split : *splits) indices.push_back(split.index);
+  }
+  EXPECT_EQ(indices, (std::vector<int32_t>{1, 3}));
+  EXPECT_TRUE(new_reader.events.empty());
+  coordinator.close();
+}
+
 }  // namespace
 }  // namespace sluice

@@ -56,6 +56,25 @@ TEST(OperatorState, RedistributionSplitsUnionsAndBroadcasts) {
   }
 }
 
+// Flink's round-robin repartitioner keeps the old assignment when the parallelism does not change: region failover
+// restores one subtask while the others keep running, so each must get back its own elements, not a share.
+TEST(OperatorState, AnUnchangedParallelismGivesEverySubtaskItsOwnElements) {
+  std::vector<std::vector<uint8_t>> old{subtask_snapshot(0, 4), subtask_snapshot(1, 1), subtask_snapshot(2, 0), {}};
+  const std::vector<std::vector<int64_t>> own = {{0, 1, 2, 3}, {1000}, {}, {}};
+  for (int32_t i = 0; i < 4; ++i) {
+    auto bytes = redistribute_operator_state(old, i, 4);
+    ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+    OperatorStateStore s;
+    ASSERT_TRUE(s.restore(*bytes, "r").is_ok());
+    EXPECT_EQ(s.get_list_state(ListStateDescriptor<int64_t>("offsets")).get(), own[static_cast<size_t>(i)])
+        << "subtask " << i;
+    EXPECT_EQ(s.get_union_list_state(ListStateDescriptor<std::string>("seen")).get(),
+              (std::vector<std::string>{"s0", "s1", "s2"}))
+        << "union state still goes to every subtask";
+    EXPECT_EQ(s.get_broadcast_state(MapStateDescriptor<std::string, int32_t>("rules")).get("limit"), 7);
+  }
+}
+
 TEST(OperatorState, CorruptBytesFailLoudly) {
   auto bytes = subtask_snapshot(0, 3);
   for (size_t cut = 0; cut < bytes.size(); cut += 3) {
