@@ -13,6 +13,7 @@
 #include "batch/sink_commit_retry.h"
 #include "batch/stage_plan.h"
 #include "coordinator/job_lifecycle.h"
+#include "graph/edge_topology.h"
 #include "runtime/stream_task.h"
 #include "sluice/metrics/metric_registry.h"
 #include "sluice/source/source_operator.h"
@@ -251,10 +252,8 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
     for (int32_t v : plan_.stages[static_cast<size_t>(stage)]) {
       for (const graph::JobEdge* e : jg_.inputs_of(v)) {
         const auto& src = jg_.vertices[static_cast<size_t>(e->source_vertex)];
-        const int32_t subs = e->partitioning == Partitioning::kForward
-                                 ? 1
-                                 : jg_.vertices[static_cast<size_t>(e->target_vertex)].parallelism;
         for (int32_t i = 0; i < src.parallelism; ++i) {
+          const int32_t subs = graph::consumers_of_producer(jg_, *e, i).size();
           for (int32_t j = 0; j < subs; ++j) {
             std::error_code ec;
             std::filesystem::remove(exchange_file(edge_index(e), i, j), ec);
@@ -291,8 +290,8 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
       d.key_group_range = ev.key_group_range;
       d.notifier = std::make_shared<runtime::TaskNotifier>();
       for (const graph::JobEdge* e : jg_.outputs_of(v.id)) {
-        const bool forward = e->partitioning == Partitioning::kForward;
-        const int32_t subs = forward ? 1 : jg_.vertices[static_cast<size_t>(e->target_vertex)].parallelism;
+        // One subpartition (and exchange file) per consumer this subtask feeds (graph/edge_topology.h).
+        const int32_t subs = graph::consumers_of_producer(jg_, *e, ev.subtask_index).size();
         auto partition = std::make_shared<runtime::ResultPartition>(subs, cfg_.network, d.notifier.get(), cfg_.clock);
         for (int32_t j = 0; j < subs; ++j) {
           spill_targets.push_back({partition->channel(j), exchange_file(edge_index(e), ev.subtask_index, j)});
@@ -310,11 +309,11 @@ class BatchJob final : public BatchJobClient, public runtime::TaskListener {
         const bool tag_inputs = rc.sorted && sg_->node(v.head_node).kind == StreamNode::Kind::kTwoInput;
         std::vector<std::string> files;
         for (const graph::JobEdge* e : jg_.inputs_of(v.id)) {
-          if (e->partitioning == Partitioning::kForward) {
-            files.push_back(exchange_file(edge_index(e), ev.subtask_index, 0));
-          } else {
-            const int32_t producers = jg_.vertices[static_cast<size_t>(e->source_vertex)].parallelism;
-            for (int32_t i = 0; i < producers; ++i) files.push_back(exchange_file(edge_index(e), i, ev.subtask_index));
+          // Producer i wrote this subtask's records into its subpartition (this subtask - its first consumer).
+          const graph::SubtaskRange producers = graph::producers_of_consumer(jg_, *e, ev.subtask_index);
+          for (int32_t i = producers.begin; i < producers.end; ++i) {
+            const int32_t subpartition = ev.subtask_index - graph::consumers_of_producer(jg_, *e, i).begin;
+            files.push_back(exchange_file(edge_index(e), i, subpartition));
           }
           if (tag_inputs) rc.file_inputs.resize(files.size(), e->type_number == 2 ? 2 : 1);
           rc.file_timestamps.resize(files.size(), e->carries_timestamps ? 1 : 0);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "graph/edge_topology.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/network/tcp/data_connection_manager.h"
 
@@ -57,17 +58,17 @@ Result<AttemptNetwork> build_attempt_network(const graph::JobGraph& job, const r
     const graph::JobEdge& e = job.edges[ei];
     const auto& src = job.vertices[static_cast<size_t>(e.source_vertex)];
     const auto& dst = job.vertices[static_cast<size_t>(e.target_vertex)];
-    const bool forward = e.partitioning == Partitioning::kForward;
-    const int32_t subpartitions = forward ? 1 : dst.parallelism;
+    // Producers in ascending order, so each consumer's channels of this edge come in producer order.
     for (int32_t i = 0; i < src.parallelism; ++i) {
+      const graph::SubtaskRange consumers = graph::consumers_of_producer(job, e, i);
       std::shared_ptr<runtime::ResultPartition> partition;
       if (local(src.id, i)) {
         partition = std::make_shared<runtime::ResultPartition>(
-            subpartitions, network, n.notifiers[static_cast<size_t>(src.id)][static_cast<size_t>(i)].get(), clock);
+            consumers.size(), network, n.notifiers[static_cast<size_t>(src.id)][static_cast<size_t>(i)].get(), clock);
         n.outputs[static_cast<size_t>(src.id)][static_cast<size_t>(i)].push_back(runtime::TaskOutput{&e, partition});
       }
-      for (int32_t j = 0; j < subpartitions; ++j) {
-        const int32_t consumer = forward ? i : j;
+      for (int32_t j = 0; j < consumers.size(); ++j) {
+        const int32_t consumer = consumers.begin + j;
         const bool consumer_local = local(dst.id, consumer);
         if (!partition && !consumer_local) continue;
         auto& inputs = n.input_channels[static_cast<size_t>(dst.id)][static_cast<size_t>(consumer)];

@@ -1,6 +1,7 @@
 // The network of one deployment attempt: a TaskNotifier per subtask, a ResultPartition per (JobEdge, producing
-// subtask) with one subpartition per consumer (one for a forward edge), and per consuming subtask its input
-// channels in JobEdge order, then producer order (the order channel state of unaligned checkpoints refers to).
+// subtask) with one subpartition per consumer it feeds (every consumer on an all-to-all edge; on a pointwise forward
+// or rescale edge only its own, graph/edge_topology.h), and per consuming subtask its input channels in JobEdge
+// order, then producer order (the order channel state of unaligned checkpoints refers to).
 // Rebuilt for every attempt: a failover starts with empty channels.
 //
 // In one process every channel is in memory. A TaskManager holding only some subtasks of an attempt builds the

@@ -1,9 +1,11 @@
 #include "cluster/channel_state_assignment.h"
 
+#include <set>
 #include <tuple>
 
 #include "checkpoint/byte_size_text.h"
 #include "cluster/state_assignment.h"
+#include "graph/edge_topology.h"
 
 namespace sluice::cluster {
 
@@ -21,7 +23,7 @@ Result<ChannelStateRoute> route_channel_state(const ChannelStateEdge& e, int32_t
   }
   switch (e.partitioning) {
     case Partitioning::kHash: {
-      r.filter_by_key_group = true;
+      r.filter_by_partitioner = true;
       if (e.old_max_parallelism != e.new_max_parallelism) {
         // Re-hashed key groups (--rehash-key-groups): any new subtask may own some of the keys.
         for (int32_t s = 0; s < e.new_consumers; ++s) r.subtasks.push_back(s);
@@ -38,16 +40,35 @@ Result<ChannelStateRoute> route_channel_state(const ChannelStateEdge& e, int32_t
       }
       return r;
     }
+    case Partitioning::kCustom:
+      // Only the user's partitioner knows where a record goes now: every new subtask filters (Flink's
+      // SubtaskStateMapper.FULL for a custom partitioner, with the same filter on recovery).
+      r.filter_by_partitioner = true;
+      for (int32_t s = 0; s < e.new_consumers; ++s) r.subtasks.push_back(s);
+      return r;
     case Partitioning::kRebalance:
+    case Partitioning::kShuffle:
       // Any subtask may take any record: spread the old channels evenly, deterministically.
       r.subtasks.push_back((consumer * e.old_producers + producer) % e.new_consumers);
       return r;
-    default:
-      return Status::invalid_argument(std::string("in-flight data on a ") + partitioning_name(e.partitioning) +
-                                      " edge cannot be redistributed from parallelism " +
-                                      std::to_string(e.old_consumers) + " to " + std::to_string(e.new_consumers) +
-                                      " (only hash and rebalance edges hold channel state)");
+    case Partitioning::kRescale:
+      // Rescale promises no consumer for a record either (round robin over the producer's subset, which the new
+      // parallelisms redraw): spread the old channels evenly. Pointwise, each old channel is the only one of its
+      // consumer (P <= C) or of its producer (P > C), which numbers the channels.
+      r.subtasks.push_back((e.old_producers <= e.old_consumers ? consumer : producer) % e.new_consumers);
+      return r;
+    case Partitioning::kGlobal:
+      r.subtasks.push_back(0);  // where every record of the edge goes, at any parallelism
+      return r;
+    case Partitioning::kDefault:
+    case Partitioning::kForward:
+    case Partitioning::kBroadcast:
+      break;
   }
+  return Status::invalid_argument(std::string("in-flight data on a ") + partitioning_name(e.partitioning) +
+                                  " edge cannot be redistributed from parallelism " + std::to_string(e.old_consumers) +
+                                  " to " + std::to_string(e.new_consumers) +
+                                  " (forward and broadcast edges never hold channel state)");
 }
 
 namespace {
@@ -73,15 +94,15 @@ class KeepChannelWriter final : public RecordWriter {
 
 }  // namespace
 
-Result<std::vector<ChannelStateBuffer>> filter_by_key_group(const StreamEdge& edge, bool carries_timestamps,
-                                                            const std::vector<ChannelStateBuffer>& buffers,
-                                                            int32_t subtask, int32_t num_subtasks,
-                                                            int32_t max_parallelism, const std::string& what) {
+Result<std::vector<ChannelStateBuffer>> filter_by_partitioner(const StreamEdge& edge, bool carries_timestamps,
+                                                              const std::vector<ChannelStateBuffer>& buffers,
+                                                              int32_t subtask, int32_t num_subtasks,
+                                                              int32_t max_parallelism, const std::string& what) {
   if (!edge.make_selector || !edge.type.make_writer_output || !edge.type.make_deserializer) {
-    return Status::internal(what + ": the edge has no key-group partitioner to filter its in-flight data by");
+    return Status::internal(what + ": the edge has no partitioner to filter its in-flight data by");
   }
   // The edge's own partitioner, set up as the restoring job's producers set theirs up: a record is kept exactly
-  // when new records with its key would go to this subtask.
+  // when a new record like it would go to this subtask.
   KeepChannelWriter writer(num_subtasks, subtask);
   std::unique_ptr<ChannelSelectorBase> selector = edge.make_selector();
   selector->setup(num_subtasks, max_parallelism, 0);
@@ -91,7 +112,14 @@ Result<std::vector<ChannelStateBuffer>> filter_by_key_group(const StreamEdge& ed
   std::unique_ptr<RecordDeserializerBase> in = edge.type.make_deserializer(out.get(), ts);
   std::vector<ChannelStateBuffer> kept;
   for (const ChannelStateBuffer& b : buffers) {
-    auto n = in->deserialize_buffer(b.bytes.data(), b.bytes.size());
+    Result<int64_t> n = Status::internal("not decoded");
+    try {
+      n = in->deserialize_buffer(b.bytes.data(), b.bytes.size());
+    } catch (const StatusError& e) {  // a custom partitioner's index out of range
+      return e.status().with_context(what);
+    } catch (const std::exception& e) {  // the user's partitioner or key selector threw
+      return Status::invalid_argument(std::string("the edge's partitioner failed: ") + e.what()).with_context(what);
+    }
     if (!n.is_ok()) return n.status().with_context(what);
     if (*n != b.num_records) {
       return Status::corruption(what + ": a buffer said to hold " + std::to_string(b.num_records) + " records holds " +
@@ -136,9 +164,10 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
     return Status::invalid_argument("restoring the channel state of " + checkpoint + " " + head_name[vi] + ": " +
                                     detail + " (the job's edges changed); restoring would drop in-flight records");
   };
-  // The number of channels an edge had at the checkpoint, per consumer subtask (forward: one).
-  auto old_channels = [&](const graph::JobEdge& e, size_t vi) -> Result<int32_t> {
-    if (e.partitioning == Partitioning::kForward) return 1;
+  // The producer parallelism of an edge at the checkpoint, for its consumer vertex `vi` (in the checkpoint). A
+  // forward edge's equals its consumer's; any other's producer must be in the checkpoint.
+  auto old_producers = [&](const graph::JobEdge& e, size_t vi) -> Result<int32_t> {
+    if (e.partitioning == Partitioning::kForward) return head[vi]->parallelism;
     const OperatorState* p = head[static_cast<size_t>(e.source_vertex)];
     if (p == nullptr) {
       return refuse(vi, "its input from " + head_name[static_cast<size_t>(e.source_vertex)] +
@@ -160,14 +189,16 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
         int32_t offset = 0;
         bool found = false;
         for (const graph::JobEdge* e : incoming) {
-          SLUICE_ASSIGN_OR_RETURN(int32_t n, old_channels(*e, vi));
-          if (in.channel >= offset && in.channel < offset + n) {
-            const int32_t p = e->partitioning == Partitioning::kForward ? c : in.channel - offset;
-            append(static_cast<size_t>(e - jg.edges.data()), p, c, in.buffers);
+          SLUICE_ASSIGN_OR_RETURN(int32_t producers, old_producers(*e, vi));
+          // c's channels of the edge at the checkpoint: one per producer feeding it (graph/edge_topology.h).
+          const graph::SubtaskRange from =
+              graph::producers_of_consumer(e->partitioning, c, producers, head[vi]->parallelism);
+          if (in.channel >= offset && in.channel < offset + from.size()) {
+            append(static_cast<size_t>(e - jg.edges.data()), from.begin + (in.channel - offset), c, in.buffers);
             found = true;
             break;
           }
-          offset += n;
+          offset += from.size();
         }
         if (!found) {
           return refuse(vi, "subtask " + std::to_string(c) + " holds in-flight data for input channel " +
@@ -193,14 +224,15 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
                                 std::to_string(out.output) + ", whose consumer " + head_name[ci] +
                                 " is not in the checkpoint");
         }
-        const bool forward = e.partitioning == Partitioning::kForward;
-        const int32_t subpartitions = forward ? 1 : head[ci]->parallelism;
-        if (out.subpartition < 0 || out.subpartition >= subpartitions) {
+        // p's subpartitions of the edge at the checkpoint: one per consumer it fed (graph/edge_topology.h).
+        const graph::SubtaskRange to =
+            graph::consumers_of_producer(e.partitioning, p, head[vi]->parallelism, head[ci]->parallelism);
+        if (out.subpartition < 0 || out.subpartition >= to.size()) {
           return refuse(vi, "subtask " + std::to_string(p) + " holds in-flight data for output " +
                                 std::to_string(out.output) + " subpartition " + std::to_string(out.subpartition) +
-                                ", but that output had " + std::to_string(subpartitions) + " subpartitions");
+                                ", but that output had " + std::to_string(to.size()) + " subpartitions");
         }
-        append(static_cast<size_t>(&e - jg.edges.data()), p, forward ? p : out.subpartition, out.buffers);
+        append(static_cast<size_t>(&e - jg.edges.data()), p, to.begin + out.subpartition, out.buffers);
       }
     }
   }
@@ -208,7 +240,7 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
   // Each piece to its new consumer subtasks, in the new gate's first channel of the edge (which input it feeds).
   struct Totals {
     uint64_t records = 0, bytes = 0;
-    bool filtered = false, rebalanced = false;
+    std::set<std::string> how;  // how the records were placed, for the summary
   };
   std::map<int32_t, Totals> totals;  // by consumer vertex
   for (auto& [key, buffers] : pieces) {
@@ -218,7 +250,7 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
     const graph::JobVertex& consumer = jg.vertices[ci];
     ChannelStateEdge ce;
     ce.partitioning = e.partitioning;
-    SLUICE_ASSIGN_OR_RETURN(ce.old_producers, old_channels(e, ci));
+    SLUICE_ASSIGN_OR_RETURN(ce.old_producers, old_producers(e, ci));
     ce.old_consumers = head[ci]->parallelism;
     ce.new_consumers = consumer.parallelism;
     ce.old_max_parallelism = head[ci]->max_parallelism;
@@ -227,46 +259,53 @@ Result<ChannelStateAssignment> ChannelStateAssignment::build(const CheckpointMet
     if (!route.is_ok()) {
       return route.status().with_context("restoring the channel state of " + checkpoint + " " + head_name[ci]);
     }
-    int32_t new_channel = 0;
-    for (const graph::JobEdge* in : jg.inputs_of(consumer.id)) {
-      if (in == &e) break;
-      new_channel += in->partitioning == Partitioning::kForward
-                         ? 1
-                         : jg.vertices[static_cast<size_t>(in->source_vertex)].parallelism;
-    }
+    // The first channel of the edge in subtask s's new gate (its edges in job-graph order, each with one channel
+    // per producer feeding s).
+    auto first_channel = [&](int32_t s) {
+      int32_t channel = 0;
+      for (const graph::JobEdge* in : jg.inputs_of(consumer.id)) {
+        if (in == &e) break;
+        channel += graph::producers_of_consumer(jg, *in, s).size();
+      }
+      return channel;
+    };
     Totals& t = totals[consumer.id];
     for (const auto& b : buffers) {
       t.records += static_cast<uint64_t>(b.num_records);
       t.bytes += b.bytes.size();
     }
-    t.filtered |= route->filter_by_key_group;
-    t.rebalanced |= !route->filter_by_key_group && ce.old_consumers != ce.new_consumers;
+    if (route->filter_by_partitioner) {
+      t.how.insert(e.partitioning == Partitioning::kHash ? "split by key group" : "split by the custom partitioner");
+    } else if (ce.old_consumers == ce.new_consumers) {
+      t.how.insert("each subtask its own");
+    } else {
+      t.how.insert(e.partitioning == Partitioning::kGlobal ? "all to subtask 0" : "spread round robin");
+    }
     for (size_t i = 0; i < route->subtasks.size(); ++i) {
       const int32_t s = route->subtasks[i];
       std::vector<ChannelStateBuffer> to_s;
-      if (route->filter_by_key_group) {
+      if (route->filter_by_partitioner) {
         SLUICE_ASSIGN_OR_RETURN(
-            to_s, filter_by_key_group(sg.edges[static_cast<size_t>(e.stream_edge)], e.carries_timestamps, buffers, s,
-                                      consumer.parallelism, jg.max_parallelism,
-                                      "restoring the channel state of " + checkpoint + " " + head_name[ci] +
-                                          " (old subtask " + std::to_string(c) + ", from producer subtask " +
-                                          std::to_string(p) + ")"));
+            to_s, filter_by_partitioner(sg.edges[static_cast<size_t>(e.stream_edge)], e.carries_timestamps, buffers,
+                                        s, consumer.parallelism, jg.max_parallelism,
+                                        "restoring the channel state of " + checkpoint + " " + head_name[ci] +
+                                            " (old subtask " + std::to_string(c) + ", from producer subtask " +
+                                            std::to_string(p) + ")"));
       } else {
         to_s = i + 1 == route->subtasks.size() ? std::move(buffers) : buffers;
       }
       if (to_s.empty()) continue;
-      a.by_subtask_[{consumer.id, s}].inputs.push_back(checkpoint::InputChannelState{new_channel, std::move(to_s)});
+      a.by_subtask_[{consumer.id, s}].inputs.push_back(
+          checkpoint::InputChannelState{first_channel(s), std::move(to_s)});
     }
   }
   for (const auto& [ci, t] : totals) {
     const auto vi = static_cast<size_t>(ci);
     a.records_ += t.records;
     std::string line = head_name[vi] + ": " + std::to_string(t.records) + " records (" +
-                       checkpoint::format_bytes(t.bytes) + ") in flight to it, parallelism " + std::to_string(head[vi]->parallelism) + " -> " +
-                       std::to_string(jg.vertices[vi].parallelism);
-    if (t.filtered) line += ", split by key group";
-    if (t.rebalanced) line += ", spread round robin";
-    if (!t.filtered && !t.rebalanced) line += ", each subtask its own";
+                       checkpoint::format_bytes(t.bytes) + ") in flight to it, parallelism " +
+                       std::to_string(head[vi]->parallelism) + " -> " + std::to_string(jg.vertices[vi].parallelism);
+    for (const std::string& how : t.how) line += ", " + how;
     a.summary_.push_back(std::move(line));
   }
   return a;

@@ -14,10 +14,23 @@
 //  - a hash (key_by) edge into a rescaled consumer: every new subtask whose key-group range meets c's old range,
 //    each keeping only the records whose key group it owns now (the edge's own key-group partitioner decides, so
 //    each record lands at exactly the subtask new records with its key go to, after the older ones of that key);
-//  - a rebalance edge into a rescaled consumer: the pairs round robin over the new subtasks, no filter (any
-//    subtask may take any record);
+//  - a custom (partition_custom) edge into a rescaled consumer: every new subtask, each keeping the records the
+//    user's partitioner sends it at the new parallelism (Flink's FULL mapping with a recovery filter; the
+//    partitioner must be deterministic, and an index out of range fails the restore with kInvalidArgument);
+//  - a rebalance or shuffle edge into a rescaled consumer: the pairs round robin over the new subtasks, no filter
+//    (any subtask may take any record);
+//  - a rescale edge (pointwise, graph/edge_topology.h) into a rescaled consumer: the same, the old channels round
+//    robin over the new subtasks. Rescale promises no subtask for a record (round robin over a subset that the
+//    parallelisms decide), and every record is restored on the consumer side, so nothing ties a record to the
+//    producer's new subset. Flink's SubtaskStateMapper.UNSUPPORTED refuses this case ("Cannot rescale the given
+//    pointwise partitioner"), as its restore puts output buffers back on the producer side; this one does not;
+//  - a global edge: subtask 0, at any parallelism (where every record of the edge goes);
 //  - forward and broadcast edges never hold channel state (their barriers stay aligned, stream_task.h): channel
 //    state on one at a changed parallelism fails (kInvalidArgument naming the operator).
+// Channel numbers follow the network's wiring (cluster/attempt_network.h): a consumer's channels of an edge are the
+// producers feeding it and a producer's subpartitions the consumers it feeds - every one on an all-to-all edge, a
+// range on a pointwise one - computed at the checkpoint's parallelisms for the old state and at the job's for the
+// new gate.
 // A two-input head gets each pair's records back on the input (first/second) its edge feeds. Watermarks and
 // other events are never in channel state: a restored subtask starts with no watermark, as any restore, and
 // processes the recovered records before any new watermark arrives, so none of them turns late.
@@ -55,18 +68,19 @@ struct ChannelStateEdge {
 };
 
 struct ChannelStateRoute {
-  std::vector<int32_t> subtasks;     // new consumer subtasks, ascending
-  bool filter_by_key_group = false;  // each keeps only the records its key-group range owns
+  std::vector<int32_t> subtasks;       // new consumer subtasks, ascending
+  bool filter_by_partitioner = false;  // each keeps only the records the edge's partitioner sends it now
 };
 
 // Where the in-flight data of (old producer `producer`, old consumer `consumer`) goes. kInvalidArgument for a
 // forward or broadcast edge at a changed parallelism (their data cannot be split; they never hold any).
 Result<ChannelStateRoute> route_channel_state(const ChannelStateEdge& edge, int32_t producer, int32_t consumer);
 
-// The records of `buffers` that `edge`'s key-group partitioner routes to subtask `subtask` of `num_subtasks`
-// (max parallelism `max_parallelism`), re-framed into buffers of their own (empty ones dropped). kCorruption
-// naming `what` when a buffer does not decode as the edge's records.
-Result<std::vector<checkpoint::ChannelStateBuffer>> filter_by_key_group(
+// The records of `buffers` that `edge`'s partitioner (key-group hash or custom: StreamEdge::make_selector) routes to
+// subtask `subtask` of `num_subtasks` (max parallelism `max_parallelism`), re-framed into buffers of their own
+// (empty ones dropped). kCorruption naming `what` when a buffer does not decode as the edge's records; the
+// partitioner's own error (kInvalidArgument for a custom partitioner's index out of range) naming `what`.
+Result<std::vector<checkpoint::ChannelStateBuffer>> filter_by_partitioner(
     const StreamEdge& edge, bool carries_timestamps, const std::vector<checkpoint::ChannelStateBuffer>& buffers,
     int32_t subtask, int32_t num_subtasks, int32_t max_parallelism, const std::string& what);
 

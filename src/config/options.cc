@@ -308,7 +308,8 @@ const ConfigOption<bool> kCheckpointsAfterTasksFinish{
 const ConfigOption<bool> kUnalignedCheckpoints{
     "execution.checkpointing.unaligned.enabled", false,
     "Unaligned checkpoints: on the first barrier a task snapshots at once and its barrier overtakes the data "
-    "queued in its outputs; the data it overtook (in flight on hash and rebalance exchanges) is persisted with "
+    "queued in its outputs; the data it overtook (in flight on hash, rebalance, rescale, shuffle, global and "
+    "custom exchanges) is persisted with "
     "the checkpoint and replayed on restore. Checkpoints then take about as long under back-pressure as without. "
     "Needs execution.checkpointing.mode EXACTLY_ONCE and execution.checkpointing.max-concurrent-checkpoints 1. "
     "Forward and broadcast edges stay aligned; savepoints are always aligned.",

@@ -13,6 +13,10 @@ const char* partitioning_name(Partitioning p) {
     case Partitioning::kRebalance: return "REBALANCE";
     case Partitioning::kBroadcast: return "BROADCAST";
     case Partitioning::kHash: return "HASH";
+    case Partitioning::kRescale: return "RESCALE";
+    case Partitioning::kShuffle: return "SHUFFLE";
+    case Partitioning::kGlobal: return "GLOBAL";
+    case Partitioning::kCustom: return "CUSTOM";
   }
   return "?";
 }
@@ -147,8 +151,15 @@ Result<JobGraph> build_job_graph(const StreamGraph& g, const JobGraphOptions& op
                                       " (parallelism " + std::to_string(pt) +
                                       "): forward needs equal parallelism; use rebalance() or key_by()");
     }
+    if ((p == Partitioning::kHash || p == Partitioning::kCustom) && !e.make_selector) {
+      return Status::invalid_argument(std::string("the ") + partitioning_name(p) + " edge from " +
+                                      node_label(g.node(e.source_id)) + " to " + node_label(g.node(e.target_id)) +
+                                      " has no partitioner");
+    }
     resolved[ei] = p;
-    chain[ei] = p == Partitioning::kForward && in_edges[static_cast<size_t>(e.target_id)].size() == 1;
+    chain[ei] = p == Partitioning::kForward && in_edges[static_cast<size_t>(e.target_id)].size() == 1 &&
+                g.node(e.source_id).chaining != ChainingStrategy::kNever &&
+                g.node(e.target_id).chaining == ChainingStrategy::kAlways;
   }
 
   // Vertices: a node whose single input edge is chained joins its producer's vertex.

@@ -1,8 +1,11 @@
 // JobGraph: the StreamGraph after operator chaining (Flink's JobGraph), and the ExecutionGraph of subtasks.
 //
-// Chaining rule (Flink's): an edge u -> v is chained when its partitioning resolves to forward, both have
-// the same parallelism, and v has no other input (so a two-input node always heads its vertex). A vertex is then a tree of chained nodes rooted at its
-// head; every other edge becomes a network JobEdge from the vertex that contains u to the vertex headed by v.
+// Chaining rule (Flink's StreamingJobGraphGenerator.isChainable): an edge u -> v is chained when its partitioning
+// resolves to forward, both have the same parallelism, v has no other input (so a two-input node always heads its
+// vertex), u's chaining strategy is not kNever (disable_chaining) and v's is kAlways (neither disable_chaining nor
+// start_new_chain). Rescale, shuffle and every other partitioning never chain, even at equal parallelism. A vertex
+// is then a tree of chained nodes rooted at its head; every other edge becomes a network JobEdge from the vertex
+// that contains u to the vertex headed by v (the subtasks it connects: edge_topology.h).
 // Partitioning kDefault resolves to forward for equal parallelism, else rebalance; an explicit forward
 // between different parallelisms is an error. Max parallelism (the number of key groups) is job-wide:
 // pipeline.max-parallelism if set, else default_max_parallelism(the highest operator parallelism).
@@ -71,7 +74,7 @@ std::string operator_id(const StreamNode& node);
 
 // Errors (kInvalidArgument): empty graph, a cycle, parallelism < 1, max parallelism out of range or below
 // an operator's parallelism, forward edge between different parallelisms, an edge joining different record
-// types into one operator, a non-source node without input.
+// types into one operator, a non-source node without input, a hash or custom edge without its partitioner.
 Result<JobGraph> build_job_graph(const StreamGraph& graph, const JobGraphOptions& options);
 
 // One parallel instance of a vertex with its key groups (ExecutionGraph's ExecutionVertex).

@@ -35,6 +35,7 @@ uint64_t job_graph_fingerprint(const StreamGraph& sg, const JobGraph& jg,
     e.add(n.uid);
     e.add(static_cast<int64_t>(n.keyed) | static_cast<int64_t>(n.is_sink) << 1 | static_cast<int64_t>(n.bounded) << 2 |
           static_cast<int64_t>(n.assigns_timestamps) << 3);
+    e.add(static_cast<int64_t>(n.chaining));
   }
   for (int32_t p : jg.node_parallelism) e.add(p);
   for (const JobVertex& v : jg.vertices) {

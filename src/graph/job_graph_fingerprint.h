@@ -1,8 +1,8 @@
 // The fingerprint of a program's JobGraph: what every process of an application-mode cluster must agree on before
 // a TaskManager may run the JobManager's subtasks (docs/cluster.md). Two processes that built the same program with
-// the same job options get the same value; a different operator chain, name, uid, parallelism, max parallelism,
-// exchange, job property (the demo's seed, say) or task setting gives another one, and the JobManager refuses the TaskManager
-// naming both values.
+// the same job options get the same value; a different operator chain or chaining strategy, name, uid, parallelism,
+// max parallelism, exchange (its partitioning), job property (the demo's seed, say) or task setting gives another
+// one, and the JobManager refuses the TaskManager naming both values.
 // A 64-bit XXH3 hash of a canonical encoding (xxHash, https://xxhash.com), not a security check: it catches a
 // process started with another program or other options, not a forged one. Thread-safety: a pure function.
 #pragma once

@@ -35,8 +35,6 @@ std::vector<int32_t> vertex_offsets(const JobGraph& job) {
 
 }  // namespace
 
-bool is_pointwise(Partitioning p) { return p == Partitioning::kForward; }
-
 int32_t execution_index(const JobGraph& job, int32_t vertex, int32_t subtask) {
   if (vertex < 0 || static_cast<size_t>(vertex) >= job.vertices.size()) return -1;
   if (subtask < 0 || subtask >= job.vertices[static_cast<size_t>(vertex)].parallelism) return -1;
@@ -52,7 +50,11 @@ PipelinedRegions compute_pipelined_regions(const JobGraph& job, const ExecutionG
     const int32_t src_p = job.vertices[static_cast<size_t>(e.source_vertex)].parallelism;
     const int32_t dst_p = job.vertices[static_cast<size_t>(e.target_vertex)].parallelism;
     if (is_pointwise(e.partitioning)) {
-      for (int32_t i = 0; i < std::min(src_p, dst_p); ++i) sets.unite(src + i, dst + i);
+      // Forward: i with i. Rescale: each producer with its own range of consumers (graph/edge_topology.h).
+      for (int32_t i = 0; i < src_p; ++i) {
+        const SubtaskRange to = consumers_of_producer(job, e, i);
+        for (int32_t j = to.begin; j < to.end; ++j) sets.unite(src + i, dst + j);
+      }
       continue;
     }
     // All-to-all: one component holds every producer and every consumer subtask.

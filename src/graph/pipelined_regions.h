@@ -4,11 +4,12 @@
 //
 // In a streaming job every exchange is pipelined (records flow while both ends run), so a failed subtask can only
 // be restarted together with every subtask it exchanges records with, directly or through others: a region is a
-// connected component of the subtasks joined by the JobGraph's network edges. A forward edge is pointwise (producer
-// subtask i feeds consumer subtask i only); every other partitioning (hash, rebalance, broadcast) joins each
-// producer subtask to each consumer subtask, so a job with such an edge between two vertices has them in one
-// region. A job of chained vertices and forward edges only has one region per parallel pipeline; a job with a
-// key_by has one region.
+// connected component of the subtasks joined by the JobGraph's network edges. Forward and rescale edges are
+// pointwise (graph/edge_topology.h: forward joins producer subtask i to consumer subtask i only, rescale each
+// producer to its own range of consumers, 2 -> 4 giving {0 -> 0, 1} and {1 -> 2, 3}); every other partitioning
+// (hash, rebalance, broadcast, shuffle, global, custom) joins each producer subtask to each consumer subtask, so a
+// job with such an edge between two vertices has them in one region. A job of chained vertices and forward edges
+// only has one region per parallel pipeline; a job with a key_by has one region.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -16,12 +17,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "graph/edge_topology.h"
 #include "graph/job_graph.h"
 
 namespace sluice::graph {
-
-// True when `p` joins producer subtask i to consumer subtask i only (Flink's POINTWISE distribution pattern).
-bool is_pointwise(Partitioning p);
 
 struct PipelinedRegions {
   // Each region's subtasks as indices into ExecutionGraph::subtasks, ascending; regions ordered by their first

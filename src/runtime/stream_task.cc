@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "graph/edge_topology.h"
 #include "runtime/blocking_record_framing.h"
 #include "runtime/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
@@ -183,15 +184,15 @@ void StreamTask::build_chain() {
   }
   for (const auto& o : d_.outputs) {
     const StreamEdge& se = sg.edges.at(static_cast<size_t>(o.edge->stream_edge));
-    const auto& target_vx = d_.job_graph->vertices.at(static_cast<size_t>(o.edge->target_vertex));
-    int32_t channels = o.edge->partitioning == Partitioning::kForward ? 1 : target_vx.parallelism;
+    // One channel per consumer this subtask feeds: all of them, or its own on a pointwise edge (edge_topology.h).
+    const int32_t channels = graph::consumers_of_producer(*d_.job_graph, *o.edge, d_.subtask_index).size();
     if (o.blocking) {
       writers_.push_back(std::make_unique<BlockingPartitionRecordWriter>(o.partition.get(), channels, o.sorted_by_key));
     } else {
       writers_.push_back(std::make_unique<PartitionRecordWriter>(o.partition.get(), channels));
     }
-    auto selector = o.edge->partitioning == Partitioning::kHash ? se.make_selector()
-                                                                 : se.type.make_standard_selector(o.edge->partitioning);
+    // Hash and custom edges bring their own typed selector; the others take a standard one.
+    auto selector = se.make_selector ? se.make_selector() : se.type.make_standard_selector(o.edge->partitioning);
     selector->setup(channels, d_.job_graph->max_parallelism, d_.subtask_index);
     owned_outputs_.push_back(se.type.make_writer_output(writers_.back().get(), std::move(selector),
                                                         o.edge->carries_timestamps ? &record_timestamp_ : nullptr));
@@ -287,8 +288,9 @@ void StreamTask::build_chain() {
 }
 
 // The task's inputs (one, or two for a two-input head) and which input each gate channel feeds. Gate channels are
-// in the order the cluster wires them: incoming job edges in job-graph order, then producer subtasks (one channel
-// per forward edge); an edge's type number says which input of the head it feeds.
+// in the order the cluster wires them: incoming job edges in job-graph order, then producer subtasks (all of them,
+// or on a pointwise edge the ones feeding this subtask: one per forward edge); an edge's type number says which
+// input of the head it feeds.
 void StreamTask::build_inputs(OutputBase* head_input1, OutputBase* head_input2) {
   const StreamGraph& sg = *d_.stream_graph;
   const size_t num_inputs = head_input2 != nullptr ? 2 : 1;
@@ -302,9 +304,7 @@ void StreamTask::build_inputs(OutputBase* head_input1, OutputBase* head_input2) 
   for (const graph::JobEdge* e : d_.job_graph->inputs_of(d_.vertex)) {
     const size_t input = e->type_number == 2 ? 1 : 0;
     if (input >= num_inputs) throw std::logic_error("task " + name_ + ": an edge into input 2 of a one-input head");
-    const int32_t n = e->partitioning == Partitioning::kForward
-                          ? 1
-                          : d_.job_graph->vertices.at(static_cast<size_t>(e->source_vertex)).parallelism;
+    const int32_t n = graph::producers_of_consumer(*d_.job_graph, *e, d_.subtask_index).size();
     TaskInput& in = inputs_[input];
     if (!in.deserializer) {
       const StreamEdge& se = sg.edges.at(static_cast<size_t>(e->stream_edge));
@@ -377,15 +377,13 @@ void StreamTask::open_chain() {
       if (d_.at_least_once) {
         barrier_tracker_ = std::make_unique<CheckpointBarrierTracker>(d_.input_gate->num_channels());
       } else if (d_.unaligned.enabled) {
-        // Input channels in the order the cluster wires them: incoming edges in job-graph order, then producer
-        // subtasks (one channel per forward edge).
+        // Input channels in the order the cluster wires them: incoming edges in job-graph order, then the producer
+        // subtasks feeding this one (graph/edge_topology.h).
         std::vector<bool> aligned;
         for (const auto& e : d_.job_graph->edges) {
           if (e.target_vertex != d_.vertex) continue;
-          const int32_t n = e.partitioning == Partitioning::kForward
-                                ? 1
-                                : d_.job_graph->vertices.at(static_cast<size_t>(e.source_vertex)).parallelism;
-          aligned.insert(aligned.end(), static_cast<size_t>(n), !is_all_to_all(e.partitioning));
+          const int32_t n = graph::producers_of_consumer(*d_.job_graph, e, d_.subtask_index).size();
+          aligned.insert(aligned.end(), static_cast<size_t>(n), !holds_channel_state(e.partitioning));
         }
         if (static_cast<int32_t>(aligned.size()) != d_.input_gate->num_channels()) {
           throw std::runtime_error("task " + name_ + ": " + std::to_string(d_.input_gate->num_channels()) +

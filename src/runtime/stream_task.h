@@ -11,7 +11,8 @@
 // closes the operators, and sends end of partition downstream.
 //
 // Unaligned checkpoints (d_.unaligned; checkpointing/unaligned_checkpoint_config.h): barriers of an unaligned
-// checkpoint overtake the data queued in the task's outputs on all-to-all edges (hash, rebalance) - the
+// checkpoint overtake the data queued in the task's outputs on the edges that hold channel state (hash,
+// rebalance, rescale, shuffle, global, custom: holds_channel_state) - the
 // overtaken output buffers are copied into the checkpoint's output channel state - and the task takes its
 // snapshot on the first barrier instead of aligning (UnalignedBarrierHandler), persisting as input channel
 // state the data that arrives on each channel before that channel's barrier (and what a priority barrier

@@ -13,7 +13,7 @@ void StreamTask::emit_barrier(const CheckpointBarrier& barrier, bool unaligned) 
   const int64_t promote_at_ms = d_.unaligned.promote_at_ms(barrier);
   for (size_t oi = 0; oi < d_.outputs.size(); ++oi) {
     ResultPartition& p = *d_.outputs[oi].partition;
-    if (!is_all_to_all(d_.outputs[oi].edge->partitioning) || !d_.unaligned.may_be_unaligned(barrier)) {
+    if (!holds_channel_state(d_.outputs[oi].edge->partitioning) || !d_.unaligned.may_be_unaligned(barrier)) {
       p.broadcast_event(event);  // forward and broadcast edges: in order, behind the data (aligned)
       continue;
     }

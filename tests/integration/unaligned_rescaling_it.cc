@@ -5,10 +5,12 @@
 // (count, sum) must equal the failure-free result computed from the input - a record of the in-flight data lost
 // or processed twice would change it - and the keys the restored job found with state must be exactly the keys
 // of the checkpoint. Variants: a stateless head (a map behind a rebalance, before the key_by) whose parallelism
-// changes too, and seeded task failures in the restored job (failovers restore, and reassign, the in-flight data
-// again).
+// changes too, the same head behind a pointwise rescale edge from numbers at half its parallelism (2 -> 4 at the
+// checkpoint: each numbers subtask feeds two heads), and seeded task failures in the restored job (failovers
+// restore, and reassign, the in-flight data again).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -114,13 +116,20 @@ std::map<int64_t, Acc> oracle() {
   return m;
 }
 
-// numbers (parallelism p) [-> rebalance -> "parse", a stateless map head (p)] -> key_by -> "count-sum" (p) -> sink.
-void build(StreamExecutionEnvironment& env, int32_t parallelism, bool stateless_head) {
+enum class Head { kNone, kRebalance, kRescale };
+
+// numbers (parallelism p) [-> rebalance -> "parse", a stateless map head (p)] -> key_by -> "count-sum" (p) -> sink;
+// with Head::kRescale numbers runs at max(1, p / 2) and feeds "parse" through rescale().
+void build(StreamExecutionEnvironment& env, int32_t parallelism, Head head) {
   env.set_parallelism(parallelism);
   auto numbers = env.from_generator(kRecords, [](int64_t i) { return Rec{i, std::string(100, 'n')}; }, 0, "numbers")
                      .uid("numbers");
-  if (stateless_head) {
-    numbers = numbers.rebalance().map([](const Rec& r) { return r; }).name("parse").uid("parse");
+  if (head == Head::kRescale) numbers.set_parallelism(std::max(1, parallelism / 2));
+  if (head != Head::kNone) {
+    numbers = (head == Head::kRescale ? numbers.rescale() : numbers.rebalance())
+                  .map([](const Rec& r) { return r; })
+                  .name("parse")
+                  .uid("parse");
   }
   numbers.key_by([](const Rec& r) { return r.seq % kKeys; })
       .process(CountSum{})
@@ -157,11 +166,11 @@ InFlight in_flight(const checkpoint::RestorePoint& rp, checkpoint::CheckpointSto
 // then kills it (cancel; the checkpoint is retained). Returns that checkpoint.
 std::optional<checkpoint::RestorePoint> checkpoint_under_backpressure(const std::string& dir,
                                                                       const std::string& backend, int32_t parallelism,
-                                                                      bool stateless_head) {
+                                                                      Head head) {
   reset();
   g_sleep_us = 400;  // about 2500 records a second per subtask: the source is far faster
   StreamExecutionEnvironment env;
-  build(env, parallelism, stateless_head);
+  build(env, parallelism, head);
   auto client = it::submit(env, config(dir, backend), "backpressured");
   EXPECT_TRUE(client.is_ok()) << client.status().to_string();
   if (!client.is_ok()) return std::nullopt;
@@ -190,6 +199,8 @@ struct Case {
   const char* backend;
   bool stateless_head = false;
   bool failures = false;
+  bool rescale = false;  // the stateless head behind rescale() (Head::kRescale) instead of rebalance()
+  Head head() const { return !stateless_head ? Head::kNone : rescale ? Head::kRescale : Head::kRebalance; }
 };
 
 // Restores `rp` at `c.to` and runs the job to its end; checks exactly-once per key and the restored keys.
@@ -208,7 +219,7 @@ void restore_and_finish(const Case& c, const checkpoint::RestorePoint& rp, const
   std::mt19937_64 rng(seed);
   if (c.failures) g_sleep_us = 30;  // slow enough for failures to land while records flow
   StreamExecutionEnvironment env;
-  build(env, c.to, c.stateless_head);
+  build(env, c.to, c.head());
   cluster::MiniClusterConfig mc = config(base + "/restored", c.backend);
   mc.restore = cluster::RestoreFrom{rp.metadata, rp.location, false};
   {
@@ -221,6 +232,10 @@ void restore_and_finish(const Case& c, const checkpoint::RestorePoint& rp, const
     EXPECT_NE(text.find("restores in-flight data of operator 'count-sum'"), std::string::npos) << text;
     EXPECT_NE(text.find("parallelism " + std::to_string(c.from) + " -> " + std::to_string(c.to)), std::string::npos)
         << text;
+    if (c.rescale) {
+      // Under back-pressure the pointwise edge's queues are full too: the head restores in-flight data of its own.
+      EXPECT_NE(text.find("restores in-flight data of operator 'parse'"), std::string::npos) << text;
+    }
     if (c.stateless_head) std::printf("%s", text.c_str());
   }
   mc.restart.type = RestartStrategyType::kFixedDelay;
@@ -280,8 +295,9 @@ void restore_and_finish(const Case& c, const checkpoint::RestorePoint& rp, const
     EXPECT_EQ(restored_key_bytes.size(), snapshot_keys.size());
     EXPECT_TRUE(restored_key_bytes == snapshot_keys) << "the restored keys differ from the checkpoint's";
   }
-  std::printf("  %d -> %d (%s%s%s): checkpoint %lld with %lld records (%lld bytes) in flight, %zu keys restored\n",
-              c.from, c.to, c.backend, c.stateless_head ? ", stateless head" : "", c.failures ? ", failures" : "",
+  std::printf("  %d -> %d (%s%s%s%s): checkpoint %lld with %lld records (%lld bytes) in flight, %zu keys restored\n",
+              c.from, c.to, c.backend, c.stateless_head ? ", stateless head" : "", c.rescale ? " behind rescale" : "",
+              c.failures ? ", failures" : "",
               static_cast<long long>(rp.metadata.checkpoint_id.value()), static_cast<long long>(f.records),
               static_cast<long long>(f.bytes), restored_keys.size());
 }
@@ -292,12 +308,12 @@ class UnalignedRescalingIT : public ::testing::TestWithParam<std::pair<const cha
 TEST_P(UnalignedRescalingIT, InFlightDataIsReassignedAndTheOutputIsExactlyOnce) {
   const auto& [name, cases] = GetParam();
   const std::string base = savepoint_it::temp_base(std::string("unaligned-rescaling-") + name);
-  std::map<std::pair<int32_t, bool>, checkpoint::RestorePoint> taken;
+  std::map<std::pair<int32_t, Head>, checkpoint::RestorePoint> taken;
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.from) + " -> " + std::to_string(c.to) + " " + c.backend);
-    auto key = std::make_pair(c.from, c.stateless_head);
+    auto key = std::make_pair(c.from, c.head());
     if (!taken.count(key)) {
-      auto rp = checkpoint_under_backpressure(base + "/first", c.backend, c.from, c.stateless_head);
+      auto rp = checkpoint_under_backpressure(base + "/first", c.backend, c.from, c.head());
       ASSERT_TRUE(rp.has_value());
       ASSERT_TRUE(rp->metadata.has_channel_state());
       taken.emplace(key, std::move(*rp));
@@ -316,7 +332,8 @@ INSTANTIATE_TEST_SUITE_P(
     Backends, UnalignedRescalingIT,
     ::testing::Values(
         std::make_pair("hashmap", std::vector<Case>{{4, 2, "hashmap"}, {4, 3, "hashmap"}, {4, 1, "hashmap"},
-                                                    {2, 5, "hashmap"}, {4, 2, "hashmap", true}}),
+                                                    {2, 5, "hashmap"}, {4, 2, "hashmap", true},
+                                                    {4, 6, "hashmap", true, false, true}}),
         std::make_pair("rocksdb", std::vector<Case>{{4, 2, "rocksdb"}, {4, 3, "rocksdb"}, {4, 1, "rocksdb"},
                                                     {2, 5, "rocksdb"}}),
         std::make_pair("failures", std::vector<Case>{{4, 2, "hashmap", false, true}, {2, 3, "rocksdb", true, true}})),

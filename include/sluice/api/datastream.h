@@ -8,7 +8,9 @@
 //
 // Partitioning between two operators: forward when both have the same parallelism and nothing else is
 // asked (the operators are then chained into one task); rebalance when the parallelism differs; or as set by
-// key_by / rebalance / broadcast. Thread-safety: build a program from one thread.
+// key_by / rebalance / broadcast / forward / rescale / shuffle / global / partition_custom (Partitioning in
+// stream_graph.h, docs/datastream.md). Only forward edges chain; disable_chaining() and start_new_chain() keep an
+// operator out of its neighbours' chains. Thread-safety: build a program from one thread.
 #pragma once
 
 #include <functional>
@@ -57,6 +59,9 @@ TypeGlue make_type_glue() {
     switch (p) {
       case Partitioning::kRebalance: return std::make_unique<RebalancePartitioner<T>>();
       case Partitioning::kBroadcast: return std::make_unique<BroadcastPartitioner<T>>();
+      case Partitioning::kRescale: return std::make_unique<RescalePartitioner<T>>();
+      case Partitioning::kShuffle: return std::make_unique<ShufflePartitioner<T>>();
+      case Partitioning::kGlobal: return std::make_unique<GlobalPartitioner<T>>();
       default: return std::make_unique<ForwardPartitioner<T>>();
     }
   };
@@ -156,6 +161,24 @@ class DataStream {
   DataStream<T> broadcast() const { return with_partitioning(Partitioning::kBroadcast); }
   // Subtask i to subtask i; requires equal parallelism (checked when the job graph is built).
   DataStream<T> forward() const { return with_partitioning(Partitioning::kForward); }
+  // Round robin over a subset of the next operator's subtasks (Flink's rescale): a pointwise exchange, producer i
+  // of P feeding consumers [i*C/P, (i+1)*C/P) when P <= C, consumer j of C reading producers [j*P/C, (j+1)*P/C)
+  // when P >= C (graph/edge_topology.h): 2 -> 4 gives 0 -> {0, 1}, 1 -> {2, 3}; 4 -> 2 gives {0, 1} -> 0,
+  // {2, 3} -> 1. Fewer channels than rebalance; never chained, even at equal parallelism.
+  DataStream<T> rescale() const { return with_partitioning(Partitioning::kRescale); }
+  // A uniformly random subtask of the next operator per record (Flink's shuffle; reproducible: seeded per
+  // producing subtask).
+  DataStream<T> shuffle() const { return with_partitioning(Partitioning::kShuffle); }
+  // Every record to subtask 0 of the next operator, whatever its parallelism (Flink's global; its other subtasks
+  // get no records). `global` is no C++ keyword, so the name is Flink's.
+  DataStream<T> global() const { return with_partitioning(Partitioning::kGlobal); }
+  // Each record to subtask partitioner(key_selector(record), n) of the next operator's n subtasks (Flink's
+  // partitionCustom with a Partitioner<K> and a KeySelector). KS: const T& -> K; P: (const K&, int32_t n) -> an
+  // integer. An index outside [0, n) fails the job (InvalidArgument naming the operator and the index: a bad
+  // program is not restarted). Restoring an unaligned checkpoint at another parallelism re-runs the partitioner
+  // on the in-flight records, so it must be deterministic (docs/checkpoints.md).
+  template <class P, class KS>
+  DataStream<T> partition_custom(P partitioner, KS key_selector) const;
 
   // Merges streams of the same type (`union` is a C++ keyword).
   template <class... Streams>
@@ -235,6 +258,18 @@ class DataStream {
   DataStream<T>& set_parallelism(int32_t p) {
     if (p < 1) throw std::invalid_argument("set_parallelism: expected a parallelism >= 1, got " + std::to_string(p));
     node("set_parallelism").parallelism = p;
+    return *this;
+  }
+  // The operator chains neither to its predecessor nor to its successors: it runs in a task of its own (Flink's
+  // disableChaining; ChainingStrategy::kNever).
+  DataStream<T>& disable_chaining() {
+    node("disable_chaining").chaining = ChainingStrategy::kNever;
+    return *this;
+  }
+  // The operator starts a new chain: it does not chain to its predecessor, but its successors may chain to it
+  // (Flink's startNewChain; ChainingStrategy::kHead).
+  DataStream<T>& start_new_chain() {
+    node("start_new_chain").chaining = ChainingStrategy::kHead;
     return *this;
   }
 
@@ -318,6 +353,11 @@ class DataStreamSink {
   DataStreamSink& set_parallelism(int32_t p) {
     if (p < 1) throw std::invalid_argument("set_parallelism: expected a parallelism >= 1, got " + std::to_string(p));
     graph_->node(id_).parallelism = p;
+    return *this;
+  }
+  // The sink does not chain to its predecessor (Flink's DataStreamSink.disableChaining).
+  DataStreamSink& disable_chaining() {
+    graph_->node(id_).chaining = ChainingStrategy::kNever;
     return *this;
   }
 
@@ -427,6 +467,23 @@ class KeyedStream {
   DataStream<T> input_;
   KS ks_;
 };
+
+template <class T>
+template <class P, class KS>
+DataStream<T> DataStream<T>::partition_custom(P partitioner, KS key_selector) const {
+  using K = std::decay_t<std::invoke_result_t<KS&, const T&>>;
+  static_assert(std::is_convertible_v<std::invoke_result_t<P&, const K&, int32_t>, int64_t>,
+                "partition_custom: the partitioner is called as partitioner(const K& key, int32_t num_partitions) "
+                "and returns the partition index");
+  DataStream<T> s = *this;
+  for (auto& in : s.inputs_) {
+    in.partitioning = Partitioning::kCustom;
+    in.make_selector = [partitioner, key_selector]() -> std::unique_ptr<ChannelSelectorBase> {
+      return std::make_unique<CustomPartitionerWrapper<T, P, KS>>(partitioner, key_selector);
+    };
+  }
+  return s;
+}
 
 template <class T>
 template <class KS>

@@ -23,8 +23,29 @@ class SourceCoordinatorBase;
 struct SinkSubmissionContext;  // sink/two_phase_commit_sink.h
 class Counter;
 
-enum class Partitioning { kDefault, kForward, kRebalance, kBroadcast, kHash };
+// How records of an edge are distributed over the consumer's subtasks (Flink's StreamPartitioner classes; the
+// DataStream methods that ask for each are in datastream.h). The one list of them: the graph, the network wiring
+// (graph/edge_topology.h: which subtasks an edge connects) and the channel-state restore all switch on it.
+//  kDefault    not asked for: kForward at equal parallelism, else kRebalance (resolved when the job graph is built)
+//  kForward    pointwise, subtask i to subtask i; needs equal parallelism; the only partitioning that chains
+//  kRebalance  all-to-all, round robin over every consumer subtask
+//  kBroadcast  all-to-all, every record to every consumer subtask
+//  kHash       all-to-all, by the key's key group (key_by)
+//  kRescale    pointwise, round robin over the producer's own subset of consumers (Flink's RescalePartitioner)
+//  kShuffle    all-to-all, a uniformly random consumer subtask per record (Flink's ShufflePartitioner)
+//  kGlobal     all-to-all edge, every record to consumer subtask 0 (Flink's GlobalPartitioner)
+//  kCustom     all-to-all, a user function of the record's key and the consumer parallelism (partition_custom)
+enum class Partitioning { kDefault, kForward, kRebalance, kBroadcast, kHash, kRescale, kShuffle, kGlobal, kCustom };
+// "FORWARD", "RESCALE", ... (Flink's StreamPartitioner toString names).
 const char* partitioning_name(Partitioning p);
+
+// Whether an operator joins the chain of its neighbours (Flink's ChainingStrategy). An edge u -> v is chained only
+// when u is not kNever and v is kAlways (and the edge is a forward edge between equal parallelisms into a one-input
+// operator with no other input, graph/job_graph.h).
+//  kAlways  the default: chains to its predecessor and its successors when the edges allow it
+//  kHead    start_new_chain(): heads a new chain (does not chain to its predecessor) but its successors may chain to it
+//  kNever   disable_chaining(): chains neither to its predecessor nor to its successors
+enum class ChainingStrategy { kAlways, kHead, kNever };
 
 // Type-erased helpers for one record type T (see make_type_glue<T>() in datastream.h).
 struct TypeGlue {
@@ -42,7 +63,8 @@ struct TypeGlue {
   std::function<std::unique_ptr<OutputBase>()> make_discarding_output;
   // Counts records into `counter` (a metrics Counter), then forwards to `next` (an Output<T>).
   std::function<std::unique_ptr<OutputBase>(OutputBase* next, Counter* counter)> make_counting_output;
-  // A ChannelSelector<T> for forward, rebalance or broadcast (hash selectors come from the key_by edge).
+  // A ChannelSelector<T> for forward, rebalance, broadcast, rescale, shuffle or global (hash and custom selectors
+  // come from their edge: StreamEdge::make_selector).
   std::function<std::unique_ptr<ChannelSelectorBase>(Partitioning)> make_standard_selector;
 };
 
@@ -52,7 +74,8 @@ struct StreamEdge {
   Partitioning partitioning = Partitioning::kDefault;  // kDefault: forward if parallelism equal, else rebalance
   std::string side_output_tag;                         // empty: the main output
   TypeGlue type;                                       // glue of the records on this edge
-  // For kHash: creates the typed KeyGroupStreamPartitioner. Others use standard selectors.
+  // For kHash (the typed KeyGroupStreamPartitioner) and kCustom (the user's partitioner and key selector): creates
+  // the edge's selector. Null for the others, which use TypeGlue::make_standard_selector.
   std::function<std::unique_ptr<ChannelSelectorBase>()> make_selector;
   // Which input of the target the edge feeds (Flink's type number): 0 for a one-input node, 1 or 2 for a
   // two-input node (connect / interval_join).
@@ -68,6 +91,7 @@ struct StreamNode {
   int32_t parallelism = -1;  // -1 = the environment's default
   bool keyed = false;        // needs a key-group range and a keyed state backend
   bool is_sink = false;      // added by sink_to
+  ChainingStrategy chaining = ChainingStrategy::kAlways;  // disable_chaining() / start_new_chain()
   // A sink whose output becomes visible when a checkpoint completes: notify_checkpoint_complete commits what its
   // snapshot_state pre-committed, and restored from that snapshot it commits it again in open(), idempotently
   // (sink_to of a TwoPhaseCommittingSink or a WriteAheadSink). BATCH commits such sinks once their stage

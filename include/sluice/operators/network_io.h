@@ -3,8 +3,10 @@
 // records for the head operator of a chain. The byte transport behind RecordWriter is the runtime's
 // (src/runtime/network: buffers, credits, back-pressure).
 //
-// Partitioners (Flink's names): forward (subtask i -> i), rebalance (round-robin), broadcast (all), and
-// key-group hash: channel = subtask_for_key_group(key_group_for_key(key)), DESIGN.md section 3.
+// Partitioners (Flink's names): forward (subtask i -> i), rebalance (round-robin), broadcast (all), key-group
+// hash: channel = subtask_for_key_group(key_group_for_key(key)), DESIGN.md section 3; rescale (round robin over the
+// producer's own consumers: a pointwise edge has one channel per consumer of that subset, graph/edge_topology.h),
+// shuffle (uniformly random), global (consumer 0) and custom (partition_custom: a user function of the key).
 // Thread-safety: all of these belong to one task thread.
 #pragma once
 
@@ -82,21 +84,86 @@ class ForwardPartitioner final : public ChannelSelector<T> {
   int32_t select_channel(const T&) override { return 0; }
 };
 
+// Round robin over the channels, from next_ (set by the partitioner's setup).
 template <class T>
-class RebalancePartitioner final : public ChannelSelector<T> {
+class RoundRobinPartitioner : public ChannelSelector<T> {
  public:
-  void setup(int32_t n, int32_t max_p, int32_t subtask) override {
-    ChannelSelector<T>::setup(n, max_p, subtask);
-    next_ = subtask % n;  // spread the starting channel across producers (Flink starts at random)
-  }
   int32_t select_channel(const T&) override {
     int32_t c = next_;
-    if (++next_ == this->num_channels_) next_ = 0;
+    if (++next_ >= this->num_channels_) next_ = 0;
     return c;
   }
 
- private:
+ protected:
   int32_t next_ = 0;
+};
+
+template <class T>
+class RebalancePartitioner final : public RoundRobinPartitioner<T> {
+ public:
+  void setup(int32_t n, int32_t max_p, int32_t subtask) override {
+    RoundRobinPartitioner<T>::setup(n, max_p, subtask);
+    this->next_ = subtask % n;  // spread the starting channel across producers (Flink starts at random)
+  }
+};
+
+// rescale(): round robin over the channels of this producer, which on a pointwise edge are its own subset of the
+// consumer subtasks, from the first (as Flink's RescalePartitioner).
+template <class T>
+class RescalePartitioner final : public RoundRobinPartitioner<T> {};
+
+// shuffle(): a uniformly random channel per record (Flink's ShufflePartitioner). The generator is SplitMix64
+// seeded by the producing subtask's index (setup), so a run's distribution is reproducible; the channel is drawn
+// by Lemire's multiply-shift reduction (bias below 2^-32 for any channel count).
+template <class T>
+class ShufflePartitioner final : public ChannelSelector<T> {
+ public:
+  void setup(int32_t n, int32_t max_p, int32_t subtask) override {
+    ChannelSelector<T>::setup(n, max_p, subtask);
+    state_ = 0x5eed5eed5eed5eedULL ^ (static_cast<uint64_t>(subtask) * 0x9e3779b97f4a7c15ULL);
+  }
+  int32_t select_channel(const T&) override {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<int32_t>(((z >> 32) * static_cast<uint64_t>(this->num_channels_)) >> 32);
+  }
+
+ private:
+  uint64_t state_ = 0;
+};
+
+// global(): every record to the first consumer subtask (Flink's GlobalPartitioner).
+template <class T>
+class GlobalPartitioner final : public ChannelSelector<T> {
+ public:
+  int32_t select_channel(const T&) override { return 0; }
+};
+
+// partition_custom(partitioner, key_selector): channel = partitioner(key_selector(record), number of channels)
+// (Flink's CustomPartitionerWrapper over a Partitioner<K>). An index outside [0, number of channels) throws a
+// StatusError with code kInvalidArgument naming the index (the producing operator adds its name, call_user in
+// stream_operator.h): a bad program, which fails the job instead of restarting it (docs/fault-tolerance.md).
+template <class T, class P, class KS>
+class CustomPartitionerWrapper final : public ChannelSelector<T> {
+ public:
+  CustomPartitionerWrapper(P partitioner, KS key_selector)
+      : partitioner_(std::move(partitioner)), key_selector_(std::move(key_selector)) {}
+  int32_t select_channel(const T& record) override {
+    const auto index = static_cast<int64_t>(partitioner_(key_selector_(record), this->num_channels_));
+    if (index < 0 || index >= this->num_channels_) {
+      throw StatusError(Status::invalid_argument(
+          "partition_custom: the partitioner returned partition " + std::to_string(index) + " for " +
+          std::to_string(this->num_channels_) + " partitions (the next operator's parallelism); expected an index " +
+          "in [0, " + std::to_string(this->num_channels_) + ")"));
+    }
+    return static_cast<int32_t>(index);
+  }
+
+ private:
+  P partitioner_;
+  KS key_selector_;
 };
 
 template <class T>

@@ -3,17 +3,14 @@
 // two-input heads, a stateless head, and refusals (topology changed, corrupt or missing files).
 #include <gtest/gtest.h>
 
-#include <xxhash.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/jobmanager_checkpoint_storage.h"
-#include "cluster/channel_state_assignment.h"
 #include "cluster/state_assignment.h"
-#include "sluice/sluice.h"
+#include "cluster/tests/channel_state_test_util.h"
 
 namespace sluice::cluster {
 namespace {
@@ -21,44 +18,15 @@ namespace {
 using checkpoint::ChannelStateBuffer;
 using checkpoint::CheckpointMetadata;
 using checkpoint::SubtaskChannelState;
+using channel_state_test::buffer_of;
+using channel_state_test::checkpoint_of;
+using channel_state_test::inline_handle;
+using channel_state_test::Job;
+using channel_state_test::kMaxParallelism;
+using channel_state_test::make_job;
+using channel_state_test::records_of;
 
-constexpr int32_t kMaxParallelism = 128;
 constexpr int64_t kKeys = 50;
-
-checkpoint::StreamStateHandle inline_handle(const std::vector<uint8_t>& bytes) {
-  checkpoint::StreamStateHandle h;
-  h.inline_bytes = bytes;
-  h.size_bytes = bytes.size();
-  h.checksum = XXH3_64bits(bytes.data(), bytes.size());
-  return h;
-}
-
-// A buffer of int64 records, framed as on an edge without timestamps.
-ChannelStateBuffer buffer_of(const std::vector<int64_t>& records) {
-  ChannelStateBuffer b;
-  DataOutputView out(&b.bytes);
-  for (int64_t r : records) TypeSerializer<int64_t>::serialize(r, out);
-  b.num_records = static_cast<int32_t>(records.size());
-  return b;
-}
-
-std::vector<int64_t> records_of(const std::vector<checkpoint::InputChannelState>& inputs, int32_t channel_from = 0,
-                                int32_t channel_to = INT32_MAX) {
-  std::vector<int64_t> out;
-  for (const auto& in : inputs) {
-    if (in.channel < channel_from || in.channel >= channel_to) continue;
-    for (const auto& b : in.buffers) {
-      DataInputView view(b.bytes.data(), b.bytes.size());
-      int32_t n = 0;
-      while (!view.at_end()) {
-        out.push_back(TypeSerializer<int64_t>::deserialize(view));
-        ++n;
-      }
-      EXPECT_EQ(n, b.num_records);
-    }
-  }
-  return out;
-}
 
 int32_t owner(int64_t record, int32_t parallelism) {
   const KeyGroup kg = key_group_for_key<int64_t>(record % kKeys, kMaxParallelism);
@@ -70,26 +38,6 @@ struct Pass final : KeyedProcessFunction<int64_t, int64_t, int64_t> {
     out.collect(int64_t{v});
   }
 };
-
-// A job as a test restores it: its graphs and the operator id of each vertex's head.
-struct Job {
-  std::shared_ptr<StreamGraph> sg;
-  graph::JobGraph jg;
-  std::map<std::string, int32_t> vertex;  // by head name
-  std::string id(const std::string& name) const {
-    return graph::operator_id(sg->node(jg.vertices[static_cast<size_t>(vertex.at(name))].head_node));
-  }
-};
-
-Job make_job(StreamExecutionEnvironment& env) {
-  Job j;
-  j.sg = std::make_shared<StreamGraph>(env.stream_graph());
-  auto jg = graph::build_job_graph(*j.sg, graph::JobGraphOptions{"t", env.parallelism(), kMaxParallelism});
-  EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
-  j.jg = std::move(jg).value();
-  for (const auto& v : j.jg.vertices) j.vertex[j.sg->node(v.head_node).name] = v.id;
-  return j;
-}
 
 // numbers (parallelism `src`) [-> rebalance -> map "parse", a stateless head at parallelism `parse` when > 0]
 // -> key_by(v % kKeys) -> keyed (parallelism `keyed`) -> sink.
@@ -111,36 +59,13 @@ Job keyed_job(int32_t src, int32_t keyed, int32_t parse = 0) {
   return make_job(env);
 }
 
-// Checkpoint 7: `parallelism` of each head by id, and the channel state of (id, subtask).
-CheckpointMetadata checkpoint_of(const std::vector<std::pair<std::string, int32_t>>& parallelism,
-                                 const std::map<std::pair<std::string, int32_t>, SubtaskChannelState>& states) {
-  CheckpointMetadata md;
-  md.checkpoint_id = CheckpointId(7);
-  for (const auto& [id, p] : parallelism) {
-    checkpoint::OperatorState op;
-    op.operator_id = id;
-    op.operator_name = id;
-    op.parallelism = p;
-    op.max_parallelism = kMaxParallelism;
-    for (const auto& [key, state] : states) {
-      if (key.first != id) continue;
-      checkpoint::OperatorSubtaskState st;
-      st.subtask_index = key.second;
-      st.channel_state = inline_handle(checkpoint::encode_channel_state(state));
-      op.subtasks.push_back(st);
-    }
-    md.operators.push_back(op);
-  }
-  return md;
-}
-
 TEST(ChannelStateRoute, KeepsEachOldConsumerWhenTheConsumerKeepsItsParallelism) {
   for (Partitioning p :
        {Partitioning::kHash, Partitioning::kRebalance, Partitioning::kForward, Partitioning::kBroadcast}) {
     auto r = route_channel_state(ChannelStateEdge{p, 4, 3, 3, 128, 128}, 1, 2);
     ASSERT_TRUE(r.is_ok());
     EXPECT_EQ(r->subtasks, std::vector<int32_t>{2});
-    EXPECT_FALSE(r->filter_by_key_group);
+    EXPECT_FALSE(r->filter_by_partitioner);
   }
 }
 
@@ -151,7 +76,7 @@ TEST(ChannelStateRoute, HashEdgesGoToEveryOverlappingSubtaskAndEachKeyGroupHasEx
       for (int32_t c = 0; c < old_p; ++c) {
         auto r = route_channel_state(ChannelStateEdge{Partitioning::kHash, 2, old_p, new_p, 128, 128}, 0, c);
         ASSERT_TRUE(r.is_ok());
-        EXPECT_TRUE(r->filter_by_key_group);
+        EXPECT_TRUE(r->filter_by_partitioner);
         // Every key group of old c is owned by exactly one target; every target owns some of them.
         const KeyGroupRange old_range = key_group_range_for_subtask(128, old_p, SubtaskIndex(c));
         std::set<int32_t> used;
@@ -182,7 +107,7 @@ TEST(ChannelStateRoute, RebalanceEdgesSpreadTheOldChannelsRoundRobinUnfiltered) 
       auto r = route_channel_state(ChannelStateEdge{Partitioning::kRebalance, 3, 4, 5, 128, 128}, p, c);
       ASSERT_TRUE(r.is_ok());
       ASSERT_EQ(r->subtasks.size(), 1u);
-      EXPECT_FALSE(r->filter_by_key_group);
+      EXPECT_FALSE(r->filter_by_partitioner);
       ++per_target[r->subtasks[0]];
     }
   }
@@ -213,7 +138,7 @@ TEST(ChannelStateAssignment, FilterByKeyGroupKeepsExactlyTheRecordsEachSubtaskOw
   }
   std::vector<int64_t> kept_total;
   for (int32_t s = 0; s < 3; ++s) {
-    auto kept = filter_by_key_group(edge, e.carries_timestamps, buffers, s, 3, kMaxParallelism, "test");
+    auto kept = filter_by_partitioner(edge, e.carries_timestamps, buffers, s, 3, kMaxParallelism, "test");
     ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
     const std::vector<int64_t> got = records_of({checkpoint::InputChannelState{0, std::move(kept).value()}});
     std::vector<int64_t> want;
@@ -225,7 +150,7 @@ TEST(ChannelStateAssignment, FilterByKeyGroupKeepsExactlyTheRecordsEachSubtaskOw
   EXPECT_EQ(kept_total.size(), all.size());
   // A buffer that does not decode as the edge's records fails, naming what was restored.
   std::vector<ChannelStateBuffer> bad{{1, {0xff}}};
-  auto r = filter_by_key_group(edge, e.carries_timestamps, bad, 0, 3, kMaxParallelism, "restoring X");
+  auto r = filter_by_partitioner(edge, e.carries_timestamps, bad, 0, 3, kMaxParallelism, "restoring X");
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
   EXPECT_NE(r.status().message().find("restoring X"), std::string::npos) << r.status().message();

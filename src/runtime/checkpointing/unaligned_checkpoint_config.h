@@ -4,8 +4,8 @@
 //
 // Unaligned checkpoints off, or a savepoint: always aligned. Timeout 0: unaligned from the trigger on. Timeout
 // t > 0: aligned until t has passed since the trigger (the barrier's timestamp, the coordinator's wall clock),
-// then unaligned. Only all-to-all exchanges (hash, rebalance) carry unaligned barriers; forward and broadcast
-// edges stay aligned (their in-flight data could not be redistributed consistently), see stream_task.h.
+// then unaligned. Only the exchanges whose in-flight data the channel-state restore can place carry unaligned
+// barriers (holds_channel_state below); forward and broadcast edges stay aligned, see stream_task.h.
 // Values; thread-safety: none needed.
 #pragma once
 
@@ -40,8 +40,25 @@ struct UnalignedCheckpointConfig {
   }
 };
 
-// Edges whose channel state an unaligned checkpoint may hold: every producer subtask sends to every consumer
-// subtask through a partitioner (hash, rebalance). Forward and broadcast edges are aligned.
-inline bool is_all_to_all(Partitioning p) { return p == Partitioning::kHash || p == Partitioning::kRebalance; }
+// Edges whose channel state an unaligned checkpoint may hold: those where each record goes to one consumer chosen by
+// a partitioner - hash, rebalance, shuffle, global, custom, and the pointwise rescale. At another parallelism the
+// restore places each record where the partitioner allows (cluster/channel_state_assignment.h). Forward and
+// broadcast edges stay aligned, their barriers in order behind the data.
+inline bool holds_channel_state(Partitioning p) {
+  switch (p) {
+    case Partitioning::kHash:
+    case Partitioning::kRebalance:
+    case Partitioning::kRescale:
+    case Partitioning::kShuffle:
+    case Partitioning::kGlobal:
+    case Partitioning::kCustom:
+      return true;
+    case Partitioning::kDefault:
+    case Partitioning::kForward:
+    case Partitioning::kBroadcast:
+      return false;
+  }
+  return false;
+}
 
 }  // namespace sluice::runtime

@@ -129,10 +129,12 @@ TEST(UnalignedCheckpointConfig, SavepointsAreAlwaysAlignedAndTheTimeoutSwitchesC
   EXPECT_FALSE(timeout.unaligned_at(savepoint, 99'999));
   EXPECT_EQ(timeout.promote_at_ms(savepoint), 0);
 
-  EXPECT_TRUE(is_all_to_all(Partitioning::kHash));
-  EXPECT_TRUE(is_all_to_all(Partitioning::kRebalance));
-  EXPECT_FALSE(is_all_to_all(Partitioning::kForward));
-  EXPECT_FALSE(is_all_to_all(Partitioning::kBroadcast));
+  for (Partitioning p : {Partitioning::kHash, Partitioning::kRebalance, Partitioning::kRescale, Partitioning::kShuffle,
+                         Partitioning::kGlobal, Partitioning::kCustom}) {
+    EXPECT_TRUE(holds_channel_state(p)) << partitioning_name(p);
+  }
+  EXPECT_FALSE(holds_channel_state(Partitioning::kForward));
+  EXPECT_FALSE(holds_channel_state(Partitioning::kBroadcast));
 }
 
 }  // namespace
