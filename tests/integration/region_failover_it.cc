@@ -8,6 +8,7 @@
 // and the full strategy restarts every task.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <random>
@@ -196,6 +197,10 @@ TEST(RegionFailover, OnlyTheFailedRegionRestartsAndTheOutputIsExactlyOnce) {
     JobExecutionResult result = client->wait();
     ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
     EXPECT_EQ(cp.restarts(), kFailures);
+    for (const auto& [restored, ms] : cp.recoveries()) {
+      std::printf("  region restored from checkpoint %lld in %lld ms\n", static_cast<long long>(restored),
+                  static_cast<long long>(ms));
+    }
     EXPECT_EQ(check_exactly_once(it::committed_lines(base + "/out"), kRecords, split_starts), "");
   }
 }
