@@ -84,6 +84,28 @@ TEST(PipelinedRegions, ParallelPipelinesJoinedDownstreamAreOneRegion) {
   EXPECT_EQ(compute_pipelined_regions(jg, eg).regions.size(), 1u);
 }
 
+// Rescale is pointwise: with 2 -> 4, producer 0 feeds consumers 0 and 1, producer 1 feeds 2 and 3 - two regions.
+// Shuffle and global are all-to-all - one.
+TEST(PipelinedRegions, RescaleJoinsEachProducerWithItsOwnConsumers) {
+  for (Partitioning p : {Partitioning::kRescale, Partitioning::kShuffle, Partitioning::kGlobal}) {
+    StreamExecutionEnvironment env;
+    auto src = env.from_sequence(1, 10).set_parallelism(2);
+    auto exchanged = p == Partitioning::kRescale ? src.rescale() : p == Partitioning::kShuffle ? src.shuffle() : src.global();
+    exchanged.map([](int64_t x) { return x; }).set_parallelism(4).sink_to(DiscardingSink<int64_t>()).set_parallelism(4);
+    JobGraph jg = build(env, 2);
+    ASSERT_EQ(jg.vertices.size(), 2u) << partitioning_name(p);
+    ExecutionGraph eg = build_execution_graph(jg);
+    PipelinedRegions r = compute_pipelined_regions(jg, eg);
+    if (p != Partitioning::kRescale) {
+      EXPECT_EQ(r.regions.size(), 1u) << partitioning_name(p);
+      continue;
+    }
+    ASSERT_EQ(r.regions.size(), 2u);
+    EXPECT_EQ(members(eg, r.regions[0]), (std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {1, 0}, {1, 1}}));
+    EXPECT_EQ(members(eg, r.regions[1]), (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}, {1, 3}}));
+  }
+}
+
 TEST(PipelinedRegions, ExecutionIndexRefusesWhatIsOutOfRange) {
   StreamExecutionEnvironment env;
   env.from_sequence(1, 10).map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
