@@ -4,8 +4,9 @@
 // keep running. Checked: which subtasks got a new attempt after each failure (the failed one's region only), that
 // checkpoints go on completing afterwards, and that the committed output is exactly once, with the operator state
 // restored consistently with the source position - under seeded failures at every point of a task's checkpoint
-// cycle (SLUICE_REGION_FAILOVER_SEEDS, default "1,2"; the soak tier runs more). A job with a key_by has one region,
-// and the full strategy restarts every task.
+// cycle (SLUICE_REGION_FAILOVER_SEEDS, default "1,2"; the soak tier runs more). A rescale edge gives each producer
+// subtask and its own consumers a region, restored with the edge's unaligned channel state. A job with a key_by has
+// one region, and the full strategy restarts every task.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -129,18 +130,22 @@ std::map<std::pair<int32_t, int32_t>, int32_t> attempts(const JobClient& client)
   return out;
 }
 
-// Parallel pipelines: numbers -> count (operator state) -> exactly-once part files, all chained: one vertex of
-// parallelism 3, three regions.
-void build_pipelines(StreamExecutionEnvironment& env, int64_t records, const std::string& out) {
-  env.set_parallelism(3);
-  env.from_generator(records, [](int64_t i) { return i; }, 0, "numbers")
-      .uid("numbers")
-      .map(CountingMap{})
+// `in` -> `count` (operator "count") -> exactly-once part files in `out` (operator "sink").
+void count_and_commit(const DataStream<int64_t>& in, CountingMap count, const std::string& out) {
+  in.map(std::move(count))
       .name("count")
       .uid("count")
       .sink_to(file::TransactionalFileSink<std::string>(out, [](const std::string& s, std::string& line) { line += s; }))
       .name("sink")
       .uid("sink");
+}
+
+// Parallel pipelines: numbers -> count (operator state) -> exactly-once part files, all chained: one vertex of
+// parallelism 3, three regions.
+void build_pipelines(StreamExecutionEnvironment& env, int64_t records, const std::string& out) {
+  env.set_parallelism(3);
+  auto numbers = env.from_generator(records, [](int64_t i) { return i; }, 0, "numbers");
+  count_and_commit(numbers.uid("numbers"), CountingMap{}, out);
 }
 
 TEST(RegionFailover, OnlyTheFailedRegionRestartsAndTheOutputIsExactlyOnce) {
@@ -219,14 +224,7 @@ TEST(RegionFailover, ARegionWithNetworkChannelsRestartsWithThem) {
                .uid("b")
                .map(throttled)
                .uid("slow-b");
-  a.union_(b)
-      .map(CountingMap(false))
-      .name("count")
-      .uid("count")
-      .sink_to(file::TransactionalFileSink<std::string>(base + "/out",
-                                                        [](const std::string& s, std::string& line) { line += s; }))
-      .name("sink")
-      .uid("sink");
+  count_and_commit(a.union_(b), CountingMap(false), base + "/out");
   auto submitted = it::submit(env, config(base, FailoverStrategy::kRegion), "union");
   ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
   std::unique_ptr<JobClient> client = std::move(submitted).value();
@@ -249,6 +247,48 @@ TEST(RegionFailover, ARegionWithNetworkChannelsRestartsWithThem) {
   ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
   // The counts are per map subtask over two interleaved sources: only exactly-once is checked.
   EXPECT_EQ(check_exactly_once(it::committed_lines(base + "/out"), 2 * kPerSource, {}), "");
+}
+
+// A rescale edge is pointwise (graph/edge_topology.h): numbers (2) -> rescale -> count (4) has the regions {numbers 0,
+// count 0, count 1} and {numbers 1, count 2, count 3}. With unaligned checkpoints under back-pressure the rescale
+// edge holds channel state, which the failed region restores with its tasks while the other region runs on.
+TEST(RegionFailover, ARescaleEdgeMakesARegionOfEachProducerAndItsOwnConsumers) {
+  constexpr int64_t kRecords = 60'000;
+  const std::string base = it::fresh_dir("region-failover-rescale");
+  g_throttle_us = 40;  // in count: the rescale edge's queues fill, so unaligned barriers overtake data
+  StreamExecutionEnvironment env;
+  env.set_parallelism(4);
+  auto numbers = env.from_generator(kRecords, [](int64_t i) { return i; }, 0, "numbers");
+  numbers.uid("numbers").set_parallelism(2);
+  count_and_commit(numbers.rescale(), CountingMap{}, base + "/out");
+  cluster::MiniClusterConfig mc = config(base, FailoverStrategy::kRegion);
+  mc.unaligned.enabled = true;
+  mc.network.buffer_size_bytes = 1024;
+  mc.network.max_buffers_per_channel = 4;
+  auto submitted = it::submit(env, mc, "rescale");
+  ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
+  std::unique_ptr<JobClient> client = std::move(submitted).value();
+  auto& cp = it::checkpointing(*client);
+  ASSERT_TRUE(it::wait_for([&] {
+    const auto stats = cp.checkpoint_stats();
+    return stats.num_completed >= 2 && stats.latest_completed && stats.latest_completed->persisted_data_bytes > 0;
+  })) << "no completed checkpoint with in-flight data";
+  const auto before = attempts(*client);
+  ASSERT_EQ(before.size(), 6u);  // numbers: 2 subtasks, count -> sink: 4
+  ASSERT_TRUE(cp.arm_failure(FailurePoint::kSink, 1, 3, "region failover test").is_ok());
+  ASSERT_TRUE(it::wait_for([&] { return cp.restarts() >= 1 && attempts(*client).size() == 6; }));
+  const auto after = attempts(*client);
+  for (auto [v, s] : std::vector<std::pair<int32_t, int32_t>>{{0, 0}, {1, 0}, {1, 1}}) {
+    EXPECT_EQ(after.at({v, s}), before.at({v, s})) << "vertex " << v << " subtask " << s << " is in the other region";
+  }
+  for (auto [v, s] : std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {1, 2}, {1, 3}}) {
+    EXPECT_EQ(after.at({v, s}), 1) << "vertex " << v << " subtask " << s << " is in the failed region";
+  }
+  g_throttle_us = 0;
+  JobExecutionResult result = client->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished) << result.error.to_string();
+  // The counts are per count subtask over the records its producer round-robins to it: only exactly-once is checked.
+  EXPECT_EQ(check_exactly_once(it::committed_lines(base + "/out"), kRecords, {}), "");
 }
 
 // What the region strategy does not apply to: the full strategy, and a job whose key_by makes one region.
