@@ -205,8 +205,6 @@ class JobMaster final : public CheckpointingJobClient,
     for (const JobId& id : lineage_) context.lineage_job_ids.push_back(id.to_hex());
     deployer_ = deployers_(std::move(context));
     tasks_.bind(deployer_.get());
-    ended_input_.assign(eg_.subtasks.size(), false);
-    finished_task_.assign(eg_.subtasks.size(), false);
     SLUICE_RETURN_IF_ERROR(deploy_attempt());
     SLUICE_RETURN_IF_ERROR(lifecycle_.start());
     if (coordinator_) coordinator_->start();

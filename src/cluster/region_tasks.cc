@@ -15,63 +15,52 @@ void RegionTasks::install(size_t region, std::unique_ptr<DeployedTasks> tasks) {
 void RegionTasks::trigger_checkpoint(const runtime::CheckpointBarrier& barrier, const std::string& savepoint_location,
                                      std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) {
   // Each region passes the enumerator state to the subtask 0 it holds, if any: one region gets each vertex's.
-  for (auto& r : regions_)
-    if (r) r->trigger_checkpoint(barrier, savepoint_location, enumerator_states);
+  each([&](DeployedTasks& r) { r.trigger_checkpoint(barrier, savepoint_location, enumerator_states); });
 }
 
 void RegionTasks::notify_checkpoint_complete(CheckpointId id) {
-  for (auto& r : regions_)
-    if (r) r->notify_checkpoint_complete(id);
+  each([&](DeployedTasks& r) { r.notify_checkpoint_complete(id); });
 }
 
 void RegionTasks::notify_checkpoint_aborted(CheckpointId id) {
-  for (auto& r : regions_)
-    if (r) r->notify_checkpoint_aborted(id);
+  each([&](DeployedTasks& r) { r.notify_checkpoint_aborted(id); });
 }
 
 void RegionTasks::stop_sources(bool drain) {
-  for (auto& r : regions_)
-    if (r) r->stop_sources(drain);
+  each([&](DeployedTasks& r) { r.stop_sources(drain); });
 }
 
 void RegionTasks::resume_sources() {
-  for (auto& r : regions_)
-    if (r) r->resume_sources();
+  each([](DeployedTasks& r) { r.resume_sources(); });
 }
 
 void RegionTasks::finish() {
-  for (auto& r : regions_)
-    if (r) r->finish();
+  each([](DeployedTasks& r) { r.finish(); });
 }
 
 void RegionTasks::wake() {
-  for (auto& r : regions_)
-    if (r) r->wake();
+  each([](DeployedTasks& r) { r.wake(); });
 }
 
 void RegionTasks::fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) {
-  for (auto& r : regions_)
-    if (r) r->fail(subtask, cause);
+  each([&](DeployedTasks& r) { r.fail(subtask, cause); });
 }
 
 std::vector<SubtaskLocation> RegionTasks::locations() const {
   std::vector<SubtaskLocation> out;
-  for (const auto& r : regions_) {
-    if (!r) continue;
-    std::vector<SubtaskLocation> some = r->locations();
+  each([&](DeployedTasks& r) {
+    std::vector<SubtaskLocation> some = r.locations();
     out.insert(out.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
-  }
+  });
   return out;
 }
 
 void RegionTasks::cancel() {
-  for (auto& r : regions_)
-    if (r) r->cancel();
+  each([](DeployedTasks& r) { r.cancel(); });
 }
 
 void RegionTasks::join() {
-  for (auto& r : regions_)
-    if (r) r->join();
+  each([](DeployedTasks& r) { r.join(); });
 }
 
 }  // namespace sluice::cluster

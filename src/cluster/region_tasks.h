@@ -40,6 +40,13 @@ class RegionTasks final : public DeployedTasks {
   void join() override;
 
  private:
+  // `fn` on every region's tasks that are deployed now, in region order.
+  template <class Fn>
+  void each(Fn fn) const {
+    for (const auto& r : regions_)
+      if (r) fn(*r);
+  }
+
   std::vector<std::unique_ptr<DeployedTasks>> regions_;
 };
 

@@ -32,6 +32,20 @@ std::vector<IndexRangeSplit> splits_of(const std::vector<uint8_t>& bytes) {
 
 const std::vector<IndexRangeSplit> kTheSplit = {IndexRangeSplit{0, 100, 0}};
 
+// The indices of the Nexmark splits `events` assign, in order; the enumerator's no-more-splits events are skipped.
+std::vector<int32_t> nexmark_split_indices(const std::vector<OperatorEvent>& events) {
+  std::vector<int32_t> indices;
+  for (const OperatorEvent& e : events) {
+    if (e.kind == OperatorEvent::Kind::kNoMoreSplits) continue;  // the Nexmark enumerator says so at once
+    EXPECT_EQ(e.kind, OperatorEvent::Kind::kAddSplits);
+    auto splits = deserialize_bytes<std::vector<nexmark::NexmarkSplit>>(e.payload.data(), e.payload.size(), "splits");
+    EXPECT_TRUE(splits.is_ok()) << splits.status().to_string();
+    if (splits.is_ok())
+      for (const auto& split : *splits) indices.push_back(split.index);
+  }
+  return indices;
+}
+
 // The reader's task asks for a split while it opens; a checkpoint is triggered before the task registered its
 // reader. The split is no longer in the enumerator's snapshot, so the reader must have it before the trigger
 // (which is in its task's mailbox already) runs: registration hands it over instead of mailing it.
@@ -81,16 +95,7 @@ TEST(SourceCoordinator, TheSplitsAssignedAtRegistrationComeBackWithIt) {
       std::make_shared<const nexmark::NexmarkSource>(options));
   coordinator.start(2, nullptr);
   RecordingSink sink;
-  const std::vector<OperatorEvent> initial = coordinator.register_reader(1, &sink);
-  std::vector<int32_t> indices;
-  for (const OperatorEvent& e : initial) {
-    if (e.kind == OperatorEvent::Kind::kNoMoreSplits) continue;  // the Nexmark enumerator says so at once
-    ASSERT_EQ(e.kind, OperatorEvent::Kind::kAddSplits);
-    auto splits = deserialize_bytes<std::vector<nexmark::NexmarkSplit>>(e.payload.data(), e.payload.size(), "splits");
-    ASSERT_TRUE(splits.is_ok()) << splits.status().to_string();
-    for (const auto& split : *splits) indices.push_back(split.index);
-  }
-  EXPECT_EQ(indices, (std::vector<int32_t>{1, 3, 5, 7}));
+  EXPECT_EQ(nexmark_split_indices(coordinator.register_reader(1, &sink)), (std::vector<int32_t>{1, 3, 5, 7}));
   EXPECT_TRUE(sink.events.empty()) << sink.events.size() << " events went through the sink";
   coordinator.close();
 }
@@ -186,14 +191,7 @@ TEST(SourceCoordinator, SplitsGivenBackToAnAssigningEnumeratorComeWithTheNewRegi
   (void)coordinator.register_reader(1, &old_reader);
   coordinator.reset_subtask(1, CheckpointId(0));
   RecordingSink new_reader;
-  std::vector<int32_t> indices;
-  for (const OperatorEvent& e : coordinator.register_reader(1, &new_reader)) {
-    if (e.kind != OperatorEvent::Kind::kAddSplits) continue;
-    auto splits = deserialize_bytes<std::vector<nexmark::NexmarkSplit>>(e.payload.data(), e.payload.size(), "splits");
-    ASSERT_TRUE(splits.is_ok()) << splits.status().to_string();
-    for (const auto& split : *splits) indices.push_back(split.index);
-  }
-  EXPECT_EQ(indices, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(nexmark_split_indices(coordinator.register_reader(1, &new_reader)), (std::vector<int32_t>{1, 3}));
   EXPECT_TRUE(new_reader.events.empty());
   coordinator.close();
 }
