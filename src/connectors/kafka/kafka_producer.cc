@@ -127,11 +127,30 @@ void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
       // A transaction in an error state refuses records; the delivery error that put it there is the cause.
       rd_kafka_poll(rk_, 0);
       check_delivery();
-      throw std::runtime_error("kafka sink: cannot produce to topic '" + topic + "' (" + who() + "): " + text);
+      throw std::runtime_error("kafka sink: cannot produce to topic '" + topic + "' (" + who() + "): " + text +
+                               transaction_error_cause(code));
     }
     rd_kafka_poll(rk_, 10);  // back-pressure: let deliveries drain the queue
     check_delivery();
   }
+}
+
+std::string Producer::transaction_error_cause(rd_kafka_resp_err_t produce_error) {
+  if (transactional_id_.empty() || produce_error != RD_KAFKA_RESP_ERR__STATE) return "";
+  // The records of the request whose error failed the transaction may report later (or never: the producer is
+  // destroyed with them in flight). librdkafka keeps that error as the transaction's own and returns it from a
+  // transactional call made in an error state; begin_transaction() is the call without a side effect there.
+  rd_kafka_error_t* error = rd_kafka_begin_transaction(rk_);
+  if (error == nullptr) return "";  // not in an error state after all: it began the transaction we fail anyway
+  std::string cause;
+  if (rd_kafka_error_is_fatal(error)) {
+    fatal_ = true;
+    cause = std::string("; the producer has a fatal error: ") + rd_kafka_error_string(error);
+  } else if (rd_kafka_error_txn_requires_abort(error)) {
+    cause = std::string("; the transaction failed: ") + rd_kafka_error_string(error);
+  }
+  rd_kafka_error_destroy(error);
+  return cause;
 }
 
 void Producer::poll() {

@@ -47,6 +47,9 @@ class Producer {
  private:
   static void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque);
   void check_delivery();
+  // "; the transaction failed: <librdkafka's error>" when a record was refused (`produce_error`) because the
+  // transaction is in an abortable or fatal error state, else empty.
+  std::string transaction_error_cause(rd_kafka_resp_err_t produce_error);
   std::string who() const;  // "transactional id <id>", or "producer"
   void check(rd_kafka_error_t* error, const char* what);
 

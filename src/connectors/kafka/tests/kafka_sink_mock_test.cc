@@ -35,6 +35,7 @@
 #include <thread>
 
 #include "../../../config/tests/log_capture.h"
+#include "../kafka_producer.h"
 #include "../kafka_transactions.h"
 #include "cluster/mini_cluster.h"
 #include "hooked_kafka_sink.h"
@@ -461,6 +462,38 @@ TEST(KafkaSinkMock, EachFatalErrorFailsTheTaskNamingTheTransactionAndTheJobFinis
   // Every committed transaction's marker is in the mock, once: found on restore, so not written again.
   const std::vector<std::string> markers = held_values(mock, prefix + ".markers", kParallelism);
   for (const auto& c : run.commits) EXPECT_EQ(std::count(markers.begin(), markers.end(), c.marker), 1) << c.marker;
+}
+
+// A Produce request fenced inside a transaction puts it in an abortable state: whether the refusal reaches the
+// writer as the failed records' delivery report or as the next record refused, the error names the broker's cause
+// (not just librdkafka's "Producing not allowed in transactional state").
+TEST(KafkaSinkMockFatal, ARecordRefusedAfterAFencedProduceNamesTheCause) {
+  MockCluster mock;
+  mock.create_topic(kDataTopic, 2);
+  KafkaSinkOptions options;
+  options.bootstrap_servers = mock.bootstrap();
+  options.topic = kDataTopic;
+  options.request_timeout_ms = 10'000;
+  internal::Producer producer(options, unique_name("fenced-produce"), "fenced-produce-test");
+  producer.init_transactions();
+  producer.begin_transaction();
+  mock.push(kLeader, kProduce, RD_KAFKA_RESP_ERR_PRODUCER_FENCED, 0);
+  std::string error;
+  const auto give_up = SteadyClock::now() + std::chrono::seconds(20);
+  for (int i = 0; error.empty() && SteadyClock::now() < give_up; ++i) {
+    try {
+      KafkaProducerRecord record;
+      record.value = std::to_string(i);
+      producer.produce(record);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+  }
+  ASSERT_FALSE(error.empty()) << "no record was refused within 20 s of the fenced Produce";
+  std::printf("refused: %s\n", error.c_str());
+  EXPECT_NE(error.find("fences the current one"), std::string::npos) << error;
+  EXPECT_NE(error.find("transactional id fenced-produce"), std::string::npos) << error;
 }
 
 // A sink configuration that no restart can fix, met when the writers start: the job fails at once with
