@@ -393,6 +393,10 @@ Status FileSystemCheckpointStorage::begin_savepoint(CheckpointId id, const std::
   const std::string ctx = "savepoint " + std::to_string(id.value());
   SLUICE_RETURN_IF_ERROR(shared_->job_dir_or_error().status().with_context(ctx));
   std::lock_guard lock(shared_->mu);
+  // Each deployment on a TaskManager routes the savepoint it is triggered for (region failover: several).
+  if (auto it = shared_->savepoint_dirs.find(id.value()); it != shared_->savepoint_dirs.end() && it->second == savepoint_dir) {
+    return Status::ok();
+  }
   if (shared_->created_dirs.count(id.value()) > 0 || shared_->writers.count(id.value()) > 0 ||
       shared_->discarded.count(id.value()) > 0) {
     return Status::failed_precondition(ctx + ": already being written as a checkpoint");

@@ -26,9 +26,9 @@ void JobTasks::bind(TaskDeployer* deployer) {
     return;
   }
   if (by_region) {
-    spdlog::warn("job {}: {} pipelined regions, but tasks on TaskManagers are deployed and failed over as one job: "
-                 "a task failure restarts every task (jobmanager.execution.failover-strategy region is not "
-                 "available in cluster mode)", jg_.job_name, regions.regions.size());
+    spdlog::warn("job {}: {} pipelined regions, but its tasks are deployed and failed over as one job (TaskManagers "
+                 "with a fixed taskmanager.data.port): a task failure restarts every task", jg_.job_name,
+                 regions.regions.size());
   }
   regions_.regions.assign(1, std::vector<int32_t>(eg_.subtasks.size()));
   for (size_t i = 0; i < eg_.subtasks.size(); ++i) regions_.regions[0][i] = static_cast<int32_t>(i);

@@ -59,25 +59,30 @@ class RemoteDeployer::ReaderSink final : public OperatorEventSink {
   const runtime::ExecutionAttemptId reader_;
 };
 
-// One TaskManager of an attempt: the registration its subtasks were deployed to.
+// One TaskManager of a deployment: the registration its subtasks were deployed to.
 struct RemoteDeployer::Target {
   std::string task_manager_id;
   uint64_t registration_id = 0;
   std::string host;
+  int32_t data_port = 0;  // taskmanager.data.port as it registered; 0: ephemeral per deployment
   std::shared_ptr<Stub> stub;
 };
 
-// One deployed attempt: the JobMaster's handle on its tasks in the TaskManager. Every call goes into one ordered
+// One deployment: the JobMaster's handle on its tasks in the TaskManagers. Every call goes into one ordered
 // outbox that a sender thread works off, so the TaskManager sees them in the order they were made - an
 // enumerator's split assignment made before checkpoint n's enumerator snapshot reaches the reader before n's
 // barrier (the event valve's contract in source_operator.h) - and no caller waits on the network.
 class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
  public:
-  // `subtask_tm`: [vertex][subtask] the index in `targets` of the TaskManager that runs it.
-  Attempt(RemoteDeployer* deployer, int32_t attempt_number, std::vector<Target> targets,
-          std::vector<std::vector<int32_t>> subtask_tm, std::vector<SourceReaderCoordinator*> coordinators)
-      : deployer_(deployer), epoch_(deployer->setup_.leader_epoch), attempt_(attempt_number),
-        targets_(std::move(targets)), subtask_tm_(std::move(subtask_tm)), coordinators_(std::move(coordinators)) {
+  // `subtask_tm`: [vertex][subtask] the index in `targets` of the TaskManager that runs it, -1 for the subtasks of
+  // other deployments. `first`: one subtask of the deployment, which a failure of the deployment as a whole is
+  // reported for (so it fails over the region the deployment is).
+  Attempt(RemoteDeployer* deployer, uint64_t deployment_id, int32_t attempt_number, std::vector<Target> targets,
+          std::vector<std::vector<int32_t>> subtask_tm, std::vector<SourceReaderCoordinator*> coordinators,
+          runtime::ExecutionAttemptId first)
+      : deployer_(deployer), epoch_(deployer->setup_.leader_epoch), deployment_(deployment_id), attempt_(attempt_number),
+        targets_(std::move(targets)), subtask_tm_(std::move(subtask_tm)), coordinators_(std::move(coordinators)),
+        first_(first) {
     sender_ = std::thread([this] { send_calls(); });
   }
   ~Attempt() override {
@@ -93,8 +98,13 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
   int32_t attempt_number() const { return attempt_; }
+  uint64_t deployment_id() const { return deployment_; }
   const std::vector<Target>& targets() const { return targets_; }
-  // The index in targets() of the TaskManager running `id`'s subtask; -1 for no subtask of the job.
+  // The deployment as a whole failed (a call it needs, a lost TaskManager): reported for one of its subtasks.
+  void fail_deployment(const Status& cause) {
+    deployer_->context_.listener->on_task_failed(first_.vertex.value(), first_.subtask.value(), cause);
+  }
+  // The index in targets() of the TaskManager running `id`'s subtask; -1 for no subtask of this deployment.
   int32_t target_of(const runtime::ExecutionAttemptId& id) const {
     const int32_t v = id.vertex.value(), s = id.subtask.value();
     if (v < 0 || static_cast<size_t>(v) >= subtask_tm_.size() || s < 0 ||
@@ -126,6 +136,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     }
     v1::SendOperatorEventRequest req;
     req.set_leader_epoch(epoch_);
+    req.set_deployment_id(deployment_);
     to_proto(reader, req.mutable_reader());
     req.mutable_event()->set_kind(static_cast<int32_t>(event.kind));
     req.mutable_event()->set_payload(event.payload.data(), event.payload.size());
@@ -137,6 +148,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
                           std::map<JobVertexId, std::vector<uint8_t>> enumerator_states) override {
     v1::TriggerCheckpointRequest req;
     req.set_leader_epoch(epoch_);
+    req.set_deployment_id(deployment_);
     req.set_attempt_number(attempt_);
     req.set_checkpoint_id(barrier.id.value());
     req.set_timestamp_ms(barrier.timestamp_ms);
@@ -157,7 +169,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   void resume_sources() override { control(v1::RESUME_SOURCES); }
   void finish() override { control(v1::FINISH_TASKS); }
   void wake() override { control(v1::WAKE_TASKS); }
-  // The TaskManagers fail their own subtasks; from here a failure is the whole attempt's.
+  // The TaskManagers fail their own subtasks; this one is reported as any task failure.
   void fail(const runtime::ExecutionAttemptId& subtask, const Status& cause) override {
     deployer_->context_.listener->on_task_failed(subtask.vertex.value(), subtask.subtask.value(), cause);
   }
@@ -166,6 +178,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     std::vector<cluster::SubtaskLocation> out;
     for (size_t v = 0; v < subtask_tm_.size(); ++v) {
       for (size_t i = 0; i < subtask_tm_[v].size(); ++i) {
+        if (subtask_tm_[v][i] < 0) continue;
         const Target& t = targets_[static_cast<size_t>(subtask_tm_[v][i])];
         out.push_back({runtime::ExecutionAttemptId{JobVertexId(static_cast<int32_t>(v)),
                                                    SubtaskIndex(static_cast<int32_t>(i)), attempt_},
@@ -176,7 +189,8 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   }
 
   // From now on nothing more is sent (a call in flight is cancelled: its TaskManager may be paused or cut off, and
-  // the next attempt must not wait out its deadline), and the attempt's reports and reader calls no longer count.
+  // the next deployment must not wait out its deadline), and the deployment's reports and reader calls no longer
+  // count.
   void cancel() override {
     {
       std::lock_guard lock(mu_);
@@ -185,7 +199,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
       for (const auto& context : in_flight_) context->TryCancel();
     }
     std::lock_guard lock(deployer_->mu_);
-    if (deployer_->current_ == this) deployer_->current_ = nullptr;
+    std::erase(deployer_->running_, this);
   }
   // Cancels the attempt on every TaskManager at once and waits for all of them.
   void join() override {
@@ -197,6 +211,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
     v1::AttemptRequest req;
     req.set_leader_epoch(epoch_);
     req.set_attempt_number(attempt_);
+    req.set_deployment_id(deployment_);
     // A TaskManager answers once its tasks are gone; if it cannot be reached its tasks end by themselves when it
     // loses this JobManager (heartbeat timeout), and the ResourceManager loses it. One lost (dead, or paused past
     // the heartbeat timeout) is not asked, or no longer waited for once it is lost during the call: the call would
@@ -291,6 +306,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   void notify(CheckpointId id, bool completed) {
     v1::NotifyCheckpointRequest req;
     req.set_leader_epoch(epoch_);
+    req.set_deployment_id(deployment_);
     req.set_attempt_number(attempt_);
     req.set_checkpoint_id(id.value());
     req.set_completed(completed);
@@ -300,13 +316,14 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
   void control(v1::TaskControl control) {
     v1::ControlTasksRequest req;
     req.set_leader_epoch(epoch_);
+    req.set_deployment_id(deployment_);
     req.set_attempt_number(attempt_);
     req.set_control(control);
     post(v1::TaskControl_Name(control), &v1::TaskExecutorGateway::Stub::ControlTasks, std::move(req));
   }
 
-  // Sends the outbox in order. A call that did not reach the tasks fails the attempt: the restart strategy
-  // decides (once the attempt is cancelled its calls are dropped, not reported).
+  // Sends the outbox in order. A call that did not reach the tasks fails the deployment: the restart strategy
+  // decides (once the deployment is cancelled its calls are dropped, not reported).
   void send_calls() {
     std::unique_lock lock(mu_);
     while (true) {
@@ -319,7 +336,7 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
       lock.lock();
       if (!s.is_ok() && !cancelled_) {
         lock.unlock();
-        deployer_->context_.listener->on_task_failed(-1, -1, s);
+        fail_deployment(s);
         lock.lock();
       }
     }
@@ -327,10 +344,12 @@ class RemoteDeployer::Attempt final : public cluster::DeployedTasks {
 
   RemoteDeployer* deployer_;
   const uint64_t epoch_;
+  const uint64_t deployment_;
   const int32_t attempt_;
   const std::vector<Target> targets_;
   const std::vector<std::vector<int32_t>> subtask_tm_;
   const std::vector<SourceReaderCoordinator*> coordinators_;
+  const runtime::ExecutionAttemptId first_;
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -358,7 +377,7 @@ RemoteDeployer::RemoteDeployer(cluster::JobTaskContext context, RemoteDeployerSe
   setup_.job_master_service->bind(context_.listener, context_.checkpoint_responder,
                                   [this](const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) {
                                     std::lock_guard lock(mu_);
-                                    return counts_locked(from, id);
+                                    return deployment_of(from, id) != nullptr;
                                   });
   setup_.split_enumerator_service->bind(this);
   if (setup_.loss_monitor) loss_handle_ = setup_.loss_monitor->add([this](const cluster::LostTaskManager& l) { on_lost(l); });
@@ -387,38 +406,62 @@ std::shared_ptr<RemoteDeployer::Stub> RemoteDeployer::stub_for(const std::string
   return stub;
 }
 
-Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32_t attempt_number, int32_t slots,
+Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32_t attempt_number,
+                                                                           const std::vector<bool>& needed,
                                                                            std::vector<int32_t>* slot_tm) {
   cluster::ResourceManager& rm = *setup_.resource_manager;
-  rm.release_all();  // the attempt before is cancelled: its slots are free again
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
-  Result<std::vector<cluster::AllocatedSlot>> allocated = rm.allocate(slots, setup_.spread_out_slots);
-  while (!allocated.is_ok() && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    allocated = rm.allocate(slots, setup_.spread_out_slots);
+  if (slots_.size() < needed.size()) slots_.resize(needed.size());
+  // A slot of a TaskManager lost (or registered anew) since is gone with it: the ResourceManager forgot it.
+  std::vector<size_t> missing;
+  for (size_t k = 0; k < needed.size(); ++k) {
+    if (slots_[k] && !rm.is_registered(slots_[k]->slot.task_manager_id, slots_[k]->registration_id)) slots_[k].reset();
+    if (needed[k] && !slots_[k]) missing.push_back(k);
   }
-  if (!allocated.is_ok()) {
-    return Status::timeout("deploying attempt " + std::to_string(attempt_number) + ": not enough slots within " +
-                           "slot.request.timeout (" + std::to_string(setup_.slot_request_timeout_ms) +
-                           " ms): " + allocated.status().message());
+  if (!missing.empty()) {
+    const int32_t count = static_cast<int32_t>(missing.size());
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
+    Result<std::vector<cluster::AllocatedSlot>> allocated = rm.allocate(count, setup_.spread_out_slots);
+    while (!allocated.is_ok() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      allocated = rm.allocate(count, setup_.spread_out_slots);
+    }
+    if (!allocated.is_ok()) {
+      return Status::timeout("deploying attempt " + std::to_string(attempt_number) + ": not enough slots within " +
+                             "slot.request.timeout (" + std::to_string(setup_.slot_request_timeout_ms) +
+                             " ms): " + allocated.status().message());
+    }
+    const std::vector<cluster::TaskManagerInfo> registered = rm.task_managers();
+    for (size_t i = 0; i < missing.size(); ++i) {
+      const cluster::AllocatedSlot& slot = (*allocated)[i];
+      uint64_t registration_id = 0;  // 0: lost between the allocation and now, replaced again by the next deployment
+      for (const cluster::TaskManagerInfo& tm : registered) {
+        if (tm.registration.task_manager_id == slot.task_manager_id) registration_id = tm.registration_id;
+      }
+      slots_[missing[i]] = HeldSlot{slot, registration_id};
+    }
   }
   const std::vector<cluster::TaskManagerInfo> registered = rm.task_managers();
   std::vector<Target> targets;
   std::map<std::string, int32_t> index;
-  for (const cluster::AllocatedSlot& slot : *allocated) {
-    auto [it, added] = index.emplace(slot.task_manager_id, static_cast<int32_t>(targets.size()));
-    slot_tm->push_back(it->second);
-    if (!added) continue;
+  slot_tm->assign(needed.size(), -1);
+  for (size_t k = 0; k < needed.size(); ++k) {
+    if (!needed[k]) continue;
+    const HeldSlot& held = *slots_[k];
     const cluster::TaskManagerInfo* info = nullptr;
     for (const cluster::TaskManagerInfo& tm : registered) {
-      if (tm.registration.task_manager_id == slot.task_manager_id) info = &tm;
+      if (tm.registration.task_manager_id == held.slot.task_manager_id && tm.registration_id == held.registration_id) {
+        info = &tm;
+      }
     }
-    if (!info) {  // lost between the allocation and now: the restart strategy tries again
+    if (!info) {  // lost after its slots were allocated: the restart strategy tries again
       return Status::io_error("deploying attempt " + std::to_string(attempt_number) + ": TaskManager '" +
-                                 slot.task_manager_id + "' was lost after its slots were allocated");
+                              held.slot.task_manager_id + "' was lost after its slots were allocated");
     }
+    auto [it, added] = index.emplace(held.slot.task_manager_id, static_cast<int32_t>(targets.size()));
+    (*slot_tm)[k] = it->second;
+    if (!added) continue;
     const cluster::TaskManagerRegistration& r = info->registration;
-    targets.push_back(Target{r.task_manager_id, info->registration_id, r.host,
+    targets.push_back(Target{r.task_manager_id, info->registration_id, r.host, r.data_port,
                              stub_for(r.host + ":" + std::to_string(r.rpc_port))});
   }
   return targets;
@@ -427,19 +470,47 @@ Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32
 Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::AttemptDeployment attempt) {
   const graph::JobGraph& jg = *context_.job_graph;
   const int32_t n = attempt.attempt_number;
+  const std::string what = "deploying attempt " + std::to_string(n);
+  if (attempt.subtasks.empty()) return Status::invalid_argument(what + ": no subtasks");
   int32_t slots = 1;
   for (const auto& v : jg.vertices) slots = std::max(slots, v.parallelism);
-  std::vector<int32_t> slot_tm;
-  SLUICE_ASSIGN_OR_RETURN(std::vector<Target> targets, allocate_slots(n, slots, &slot_tm));
   // Slot sharing: subtask k of every vertex goes to slot k.
+  std::vector<bool> needed(static_cast<size_t>(slots), false);
+  for (const cluster::SubtaskDeployment& s : attempt.subtasks) needed[static_cast<size_t>(s.id.subtask.value())] = true;
+  std::vector<int32_t> slot_tm;
+  SLUICE_ASSIGN_OR_RETURN(std::vector<Target> targets, allocate_slots(n, needed, &slot_tm));
   std::vector<std::vector<int32_t>> subtask_tm(jg.vertices.size());
-  for (const auto& v : jg.vertices) {
-    for (int32_t k = 0; k < v.parallelism; ++k) subtask_tm[static_cast<size_t>(v.id)].push_back(slot_tm[static_cast<size_t>(k)]);
+  for (const auto& v : jg.vertices) subtask_tm[static_cast<size_t>(v.id)].assign(static_cast<size_t>(v.parallelism), -1);
+  for (const cluster::SubtaskDeployment& s : attempt.subtasks) {
+    subtask_tm[static_cast<size_t>(s.id.vertex.value())][static_cast<size_t>(s.id.subtask.value())] =
+        slot_tm[static_cast<size_t>(s.id.subtask.value())];
   }
+  const bool spread = targets.size() > 1;
+  if (spread) {
+    // A fixed data port serves one deployment spanning TaskManagers at a time.
+    std::lock_guard lock(mu_);
+    for (const Target& t : targets) {
+      if (t.data_port == 0) continue;
+      for (const Attempt* other : running_) {
+        if (other->targets().size() < 2) continue;
+        for (const Target& o : other->targets()) {
+          if (o.task_manager_id != t.task_manager_id) continue;
+          return Status::invalid_argument(
+              what + ": TaskManager '" + t.task_manager_id + "' has a fixed taskmanager.data.port " +
+              std::to_string(t.data_port) + ", held by deployment " + std::to_string(other->deployment_id()) +
+              " of attempt " + std::to_string(other->attempt_number()) +
+              "; the JobManager deploys pipelined regions alone (its taskmanager.data.port is 0): give every process "
+              "the same taskmanager.data.port");
+        }
+      }
+    }
+  }
+  const uint64_t deployment_id = next_deployment_id_++;
   std::vector<v1::SubmitAttemptRequest> requests(targets.size());
   for (v1::SubmitAttemptRequest& req : requests) {
     req.set_leader_epoch(setup_.leader_epoch);
     req.set_attempt_number(n);
+    req.set_deployment_id(deployment_id);
     req.set_job_id(context_.job_id);
     for (const std::string& id : context_.lineage_job_ids) req.add_lineage_job_ids(id);
     if (attempt.restore) {
@@ -457,21 +528,22 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
     m->set_key_group_start(s.key_group_range.start());
     m->set_key_group_end_inclusive(s.key_group_range.end_inclusive());
   }
-  auto deployed = std::make_unique<Attempt>(this, n, targets, subtask_tm, std::move(attempt.source_coordinators));
+  auto deployed = std::make_unique<Attempt>(this, deployment_id, n, targets, subtask_tm,
+                                            std::move(attempt.source_coordinators), attempt.subtasks.front().id);
   {
-    // Current before the tasks start, so their first reports and reader calls are taken.
+    // Running before the tasks start, so their first reports and reader calls are taken.
     std::lock_guard lock(mu_);
-    current_ = deployed.get();
+    running_.push_back(deployed.get());
   }
-  const std::string what = "deploying attempt " + std::to_string(n);
-  if (targets.size() > 1) {
-    // Every TaskManager opens its end of the attempt's data plane; the submissions then name all of them.
-    const uint64_t fingerprint = std::hash<std::string>{}(context_.job_id) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(n);
-    std::vector<v1::DataPlanePeer> peers;
+  std::vector<v1::DataPlanePeer> peers;
+  if (spread) {
+    // Every TaskManager opens its end of the deployment's data plane; the submissions then name all of them.
+    const uint64_t fingerprint = std::hash<std::string>{}(context_.job_id) * 0x9e3779b97f4a7c15ULL + deployment_id;
     for (size_t i = 0; i < targets.size(); ++i) {
       v1::PrepareAttemptRequest prep;
       prep.set_leader_epoch(setup_.leader_epoch);
       prep.set_attempt_number(n);
+      prep.set_deployment_id(deployment_id);
       prep.set_task_manager_index(static_cast<int32_t>(i));
       prep.set_data_plane_fingerprint(fingerprint);
       // Cancellable: a TaskManager lost meanwhile ends the call (on_lost) instead of letting it wait out its deadline.
@@ -492,6 +564,9 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       peer.set_host(targets[i].host);
       peer.set_data_port(resp.data_port());
     }
+  }
+  if (spread || attempt.placement) {
+    // Part of the job (a region) or spread: each TaskManager learns where every subtask of the deployment runs.
     for (size_t i = 0; i < requests.size(); ++i) {
       requests[i].set_task_manager_index(static_cast<int32_t>(i));
       for (const auto& per_vertex : subtask_tm) {
@@ -513,7 +588,8 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       return submitted;  // the destructor asks every TaskManager to drop whatever it started
     }
   }
-  spdlog::info("attempt {} deployed on {} TaskManager(s)", n, targets.size());
+  spdlog::info("attempt {} deployed on {} TaskManager(s) ({} subtasks, deployment {})", n, targets.size(),
+               attempt.subtasks.size(), deployment_id);
   return std::unique_ptr<cluster::DeployedTasks>(std::move(deployed));
 }
 
@@ -521,41 +597,51 @@ void RemoteDeployer::on_job_end(JobStatus terminal) {
   if (setup_.resource_manager_service) setup_.resource_manager_service->end_job(job_status_name(terminal));
 }
 
-bool RemoteDeployer::counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const {
-  if (!current_ || current_->attempt_number() != id.attempt_number) return false;
-  const int32_t tm = current_->target_of(id);
-  if (tm < 0) return false;
-  const Target& t = current_->targets()[static_cast<size_t>(tm)];
-  return from.task_manager_id == t.task_manager_id && from.registration_id == t.registration_id;
+RemoteDeployer::Attempt* RemoteDeployer::deployment_of(const TaskManagerSessionId& from,
+                                                       const runtime::ExecutionAttemptId& id) const {
+  for (Attempt* a : running_) {
+    if (a->attempt_number() != id.attempt_number) continue;
+    const int32_t tm = a->target_of(id);
+    if (tm < 0) continue;
+    const Target& t = a->targets()[static_cast<size_t>(tm)];
+    return from.task_manager_id == t.task_manager_id && from.registration_id == t.registration_id ? a : nullptr;
+  }
+  return nullptr;
 }
 
 void RemoteDeployer::on_lost(const cluster::LostTaskManager& lost) {
-  std::string address;
-  {
-    std::lock_guard lock(mu_);
-    if (!current_) return;
-    for (const Target& t : current_->targets()) {
-      if (t.task_manager_id == lost.task_manager_id && t.registration_id == lost.registration_id) address = t.stub->address;
+  // Under mu_: a deployment cancelled meanwhile (its region restarting already) is no longer running, and its
+  // failure is not reported again.
+  spdlog::warn("TaskManager '{}' ({} slot(s) of the job) lost: {}", lost.task_manager_id, lost.slots.size(),
+               lost.reason);
+  std::lock_guard lock(mu_);
+  for (Attempt* a : running_) {
+    for (const Target& t : a->targets()) {
+      if (t.task_manager_id != lost.task_manager_id || t.registration_id != lost.registration_id) continue;
+      a->abort_calls();  // a deployment or call waiting on the lost TaskManager ends now
+      // Retriable: the restart strategy redeploys once enough slots are registered again.
+      a->fail_deployment(Status::io_error("TaskManager '" + lost.task_manager_id + "' at " + t.stub->address +
+                                          " lost: " + lost.reason));
+      break;
     }
-    if (address.empty()) return;
-    current_->abort_calls();  // a deployment or call waiting on the lost TaskManager ends now
   }
-  // Retriable: the restart strategy redeploys once enough slots are registered again.
-  context_.listener->on_task_failed(-1, -1, Status::io_error("TaskManager '" + lost.task_manager_id + "' at " +
-                                                             address + " lost: " + lost.reason));
 }
 
 SourceReaderCoordinator* RemoteDeployer::coordinator_of(const TaskManagerSessionId& from,
-                                                        const runtime::ExecutionAttemptId& reader) {
-  return counts_locked(from, reader) ? current_->coordinator(reader.vertex.value()) : nullptr;
+                                                        const runtime::ExecutionAttemptId& reader,
+                                                        Attempt** deployment) {
+  Attempt* a = deployment_of(from, reader);
+  if (deployment) *deployment = a;
+  return a ? a->coordinator(reader.vertex.value()) : nullptr;
 }
 
 bool RemoteDeployer::register_reader(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
                                      std::vector<OperatorEvent>* events) {
   std::lock_guard lock(mu_);
-  SourceReaderCoordinator* c = coordinator_of(from, reader);
+  Attempt* deployment = nullptr;
+  SourceReaderCoordinator* c = coordinator_of(from, reader, &deployment);
   if (!c) return false;
-  *events = c->register_reader(reader.subtask.value(), current_->sink_for(reader));
+  *events = c->register_reader(reader.subtask.value(), deployment->sink_for(reader));
   return true;
 }
 

@@ -1,21 +1,27 @@
-// RemoteDeployer: the JobMaster's TaskDeployer for tasks in TaskManager processes. Each deployment asks the
-// ResourceManager for the job's slots (slot sharing as in Flink's default group: slot k holds subtask k of every
-// vertex), waiting up to slot.request.timeout for enough TaskManagers to be registered, as Flink's JobMaster waits
-// for slots; cluster.evenly-spread-out-slots picks them one TaskManager after another or spread out. Every
-// TaskManager holding a slot gets its subtasks as one SubmitAttempt, with their key-group ranges and the checkpoint
-// to restore from (each TaskManager reads its subtasks' state from checkpoint storage itself). When the slots are
-// on several TaskManagers, each first opens its end of the attempt's TCP data plane (PrepareAttempt) and the
-// submissions name every subtask's TaskManager and every peer's data port, highest index first
-// (task_executor_service.h).
+// RemoteDeployer: the JobMaster's TaskDeployer for tasks in TaskManager processes. The job holds slots from the
+// ResourceManager (slot sharing as in Flink's default group: slot k holds subtask k of every vertex), asked for when
+// a deployment first needs them and kept until the job ends; a slot whose TaskManager is lost is replaced by the
+// next deployment that needs it, waiting up to slot.request.timeout for a free one, as Flink's JobMaster waits for
+// slots; cluster.evenly-spread-out-slots picks them one TaskManager after another or spread out.
 //
-// Every DeployedTasks call becomes one call to each TaskManager of the attempt under the JobManager's leader epoch,
-// all sent in order by one sender thread per attempt; events the split enumerators send to a reader go to its
-// TaskManager in that same order. The tasks' reports come back through the JobMasterService and their source
+// Each deploy() is one deployment (a deployment id, increasing): every subtask of an attempt, or with region
+// failover one pipelined region's subtasks, deployed alone beside the other regions' deployments (deploys_regions).
+// Every TaskManager holding a slot of the deployment gets its subtasks as one SubmitAttempt, with their key-group
+// ranges and the checkpoint to restore from (each TaskManager reads its subtasks' state from checkpoint storage
+// itself). When the deployment's slots are on several TaskManagers, each first opens its end of the deployment's
+// TCP data plane (PrepareAttempt) and the submissions name every subtask's TaskManager and every peer's data port,
+// highest index first (task_executor_service.h).
+//
+// Every DeployedTasks call becomes one call to each TaskManager of the deployment under the JobManager's leader
+// epoch, all sent in order by one sender thread per deployment; events the split enumerators send to a reader go to
+// its TaskManager in that same order. The tasks' reports come back through the JobMasterService and their source
 // readers' calls through the SplitEnumeratorService, both bound to this deployer's job while it lives; only those
-// from the TaskManager registration a subtask was deployed to count. With a loss monitor, the running attempt fails
-// as soon as one of its TaskManagers' registrations is lost.
-// A call a TaskExecutor refuses or cannot be reached for fails the job's tasks through the JobMaster's listener
-// (on_task_failed with the call's error), so the restart strategy decides, as for any task failure.
+// from the TaskManager registration a running deployment put the subtask on count. With a loss monitor, every
+// running deployment with a subtask on a lost TaskManager fails as soon as its registration is lost: its region
+// restarts (or the job, with one region), on a replacement slot.
+// A call a TaskExecutor refuses or cannot be reached for fails the deployment's tasks through the JobMaster's
+// listener (on_task_failed for one of its subtasks, with the call's error), so the restart strategy decides, as for
+// any task failure.
 // Thread-safety: deploy() from one thread at a time (the JobMaster's control thread); DeployedTasks as in
 // task_deployer.h.
 #pragma once
@@ -24,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +56,9 @@ struct RemoteDeployerSetup {
   int64_t slot_request_timeout_ms = 300'000;
   // pekko.ask.timeout: one call; CancelAttempt waits for the tasks to end, so it gets 6x that.
   int64_t rpc_timeout_ms = 10'000;
+  // Deploy pipelined regions alone (region failover). False when taskmanager.data.port is fixed: a TaskManager binds
+  // that port for one deployment spanning TaskManagers at a time, so the job is deployed as one.
+  bool deploy_regions = true;
   // Served by the JobManager's RpcServer; bound to the job from construction to destruction. Must outlive this.
   JobMasterService* job_master_service = nullptr;
   SplitEnumeratorService* split_enumerator_service = nullptr;
@@ -66,6 +76,7 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   Result<std::unique_ptr<cluster::DeployedTasks>> deploy(cluster::AttemptDeployment attempt) override;
   void on_job_end(JobStatus terminal) override;
   std::vector<cluster::TaskManagerInfo> task_managers() const override { return setup_.resource_manager->task_managers(); }
+  bool deploys_regions() const override { return setup_.deploy_regions; }
 
  private:
   class Attempt;
@@ -74,10 +85,12 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   bool request_split(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader) override;
   bool snapshot_done(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
                      CheckpointId checkpoint_id) override;
-  // True when `id` is of the current attempt and `from` is the TaskManager registration it was deployed to (mu_ held).
-  bool counts_locked(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const;
-  // The current attempt's coordinator of `reader`'s vertex, or null when the call does not count (mu_ held).
-  SourceReaderCoordinator* coordinator_of(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader);
+  // The running deployment that put `id` (its attempt number included) on the TaskManager registration `from`, or
+  // null: the report or call does not count (mu_ held).
+  Attempt* deployment_of(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& id) const;
+  // That deployment's coordinator of `reader`'s vertex, or null when the call does not count (mu_ held).
+  SourceReaderCoordinator* coordinator_of(const TaskManagerSessionId& from, const runtime::ExecutionAttemptId& reader,
+                                          Attempt** deployment = nullptr);
 
   struct Stub;
   struct Target;
@@ -88,9 +101,11 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   std::vector<std::unique_ptr<ReaderSink>> reader_sinks_;  // guarded by sinks_mu_
   // The TaskExecutor stub of `address` ("host:port"), made once and kept (its channel reconnects quickly).
   std::shared_ptr<Stub> stub_for(const std::string& address);
-  // Waits for the job's slots and returns, per TaskManager holding some (in order of their first slot), its target;
-  // *slot_tm gets the index of each slot's TaskManager.
-  Result<std::vector<Target>> allocate_slots(int32_t attempt_number, int32_t slots, std::vector<int32_t>* slot_tm);
+  // Makes sure the job holds slots `needed` (slot indexes), replacing those of lost TaskManagers and waiting for
+  // free ones, and returns, per TaskManager holding some of them (in order of their first slot), its target;
+  // (*slot_tm)[k] gets the index of slot k's TaskManager (-1 for slots not needed).
+  Result<std::vector<Target>> allocate_slots(int32_t attempt_number, const std::vector<bool>& needed,
+                                             std::vector<int32_t>* slot_tm);
 
   cluster::JobTaskContext context_;
   RemoteDeployerSetup setup_;
@@ -98,8 +113,16 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
 
   void on_lost(const cluster::LostTaskManager& lost);
 
+  // The job's slots, by slot index (deploy() only): where it is and the registration it was allocated from.
+  struct HeldSlot {
+    cluster::AllocatedSlot slot;
+    uint64_t registration_id = 0;
+  };
+  std::vector<std::optional<HeldSlot>> slots_;
+  uint64_t next_deployment_id_ = 1;  // deploy() only
+
   std::mutex mu_;
-  Attempt* current_ = nullptr;  // the attempt deployed last, until it is cancelled
+  std::vector<Attempt*> running_;  // deployed and not cancelled
   int64_t loss_handle_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "rpc/task_executor_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <span>
@@ -145,7 +146,9 @@ class TaskExecutorService::ChannelFailures {
 };
 
 struct TaskExecutorService::Attempt {
+  uint64_t deployment_id = 0;
   int32_t number = 0;
+  std::vector<std::pair<int32_t, int32_t>> subtasks;  // (vertex, subtask), once submitted
   // An attempt spread over several TaskManagers: its end of the data plane (PrepareAttempt) and the router of its
   // channels' failures.
   std::shared_ptr<ChannelFailures> channel_failures;
@@ -171,29 +174,65 @@ TaskExecutorService::TaskExecutorService(TaskExecutorSetup setup) : setup_(std::
 TaskExecutorService::~TaskExecutorService() { cancel_running_attempt(); }
 
 void TaskExecutorService::cancel_running_attempt() {
-  std::unique_ptr<Attempt> gone;
+  std::map<uint64_t, std::unique_ptr<Attempt>> gone;
   {
     std::lock_guard lock(mu_);
-    gone = std::move(attempt_);
+    gone = std::move(deployments_);
+    deployments_.clear();
   }
-  gone.reset();  // cancels and joins outside the lock: task reports may still be on their way out
+  gone.clear();  // cancels and joins outside the lock: task reports may still be on their way out
 }
 
 void TaskExecutorService::start_registration() {
-  std::unique_ptr<Attempt> gone;
+  std::map<uint64_t, std::unique_ptr<Attempt>> gone;
   {
     std::lock_guard lock(mu_);
-    gone = std::move(attempt_);
-    last_attempt_ = -1;
+    gone = std::move(deployments_);
+    deployments_.clear();
+    last_deployment_ = 0;
     storage_job_.clear();
   }
-  gone.reset();
+  gone.clear();
 }
 
 std::optional<int32_t> TaskExecutorService::running_attempt() {
   std::lock_guard lock(mu_);
-  if (!attempt_) return std::nullopt;
-  return attempt_->number;
+  std::optional<int32_t> highest;
+  for (const auto& [id, d] : deployments_) {
+    if (d->tasks && (!highest || d->number > *highest)) highest = d->number;
+  }
+  return highest;
+}
+
+size_t TaskExecutorService::running_deployments() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, d] : deployments_) n += d->tasks ? 1 : 0;
+  return n;
+}
+
+TaskExecutorService::Attempt* TaskExecutorService::running_locked(uint64_t id, int32_t attempt_number) {
+  auto it = deployments_.find(id);
+  if (it == deployments_.end() || !it->second->tasks || it->second->number != attempt_number) return nullptr;
+  return it->second.get();
+}
+
+std::vector<std::unique_ptr<TaskExecutorService::Attempt>> TaskExecutorService::take_overlapping_locked(
+    const std::vector<std::pair<int32_t, int32_t>>& subtasks, uint64_t keep) {
+  std::vector<std::unique_ptr<Attempt>> gone;
+  for (auto it = deployments_.begin(); it != deployments_.end();) {
+    bool overlaps = false;
+    for (const auto& s : it->second->subtasks) {
+      overlaps = overlaps || std::find(subtasks.begin(), subtasks.end(), s) != subtasks.end();
+    }
+    if (it->first != keep && overlaps) {
+      gone.push_back(std::move(it->second));
+      it = deployments_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return gone;
 }
 
 grpc::Status TaskExecutorService::admit(uint64_t epoch, TaskManagerSessionId* session) const {
@@ -214,14 +253,15 @@ grpc::Status TaskExecutorService::PrepareAttempt(grpc::ServerContext*, const v1:
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
   const int32_t n = request->attempt_number();
-  if (n <= last_attempt_) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "attempt " + std::to_string(n) + " comes after attempt " +
-                                                                   std::to_string(last_attempt_) +
-                                                                   " was prepared, deployed or cancelled here");
+  const uint64_t id = request->deployment_id();
+  if (id <= last_deployment_) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "deployment " + std::to_string(id) + " (attempt " + std::to_string(n) + ") comes after deployment " +
+                            std::to_string(last_deployment_) + " was prepared, deployed or cancelled here");
   }
-  last_attempt_ = n;
-  attempt_.reset();  // the attempt before goes first: its data port may be the one to bind again
+  last_deployment_ = id;
   auto attempt = std::make_unique<Attempt>();
+  attempt->deployment_id = id;
   attempt->number = n;
   attempt->channel_failures = std::make_shared<ChannelFailures>(setup_.job_graph, n);
   runtime::tcp::DataPlaneConfig config;
@@ -236,13 +276,22 @@ grpc::Status TaskExecutorService::PrepareAttempt(grpc::ServerContext*, const v1:
   };
   auto data_plane = runtime::tcp::DataConnectionManager::start(config, std::move(callbacks));
   if (!data_plane.is_ok()) {
-    return to_grpc(data_plane.status().with_context("opening the data plane of attempt " + std::to_string(n) +
-                                                    " (taskmanager.host " + config.host + ", taskmanager.data.port " +
-                                                    std::to_string(config.port) + ")"));
+    std::string holders;
+    for (const auto& [other, d] : deployments_) {
+      if (d->data_plane) holders += (holders.empty() ? "" : ", ") + std::to_string(other);
+    }
+    return to_grpc(data_plane.status().with_context(
+        "opening the data plane of attempt " + std::to_string(n) + " (taskmanager.host " + config.host +
+        ", taskmanager.data.port " + std::to_string(config.port) + ")" +
+        (config.port != 0 && !holders.empty()
+             ? "; deployments " + holders + " hold this TaskManager's fixed data port: with a fixed "
+               "taskmanager.data.port only one deployment spanning TaskManagers runs here at a time (set the same "
+               "taskmanager.data.port on the JobManager, which then deploys the job as one)"
+             : std::string())));
   }
   attempt->data_plane = std::move(*data_plane);
   response->set_data_port(attempt->data_plane->port());
-  attempt_ = std::move(attempt);
+  deployments_[id] = std::move(attempt);
   return grpc::Status::OK;
 }
 
@@ -253,24 +302,30 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   // One submission at a time, each attempt at most once and never after a later one or its own cancellation: a
   // SubmitAttempt the JobManager gave up on (deadline) must not start tasks beside the attempt that replaced it.
   std::lock_guard lock(mu_);
-  const bool spread = request->placement_size() > 0;
+  const uint64_t deployment = request->deployment_id();
+  const bool spread = request->peers_size() > 0;
   std::unique_ptr<Attempt> attempt;
   if (spread) {
-    if (!attempt_ || attempt_->number != request->attempt_number() || !attempt_->data_plane || attempt_->tasks) {
+    auto it = deployments_.find(deployment);
+    if (it == deployments_.end() || it->second->number != request->attempt_number() || !it->second->data_plane ||
+        it->second->tasks) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "attempt " + std::to_string(request->attempt_number()) +
+                          "deployment " + std::to_string(deployment) + " of attempt " +
+                              std::to_string(request->attempt_number()) +
                               " spans several TaskManagers but was not prepared here (PrepareAttempt)");
     }
-    attempt = std::move(attempt_);
+    attempt = std::move(it->second);
+    deployments_.erase(it);
   } else {
-    if (request->attempt_number() <= last_attempt_) {
+    if (deployment <= last_deployment_) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          "attempt " + std::to_string(request->attempt_number()) + " comes after attempt " +
-                              std::to_string(last_attempt_) + " was prepared, deployed or cancelled here");
+                          "deployment " + std::to_string(deployment) + " (attempt " +
+                              std::to_string(request->attempt_number()) + ") comes after deployment " +
+                              std::to_string(last_deployment_) + " was prepared, deployed or cancelled here");
     }
-    last_attempt_ = request->attempt_number();
-    attempt_.reset();  // cancels and joins the attempt before (its reports go to the JobManager, not through mu_)
+    last_deployment_ = deployment;
     attempt = std::make_unique<Attempt>();
+    attempt->deployment_id = deployment;
     attempt->number = request->attempt_number();
   }
   const graph::JobGraph& jg = *setup_.job_graph;
@@ -311,12 +366,16 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
                           "no subtask " + id.to_string() + " in the JobGraph this TaskManager built");
     }
     d.subtasks.push_back({id, KeyGroupRange(m.key_group_start(), m.key_group_end_inclusive())});
+    attempt->subtasks.emplace_back(id.vertex.value(), id.subtask.value());
   }
-  if (spread) {
+  // A deployment of these subtasks before (cancelled at the JobManager while this TaskManager could not be reached)
+  // goes first; joined under mu_: its reports go to the JobManager, not through mu_.
+  take_overlapping_locked(attempt->subtasks, deployment).clear();
+  if (request->placement_size() > 0) {
     cluster::NetworkPlacement placement;
     placement.self = request->task_manager_index();
     placement.attempt_number = attempt->number;
-    placement.data_plane = attempt->data_plane.get();
+    placement.data_plane = attempt->data_plane.get();  // null: one TaskManager's deployment, no channel leaves it
     for (const v1::VertexPlacement& v : request->placement()) {
       placement.task_manager_of.emplace_back(v.task_manager_index().begin(), v.task_manager_index().end());
     }
@@ -357,17 +416,17 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   context.lineage_job_ids.assign(request->lineage_job_ids().begin(), request->lineage_job_ids().end());
   attempt->deployer = std::make_unique<cluster::InProcessDeployer>(std::move(context));
   // Installed before its tasks start (mu_ is held throughout): their readers' enumerator events find it.
-  attempt_ = std::move(attempt);
+  Attempt* installed = (deployments_[deployment] = std::move(attempt)).get();
   const std::optional<cluster::NetworkPlacement> placement = d.placement;
-  auto tasks = attempt_->deployer->deploy(std::move(d));
+  auto tasks = installed->deployer->deploy(std::move(d));
   if (!tasks.is_ok()) {
-    attempt_.reset();
+    deployments_.erase(deployment);
     return to_grpc(tasks.status());
   }
-  attempt_->tasks = std::move(*tasks);
-  if (placement) attempt_->channel_failures->attach(attempt_->tasks.get(), *placement);
-  spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks)", session.task_manager_id, attempt_->number,
-               request->subtasks_size());
+  installed->tasks = std::move(*tasks);
+  if (placement && installed->channel_failures) installed->channel_failures->attach(installed->tasks.get(), *placement);
+  spdlog::info("TaskManager '{}': attempt {} deployed ({} subtasks, deployment {})", session.task_manager_id,
+               installed->number, request->subtasks_size(), deployment);
   return grpc::Status::OK;
 }
 
@@ -376,8 +435,8 @@ grpc::Status TaskExecutorService::CancelAttempt(grpc::ServerContext*, const v1::
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  last_attempt_ = std::max(last_attempt_, request->attempt_number());  // a late SubmitAttempt of it is refused
-  if (attempt_ && attempt_->number <= request->attempt_number()) attempt_.reset();
+  last_deployment_ = std::max(last_deployment_, request->deployment_id());  // a late SubmitAttempt of it is refused
+  deployments_.erase(request->deployment_id());
   return grpc::Status::OK;
 }
 
@@ -396,14 +455,15 @@ grpc::Status TaskExecutorService::TriggerCheckpoint(grpc::ServerContext*, const 
     states[JobVertexId(e.vertex())].assign(e.state().begin(), e.state().end());
   }
   std::lock_guard lock(mu_);
-  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  Attempt* attempt = running_locked(request->deployment_id(), request->attempt_number());
+  if (!attempt) return grpc::Status::OK;
   if (barrier.type == checkpoint::SnapshotType::kSavepoint && !request->savepoint_location().empty()) {
     // This process's storage writes the savepoint's state into its folder, as the JobManager's does.
     Status routed = setup_.config->storage ? setup_.config->storage->begin_savepoint(barrier.id, request->savepoint_location())
                                            : Status::failed_precondition("no checkpoint storage on this TaskManager");
     if (!routed.is_ok()) return to_grpc(routed.with_context("savepoint " + std::to_string(barrier.id.value())));
   }
-  attempt_->tasks->trigger_checkpoint(barrier, request->savepoint_location(), std::move(states));
+  attempt->tasks->trigger_checkpoint(barrier, request->savepoint_location(), std::move(states));
   return grpc::Status::OK;
 }
 
@@ -412,11 +472,12 @@ grpc::Status TaskExecutorService::NotifyCheckpoint(grpc::ServerContext*, const v
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
+  Attempt* attempt = running_locked(request->deployment_id(), request->attempt_number());
+  if (!attempt) return grpc::Status::OK;
   if (request->completed()) {
-    attempt_->tasks->notify_checkpoint_complete(CheckpointId(request->checkpoint_id()));
+    attempt->tasks->notify_checkpoint_complete(CheckpointId(request->checkpoint_id()));
   } else {
-    attempt_->tasks->notify_checkpoint_aborted(CheckpointId(request->checkpoint_id()));
+    attempt->tasks->notify_checkpoint_aborted(CheckpointId(request->checkpoint_id()));
   }
   return grpc::Status::OK;
 }
@@ -426,8 +487,9 @@ grpc::Status TaskExecutorService::ControlTasks(grpc::ServerContext*, const v1::C
   TaskManagerSessionId session;
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   std::lock_guard lock(mu_);
-  if (!attempt_ || !attempt_->tasks || attempt_->number != request->attempt_number()) return grpc::Status::OK;
-  cluster::DeployedTasks& t = *attempt_->tasks;
+  Attempt* attempt = running_locked(request->deployment_id(), request->attempt_number());
+  if (!attempt) return grpc::Status::OK;
+  cluster::DeployedTasks& t = *attempt->tasks;
   switch (request->control()) {
     case v1::STOP_SOURCES: t.stop_sources(false); break;
     case v1::STOP_SOURCES_AND_DRAIN: t.stop_sources(true); break;
@@ -447,10 +509,12 @@ grpc::Status TaskExecutorService::SendOperatorEvent(grpc::ServerContext*, const 
   if (grpc::Status s = admit(request->leader_epoch(), &session); !s.ok()) return s;
   const runtime::ExecutionAttemptId reader = from_proto(request->reader());
   std::lock_guard lock(mu_);
-  if (!attempt_ || attempt_->number != reader.attempt_number) return grpc::Status::OK;
+  auto it = deployments_.find(request->deployment_id());
+  if (it == deployments_.end() || it->second->number != reader.attempt_number) return grpc::Status::OK;
+  Attempt* attempt = it->second.get();
   const size_t v = static_cast<size_t>(reader.vertex.value());
-  if (reader.vertex.value() < 0 || v >= attempt_->coordinators.size() || !attempt_->coordinators[v] ||
-      !attempt_->coordinators[v]->deliver(reader.subtask.value(), request->event())) {
+  if (reader.vertex.value() < 0 || v >= attempt->coordinators.size() || !attempt->coordinators[v] ||
+      !attempt->coordinators[v]->deliver(reader.subtask.value(), request->event())) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "no registered source reader " + reader.to_string());
   }
   return grpc::Status::OK;

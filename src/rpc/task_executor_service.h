@@ -5,28 +5,37 @@
 // enumerator in the JobManager. The state a restored attempt needs is read here, from the checkpoint storage both
 // processes reach.
 //
-// An attempt spread over several TaskManagers comes in two calls: PrepareAttempt opens this TaskManager's end of
-// the attempt's data plane (TCP, on `data_host`:`data_port`) and answers with the port, then SubmitAttempt names
+// Deployments: the JobMaster deploys the job's subtasks as deployments, each named by a deployment id: every subtask
+// of an attempt at once, or, with region failover (jobmanager.execution.failover-strategy region), one pipelined
+// region's subtasks, so several deployments - of the same or of different attempts - run here side by side, and
+// a region restarts without touching the others. Every call names its deployment.
+//
+// A deployment spread over several TaskManagers comes in two calls: PrepareAttempt opens this TaskManager's end of
+// the deployment's data plane (TCP, on `data_host`:`data_port`) and answers with the port, then SubmitAttempt names
 // where every subtask runs and the peers' ports. The JobMaster submits to the TaskManager with the highest index
 // first: a data connection is dialled by the lower index, so every TaskManager a connection reaches has declared
 // its peers already. A remote channel that fails (its connection dropped, a bad peer) fails the local subtask it
-// joins, through the normal task failure report; a channel cancelled by its producer is the attempt going away and
-// fails nothing.
+// joins, through the normal task failure report; a channel cancelled by its producer is the deployment going away
+// and fails nothing.
 //
 // Fencing: every request must carry the leader epoch of the TaskManager's current registration (`session()`);
 // another epoch is refused with ABORTED, and requests while the TaskManager is not registered with UNAVAILABLE.
-// Requests about another attempt than the one running are answered and ignored (a late call of a cancelled
-// attempt). SubmitAttempt cancels whatever runs first, and refuses an attempt number not above every attempt
-// deployed or cancelled here, so a submission the JobManager gave up on never runs beside its successor.
-// Thread-safety: gRPC calls it from its threads; one internal mutex orders the calls that change the attempt.
+// Requests about a deployment not running here are answered and ignored (a late call of a cancelled one).
+// SubmitAttempt first cancels every deployment holding one of its subtasks, and refuses a deployment id not above
+// every one prepared, deployed or cancelled here, so a submission the JobManager gave up on never runs beside its
+// successor.
+// Thread-safety: gRPC calls it from its threads; one internal mutex orders the calls that change the deployments.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -57,12 +66,14 @@ struct TaskExecutorSetup {
 class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
  public:
   explicit TaskExecutorService(TaskExecutorSetup setup);
-  ~TaskExecutorService() override;  // cancels and joins the running attempt
+  ~TaskExecutorService() override;  // cancels and joins every deployment
 
-  // Cancels and joins the running attempt, if any (the TaskManager lost its JobManager, or shuts down).
+  // Cancels and joins every deployment running here (the TaskManager lost its JobManager, or shuts down).
   void cancel_running_attempt();
-  // The attempt number running here, if any.
+  // The highest attempt number of a deployment whose tasks run here, if any.
   std::optional<int32_t> running_attempt();
+  // How many deployments have tasks running here.
+  size_t running_deployments();
   // The TaskManager registered anew (possibly with a JobManager that started again and counts attempts from 0):
   // cancels what runs and forgets the attempt numbers seen.
   void start_registration();
@@ -87,13 +98,18 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   class ChannelFailures;
   // OK with *session set when `epoch` is the current registration's.
   grpc::Status admit(uint64_t epoch, TaskManagerSessionId* session) const;
+  // The deployment `id` when its tasks run here and are of `attempt_number`, else null (mu_ held).
+  Attempt* running_locked(uint64_t id, int32_t attempt_number);
+  // Removes the deployments (other than `keep`) that hold one of `subtasks`; the caller destroys them (mu_ held).
+  std::vector<std::unique_ptr<Attempt>> take_overlapping_locked(const std::vector<std::pair<int32_t, int32_t>>& subtasks,
+                                                               uint64_t keep);
 
   TaskExecutorSetup setup_;
   // Held by SubmitAttempt throughout (its tasks start under it) and by every call that touches the attempt.
   std::mutex mu_;
   std::string storage_job_;  // the job the checkpoint storage was initialized for
-  int32_t last_attempt_ = -1;  // the latest attempt prepared, deployed or cancelled: earlier ones are refused
-  std::unique_ptr<Attempt> attempt_;
+  uint64_t last_deployment_ = 0;  // the latest deployment prepared, deployed or cancelled: earlier ones are refused
+  std::map<uint64_t, std::unique_ptr<Attempt>> deployments_;  // by deployment id
 };
 
 }  // namespace sluice::rpc

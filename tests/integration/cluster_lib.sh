@@ -1,4 +1,4 @@
-# Sourced by the cluster-mode process tests (cluster_*_test.sh): starting `sluice demo` processes and reading their
+# Sourced by the cluster-mode process tests (cluster_*_test.sh): starting `sluice` processes and reading their
 # logs. Needs $sluice and a `pids` array, to which every process started is added (the
 # caller's exit trap kills them); the functions read $run (the scenario's folder, which holds the logs) and $jm (the
 # JobManager's launcher pid, from $launched).
@@ -22,13 +22,14 @@ free_port() {
   python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
 }
 
-# Runs `sluice demo "$@"` in the background under a 300 s timeout, output to $log, in network namespace $netns when
-# that is set (`ip netns exec` execs the program: same pid). Sets $started to the demo's own pid (the timeout's child,
-# which the signals of the scenarios must reach) and $launched to the timeout's (to wait for the exit code).
+# Runs `sluice $sluice_command "$@"` (default `sluice demo`) in the background under a 300 s timeout, output to $log,
+# in network namespace $netns when that is set (`ip netns exec` execs the program: same pid). Sets $started to the
+# program's own pid (the timeout's child, which the signals of the scenarios must reach) and $launched to the
+# timeout's (to wait for the exit code).
 launch() {
   local prefix=()
   [ -z "${netns:-}" ] || prefix=(ip netns exec "$netns")
-  timeout -s KILL 300 "${prefix[@]}" "$sluice" demo "$@" > "$log" 2>&1 &
+  timeout -s KILL 300 "${prefix[@]}" "$sluice" "${sluice_command:-demo}" "$@" > "$log" 2>&1 &
   local t=$!
   launched=$t
   started=

@@ -13,12 +13,7 @@ shift 3
 . "$(dirname "$0")/cluster_lib.sh"
 enter_cluster_workdir
 
-# Runs `sluice nexmark` (instead of the demo) in the background; as cluster_lib.sh's launch.
-launch_nexmark() {
-  timeout -s KILL 300 "$sluice" nexmark "$@" > "$log" 2>&1 &
-  launched=$!
-  pids+=("$launched")
-}
+sluice_command=nexmark  # launch (cluster_lib.sh) starts `sluice nexmark`
 
 for combo in "$@"; do
   backend=${combo%-*}
@@ -42,12 +37,12 @@ for combo in "$@"; do
   port=$(free_port)
   common=("${flags[@]}" --checkpoint-dir "$run/ck" --output "$run/out" -D jobmanager.rpc.port="$port"
           -D heartbeat.interval=200ms -D heartbeat.timeout=2s)
-  log="$run/jm.log" launch_nexmark "${common[@]}" -D execution.process-role=jobmanager --verify
+  log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify
   jm=$launched
   wait_for "$run/jm.log" "JobManager serving" 10 || fail "the JobManager did not start"
   tm_launched=()
   for i in 1 2 3; do
-    log="$run/tm$i.log" launch_nexmark "${common[@]}" -D execution.process-role=taskmanager
+    log="$run/tm$i.log" launch "${common[@]}" -D execution.process-role=taskmanager
     tm_launched+=("$launched")
   done
   wait_for "$run/jm.log" "attempt 0 deployed on 3 TaskManager(s)" 30 || fail "the query was not deployed on 3 TaskManagers"

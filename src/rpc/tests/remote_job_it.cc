@@ -16,27 +16,13 @@
 #include "../../../examples/per_auction/per_auction_job.h"
 #include "../../../tools/sluice/verify.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
-#include "cluster/job_master.h"
-#include "cluster/resource_manager.h"
-#include "cluster/task_manager_loss_monitor.h"
-#include "rpc/remote_deployer.h"
-#include "rpc/resource_manager_connection.h"
-#include "rpc/task_manager.h"
-#include "rpc/resource_manager_service.h"
-#include "rpc/task_executor_service.h"
+#include "remote_cluster_util.h"
 
 namespace sluice::rpc {
 namespace {
 
-constexpr uint64_t kEpoch = 11;
+using namespace remote_test;  // NOLINT: test helpers
 constexpr int32_t kParallelism = 2;
-
-// One process's copy of the program (the JobManager and the TaskManager each build their own).
-struct Program {
-  std::shared_ptr<StreamGraph> sg;
-  graph::JobGraph jg;
-  cluster::MiniClusterConfig config;
-};
 
 Program build_program(const per_auction::JobOptions& opt, const std::string& checkpoints) {
   StreamExecutionEnvironment env;
@@ -57,35 +43,11 @@ Program build_program(const per_auction::JobOptions& opt, const std::string& che
   return p;
 }
 
-// A TaskManager's TaskExecutor for `program`, reporting to `jm_address` under the registration `session` gives.
-TaskExecutorSetup task_executor_setup(Program& program, MetricRegistry& metrics, const std::string& jm_address,
-                                      std::function<std::optional<TaskManagerSessionId>()> session) {
-  TaskExecutorSetup tm;
-  tm.stream_graph = program.sg.get();
-  tm.job_graph = &program.jg;
-  tm.config = &program.config;
-  tm.job_metrics = &metrics.add_job_group("remote-per-auction");
-  tm.jobmanager_address = jm_address;
-  tm.session = std::move(session);
-  tm.report_timeout_ms = 20'000;
-  return tm;
-}
-
 std::vector<runtime::FaultInjector::Task> every_point(const graph::JobGraph& jg) {
   std::vector<runtime::FaultInjector::Task> tasks;
   for (const auto& v : jg.vertices)
     for (int32_t s = 0; s < v.parallelism; ++s) tasks.push_back({v.id, s, ~0u});
   return tasks;
-}
-
-// Waits up to 60 s for `done`; false (with the test failed naming `what`) when it never came.
-bool wait_until(const std::function<bool()>& done, const std::string& what) {
-  for (int i = 0; i < 60'000 / 2; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ADD_FAILURE() << "waited 60 s for " << what;
-  return false;
 }
 
 // The TaskManager's copy of the program, whose sources emit no further than `gate` (starting at `limit`) lets them.
@@ -95,59 +57,6 @@ Program gated_program(const per_auction::JobOptions& opt, const std::string& bas
   per_auction::JobOptions tm_opt = opt;
   tm_opt.source.gate = gate;
   return build_program(tm_opt, base + "/ck");
-}
-
-// A JobManager's control plane: its ResourceManager and the job's services on one port.
-struct JobManagerControlPlane {
-  JobManagerControlPlane() {
-    auto s = RpcServer::start("127.0.0.1", 0, {&rm_service, &job_master_service, &split_service});
-    EXPECT_TRUE(s.is_ok()) << s.status().to_string();
-    if (s.is_ok()) server = std::move(*s);
-  }
-  std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
-  // Starts `program`'s job with its JobMaster deploying through this control plane. `monitor`: null for none.
-  Result<std::unique_ptr<JobClient>> start_job(Program& program, cluster::TaskManagerLossMonitor* monitor,
-                                               int64_t slot_request_timeout_ms) {
-    return cluster::start_job_master(
-        program.sg, program.jg, program.config, {},
-        [this, monitor, slot_request_timeout_ms](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
-          return std::make_unique<RemoteDeployer>(
-              std::move(context), RemoteDeployerSetup{.leader_epoch = kEpoch,
-                                                      .resource_manager = &rm,
-                                                      .loss_monitor = monitor,
-                                                      .slot_request_timeout_ms = slot_request_timeout_ms,
-                                                      .job_master_service = &job_master_service,
-                                                      .split_enumerator_service = &split_service,
-                                                      .resource_manager_service = &rm_service,
-                                                      .keep_alive = {}});
-        });
-  }
-
-  // A generous heartbeat timeout: a TaskManager's death is seen through its connection (the tests check that), and a
-  // slow machine (sanitizers) must not lose a live one.
-  cluster::ResourceManager rm{"0.1.0", 0, cluster::HeartbeatSettings{100, 10'000, 5}, SystemClock::shared().get()};
-  ResourceManagerService rm_service{&rm, kEpoch};
-  JobMasterService job_master_service{kEpoch};
-  SplitEnumeratorService split_service{kEpoch};
-  std::unique_ptr<RpcServer> server;
-};
-
-// A TaskManager "process" for `program` on `port`, registering as `id` with `slots` slots with the JobManager at
-// `jm_address`; its tasks meet the failures `injector` arms.
-std::unique_ptr<TaskManager> start_task_manager(Program& program, MetricRegistry& metrics, const std::string& jm_address,
-                                                int32_t port, const std::string& id = "tm-1", int32_t slots = 2,
-                                                runtime::FaultInjector* injector = nullptr) {
-  TaskManagerConfig config;
-  config.rpc_port = port;
-  config.task_manager_id = id;
-  config.num_slots = slots;
-  config.sluice_version = "0.1.0";
-  config.registration_retry_ms = 50;
-  config.executor = task_executor_setup(program, metrics, jm_address, nullptr);
-  config.executor.fault_injector = injector;
-  auto tm = TaskManager::start(std::move(config), SystemClock::shared().get());
-  EXPECT_TRUE(tm.is_ok()) << tm.status().to_string();
-  return tm.is_ok() ? std::move(*tm) : nullptr;
 }
 
 // Runs the job on `task_managers` TaskManagers (the job's two slots spread over them: with two, every exchange
