@@ -32,6 +32,13 @@ inline std::vector<uint64_t> seeds_from_env(const char* name, const std::string&
   return out;
 }
 
+// `us` times SLUICE_TEST_SLOWDOWN (a whole number, default 1): a per-record throttle that keeps a job running until a
+// test's failures are in; under a sanitizer every step of a test is slower, and so must the job be.
+inline int64_t throttle_us(int64_t us) {
+  const char* env = std::getenv("SLUICE_TEST_SLOWDOWN");
+  return us * (env ? std::max<int64_t>(1, std::atoll(env)) : 1);
+}
+
 // Sleeps g_throttle_us (checkpoint_it_util.h) per record, so a test's failures come while the job runs.
 inline int64_t throttled(int64_t v) {
   const int64_t us = g_throttle_us.load(std::memory_order_relaxed);
