@@ -50,14 +50,14 @@ std::vector<MetricValue> MetricRegistry::snapshot() const {
     const MetricGroup* g = pending.back();
     pending.pop_back();
     for (const auto& [name, c] : g->counters_) {
-      out.push_back({g->scope_, name, MetricKind::kCounter, static_cast<double>(c->count()), {}});
+      out.push_back({g->scope_, name, MetricKind::kCounter, static_cast<double>(c->count()), {}, g->variables_});
     }
     for (const auto& [name, fn] : g->gauges_) {
-      out.push_back({g->scope_, name, MetricKind::kGauge, call_gauge(fn, g->scope_, name), {}});
+      out.push_back({g->scope_, name, MetricKind::kGauge, call_gauge(fn, g->scope_, name), {}, g->variables_});
     }
     for (const auto& [name, h] : g->histograms_) {
       HistogramStatistics stats = h->statistics();
-      out.push_back({g->scope_, name, MetricKind::kHistogram, static_cast<double>(stats.count), stats});
+      out.push_back({g->scope_, name, MetricKind::kHistogram, static_cast<double>(stats.count), stats, g->variables_});
     }
     for (const auto& [name, child] : g->children_) pending.push_back(child.get());
   }

@@ -10,6 +10,7 @@
 
 #include "coordinator/checkpoint_stats_json.h"
 #include "rest/checkpoint_stats_rest.h"
+#include "rest/prometheus_text.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/version.h"
 
@@ -187,6 +188,16 @@ void RestRoutes::install(httplib::Server& server) {
       }
       error(res, 404, "Job " + o.job_id.to_hex() + " has no vertex " + std::string(req.matches[2]));
     });
+  });
+
+  server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    std::vector<JobMetrics> jobs;
+    {
+      std::shared_lock lock(jobs_mu_);
+      for (const auto& [id, job] : jobs_) jobs.push_back({{{"job_id", id}}, job->metrics()});
+    }
+    res.status = 200;
+    res.set_content(prometheus_text(jobs), "text/plain; version=0.0.4; charset=utf-8");
   });
 
   server.Get("/taskmanagers", [this](const httplib::Request&, httplib::Response& res) {

@@ -13,6 +13,8 @@
 //   GET   /taskmanagers                {"taskmanagers":[{"id","path","host","dataPort","slotsNumber","freeSlots",
 //                                      "timeSinceLastHeartbeat"}]}: the TaskManagers of the jobs served here
 //   GET   /overview                    TaskManager and slot counts, jobs by state, "sluice-version"
+//   GET   /metrics                     every job's metrics in Prometheus' text format, Flink's names and labels
+//                                      (prometheus_text.h), each sample labelled with its job_id
 //   GET   /jobs/:jobid/savepoints/:triggerid   {"status":{"id":"IN_PROGRESS"|"COMPLETED"}, "operation":
 //                                      {"location": folder} or {"failure-cause": {...}}} (Flink's shape: a failed
 //                                      request is COMPLETED with a failure cause)
@@ -37,6 +39,7 @@
 #include "sluice/config/configuration.h"
 #include "sluice/core/ids.h"
 #include "sluice/core/status.h"
+#include "sluice/metrics/metric_registry.h"
 
 namespace sluice::rest {
 
@@ -110,6 +113,8 @@ class RestJob {
   // restarting, or after the end).
   virtual std::vector<RestTaskManager> task_managers() const = 0;
   virtual std::vector<RestSubtask> subtasks() const = 0;
+  // Every metric the job registered in this process (MetricRegistry::snapshot), for GET /metrics.
+  virtual std::vector<MetricValue> metrics() const = 0;
 };
 
 // rest.bind-address, rest.address and rest.port (docs/configuration.md).

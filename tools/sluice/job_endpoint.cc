@@ -90,6 +90,7 @@ class ClientRestJob final : public rest::RestJob {
     }
     return out;
   }
+  std::vector<MetricValue> metrics() const override { return client_.metrics().snapshot(); }
   std::vector<rest::RestSubtask> subtasks() const override {
     std::vector<rest::RestSubtask> out;
     if (placement_ == nullptr) return out;

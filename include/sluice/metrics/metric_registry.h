@@ -19,6 +19,7 @@
 // mutex while it reads (and calls gauges), so metric registration waits for it.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,8 @@ struct MetricValue {
   MetricKind kind = MetricKind::kCounter;
   double value = 0.0;                 // counter: count; gauge: its value; histogram: its count
   HistogramStatistics histogram;      // kHistogram only
+  // The variables of the metric's group and its parents (job_name, operator_name, subtask_index, ...).
+  std::map<std::string, std::string> variables;
 };
 
 class MetricRegistry {

@@ -103,6 +103,13 @@ class FakeJob final : public RestJob {
       for (int32_t k = 0; k < 2; ++k) out.push_back({v, k, 1, "10.0.0." + std::to_string(k + 1), "tm-" + std::to_string(k + 1)});
     return out;
   }
+  // One counter of an operator subtask and one gauge of the job, as a MetricRegistry snapshot gives them.
+  std::vector<MetricValue> metrics() const override {
+    MetricValue records{"fake.map.0", "numRecordsIn", MetricKind::kCounter, 42, {},
+                        {{"job_name", "fake"}, {"operator_name", "map"}, {"subtask_index", "0"}}};
+    MetricValue restarts{"fake", "numRestarts", MetricKind::kGauge, 1, {}, {{"job_name", "fake"}}};
+    return {records, restarts};
+  }
   void set_state(std::string s) {
     std::lock_guard lock(mu_);
     state_ = std::move(s);
@@ -223,6 +230,20 @@ TEST_F(RestServerTest, TaskManagersAndOverviewCountTheSlotsAndTheJobsByState) {
   EXPECT_EQ(o["jobs-finished"], 1);
   EXPECT_EQ(o["jobs-failed"], 0);
   EXPECT_EQ(o["jobs-cancelled"], 0);
+}
+
+TEST_F(RestServerTest, MetricsArePrometheusTextWithFlinksNamesAndTheJobId) {
+  EXPECT_EQ(call("GET", "/metrics").body, "") << "no job, no metric";
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  auto r = http_request("GET", "127.0.0.1", server->port(), "/metrics", "");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "# TYPE flink_jobmanager_job_numRestarts gauge\n"
+                     "flink_jobmanager_job_numRestarts{job_id=\"" + job->id() + "\",job_name=\"fake\"} 1\n"
+                     "# TYPE flink_taskmanager_job_task_operator_numRecordsIn gauge\n"
+                     "flink_taskmanager_job_task_operator_numRecordsIn{job_id=\"" + job->id() +
+                     "\",job_name=\"fake\",operator_name=\"map\",subtask_index=\"0\"} 42\n");
 }
 
 TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
