@@ -503,6 +503,13 @@ const ConfigOption<std::string> kRestBindAddress{
     "rest.bind-address", "",
     "Address the job's REST endpoint binds to. Empty: rest.address, else 127.0.0.1 (loopback only).", {}, {}};
 
+const ConfigOption<int32_t> kMetricsPrometheusPort{
+    "metrics.reporter.prom.port", -1,
+    "Port on which a TaskManager process serves GET /metrics (its tasks' metrics in Prometheus' text format, as "
+    "the REST endpoint's /metrics; Flink's Prometheus reporter key), bound on taskmanager.host. -1: none; 0: a free "
+    "port the kernel chooses (printed at start). Processes with a REST endpoint serve /metrics there.",
+    {}, {[](const int32_t& v) { return v >= -1 && v <= 65535; }, "in [-1, 65535]"}};
+
 // ---- S3 client (src/fs/s3) -------------------------------------------------------------------------------
 
 namespace {
@@ -655,7 +662,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kMaxIdenticalFailures,
       // REST endpoint
       &options::kRestPort,                 &options::kRestAddress,
-      &options::kRestBindAddress,
+      &options::kRestBindAddress,          &options::kMetricsPrometheusPort,
       // S3 client
       &options::kS3Endpoint,               &options::kS3Region,
       &options::kS3AccessKey,              &options::kS3SecretKey,

@@ -89,3 +89,4 @@ expect_task_managers_finished() {
     grep -q "TaskManager ended: job FINISHED" "$run/tm$((i + 1)).log" || fail "TaskManager $((i + 1)) did not see the end"
   done
 }
+

@@ -9,6 +9,7 @@
 set -euo pipefail
 sluice=$1
 . "$(dirname "$0")/demo_job.sh"
+. "$(dirname "$0")/prometheus_check.sh"
 enter_demo_workdir
 registry="$XDG_RUNTIME_DIR/sluice"
 
@@ -52,32 +53,9 @@ grep -q "REST endpoint $url/jobs/$job_id" demo.out || fail "the demo does not pr
 [ -f "$registry/$job_id.json" ] || fail "no registry file $registry/$job_id.json"
 [ "$(stat -c %a "$registry")" = 700 ] || fail "the registry directory is not private: $(stat -c %a "$registry")"
 
-# GET /metrics: Prometheus' text format, read by the Prometheus project's own parser (Debian's
-# python3-prometheus-client, hence /usr/bin/python3), with Flink's names and labels; the records counted grow.
-/usr/bin/python3 - "$url/metrics" "$job_id" <<'PY' || fail "GET /metrics"
-import sys, time, urllib.request
-from prometheus_client.parser import text_string_to_metric_families
-url, job_id = sys.argv[1], sys.argv[2]
-def scrape():
-    body = urllib.request.urlopen(url, timeout=10).read().decode()
-    return {f.name: f for f in text_string_to_metric_families(body)}
-def records_out(families):
-    f = families.get("flink_taskmanager_job_task_operator_numRecordsOut")
-    assert f is not None, "no numRecordsOut family: %s" % sorted(families)
-    assert f.type == "gauge", f.type
-    for s in f.samples:
-        assert s.labels["job_id"] == job_id and s.labels["job_name"] == "demo", s.labels
-        assert s.labels["subtask_index"] in ("0", "1") and s.labels["operator_name"], s.labels
-    return sum(s.value for s in f.samples)
-first = records_out(scrape())
-for _ in range(100):
-    time.sleep(0.1)
-    later = records_out(scrape())
-    if later > first:
-        break
-assert later > first, "numRecordsOut did not grow: %s then %s" % (first, later)
-print("GET /metrics: OK, numRecordsOut %d -> %d" % (first, later))
-PY
+# GET /metrics: Prometheus' text format with Flink's names and labels; the records counted grow.
+scraped=$(check_prometheus_metrics "$url/metrics" demo "$job_id") || fail "GET /metrics: $scraped"
+echo "GET /metrics: OK, $scraped"
 
 # GET /jobs and /jobs/:id in Flink's shape.
 jobs=$(http_get "$url/jobs")

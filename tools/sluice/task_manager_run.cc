@@ -2,11 +2,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "cluster/task_manager_job_client.h"
+#include "rest/metrics_server.h"
 #include "runtime/fault_injection.h"
 #include "signals.h"
+#include "sluice/config/cluster_options.h"
+#include "sluice/config/options.h"
 
 namespace sluice::cli {
 
@@ -42,8 +48,27 @@ int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_nam
       return 2;
     }
   }
+  // metrics.reporter.prom.port: this process's task metrics for Prometheus (a TaskManager has no REST endpoint).
+  std::unique_ptr<rest::MetricsServer> metrics;
+  if (const int32_t port = env.configuration().get(options::kMetricsPrometheusPort); port >= 0) {
+    const std::string host = env.configuration().get(options::kTaskManagerHost);
+    auto started = rest::MetricsServer::start(host, port, [c = client->get(), host] {
+      return std::vector<rest::JobMetrics>{{{{"job_id", c->job_id().to_hex()}, {"host", host}}, c->metrics().snapshot()}};
+    });
+    if (!started.is_ok()) {
+      (*client)->cancel();
+      (void)(*client)->wait();
+      set_job_cancel({});
+      std::fprintf(stderr, "error: %s\n", started.status().to_string().c_str());
+      return 2;
+    }
+    metrics = std::move(*started);
+    std::printf("TaskManager metrics: http://%s:%d/metrics\n", host.c_str(), metrics->port());
+    std::fflush(stdout);
+  }
   set_job_cancel([c = client->get()] { c->cancel(); });
   JobExecutionResult result = (*client)->wait();
+  if (metrics) metrics->stop();  // before the JobClient its requests read goes away
   set_job_cancel({});
   std::printf("TaskManager ended: job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
               result.error.is_ok() ? "" : result.error.to_string().c_str());

@@ -389,6 +389,7 @@ extern const ConfigOption<int32_t> kRestPort;
 extern const ConfigOption<std::string> kRestAddress;
 // rest.bind-address (String, "" = rest.address, else 127.0.0.1): the address the endpoint binds to.
 extern const ConfigOption<std::string> kRestBindAddress;
+extern const ConfigOption<int32_t> kMetricsPrometheusPort;
 
 // ---- S3 client (src/fs/s3; Flink's s3.* keys, which its S3 filesystems forward to Hadoop's fs.s3a.*) ----------
 

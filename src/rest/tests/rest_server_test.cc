@@ -1,4 +1,5 @@
 // The REST endpoint over a fake job: routes, Flink's shapes and status codes, cancel, and the configuration.
+#include "rest/metrics_server.h"
 #include "rest/rest_server.h"
 
 #include <arpa/inet.h>
@@ -395,6 +396,26 @@ TEST(RestServerBind, ATakenPortFailsNamingIt) {
   ASSERT_FALSE(second.is_ok());
   EXPECT_EQ(second.status().code(), StatusCode::kIOError);
   EXPECT_THAT(second.status().message(), HasSubstr("127.0.0.1:" + std::to_string(taken.port)));
+}
+
+TEST(MetricsServer, ServesOnlyMetricsAndATakenPortFailsNamingTheKey) {
+  auto server = MetricsServer::start("127.0.0.1", 0, [] {
+    return std::vector<JobMetrics>{{{{"job_id", "ab"}}, {MetricValue{"j", "numRestarts", MetricKind::kGauge, 3, {},
+                                                                     {{"job_name", "j"}}}}}};
+  });
+  ASSERT_TRUE(server.is_ok()) << server.status().to_string();
+  auto r = http_request("GET", "127.0.0.1", (*server)->port(), "/metrics", "");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "# TYPE flink_jobmanager_job_numRestarts gauge\n"
+                     "flink_jobmanager_job_numRestarts{job_id=\"ab\",job_name=\"j\"} 3\n");
+  auto jobs = http_request("GET", "127.0.0.1", (*server)->port(), "/jobs", "");
+  ASSERT_TRUE(jobs.is_ok());
+  EXPECT_EQ(jobs->status, 404);
+  auto second = MetricsServer::start("127.0.0.1", (*server)->port(), [] { return std::vector<JobMetrics>{}; });
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kIOError);
+  EXPECT_THAT(second.status().message(), HasSubstr("metrics.reporter.prom.port"));
 }
 
 TEST(RestServerConfigOf, DefaultsAndKeys) {
