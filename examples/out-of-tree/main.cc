@@ -1,0 +1,119 @@
+// Word count with exactly-once output, built against an installed Sluice (README.md "A program", docs/install.md).
+//   word_count --input FILE_OR_DIR [--input ...] --output DIR [--fail-once-after-lines N]
+//              [--config FILE] [-D key=value ...]
+// Writes "word,count" lines - the running count per word after each occurrence, so the last line of a word is its
+// total - into part files in DIR through the two-phase-commit file sink: a part file becomes visible when the
+// checkpoint after it completes (docs/checkpoints.md), the last one when the input ended and the final checkpoint
+// completed. Checkpoints every second unless execution.checkpointing.interval says otherwise.
+// --fail-once-after-lines N throws from the tokenizer once, at the Nth line: the job restarts from its latest
+// checkpoint (restart-strategy.*, docs/fault-tolerance.md) and DIR still ends with every line exactly once.
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/connectors/file/file_source.h"
+#include "sluice/connectors/file/transactional_file_sink.h"
+#include "sluice/sluice.h"
+
+struct WordCount {
+  std::string word;
+  int64_t count = 0;
+  SLUICE_FIELDS(WordCount, word, count)
+};
+
+namespace {
+
+// Process-wide, not per task: the embedded MiniCluster runs every attempt of the job in this process, so the
+// injected failure happens once instead of on every attempt.
+std::atomic<int64_t> lines_seen{0};
+std::atomic<bool> failed_once{false};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // This program's own flags; from_args reads --config and -D and leaves other arguments to the program.
+  std::vector<std::string> inputs;
+  std::string output;
+  int64_t fail_after_lines = 0;
+  for (int i = 1; i + 1 < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--input") {
+      inputs.emplace_back(argv[++i]);
+    } else if (a == "--output") {
+      output = argv[++i];
+    } else if (a == "--fail-once-after-lines") {
+      std::string_view n = argv[++i];
+      if (std::from_chars(n.data(), n.data() + n.size(), fail_after_lines).ptr != n.data() + n.size()) {
+        std::fprintf(stderr, "--fail-once-after-lines: expected a number of lines, got '%s'\n", argv[i]);
+        return 2;
+      }
+    }
+  }
+  if (inputs.empty() || output.empty()) {
+    std::fprintf(stderr, "usage: word_count --input FILE_OR_DIR... --output DIR [--fail-once-after-lines N] "
+                         "[--config FILE] [-D key=value]\n");
+    return 2;
+  }
+  auto env = sluice::StreamExecutionEnvironment::from_args(argc, argv);
+  if (!env.is_ok()) {
+    std::fprintf(stderr, "%s\n", env.status().to_string().c_str());
+    return 2;
+  }
+  sluice::Configuration& config = env->configuration();
+  if (!config.contains("execution.checkpointing.interval")) {
+    if (auto st = config.set_string("execution.checkpointing.interval", "1s"); !st.is_ok()) {
+      std::fprintf(stderr, "%s\n", st.to_string().c_str());
+      return 2;
+    }
+  }
+
+  env->from_source(sluice::file::FileSource::for_paths(inputs), "lines")
+      .uid("lines")
+      .flat_map([fail_after_lines](const std::string& line, sluice::Collector<WordCount>& out) {
+        if (fail_after_lines > 0 && ++lines_seen == fail_after_lines && !failed_once.exchange(true)) {
+          throw std::runtime_error("injected failure at line " + std::to_string(fail_after_lines));
+        }
+        std::string word;
+        for (char c : line + " ") {
+          if (std::isalnum(static_cast<unsigned char>(c))) {
+            word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          } else if (!word.empty()) {
+            out.collect(WordCount{std::move(word), 1});
+            word.clear();
+          }
+        }
+      })
+      .name("tokenize")
+      .uid("tokenize")
+      .key_by([](const WordCount& wc) { return wc.word; })
+      .sum(&WordCount::count)
+      .name("count")
+      .uid("count")
+      .sink_to(sluice::file::TransactionalFileSink<WordCount>(output, [](const WordCount& wc, std::string& line) {
+        line += wc.word;
+        line += ',';
+        line += std::to_string(wc.count);
+      }))
+      .name("sink")
+      .uid("sink");
+
+  auto result = env->execute("word-count");
+  if (!result.is_ok()) {
+    std::fprintf(stderr, "%s\n", result.status().to_string().c_str());
+    return 2;
+  }
+  std::printf("job %s: %s in %lld ms\n", result->job_id.to_hex().c_str(), sluice::job_status_name(result->status),
+              static_cast<long long>(result->runtime_ms));
+  if (result->status != sluice::JobStatus::kFinished) {
+    std::fprintf(stderr, "%s\n", result->error.to_string().c_str());
+    return 1;
+  }
+  return 0;
+}
