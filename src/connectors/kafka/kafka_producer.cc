@@ -4,10 +4,13 @@
 #include <stdexcept>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 namespace sluice::kafka::internal {
 namespace {
 
 constexpr int32_t kCauseWaitMs = 1000;
+constexpr int32_t kAbortOnCloseMs = 2000;  // at most this long, so a cancelled task is not held by a slow broker
 
 bool is_purge(rd_kafka_resp_err_t err) {
   return err == RD_KAFKA_RESP_ERR__PURGE_QUEUE || err == RD_KAFKA_RESP_ERR__PURGE_INFLIGHT;
@@ -47,8 +50,23 @@ Producer::Producer(const KafkaSinkOptions& options, const std::string& transacti
 }
 
 Producer::~Producer() {
-  // Queued records of an open transaction are dropped: the transaction is aborted by the fencing of its id (or
-  // the broker's timeout). Non-transactional records were flushed at the last barrier or are replayed.
+  // An open transaction with records produced since the last flush is aborted first (as Flink's KafkaWriter does
+  // on close). Its records may have left partitions waiting to be added to the transaction, and librdkafka 2.0.2
+  // can abort the process when it destroys such a producer: an AddPartitionsToTxn sent while rd_kafka_destroy()
+  // winds down is failed with _DESTROY on a broker thread before the main thread counts it
+  // (rd_kafka_txn_handle_AddPartitionsToTxn asserts txn_req_cnt > 0; rdkafka_txnmgr.c, rdkafka_buf.c). Once the
+  // abort has begun, librdkafka adds no more partitions, also when the abort then times out. A fatal (fenced)
+  // producer cannot abort; a flushed transaction (pre-committed) has no partition waiting and lingers as before.
+  if (!transactional_id_.empty() && unflushed_records_ && !fatal_ &&
+      rd_kafka_fatal_error(rk_, nullptr, 0) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (rd_kafka_error_t* e = rd_kafka_abort_transaction(rk_, std::min(timeout_ms_, kAbortOnCloseMs))) {
+      spdlog::info("kafka sink: closing the producer of {} without aborting its transaction: {}", who(),
+                   rd_kafka_error_string(e));
+      rd_kafka_error_destroy(e);
+    }
+  }
+  // Queued records of an open transaction are dropped: the transaction is aborted above, or by the fencing of its
+  // id (or the broker's timeout). Non-transactional records were flushed at the last barrier or are replayed.
   rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
   rd_kafka_destroy(rk_);
 }
@@ -133,6 +151,7 @@ void Producer::produce(const KafkaProducerRecord& record, int64_t* offset_out) {
     rd_kafka_poll(rk_, 10);  // back-pressure: let deliveries drain the queue
     check_delivery();
   }
+  unflushed_records_ = true;
 }
 
 std::string Producer::transaction_error_cause(rd_kafka_resp_err_t produce_error) {
@@ -166,6 +185,7 @@ void Producer::flush() {
                              " ms (request_timeout_ms): " + rd_kafka_err2str(err) + ", " +
                              std::to_string(rd_kafka_outq_len(rk_)) + " records or requests outstanding");
   }
+  unflushed_records_ = false;
 }
 
 void Producer::check(rd_kafka_error_t* error, const char* what) {
@@ -182,7 +202,11 @@ void Producer::begin_transaction() { check(rd_kafka_begin_transaction(rk_), "beg
 void Producer::commit_transaction() {
   check(rd_kafka_commit_transaction(rk_, timeout_ms_), "commit_transaction");
   check_delivery();
+  unflushed_records_ = false;
 }
-void Producer::abort_transaction() { check(rd_kafka_abort_transaction(rk_, timeout_ms_), "abort_transaction"); }
+void Producer::abort_transaction() {
+  check(rd_kafka_abort_transaction(rk_, timeout_ms_), "abort_transaction");
+  unflushed_records_ = false;
+}
 
 }  // namespace sluice::kafka::internal

@@ -21,6 +21,9 @@ class Producer {
   // `transactional_id` a transactional one (transaction.timeout.ms from the options). Throws std::runtime_error
   // naming a property librdkafka refused.
   Producer(const KafkaSinkOptions& options, const std::string& transactional_id, const std::string& role);
+  // Drops queued records. A transaction with records produced since the last flush() is aborted first (waiting at
+  // most 2 s, or request_timeout_ms when shorter; skipped after a fatal error); other open transactions are left to
+  // the fencing of their id or the broker's timeout.
   ~Producer();
   Producer(const Producer&) = delete;
   Producer& operator=(const Producer&) = delete;
@@ -59,6 +62,7 @@ class Producer {
   int32_t timeout_ms_;
   std::string delivery_error_;  // the first one (a purge only until a cause arrives), empty when none
   bool delivery_error_is_purge_ = false;
+  bool unflushed_records_ = false;  // produced since the last successful flush, commit or abort
   bool fatal_ = false;
 };
 

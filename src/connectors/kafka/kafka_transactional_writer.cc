@@ -72,7 +72,7 @@ class TransactionalWriter final : public KafkaWriterCore {
     return {std::move(c)};
   }
   void close() override {
-    current_.reset();  // an open transaction lingers until a restore fences its id
+    current_.reset();  // aborts an open transaction with unflushed records (bounded); else it lingers until fenced
     pool_->drop(subtask_, attempt_);
   }
 
