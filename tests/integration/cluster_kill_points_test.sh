@@ -35,20 +35,6 @@ start_job_manager() {
   tm=(); tm_launched=()
 }
 
-# Starts TaskManager number $1 (log tm$1.log) with extra flags "${@:2}" and waits until it is registered (slots go to
-# TaskManagers in registration order, so the order decides which run the job).
-start_task_manager() {
-  local n=$1; shift
-  local before; before=$(grep -c "TaskManager '[^']*' at .* registered" "$run/jm.log" || true)
-  log="$run/tm$n.log" launch "${common[@]}" -D execution.process-role=taskmanager "$@"
-  tm+=("$started"); tm_launched+=("$launched")
-  for _ in $(seq 1 200); do
-    [ "$(grep -c "TaskManager '[^']*' at .* registered" "$run/jm.log" || true)" -gt "$before" ] && return 0
-    sleep 0.05
-  done
-  fail "TaskManager $n did not register"
-}
-
 # Expects TaskManager $1 to have killed itself at point $2 (exit 137 from SIGKILL, its last words in its log); sets
 # $killed_checkpoint to the checkpoint its kill names.
 expect_killed_at() {

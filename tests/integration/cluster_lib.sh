@@ -1,5 +1,6 @@
 # Sourced by the cluster-mode process tests (cluster_*_test.sh): starting `sluice` processes and reading their
-# logs. Needs $sluice and a `pids` array, to which every process started is added (the
+# logs. Needs $sluice (the program: `sluice`, or a test program whose first argument is a command as `sluice`'s is,
+# e.g. tests/programs/cluster_sink_job) and a `pids` array, to which every process started is added (the
 # caller's exit trap kills them); the functions read $run (the scenario's folder, which holds the logs) and $jm (the
 # JobManager's launcher pid, from $launched).
 
@@ -22,7 +23,7 @@ free_port() {
   python3 -c 'import socket, sys; s = socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"
 }
 
-# Runs `sluice $sluice_command "$@"` (default `sluice demo`) in the background under a 300 s timeout, output to $log,
+# Runs `$sluice $sluice_command "$@"` (default `sluice demo`) in the background under a 300 s timeout, output to $log,
 # in network namespace $netns when that is set (`ip netns exec` execs the program: same pid). Sets $started to the
 # program's own pid (the timeout's child, which the signals of the scenarios must reach) and $launched to the
 # timeout's (to wait for the exit code).
@@ -76,6 +77,21 @@ wait_checkpoint_then_seeded_pause() {
   sleep "0.$((RANDOM % 10))"
   ! grep -q "attempt 1 deployed" "$run/jm.log" || fail "the job restarted before the failure under test"
   kill -0 "$jm" 2> /dev/null || fail "the job ended before the failure under test: make it longer"
+}
+
+# Starts TaskManager number $1 (log tm$1.log) with the flags in $common and extra flags "${@:2}", adds it to $tm and
+# $tm_launched, and waits until it is registered (slots go to TaskManagers in registration order, so the order decides
+# which run the job).
+start_task_manager() {
+  local n=$1; shift
+  local before; before=$(grep -c "TaskManager '[^']*' at .* registered" "$run/jm.log" || true)
+  log="$run/tm$n.log" launch "${common[@]}" -D execution.process-role=taskmanager "$@"
+  tm+=("$started"); tm_launched+=("$launched")
+  for _ in $(seq 1 200); do
+    [ "$(grep -c "TaskManager '[^']*' at .* registered" "$run/jm.log" || true)" -gt "$before" ] && return 0
+    sleep 0.05
+  done
+  fail "TaskManager $n did not register"
 }
 
 # Waits for every TaskManager of $tm_launched but those numbered (1-based) in "$@"; expects each to exit 0 having
