@@ -55,4 +55,40 @@ std::string writer_application_name(const std::string& prefix, int32_t subtask) 
   return buf;
 }
 
+void ensure_fence_table(pqxx::connection& c, const std::string& table) {
+  exec_ddl(c, "CREATE TABLE IF NOT EXISTS " + quote_qualified_name(table) +
+                  " (prefix text NOT NULL, subtask integer NOT NULL, writer text NOT NULL, "
+                  "written_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (prefix, subtask))");
+}
+
+std::string fence_writer(pqxx::connection& c, const std::string& table, const std::string& prefix, int32_t subtask,
+                         bool for_share) {
+  const auto r = exec(c, "SELECT writer FROM " + quote_qualified_name(table) + " WHERE prefix = " + quote_literal(prefix) +
+                             " AND subtask = " + std::to_string(subtask) + (for_share ? " FOR SHARE" : ""));
+  return r.empty() ? std::string() : std::string(r[0][0].c_str());
+}
+
+void take_fence(pqxx::connection& c, const std::string& table, const std::string& prefix, int32_t subtask,
+                int32_t parallelism, const std::string& writer, int64_t lock_timeout_ms) {
+  const std::string t = quote_qualified_name(table);
+  exec(c, "BEGIN");
+  try {
+    exec(c, "SET LOCAL lock_timeout = " + std::to_string(lock_timeout_ms));
+    exec(c, "INSERT INTO " + t + " (prefix, subtask, writer) VALUES (" + quote_literal(prefix) + ", " +
+                std::to_string(subtask) + ", " + quote_literal(writer) +
+                ") ON CONFLICT (prefix, subtask) DO UPDATE SET writer = EXCLUDED.writer, written_at = now()");
+    if (subtask == 0) {
+      exec(c, "UPDATE " + t + " SET writer = " + quote_literal(writer) + ", written_at = now() WHERE prefix = " +
+                  quote_literal(prefix) + " AND subtask >= " + std::to_string(parallelism));
+    }
+    exec(c, "COMMIT");
+  } catch (...) {
+    try {
+      exec(c, "ROLLBACK");
+    } catch (...) {  // a broken connection rolls back by itself; the first error is the one to report
+    }
+    throw;
+  }
+}
+
 }  // namespace sluice::postgres

@@ -18,7 +18,17 @@
 //  - Restore from checkpoint n: the committables in n's state are committed as above; then each subtask rolls
 //    back the prepared transactions of its own prefix and index that are not in the restored state
 //    (transactions_to_roll_back: pre-committed after n), after terminating sessions of an earlier attempt
-//    (fencing, by application_name). A fresh start rolls back every prepared transaction of its prefix and index.
+//    (by application_name). A fresh start rolls back every prepared transaction of its prefix and index.
+//  - Fencing: terminating sessions does not stop an earlier attempt's writer that still runs somewhere (a
+//    TaskManager cut off from its JobManager or paused, which still reaches the database: docs/cluster.md) - it
+//    reconnects and retries. Both attempts name the transaction after the restored checkpoint alike, so such a zombie
+//    could replace the new attempt's prepared transaction of that name with its own rows, and the commit would then
+//    commit the zombie's. So every writer of a subtask first takes the subtask's fence: a row of the fence table
+//    (prefix, subtask) naming the writer (run id and attempt), set when the writer starts, and read FOR SHARE inside
+//    every transaction it prepares - the prepared transaction keeps that row lock until it is committed or rolled
+//    back. A writer prepares only while the fence names it (else it fails, saying a newer attempt fenced it), and a
+//    new writer's start sets the fence only once no transaction holds it: once it is set, no earlier writer
+//    prepares anything (Kafka's producer epochs play this part for the Kafka sink).
 // The prefix is stable across runs: transaction_id_prefix, or job name + "/" + the sink's uid.
 // Costs: the checkpoint holds each subtask's uncommitted rows (about one checkpoint interval of output) until they
 // commit; rows become visible when the checkpoint completes. Prepared transactions hold their locks (and block
@@ -46,6 +56,8 @@ struct PostgresTwoPhaseCommitSinkOptions {
   PostgresTableOptions table;
   std::string transaction_id_prefix;                     // "" = "<job name>/<sink uid>"
   std::string marker_table = "sluice_transaction_markers";  // created when missing: (gid text primary key, ...)
+  // Created when missing: (prefix text, subtask integer, writer text, ..., primary key (prefix, subtask)).
+  std::string fence_table = "sluice_transaction_fences";
   int32_t statement_max_rows = 1000;                     // rows per INSERT statement inside a transaction; >= 1
 };
 
@@ -81,7 +93,11 @@ class PreparedTransactionCommitter final : public Committer<PreparedTransaction>
   Counts counts_;
 };
 
-// The non-template part of the writer. Task thread, except the background thread it owns.
+// The non-template part of the writer. Task thread, except the background thread it owns. Its constructor creates the
+// marker and fence tables when missing, terminates an earlier attempt's sessions, rolls back lingering transactions
+// and takes the subtask's fence (it throws std::runtime_error naming the transactions that still hold the fence
+// after the connection's retry budget, and the errors of the statements). prepare_commit() rethrows the background
+// thread's failure, e.g. "fenced" once a newer writer took the subtask's fence.
 class PreparedTransactionWriter {
  public:
   struct Context {
@@ -92,6 +108,7 @@ class PreparedTransactionWriter {
     bool restored = false;
     std::function<int64_t()> next_checkpoint_id;
     std::set<std::string> keep;  // gids in the restored state
+    int32_t attempt = 0;         // with `run`, names this writer in the subtask's fence
   };
   PreparedTransactionWriter(PostgresTwoPhaseCommitSinkOptions options, Context context);
   ~PreparedTransactionWriter();
@@ -129,6 +146,7 @@ class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, Prepar
     validate(options_.connection, "PostgresTwoPhaseCommitSink");
     validate(options_.table, "PostgresTwoPhaseCommitSink");
     if (options_.marker_table.empty()) throw std::invalid_argument("PostgresTwoPhaseCommitSink: marker_table is empty");
+    if (options_.fence_table.empty()) throw std::invalid_argument("PostgresTwoPhaseCommitSink: fence_table is empty");
     if (options_.statement_max_rows < 1) {
       throw std::invalid_argument("PostgresTwoPhaseCommitSink: statement_max_rows must be >= 1");
     }
@@ -152,6 +170,7 @@ class PostgresTwoPhaseCommitSink final : public TwoPhaseCommittingSink<T, Prepar
     c.subtask = ctx.subtask_index();
     c.parallelism = ctx.parallelism();
     c.restored = ctx.is_restored();
+    c.attempt = ctx.attempt_number();
     c.next_checkpoint_id = [&ctx] { return ctx.next_checkpoint_id(); };
     for (const auto& b : ctx.restored_committables_bytes()) {
       auto t = deserialize_bytes<PreparedTransaction>(b.data(), b.size(), "PostgreSQL sink committable");

@@ -27,6 +27,20 @@ int64_t prepared_count(const std::string& prefix) {
   return query("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE " + quote_literal(prefix + ":%"))[0][0].as<int64_t>();
 }
 
+// True once `writer` reports (prepare_commit rethrows) that its background thread failed, within `timeout_ms`.
+bool fails_within(PreparedTransactionWriter& writer, int64_t timeout_ms) {
+  for (int64_t waited = 0; waited <= timeout_ms; waited += 20) {
+    try {
+      (void)writer.prepare_commit();  // no rows buffered: hands nothing over
+    } catch (const std::runtime_error& e) {
+      std::printf("%s\n", e.what());
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
 class TwoPhaseCommitFailover : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(TwoPhaseCommitFailover, EveryRowExactlyOnceUnderSeededFailures) {
@@ -145,6 +159,98 @@ TEST(TwoPhaseCommitSink, RecoveryCommitsRewritesAndRollsBackOnlyItsOwn) {
   EXPECT_EQ(table_rows(table), (std::multiset<Count>{{4, 0}, {5, 0}}));
   EXPECT_EQ(prepared_count(prefix), 1);
   query("ROLLBACK PREPARED " + quote_literal(prefix + ":1:6"));
+}
+
+// A zombie - the writer of an earlier attempt, still running in a TaskManager cut off from its JobManager or paused
+// (docs/cluster.md), that still reaches the database - whose background thread gets to its transaction only after
+// the attempt that took over prepared the transaction of the same name (both name the transaction after checkpoint 5
+// by 6): the zombie must not replace it, and it learns that it was fenced. Deterministic: a third session holds the
+// gid's advisory lock (the writers take it before they look at the gid) until the new writer waits for it first and
+// the zombie, whose session the new writer's start terminated, has reconnected (after its 500 ms backoff).
+TEST(TwoPhaseCommitSink, AZombieWriterNeverReplacesTheTransactionOfTheAttemptThatTookOver) {
+  const std::string table = fresh_table("tpc_zombie", false);
+  const std::string prefix = "zombie-test";
+  const std::string gid = prefix + ":0:6";
+  query("CREATE TABLE IF NOT EXISTS sluice_transaction_markers (gid text PRIMARY KEY, written_at timestamptz NOT NULL DEFAULT now())");
+  query("DELETE FROM sluice_transaction_markers WHERE gid LIKE 'zombie-test:%'");  // of an earlier run of this test
+  const auto o = options(table, WriteMode::kInsert);
+  auto zombie_options = o;
+  zombie_options.connection.retry.initial_backoff_ms = 500;
+  zombie_options.connection.retry.max_backoff_ms = 500;
+  auto waiting_for_gid = [&] {
+    return query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE " +
+                 quote_literal("%pg_advisory_lock(hashtextextended(" + quote_literal(gid) + "%"))[0][0].as<int64_t>();
+  };
+  auto holder = std::make_unique<pqxx::connection>(conninfo());
+  pqxx::nontransaction(*holder).exec("SELECT pg_advisory_lock(hashtextextended(" + quote_literal(gid) + ", 0))");
+
+  PreparedTransactionWriter::Context zombie_ctx{prefix, "run1", 0, 1, true, [] { return int64_t{6}; }, {}};
+  zombie_ctx.attempt = 0;
+  PreparedTransactionWriter zombie(zombie_options, zombie_ctx);
+  zombie.next_row() = {"1", "1"};
+  ASSERT_EQ(zombie.prepare_commit().size(), 1u);
+  for (int i = 0; i < 500 && waiting_for_gid() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(waiting_for_gid(), 1) << "the zombie's background thread does not wait for the gid";
+
+  PreparedTransactionWriter::Context taker_ctx{prefix, "run1", 0, 1, true, [] { return int64_t{6}; }, {}};
+  taker_ctx.attempt = 1;
+  PreparedTransactionWriter taker(o, taker_ctx);  // restored from checkpoint 5, as the zombie's attempt was
+  taker.next_row() = {"2", "2"};
+  const auto taken = taker.prepare_commit();
+  ASSERT_EQ(taken.size(), 1u);
+  ASSERT_EQ(taken[0].gid, gid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the zombie reconnects meanwhile
+  ASSERT_GE(waiting_for_gid(), 1) << "the new writer's background thread does not wait for the gid";
+  holder.reset();  // the new writer prepares first; then the zombie runs
+  for (int i = 0; i < 500 && (waiting_for_gid() > 0 || prepared_count(prefix) < 1); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // what the zombie does, it has done by now
+
+  PreparedTransactionCommitter committer(o);
+  committer.commit(taken);
+  EXPECT_EQ(table_rows(table), (std::multiset<Count>{{2, 2}})) << "the committed transaction is not the new attempt's";
+  EXPECT_EQ(prepared_count(prefix), 0);
+  EXPECT_TRUE(fails_within(zombie, 5000)) << "the zombie was not told that a newer attempt fenced it";
+  zombie.close();
+  taker.close();
+}
+
+// The other order: an earlier writer's transaction already holds the fence when the new writer starts (here a session
+// of the test, which takes the fence row FOR SHARE as the writers do and is not one their start can terminate). The
+// new writer's start waits for it; the transaction is then prepared (after checkpoint 5, which the new writer
+// restores: lingering), and the start's next round rolls it back and takes the fence. Its rows never show.
+TEST(TwoPhaseCommitSink, ANewWriterTakesTheFenceOnlyOnceNoEarlierTransactionHoldsIt) {
+  const std::string table = fresh_table("tpc_fence", false);
+  const std::string prefix = "fence-test";
+  const auto o = options(table, WriteMode::kInsert);
+  PreparedTransactionWriter::Context old_ctx{prefix, "run1", 0, 1, false, [] { return int64_t{1}; }, {}};
+  auto old_writer = std::make_unique<PreparedTransactionWriter>(o, old_ctx);  // takes the fence
+  pqxx::connection earlier(conninfo());
+  pqxx::nontransaction tx(earlier);
+  tx.exec("BEGIN");
+  ASSERT_EQ(tx.exec("SELECT writer FROM sluice_transaction_fences WHERE prefix = " + quote_literal(prefix) +
+                    " AND subtask = 0 FOR SHARE")[0][0].as<std::string>(),
+            "run1/0");
+  tx.exec("INSERT INTO " + table + " VALUES (9, 9)");
+
+  PreparedTransactionWriter::Context new_ctx{prefix, "run1", 0, 1, true, [] { return int64_t{6}; }, {}};
+  new_ctx.attempt = 1;
+  auto started = std::async(std::launch::async, [&] { return std::make_unique<PreparedTransactionWriter>(o, new_ctx); });
+  EXPECT_EQ(started.wait_for(std::chrono::milliseconds(1500)), std::future_status::timeout)
+      << "the new writer started while an earlier transaction held the fence";
+  tx.exec("PREPARE TRANSACTION " + quote_literal(prefix + ":0:6"));
+  ASSERT_EQ(started.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto new_writer = started.get();
+  EXPECT_EQ(new_writer->rolled_back(), (std::vector<std::string>{prefix + ":0:6"}));
+  EXPECT_EQ(prepared_count(prefix), 0);
+  EXPECT_TRUE(table_rows(table).empty());
+  old_writer->next_row() = {"1", "1"};
+  (void)old_writer->prepare_commit();  // its background thread finds the fence taken
+  EXPECT_TRUE(fails_within(*old_writer, 5000)) << "the earlier writer still prepares";
+  EXPECT_EQ(prepared_count(prefix), 0);
+  old_writer->close();
+  new_writer->close();
 }
 
 }  // namespace
