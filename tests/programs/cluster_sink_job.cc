@@ -248,7 +248,10 @@ Args parse_args(int argc, char** argv) {
     else if (f == "--checkpoint-dir") a.checkpoint_dir = value();
     else if (f == "--verify") a.verify = true;
     else if (f == "--kill-at") a.kill_at = value();
-    else if (f == "--role" || f == "-D" || f == "--config") ++i;  // StreamExecutionEnvironment::from_args's
+    // StreamExecutionEnvironment::from_args's own flags.
+    else if (f == "--role" || f == "-D" || f == "--config" || f == "-c" || f == "--check-restore") ++i;
+    else if ((f.size() > 2 && f.rfind("-D", 0) == 0) || f.rfind("--config=", 0) == 0) continue;
+    else if (f == "--allow-non-restored-state" || f == "--rehash-key-groups") continue;
     else usage("unknown argument '" + f + "'");
   }
   const Workload& w = a.workload;
