@@ -23,7 +23,7 @@
 
 namespace sluice::it {
 
-// The seeds listed (comma-separated) in environment variable `name`, else those in `fallback`.
+// Random-number seeds for a test: the comma-separated list in environment variable `name`, else `fallback`.
 inline std::vector<uint64_t> seeds_from_env(const char* name, const std::string& fallback) {
   const char* env = std::getenv(name);
   std::stringstream ss(env ? env : fallback);
