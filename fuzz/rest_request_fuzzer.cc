@@ -108,6 +108,15 @@ class EchoJob final : public RestJob {
   std::vector<RestSubtask> subtasks() const override {
     return {{0, 0, 1, "10.0.0.2", "tm-1"}, {0, 1, 1, "10.0.0.2", "tm-1"}, {1, 0, 1, "10.0.0.2", "tm-1"}};
   }
+  // A counter, a gauge and a histogram, so that GET /metrics prints every kind the Prometheus text format has.
+  std::vector<MetricValue> metrics() const override {
+    MetricValue records{"fuzzed.map.0", "numRecordsIn", MetricKind::kCounter, 42, {},
+                        {{"job_name", "fuzzed"}, {"operator_name", "per-auction \"x\"\\"}, {"subtask_index", "0"}}};
+    MetricValue restarts{"fuzzed", "numRestarts", MetricKind::kGauge, 1, {}, {{"job_name", "fuzzed"}}};
+    MetricValue latency{"fuzzed", "checkpointDuration", MetricKind::kHistogram, 3, {3, 1, 9, 4.5, 4, 9, 9},
+                        {{"job_name", "fuzzed"}}};
+    return {records, restarts, latency};
+  }
 
  private:
   RestJobOverview overview_;
