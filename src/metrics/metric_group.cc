@@ -60,6 +60,23 @@ void MetricGroup::remove_gauge(std::string_view name) {
   gauges_.erase(it);
 }
 
+void MetricGroup::reported_metrics(std::string_view name, ReportedMetrics fn) {
+  ReportedMetrics old;  // destroyed after the lock is released, as a replaced gauge
+  std::lock_guard<std::mutex> lock(*mu_);
+  auto [it, inserted] = reported_.try_emplace(std::string(name));
+  old = std::move(it->second);
+  it->second = std::move(fn);
+}
+
+void MetricGroup::remove_reported_metrics(std::string_view name) {
+  ReportedMetrics old;
+  std::lock_guard<std::mutex> lock(*mu_);
+  auto it = reported_.find(name);
+  if (it == reported_.end()) return;
+  old = std::move(it->second);
+  reported_.erase(it);
+}
+
 MetricGroup& MetricGroup::add_group_locked(std::string_view name, std::string_view key) {
   auto it = children_.find(name);
   if (it != children_.end()) return *it->second;

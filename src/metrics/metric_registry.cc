@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,18 @@ double call_gauge(const Gauge& fn, const std::string& scope, const std::string& 
     spdlog::warn("gauge '{}' in '{}' threw a non-standard exception", name, scope);
   }
   return std::nan("");
+}
+
+void append_reported(const ReportedMetrics& fn, const std::string& scope, const std::string& name,
+                     std::vector<MetricValue>* out) {
+  try {
+    std::vector<MetricValue> values = fn();
+    out->insert(out->end(), std::make_move_iterator(values.begin()), std::make_move_iterator(values.end()));
+  } catch (const std::exception& e) {
+    spdlog::warn("reported metrics '{}' in '{}' threw: {}", name, scope, e.what());
+  } catch (...) {
+    spdlog::warn("reported metrics '{}' in '{}' threw a non-standard exception", name, scope);
+  }
 }
 
 }  // namespace
@@ -59,6 +72,7 @@ std::vector<MetricValue> MetricRegistry::snapshot() const {
       HistogramStatistics stats = h->statistics();
       out.push_back({g->scope_, name, MetricKind::kHistogram, static_cast<double>(stats.count), stats, g->variables_});
     }
+    for (const auto& [name, fn] : g->reported_) append_reported(fn, g->scope_, name, &out);
     for (const auto& [name, child] : g->children_) pending.push_back(child.get());
   }
   std::sort(out.begin(), out.end(), [](const MetricValue& a, const MetricValue& b) {
@@ -69,7 +83,9 @@ std::vector<MetricValue> MetricRegistry::snapshot() const {
 
 nlohmann::json MetricRegistry::snapshot_json() const {
   nlohmann::json metrics = nlohmann::json::array();
+  nlohmann::json scopes = nlohmann::json::object();
   for (const MetricValue& m : snapshot()) {
+    if (!m.scope.empty()) scopes[m.scope] = m.variables;  // reported metrics have no group here
     nlohmann::json j = {{"scope", m.scope}, {"name", m.name}, {"kind", metric_kind_name(m.kind)}};
     switch (m.kind) {
       case MetricKind::kCounter:
@@ -91,7 +107,6 @@ nlohmann::json MetricRegistry::snapshot_json() const {
     metrics.push_back(std::move(j));
   }
 
-  nlohmann::json scopes = nlohmann::json::object();
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<const MetricGroup*> pending{root_.get()};

@@ -11,6 +11,7 @@
 #include "coordinator/checkpoint_stats_json.h"
 #include "rest/checkpoint_stats_rest.h"
 #include "rest/prometheus_text.h"
+#include "rest/vertex_metrics.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/version.h"
 
@@ -150,12 +151,14 @@ void RestRoutes::install(httplib::Server& server) {
       const RestJobOverview& o = job.overview();
       const int64_t now = SystemClock::shared()->now_ms();
       const std::vector<RestSubtask> placed = job.subtasks();
+      const std::vector<MetricValue> metrics = job.metrics();
       nlohmann::json vertices = nlohmann::json::array();
       for (const RestVertex& v : o.vertices) {
         vertices.push_back({{"id", std::to_string(v.id)},
                             {"name", v.name},
                             {"parallelism", v.parallelism},
                             {"maxParallelism", o.max_parallelism},
+                            {"metrics", vertex_metrics_json(v, metrics)},
                             {"subtasks", subtasks_json(placed, v.id)}});
       }
       reply(res, 200,

@@ -2,7 +2,9 @@
 //
 //   GET   /jobs                        {"jobs":[{"id":..,"status":..}]}
 //   GET   /jobs/:jobid                 name, state, start time, duration, max parallelism, vertices (each with
-//                                      its subtasks, as below)
+//                                      its subtasks, as below, and Flink's per-vertex `metrics`: read-records,
+//                                      write-records, read-bytes, write-bytes and their -complete flags;
+//                                      vertex_metrics.h)
 //   GET   /jobs/:jobid/checkpoints     the checkpoint statistics (counts, summary, latest, history)
 //   PATCH /jobs/:jobid?mode=cancel     cancels the job (202 Accepted)
 //   POST  /jobs/:jobid/savepoints      {"target-directory", "cancel-job": false, "formatType": "CANONICAL"}
@@ -48,6 +50,10 @@ struct RestVertex {
   int32_t id = 0;
   std::string name;
   int32_t parallelism = 1;
+  // Whose metrics make up the vertex's `metrics` (vertex_metrics.h): the chain's head, whose input is the vertex's
+  // (empty for a source vertex, which reads no network input), and the operators whose output leaves the vertex.
+  std::string input_operator = {};
+  std::vector<std::string> output_operators = {};
 };
 
 // What does not change while the job runs.
@@ -113,7 +119,8 @@ class RestJob {
   // restarting, or after the end).
   virtual std::vector<RestTaskManager> task_managers() const = 0;
   virtual std::vector<RestSubtask> subtasks() const = 0;
-  // Every metric the job registered in this process (MetricRegistry::snapshot), for GET /metrics.
+  // Every metric of the job (MetricRegistry::snapshot: in cluster mode with what its TaskManagers reported), for
+  // GET /metrics and the vertices' `metrics` of GET /jobs/:jobid.
   virtual std::vector<MetricValue> metrics() const = 0;
 };
 

@@ -54,15 +54,23 @@ namespace {
 // Epoch of the one JobManager of a cluster without high availability (a leader elected by ZooKeeper gets its own).
 constexpr uint64_t kLeaderEpoch = 1;
 
-// A JobManager process's control plane: its ResourceManager and the job's services on one gRPC port, and the
-// monitor that reports lost TaskManagers. Lives as long as the job's deployer.
+// A JobManager process's control plane: its ResourceManager and the job's services on one gRPC port, the monitor
+// that reports lost TaskManagers, and the metrics the TaskManagers report. Lives as long as the job's deployer.
 struct JobManagerServices {
   JobManagerServices(const ClusterProcessConfig& p, uint64_t fingerprint)
-      : rm(sluice_version(), fingerprint, p.heartbeats, SystemClock::shared().get()), rm_service(&rm, kLeaderEpoch) {}
+      : rm(sluice_version(), fingerprint, p.heartbeats, SystemClock::shared().get()),
+        rm_service(&rm, kLeaderEpoch, task_manager_metrics.get()) {
+    // A lost TaskManager's figures go with it (its tasks run again elsewhere and count there).
+    monitor.add([metrics = task_manager_metrics](const cluster::LostTaskManager& lost) {
+      metrics->drop(lost.task_manager_id, lost.registration_id);
+    });
+  }
   ~JobManagerServices() {
     rm_service.shutdown();
     if (server) server->shutdown();
   }
+  // Shared with the job's metric registry, which shows them (and may outlive these services).
+  std::shared_ptr<cluster::TaskManagerMetrics> task_manager_metrics = std::make_shared<cluster::TaskManagerMetrics>();
   cluster::ResourceManager rm;
   ResourceManagerService rm_service;
   JobMasterService job_master_service{kLeaderEpoch};
@@ -99,6 +107,7 @@ class TaskManagerClient final : public cluster::TaskManagerJobClient {
     c.executor.job_graph = &jg_;
     c.executor.config = &config_;
     c.executor.job_metrics = &metrics_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
+    c.metric_registry = &metrics_;
     c.executor.jobmanager_address = p.jobmanager_address + ":" + std::to_string(p.jobmanager_port);
     c.executor.report_timeout_ms = p.heartbeats.timeout_ms;
     c.executor.data_port = static_cast<uint16_t>(p.taskmanager_data_port);
@@ -193,7 +202,13 @@ Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const Strea
   setup.resource_manager_service = &services->rm_service;
   setup.keep_alive = services;
   return cluster::start_job_master(std::move(stream_graph), std::move(job_graph), config, std::move(claims),
-                                   [setup](cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+                                   [setup, reported = services->task_manager_metrics](
+                                       cluster::JobTaskContext context) -> std::unique_ptr<cluster::TaskDeployer> {
+                                     // The tasks run in the TaskManagers: the job's metrics show what they report.
+                                     if (context.job_metrics != nullptr) {
+                                       context.job_metrics->reported_metrics(
+                                           "taskmanagers", [reported] { return reported->metrics(); });
+                                     }
                                      return std::make_unique<RemoteDeployer>(std::move(context), setup);
                                    });
 }

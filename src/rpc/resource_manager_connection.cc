@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
 #include "proto/resource_manager.grpc.pb.h"
 #include "rpc/grpc_status.h"
+#include "rpc/metric_report.h"
 #include "rpc/resource_manager_service.h"
 
 namespace sluice::rpc {
@@ -28,6 +30,12 @@ struct ResourceManagerConnection::Impl {
   std::unique_ptr<grpc::ClientContext> watch_context;  // of the current watch call, to cancel it
   std::thread thread;
   std::thread watcher;
+  // The registration heartbeats go under, while there is one, and the stub they use (both guarded by mu).
+  std::optional<v1::TaskManagerSession> current_session;
+  std::shared_ptr<v1::ResourceManagerGateway::Stub> current_stub;
+  // Reports are numbered in the order their values were read, so the JobManager keeps the newest of two that cross.
+  std::mutex report_mu;
+  uint64_t report_sequence = 0;  // guarded by report_mu
 
   Impl(ResourceManagerConnectionConfig c, Listener* l, const Clock* k) : config(std::move(c)), listener(l), clock(k) {}
 
@@ -37,6 +45,17 @@ struct ResourceManagerConnection::Impl {
     s.set_task_manager_id(config.registration.task_manager_id);
     s.set_registration_id(reg.registration_id());
     return s;
+  }
+
+  // The heartbeat of `session`, with a metric report when the connection has metrics to report.
+  v1::HeartbeatRequest heartbeat_of(const v1::TaskManagerSession& s) {
+    v1::HeartbeatRequest req;
+    *req.mutable_session() = s;
+    if (config.task_metrics) {
+      std::lock_guard lock(report_mu);
+      to_proto(config.task_metrics(), ++report_sequence, req.mutable_metrics());
+    }
+    return req;
   }
 
   // Sleeps up to `ms`; false once stop() was called.
@@ -61,7 +80,11 @@ struct ResourceManagerConnection::Impl {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);  // a loaded peer may be slow to answer a ping
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     auto channel = grpc::CreateCustomChannel(config.jobmanager_address, grpc::InsecureChannelCredentials(), args);
-    auto stub = v1::ResourceManagerGateway::NewStub(channel);
+    std::shared_ptr<v1::ResourceManagerGateway::Stub> stub = v1::ResourceManagerGateway::NewStub(channel);
+    {
+      std::lock_guard lock(mu);
+      current_stub = stub;
+    }
     // Since when this TaskManager has had no registration (taskmanager.registration.timeout counts from here).
     auto unregistered_since = std::chrono::steady_clock::now();
     while (!stopped()) {
@@ -154,14 +177,24 @@ struct ResourceManagerConnection::Impl {
                          const cluster::HeartbeatSettings& hb) {
     int32_t failures = 0;
     int64_t last_ok_ms = clock->now_ms();
+    struct Unset {
+      Impl* impl;
+      ~Unset() {
+        std::lock_guard lock(impl->mu);
+        impl->current_session.reset();
+      }
+    } unset{this};
+    {
+      std::lock_guard lock(mu);
+      current_session = session_of(reg);
+    }
     while (true) {
       {
         std::lock_guard lock(mu);
         if (stopping) return "";
         if (watch_ended) return watch_reason;
       }
-      v1::HeartbeatRequest req;
-      *req.mutable_session() = session_of(reg);
+      v1::HeartbeatRequest req = heartbeat_of(session_of(reg));
       v1::HeartbeatResponse resp;
       grpc::ClientContext ctx;
       // heartbeat.rpc-failure-threshold heartbeats that each time out add up to heartbeat.timeout: a JobManager that
@@ -246,6 +279,27 @@ ResourceManagerConnection::ResourceManagerConnection(ResourceManagerConnectionCo
     : impl_(std::make_unique<Impl>(std::move(config), listener, clock)) {}
 
 ResourceManagerConnection::~ResourceManagerConnection() { stop(); }
+
+void ResourceManagerConnection::report_metrics_now() {
+  std::optional<v1::TaskManagerSession> session;
+  std::shared_ptr<v1::ResourceManagerGateway::Stub> stub;
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->stopping) return;
+    session = impl_->current_session;
+    stub = impl_->current_stub;
+  }
+  if (!session || !stub) return;
+  v1::HeartbeatRequest req = impl_->heartbeat_of(*session);
+  v1::HeartbeatResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  grpc::Status s = stub->Heartbeat(&ctx, req, &resp);
+  if (!s.ok()) {
+    spdlog::debug("TaskManager '{}': a metric report was not delivered: {}", impl_->config.registration.task_manager_id,
+                  s.error_message());
+  }
+}
 
 void ResourceManagerConnection::start() {
   impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });

@@ -11,6 +11,9 @@
 // Listener::on_job_ended instead of registering again.
 // A TaskManager that has had no registration for taskmanager.registration.timeout (no JobManager answers, e.g. the
 // job ended while it was paused) gives up the same way.
+// Metric reports: every heartbeat carries the values `task_metrics` returns (the metrics of the tasks this
+// TaskManager runs for the job; proto MetricReport), so the JobManager's view is at most heartbeat.interval old;
+// report_metrics_now() sends one at once (before a task reports FINISHED: its final figures).
 // A refused registration (another Sluice release, another JobGraph, a malformed registration) cannot heal by
 // retrying: the connection stops and reports it through Listener::on_refused.
 //
@@ -20,14 +23,17 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster/resource_manager.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/status.h"
+#include "sluice/metrics/metric_value.h"
 
 namespace sluice::rpc {
 
@@ -38,6 +44,9 @@ struct ResourceManagerConnectionConfig {
   // taskmanager.registration.timeout (Flink's default 5 min): a TaskManager without a registration for this long
   // gives up, reported through Listener::on_refused (kTimeout). 0: it never gives up.
   int64_t registration_timeout_ms = 300'000;
+  // The metrics each heartbeat reports; called on the heartbeat's thread (or report_metrics_now's), so it must not
+  // block for long. Empty: heartbeats carry no report.
+  std::function<std::vector<MetricValue>()> task_metrics = {};
 };
 
 class ResourceManagerConnection {
@@ -66,6 +75,10 @@ class ResourceManagerConnection {
   void start();
   // Ends the watch call and the connection's thread; no listener call after it returns. Idempotent.
   void stop();
+  // Sends a heartbeat with a metric report now, on the calling thread, and returns once it was answered (or after
+  // at most 1 s). Nothing while not registered. Its failure does not count as a failed heartbeat: the periodic
+  // heartbeats judge the JobManager's liveness. Any thread.
+  void report_metrics_now();
 
  private:
   struct Impl;

@@ -5,11 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include "rpc/grpc_status.h"
+#include "rpc/metric_report.h"
 
 namespace sluice::rpc {
 
-ResourceManagerService::ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch)
-    : rm_(resource_manager), leader_epoch_(leader_epoch) {}
+ResourceManagerService::ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch,
+                                               cluster::TaskManagerMetrics* metrics)
+    : rm_(resource_manager), leader_epoch_(leader_epoch), metrics_(metrics) {}
 
 void ResourceManagerService::shutdown() {
   {
@@ -72,7 +74,15 @@ grpc::Status ResourceManagerService::Heartbeat(grpc::ServerContext*, const v1::H
                                                v1::HeartbeatResponse*) {
   const v1::TaskManagerSession& session = request->session();
   if (auto fenced = check_epoch(session.leader_epoch(), session.task_manager_id()); !fenced.ok()) return fenced;
-  return to_grpc(rm_->heartbeat(session.task_manager_id(), session.registration_id()));
+  const Status accepted = rm_->heartbeat(session.task_manager_id(), session.registration_id());
+  if (accepted.is_ok() && metrics_ != nullptr && request->has_metrics()) {
+    const v1::MetricReport& report = request->metrics();
+    if (report.omitted() > 0) {
+      spdlog::debug("TaskManager '{}' left {} metrics out of its report", session.task_manager_id(), report.omitted());
+    }
+    metrics_->update(session.task_manager_id(), session.registration_id(), report.sequence(), from_proto(report));
+  }
+  return to_grpc(accepted);
 }
 
 grpc::Status ResourceManagerService::WatchConnection(grpc::ServerContext* context,

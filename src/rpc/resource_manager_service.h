@@ -7,6 +7,8 @@
 // (then the ResourceManager loses it at once, "connection to the TaskManager lost"), its registration is lost
 // (the call ends with NOT_FOUND, so the TaskManager registers again at once), or the service shuts down
 // (UNAVAILABLE).
+// A heartbeat's metric report (when it carries one) is kept in `metrics` once the heartbeat is accepted: the latest
+// per TaskManager (cluster/task_manager_metrics.h); a refused heartbeat's report is not.
 // Thread-safety: gRPC calls the service from its own threads; shutdown() from any thread, once serving ends.
 #pragma once
 
@@ -21,6 +23,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "cluster/resource_manager.h"
+#include "cluster/task_manager_metrics.h"
 #include "proto/resource_manager.grpc.pb.h"
 
 namespace sluice::rpc {
@@ -30,8 +33,9 @@ inline constexpr uint32_t kControlProtocolVersion = 1;
 
 class ResourceManagerService final : public v1::ResourceManagerGateway::Service {
  public:
-  // `resource_manager` must outlive the service.
-  ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch);
+  // `resource_manager` and `metrics` (null: reports are ignored) must outlive the service.
+  ResourceManagerService(cluster::ResourceManager* resource_manager, uint64_t leader_epoch,
+                         cluster::TaskManagerMetrics* metrics = nullptr);
 
   uint64_t leader_epoch() const { return leader_epoch_; }
   // Ends every open WatchConnection call (UNAVAILABLE) and refuses new ones. Call before the server shuts down.
@@ -52,6 +56,7 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
 
   cluster::ResourceManager* rm_;
   const uint64_t leader_epoch_;
+  cluster::TaskManagerMetrics* const metrics_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool shutting_down_ = false;

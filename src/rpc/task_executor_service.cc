@@ -211,6 +211,18 @@ size_t TaskExecutorService::running_deployments() {
   return n;
 }
 
+std::set<std::pair<int32_t, int32_t>> TaskExecutorService::hosted_subtasks() {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  std::lock_guard hosted(hosted_mu_);
+  if (lock.owns_lock()) {
+    hosted_.clear();
+    for (const auto& [id, d] : deployments_) {
+      if (d->tasks) hosted_.insert(d->subtasks.begin(), d->subtasks.end());
+    }
+  }
+  return hosted_;
+}
+
 TaskExecutorService::Attempt* TaskExecutorService::running_locked(uint64_t id, int32_t attempt_number) {
   auto it = deployments_.find(id);
   if (it == deployments_.end() || !it->second->tasks || it->second->number != attempt_number) return nullptr;
@@ -344,7 +356,7 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
     storage_job_ = request->job_id();
   }
   attempt->reports = std::make_unique<TaskReports>(setup_.jobmanager_address, session, attempt->number,
-                                                   setup_.report_timeout_ms);
+                                                   setup_.report_timeout_ms, setup_.before_task_finished);
   cluster::AttemptDeployment d;
   d.attempt_number = attempt->number;
   auto enumerators = std::make_shared<v1::SplitEnumeratorGateway::Stub>(
@@ -417,6 +429,11 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   attempt->deployer = std::make_unique<cluster::InProcessDeployer>(std::move(context));
   // Installed before its tasks start (mu_ is held throughout): their readers' enumerator events find it.
   Attempt* installed = (deployments_[deployment] = std::move(attempt)).get();
+  {
+    // Hosted from before its tasks start, so a task that finishes at once still reports its final metrics.
+    std::lock_guard hosted(hosted_mu_);
+    hosted_.insert(installed->subtasks.begin(), installed->subtasks.end());
+  }
   const std::optional<cluster::NetworkPlacement> placement = d.placement;
   auto tasks = installed->deployer->deploy(std::move(d));
   if (!tasks.is_ok()) {

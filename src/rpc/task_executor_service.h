@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,9 @@ struct TaskExecutorSetup {
   // attempt). A fixed port is bound again by every attempt.
   std::string data_host = "127.0.0.1";
   uint16_t data_port = 0;
+  // Called on a task's thread before it reports FINISHED (TaskReports' `before_finished`): the TaskManager sends
+  // its metric report then, so the JobManager holds the task's final figures. Empty: nothing.
+  std::function<void()> before_task_finished = {};
 };
 
 class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
@@ -74,6 +78,10 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   std::optional<int32_t> running_attempt();
   // How many deployments have tasks running here.
   size_t running_deployments();
+  // The (vertex, subtask) pairs of every deployment whose tasks were installed here and not cancelled or replaced
+  // since (a finished task stays until then). Never waits for a deployment being changed (a SubmitAttempt may hold
+  // the service for a long restore): then it answers the set it saw last.
+  std::set<std::pair<int32_t, int32_t>> hosted_subtasks();
   // The TaskManager registered anew (possibly with a JobManager that started again and counts attempts from 0):
   // cancels what runs and forgets the attempt numbers seen.
   void start_registration();
@@ -110,6 +118,8 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   std::string storage_job_;  // the job the checkpoint storage was initialized for
   uint64_t last_deployment_ = 0;  // the latest deployment prepared, deployed or cancelled: earlier ones are refused
   std::map<uint64_t, std::unique_ptr<Attempt>> deployments_;  // by deployment id
+  std::mutex hosted_mu_;  // taken after mu_, if both
+  std::set<std::pair<int32_t, int32_t>> hosted_;  // hosted_subtasks() as last seen
 };
 
 }  // namespace sluice::rpc

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "rpc/metric_report.h"
+
 namespace sluice::rpc {
 
 Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config, const Clock* clock) {
@@ -9,16 +11,25 @@ Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config
   TaskExecutorSetup setup = tm->config_.executor;
   setup.data_host = tm->config_.bind_address;
   setup.session = [t = tm.get()] { return t->session(); };
+  // The connection exists before any task runs: tasks come only once it registered.
+  if (tm->config_.metric_registry) setup.before_task_finished = [t = tm.get()] { t->connection_->report_metrics_now(); };
   tm->executor_ = std::make_unique<TaskExecutorService>(std::move(setup));
   SLUICE_ASSIGN_OR_RETURN(tm->server_, RpcServer::start(tm->config_.bind_address, tm->config_.rpc_port,
                                                         {tm->executor_.get()}));
   cluster::TaskManagerRegistration r{tm->config_.task_manager_id, tm->config_.bind_address, tm->server_->port(),
                                      tm->config_.executor.data_port,   tm->config_.num_slots, tm->config_.sluice_version,
                                      tm->config_.job_graph_fingerprint};
+  ResourceManagerConnectionConfig connection{tm->config_.executor.jobmanager_address, std::move(r),
+                                             tm->config_.registration_retry_ms, tm->config_.registration_timeout_ms,
+                                             {}};
+  if (const MetricRegistry* registry = tm->config_.metric_registry) {
+    connection.task_metrics = [t = tm.get(), registry] {
+      return hosted_task_metrics(registry->snapshot(), *t->config_.executor.stream_graph, *t->config_.executor.job_graph,
+                                 t->executor_->hosted_subtasks());
+    };
+  }
   tm->connection_ = std::make_unique<ResourceManagerConnection>(
-      ResourceManagerConnectionConfig{tm->config_.executor.jobmanager_address, std::move(r),
-                                      tm->config_.registration_retry_ms, tm->config_.registration_timeout_ms},
-      static_cast<ResourceManagerConnection::Listener*>(tm.get()), clock);
+      std::move(connection), static_cast<ResourceManagerConnection::Listener*>(tm.get()), clock);
   tm->connection_->start();
   return tm;
 }

@@ -3,6 +3,8 @@
 // (registration, heartbeats, connection watch). Its TaskExecutor answers under the registration the connection
 // currently holds; when the connection loses the JobManager, the running attempt is cancelled at once (Flink's
 // TaskExecutor fails its tasks when it disconnects from the JobManager) and the connection registers again.
+// Its heartbeats report the metrics of the subtasks it hosts (TaskExecutorService::hosted_subtasks), and a task
+// that finishes reports them once more before its FINISHED report.
 // Thread-safety: start/stop from one thread.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include "rpc/resource_manager_connection.h"
 #include "rpc/resource_manager_service.h"
 #include "rpc/task_executor_service.h"
+#include "sluice/metrics/metric_registry.h"
 
 namespace sluice::rpc {
 
@@ -28,6 +31,9 @@ struct TaskManagerConfig {
   uint64_t job_graph_fingerprint = 0;
   int64_t registration_retry_ms = 500;
   int64_t registration_timeout_ms = 300'000;  // taskmanager.registration.timeout (0: never give up)
+  // The registry `executor.job_metrics` belongs to: its task metrics go with every heartbeat (the JobManager shows
+  // them; docs/cluster.md). Null: heartbeats carry no metrics.
+  const MetricRegistry* metric_registry = nullptr;
   // The job (as TaskExecutorSetup): stream graph, job graph, config, metrics, jobmanager address, report timeout,
   // fault injector, data port (taskmanager.data.port). `session` and `data_host` are filled in by the TaskManager.
   TaskExecutorSetup executor;

@@ -19,6 +19,7 @@ struct TaskReports::Impl {
   TaskManagerSessionId session;
   int32_t attempt_number;
   int64_t report_timeout_ms;
+  std::function<void()> before_finished;
   std::atomic<bool> abandoned{false};
 
   void fill(v1::TaskManagerSession* s) const {
@@ -61,12 +62,13 @@ struct TaskReports::Impl {
 };
 
 TaskReports::TaskReports(const std::string& jobmanager_address, TaskManagerSessionId session, int32_t attempt_number,
-                         int64_t report_timeout_ms)
+                         int64_t report_timeout_ms, std::function<void()> before_finished)
     : impl_(std::make_unique<Impl>()) {
   impl_->stub = v1::JobMasterGateway::NewStub(grpc::CreateChannel(jobmanager_address, grpc::InsecureChannelCredentials()));
   impl_->session = std::move(session);
   impl_->attempt_number = attempt_number;
   impl_->report_timeout_ms = report_timeout_ms;
+  impl_->before_finished = std::move(before_finished);
 }
 
 TaskReports::~TaskReports() = default;
@@ -77,6 +79,7 @@ void TaskReports::on_task_end_of_data(int32_t vertex, int32_t subtask) {
   impl_->state_change(vertex, subtask, v1::TASK_END_OF_DATA, nullptr);
 }
 void TaskReports::on_task_finished(int32_t vertex, int32_t subtask) {
+  if (impl_->before_finished && !impl_->abandoned.load()) impl_->before_finished();
   impl_->state_change(vertex, subtask, v1::TASK_FINISHED, nullptr);
 }
 void TaskReports::on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) {

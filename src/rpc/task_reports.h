@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,9 +27,10 @@ namespace sluice::rpc {
 class TaskReports final : public runtime::TaskListener, public runtime::CheckpointResponder {
  public:
   // `jobmanager_address`: "host:port" of the JobManager's control plane. `attempt_number`: the attempt whose tasks
-  // report through this object.
+  // report through this object. `before_finished` (may be empty): called on the task's thread before a task's
+  // FINISHED report is sent, so the JobManager has the task's final metrics before it learns that the task finished.
   TaskReports(const std::string& jobmanager_address, TaskManagerSessionId session, int32_t attempt_number,
-              int64_t report_timeout_ms);
+              int64_t report_timeout_ms, std::function<void()> before_finished = {});
   ~TaskReports() override;
 
   void on_task_end_of_data(int32_t vertex, int32_t subtask) override;

@@ -3,8 +3,10 @@
 # (execution.process-role), the job spread over two TaskManagers' slots so every keyed exchange crosses the TCP data
 # plane. Each scenario checks the committed output against the single-threaded oracle (--verify: exactly once):
 #   plain   - a JobManager and two TaskManagers; every process ends when the job finishes; a TaskManager of another
-#             program (another seed) is refused naming both JobGraph fingerprints;
-#   stop-restore - the JobManager's REST endpoint lists both TaskManagers and where every subtask runs; `sluice stop`
+#             program (another seed) is refused naming both JobGraph fingerprints; the JobManager's closing
+#             per-operator figures (from the TaskManagers' metric reports) equal the committed output and the stream;
+#   stop-restore - the JobManager's REST endpoint lists both TaskManagers and where every subtask runs, and shows the
+#             TaskManagers' per-operator metrics (GET /metrics, with tm_id) and Flink's per-vertex figures; `sluice stop`
 #             with a savepoint through it, then a new cluster restores
 #             it and finishes the stream (verified over both runs' output);
 #   kill    - kill -9 of a TaskManager running the job at a seeded time after a completed checkpoint; the JobManager
@@ -34,7 +36,7 @@ start_cluster() {
   local port; port=$(free_port)
   common=(--events "$events" -p "${parallelism:-2}" --checkpoint-interval 100ms --checkpoint-dir "$run/ck" --output "$run/out"
           -D jobmanager.rpc.port="$port" -D heartbeat.interval=200ms -D heartbeat.timeout=2s $extra)
-  log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify
+  log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify --summary-json "$run/summary.json"
   jm=$launched
   wait_for "$run/jm.log" "JobManager serving" 10 || fail "the JobManager did not start"
   tm=(); tm_launched=()
@@ -67,7 +69,20 @@ timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-r
 grep -q "built JobGraph .* the JobManager JobGraph" "$run/other.log" || fail "the refusal does not name both JobGraphs"
 expect_verified 0
 expect_task_managers_finished
-echo "plain: OK"
+# The JobManager's closing figures come from the TaskManagers' metric reports (docs/cluster.md "Metrics at the
+# JobManager"): the last ones, sent as each task finished, equal the committed output and the stream.
+figures=$(python3 - "$run/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ops, out = s["operators"], s["update_records"]
+assert out > 0, s
+assert ops["sink"]["records_in"] == out and ops["per-auction"]["records_out"] == out, (ops, out)
+assert ops["bids"]["records_out"] == s["source_records_emitted"] == s["events"], (ops, s["events"])
+print("sink records_in %d = the output's %d records; bids records_out %d" % (ops["sink"]["records_in"], out,
+                                                                           ops["bids"]["records_out"]))
+PY
+) || fail "the JobManager's per-operator figures: $figures"
+echo "plain: OK ($figures)"
 
 # stop-restore: `sluice stop` takes a savepoint through the JobManager's REST endpoint (the TaskManagers write its
 # state into it); a new cluster restores it and finishes the stream, exactly once over both runs' output.
@@ -96,6 +111,15 @@ def check():
         assert all(s["attempt"] == 0 for s in v["subtasks"]), v
     v0 = get("/jobs/" + job + "/vertices/0")
     assert [s["taskmanager-id"] for s in v0["subtasks"]] == [s["taskmanager-id"] for s in d["vertices"][0]["subtasks"]], v0
+    # The TaskManagers' metric reports: per operator subtask, labelled with the TaskManager that runs it.
+    body = urllib.request.urlopen(url + "/metrics", timeout=10).read().decode()
+    out = [l for l in body.splitlines() if l.startswith("flink_taskmanager_job_task_operator_numRecordsOut{")]
+    assert {l.split('tm_id="')[1].split('"')[0] for l in out} == ids, out
+    assert any('operator_name="bids"' in l and float(l.rsplit(" ", 1)[1]) > 0 for l in out), out
+    # Flink's per-vertex figures: the source writes, the keyed vertex reads, both complete.
+    m0, m1 = d["vertices"][0]["metrics"], d["vertices"][1]["metrics"]
+    assert m0["write-records"] > 0 and m0["write-records-complete"] and m0["read-records"] == 0, m0
+    assert m1["read-records"] > 0 and m1["read-records-complete"], m1
     return sorted(ids)
 for i in range(100):  # up to 10 s: the TaskManagers register and the attempt deploys
     try:

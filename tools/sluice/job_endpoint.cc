@@ -1,5 +1,6 @@
 #include "job_endpoint.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -183,7 +184,19 @@ void JobEndpoint::describe(const StreamExecutionEnvironment& env, const std::str
   auto jg = graph::build_job_graph(env.stream_graph(), options);
   if (!jg.is_ok()) return;  // execute_async reports the same error
   state_->overview.max_parallelism = jg->max_parallelism;
-  for (const graph::JobVertex& v : jg->vertices) state_->overview.vertices.push_back({v.id, v.name, v.parallelism});
+  const StreamGraph& sg = env.stream_graph();
+  for (const graph::JobVertex& v : jg->vertices) {
+    rest::RestVertex rv{v.id, v.name, v.parallelism, {}, {}};
+    // A source's head reads no network input; the vertex's output is what its operators send over job edges.
+    if (!v.is_source) rv.input_operator = sg.node(v.head_node).name;
+    for (const graph::JobEdge* e : jg->outputs_of(v.id)) {
+      const std::string& name = sg.node(sg.edges.at(static_cast<size_t>(e->stream_edge)).source_id).name;
+      if (std::find(rv.output_operators.begin(), rv.output_operators.end(), name) == rv.output_operators.end()) {
+        rv.output_operators.push_back(name);
+      }
+    }
+    state_->overview.vertices.push_back(std::move(rv));
+  }
 }
 
 void JobEndpoint::serve(JobClient& client) {

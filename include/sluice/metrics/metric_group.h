@@ -18,10 +18,12 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/core/ids.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/histogram.h"
+#include "sluice/metrics/metric_value.h"
 
 namespace sluice {
 
@@ -30,6 +32,12 @@ namespace sluice {
 // under the registry's mutex: it must not call into the registry, and it must be quick. Exceptions it
 // throws are caught and reported as NaN.
 using Gauge = std::function<double()>;
+
+// A set of metrics kept elsewhere whose values every snapshot of the registry includes as they are, in their own
+// scopes and with their own variables: a JobManager's copy of the metrics its TaskManagers report. Called like a
+// Gauge: on the snapshotting thread, under the registry's mutex, so it must be quick and must not call into the
+// registry. Exceptions it throws are caught and logged; the set then adds nothing to that snapshot.
+using ReportedMetrics = std::function<std::vector<MetricValue>()>;
 
 class MetricRegistry;
 
@@ -54,6 +62,11 @@ class MetricGroup {
   // so objects it captured may be destroyed.
   void remove_gauge(std::string_view name);
 
+  // Registers (or replaces) the reported metric set `name` (see ReportedMetrics).
+  void reported_metrics(std::string_view name, ReportedMetrics fn);
+  // Unregisters it (no-op if absent); as remove_gauge, no snapshot calls it any more once this returns.
+  void remove_reported_metrics(std::string_view name);
+
   // The child group `name` (scope "<scope>.<name>"), created on first use.
   MetricGroup& add_group(std::string_view name);
   // A key/value child group (Flink's addGroup(key, value)): the scope gains `value`, and the variables
@@ -75,6 +88,7 @@ class MetricGroup {
   std::map<std::string, std::unique_ptr<Counter>, std::less<>> counters_;
   std::map<std::string, Gauge, std::less<>> gauges_;
   std::map<std::string, std::unique_ptr<Histogram>, std::less<>> histograms_;
+  std::map<std::string, ReportedMetrics, std::less<>> reported_;
   std::map<std::string, std::unique_ptr<MetricGroup>, std::less<>> children_;
 };
 

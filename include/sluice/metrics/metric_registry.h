@@ -14,6 +14,8 @@
 //     }
 //   }
 // Counter values are integers; gauge values are numbers (null when NaN or infinite).
+// Snapshots include the values of every reported metric set (MetricGroup::reported_metrics), in the scopes and with
+// the variables those values carry; find() and find_histogram() see only the metrics registered here.
 //
 // Thread-safety: all member functions may be called from any thread. A snapshot holds the registry's
 // mutex while it reads (and calls gauges), so metric registration waits for it.
@@ -30,21 +32,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "sluice/metrics/metric_group.h"
+#include "sluice/metrics/metric_value.h"
 
 namespace sluice {
-
-enum class MetricKind { kCounter, kGauge, kHistogram };
-std::string_view metric_kind_name(MetricKind kind);  // "counter", "gauge", "histogram"
-
-struct MetricValue {
-  std::string scope;
-  std::string name;
-  MetricKind kind = MetricKind::kCounter;
-  double value = 0.0;                 // counter: count; gauge: its value; histogram: its count
-  HistogramStatistics histogram;      // kHistogram only
-  // The variables of the metric's group and its parents (job_name, operator_name, subtask_index, ...).
-  std::map<std::string, std::string> variables;
-};
 
 class MetricRegistry {
  public:

@@ -160,6 +160,30 @@ TEST(MetricRegistry, SameNameForTwoKindsIsKeptApartAndFindPrefersTheCounter) {
   EXPECT_EQ(registry.snapshot().size(), 2u);
 }
 
+TEST(MetricRegistry, SnapshotsIncludeReportedMetricSetsInTheirOwnScopes) {
+  MetricRegistry registry;
+  MetricGroup& job = registry.add_job_group("demo");
+  job.counter("numRestarts").inc(2);
+  std::vector<MetricValue> reported{{"demo.bids.0", std::string(metric_names::kNumRecordsOut), MetricKind::kCounter, 7, {},
+                                     {{"job_name", "demo"}, {"operator_name", "bids"}, {"subtask_index", "0"},
+                                      {"tm_id", "tm-1"}}}};
+  job.reported_metrics("taskmanagers", [&] { return reported; });
+  std::vector<MetricValue> snap = registry.snapshot();
+  ASSERT_EQ(snap.size(), 2u);
+  EXPECT_EQ(snap[0].scope, "demo");
+  EXPECT_EQ(snap[1].scope, "demo.bids.0");
+  EXPECT_EQ(snap[1].value, 7);
+  EXPECT_EQ(snap[1].variables.at("tm_id"), "tm-1");
+  EXPECT_EQ(registry.snapshot_json()["scopes"]["demo.bids.0"]["tm_id"], "tm-1");
+  EXPECT_FALSE(registry.find("demo.bids.0", metric_names::kNumRecordsOut).has_value());  // registered metrics only
+
+  job.reported_metrics("taskmanagers", []() -> std::vector<MetricValue> { throw std::runtime_error("broken"); });
+  EXPECT_EQ(registry.snapshot().size(), 1u);  // a throwing set adds nothing
+  job.remove_reported_metrics("taskmanagers");
+  job.remove_reported_metrics("taskmanagers");  // absent: no-op
+  EXPECT_EQ(registry.snapshot().size(), 1u);
+}
+
 TEST(MetricRegistry, EmptyRegistry) {
   MetricRegistry registry;
   EXPECT_TRUE(registry.snapshot().empty());
