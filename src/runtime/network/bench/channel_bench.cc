@@ -6,11 +6,15 @@
 // Each iteration emits a batch and waits until the consumer has it all, so the time covers both sides.
 // RemoteChannel: the same through a remote channel over loopback (two data planes in this process).
 // Both report the process's CPU time per record (cpu_ns_per_record; the CPU column is process CPU time too).
+// LoopbackTcpFloor: the same bytes through a plain loopback TCP socket between two threads, the floor under
+// RemoteChannel.
 // OneThread: emit a buffer's worth, then poll and recycle on the same thread: the per-record cost of the
 // stack without any hand-off between cores.
 #include <benchmark/benchmark.h>
 
+#include <asio.hpp>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -121,6 +125,62 @@ void BM_RemoteChannel(benchmark::State& state) {
   run_two_threads(state, partition, gate, consumer_n);
 }
 BENCHMARK(BM_RemoteChannel)->ArgsProduct({{16, 100}, {2, 10}})->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+// The floor under any TCP data plane: the same records, packed into 32 KiB buffers the same way, written with
+// blocking writes to a loopback TCP socket by the producer thread and read with blocking reads by the consumer
+// thread - no framing, no credits, no IO threads. What the kernel's two copies and its wake-ups cost; a remote
+// channel cannot be cheaper than this. range(1): buffers per write (1, or 8 to see that larger writes do not
+// make the kernel's cost per byte smaller).
+void BM_LoopbackTcpFloor(benchmark::State& state) {
+  const size_t record_bytes = static_cast<size_t>(state.range(0));
+  const size_t buffer_bytes = static_cast<size_t>(NetworkConfig{}.buffer_size_bytes);
+  const size_t per_buffer = buffer_bytes / record_bytes;
+  const size_t filled = per_buffer * record_bytes * static_cast<size_t>(state.range(1));
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0));
+  asio::ip::tcp::socket sender(io), receiver(io);
+  sender.connect(acceptor.local_endpoint());
+  acceptor.accept(receiver);
+  std::atomic<int64_t> consumed{0};
+  std::atomic<uint64_t> checksum{0};
+  std::thread consumer([&] {
+    std::vector<uint8_t> buffer(filled);
+    uint64_t sum = 0;
+    int64_t n = 0;
+    asio::error_code error;
+    while (asio::read(receiver, asio::buffer(buffer), error) == filled) {
+      for (size_t off = 0; off < filled; off += record_bytes) sum += buffer[off];
+      n += static_cast<int64_t>(filled / record_bytes);
+      consumed.store(n, std::memory_order_release);
+      consumed.notify_one();
+    }
+    checksum = sum;
+  });
+  std::vector<uint8_t> record(record_bytes, 1);
+  std::vector<uint8_t> buffer(filled);
+  int64_t emitted = 0;
+  const double cpu_start = process_cpu_seconds();
+  for (auto _ : state) {
+    const int64_t per_write = static_cast<int64_t>(filled / record_bytes);
+    for (int64_t i = 0; i < kBatchRecords; i += per_write) {
+      for (size_t off = 0; off < filled; off += record_bytes) std::memcpy(buffer.data() + off, record.data(), record_bytes);
+      asio::write(sender, asio::buffer(buffer));
+      emitted += per_write;
+    }
+    for (int64_t seen = consumed.load(std::memory_order_acquire); seen < emitted;
+         seen = consumed.load(std::memory_order_acquire)) {
+      consumed.wait(seen, std::memory_order_acquire);
+    }
+  }
+  const double cpu_seconds = process_cpu_seconds() - cpu_start;
+  sender.close();
+  consumer.join();
+  benchmark::DoNotOptimize(checksum.load());
+  state.SetItemsProcessed(emitted);
+  state.SetBytesProcessed(emitted * static_cast<int64_t>(record_bytes));
+  state.counters["cpu_ns_per_record"] = cpu_seconds * 1e9 / static_cast<double>(emitted);
+}
+BENCHMARK(BM_LoopbackTcpFloor)->ArgsProduct({{16, 100}, {1, 8}})->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 
 void BM_OneThread(benchmark::State& state) {
   const size_t record_bytes = static_cast<size_t>(state.range(0));
