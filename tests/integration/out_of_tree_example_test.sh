@@ -5,10 +5,13 @@
 # an injected failure - and compares the committed output with an independent count of the input. Also links the
 # example's object file through sluice.pc (pkg-config). Every step fails the test loudly, naming the step.
 # Usage: out_of_tree_example_test.sh BUILD_DIR SOURCE_DIR CMAKE CXX LAUNCHER BUILD_TYPE CXX_FLAGS GENERATOR LIBDIR
-# (LAUNCHER and CXX_FLAGS may be empty; LIBDIR is CMAKE_INSTALL_LIBDIR). Prints how long the example took to
-# configure and build.
+#        [PREFIX]
+# (LAUNCHER and CXX_FLAGS may be empty; LIBDIR is CMAKE_INSTALL_LIBDIR). With PREFIX, the example is built against
+# that prefix, already filled by the caller (deb_package_test.sh: the extracted .deb), instead of a fresh install.
+# Prints how long the example took to configure and build.
 set -euo pipefail
 build=$1; source=$2; cmake=$3; cxx=$4; launcher=$5; build_type=$6; cxx_flags=$7; generator=$8; libdir=$9
+given_prefix=${10:-}
 
 # A fixed folder (the test's scratch folder, cmake/SluiceHelpers.cmake): the same paths on every run let a
 # compiler cache reuse the example's object file. Removed on success; kept for a look after a failure.
@@ -26,10 +29,15 @@ fail() {
   exit 1
 }
 
-# 1. Install (DESTDIR from the caller's environment would move it elsewhere).
-unset DESTDIR
-prefix=$work/prefix
-"$cmake" --install "$build" --prefix "$prefix" > install.log 2>&1 || fail "cmake --install failed" install.log
+# 1. Install (DESTDIR from the caller's environment would move it elsewhere), unless the caller gave a prefix.
+if [ -n "$given_prefix" ]; then
+  prefix=$(realpath "$given_prefix")
+  echo "prefix given: $prefix" > install.log
+else
+  unset DESTDIR
+  prefix=$work/prefix
+  "$cmake" --install "$build" --prefix "$prefix" > install.log 2>&1 || fail "cmake --install failed" install.log
+fi
 for f in bin/sluice include/sluice/sluice.h include/sluice/connectors/file/transactional_file_sink.h \
          "$libdir/libsluice.a" "$libdir/libsluice_file.a" "$libdir/cmake/Sluice/SluiceConfig.cmake" \
          "$libdir/cmake/Sluice/SluiceConfigVersion.cmake" "$libdir/cmake/Sluice/SluiceTargets.cmake" \
@@ -53,12 +61,14 @@ start=$SECONDS
 "$cmake" --build "$work/build" > build.log 2>&1 || fail "building the example against the prefix failed" build.log
 build_s=$((SECONDS - start))
 echo "out_of_tree_example: configure ${configure_s} s, build ${build_s} s (build type $build_type${launcher:+, $launcher})"
-# No header from the source or build tree: include paths lead to the prefix (in the scratch folder) or elsewhere.
-python3 - "$work/build/compile_commands.json" "$work" "$source" "$build" <<'PY' \
+# No header from the source or build tree: include paths lead to the prefix or the scratch folder (both may lie in
+# the build tree's test-tmp/), or elsewhere.
+python3 - "$work/build/compile_commands.json" "$work" "$prefix" "$source" "$build" <<'PY' \
   || fail "the example compiled against the source or build tree"
 import json, os, shlex, sys
-commands, work = json.load(open(sys.argv[1])), os.path.realpath(sys.argv[2])
-trees = [os.path.realpath(p) for p in sys.argv[3:]]
+commands = json.load(open(sys.argv[1]))
+allowed = [os.path.realpath(p) for p in sys.argv[2:4]]
+trees = [os.path.realpath(p) for p in sys.argv[4:]]
 inside = lambda path, tree: path == tree or path.startswith(tree + os.sep)
 for c in commands:
     args = shlex.split(c["command"])
@@ -67,7 +77,7 @@ for c in commands:
             if a == flag or (a.startswith(flag) and len(a) > len(flag)):
                 path = args[i + 1] if a == flag else a[len(flag):]
                 real = os.path.realpath(path)
-                if not inside(real, work) and any(inside(real, t) for t in trees):
+                if not any(inside(real, ok) for ok in allowed) and any(inside(real, t) for t in trees):
                     sys.exit("include path %s is inside %s" % (path, trees))
 PY
 
