@@ -17,6 +17,19 @@ function(sluice_test)
   sluice_test_scratch(${T_NAME})
 endfunction()
 
+# sluice_compile_error_test(NAME name SOURCE file.cc EXPECT "message" FIX_DEFINE MACRO)
+# A user mistake that must fail to compile with Sluice's own message: `name` compiles SOURCE against the public
+# headers and passes when the compiler prints EXPECT; `name_control` compiles it with -D<FIX_DEFINE> (the mistake
+# fixed) and passes when that succeeds, so the expected failure cannot come from anything else. Label unit.
+function(sluice_compile_error_test)
+  cmake_parse_arguments(T "" "NAME;SOURCE;EXPECT;FIX_DEFINE" "" ${ARGN})
+  set(compile ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include)
+  add_test(NAME ${T_NAME} COMMAND ${compile} ${T_SOURCE})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS unit TIMEOUT 120 PASS_REGULAR_EXPRESSION "${T_EXPECT}")
+  add_test(NAME ${T_NAME}_control COMMAND ${compile} -D${T_FIX_DEFINE} ${T_SOURCE})
+  set_tests_properties(${T_NAME}_control PROPERTIES LABELS unit TIMEOUT 120)
+endfunction()
+
 # sluice_test_code(target): a test executable's own translation units compile at -O1 in the Release build. Most of
 # their compile time is optimising the operators their lambdas instantiate (-O1 takes about two thirds of -O3's
 # time), while what they test - the engine libraries they link - keeps -O3. Speed is measured in bench/, which

@@ -130,6 +130,10 @@ class DataStream {
   template <class F>
   auto process(F fn) const {
     using OUT = typename F::output_type;
+    // Flink refuses keyed state outside a keyed stream at run time; here it fails to compile, naming the fix.
+    static_assert(!requires { typename F::key_type; },
+                  "process(): a KeyedProcessFunction (keyed state, timers) runs on a keyed stream: call "
+                  "key_by(key_selector) first, then process() on the KeyedStream it returns");
     static_assert(std::is_base_of_v<ProcessFunction<T, OUT>, F>, "process() takes a ProcessFunction<T, OUT>");
     return one_input<OUT>("Process", [fn]() { return std::make_unique<ProcessOperator<T, OUT, F>>(fn); });
   }

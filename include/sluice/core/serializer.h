@@ -63,8 +63,22 @@ struct VoidNamespace {
   bool operator==(const VoidNamespace&) const = default;
 };
 
+namespace detail {
+template <class T>
+inline constexpr bool kNoSerializer = false;  // dependent, so the assertion below fires only when instantiated
+}  // namespace detail
+
+// The types below have serializers; any other type fails to compile here, with this message at the top of the
+// compiler's errors.
 template <class T, class Enable = void>
-struct TypeSerializer;  // no definition: a type without a serializer fails to compile here
+struct TypeSerializer {
+  static_assert(detail::kNoSerializer<T>,
+                "Sluice has no TypeSerializer for this type. A struct used as a record, key or state value lists its "
+                "fields with SLUICE_FIELDS(Type, field1, field2, ...) inside its body, or has "
+                "'void serialize(DataOutputView&) const' and 'static T deserialize(DataInputView&)' and a "
+                "'static constexpr const char* sluice_type_name'; any other type needs a specialization of "
+                "sluice::TypeSerializer<T> (docs/datastream.md, \"Types and serializers\")");
+};
 
 namespace detail {
 template <class T>
