@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "checkpoint/checkpoint_files.h"
+#include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/metadata_codec.h"
 
 namespace {
@@ -60,6 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)decoded->shared_files();
   (void)decoded->state_size_bytes();
   (void)decoded->checkpointed_size_bytes();
-  (void)files_outside_checkpoint_dir(*decoded);
+  const std::string job = "/checkpoints/" + decoded->job_id.to_hex();
+  const CheckpointLocation location{job + "/" + checkpoint_dir_name(decoded->checkpoint_id),
+                                    job + "/" + checkpoint_dir_name(decoded->checkpoint_id) + "/_metadata", job};
+  (void)files_outside_checkpoint_dir(*decoded, location);
   return 0;
 }

@@ -100,11 +100,15 @@ std::string handle_file_path(const std::string& checkpoint_dir, const std::strin
   return fs::join_path(base_dir, relative_path);
 }
 
-std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata) {
+std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata,
+                                                      const CheckpointLocation& location) {
   const std::vector<std::string> shared = metadata.shared_files();
+  // "/<job folder>/chk-<n>": the folder an entropy-injected twin of this location ends in.
+  const std::string own = "/" + fs::path_file_name(location.base_dir) + "/" + fs::path_file_name(location.checkpoint_dir);
   std::vector<std::string> out;
   for (const std::string& f : metadata.referenced_files()) {
-    if (is_absolute_handle_path(f) && !std::binary_search(shared.begin(), shared.end(), f)) out.push_back(f);
+    if (!is_absolute_handle_path(f) || std::binary_search(shared.begin(), shared.end(), f)) continue;
+    if (fs::path_parent(f).ends_with(own)) out.push_back(f);
   }
   return out;
 }

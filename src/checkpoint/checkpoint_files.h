@@ -38,10 +38,14 @@ Result<CheckpointMetadata> read_checkpoint_metadata(fs::FileSystem& fs, const Ch
 // keeps a savepoint folder restorable after it was moved, copied or renamed.
 std::string handle_file_path(const std::string& checkpoint_dir, const std::string& relative_path);
 
-// The files of `metadata` that are its own (not shared with other checkpoints) yet recorded as absolute paths, so
-// not below its chk-<n> folder: the entropy-injected data files (checkpoint_layout.h, is_absolute_handle_path).
-// Deleting a checkpoint deletes these besides its folder. Sorted, unique.
-std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata);
+// The files of `metadata` (read from `location`) that are its own (not shared with other checkpoints) yet recorded
+// as absolute paths, so not below its chk-<n> folder: the entropy-injected data files (checkpoint_layout.h,
+// is_absolute_handle_path). Deleting a checkpoint deletes these besides its folder. Only files whose path ends in
+// the location's own "<job folder>/chk-<n>/<file>" are listed: the metadata's own job id is not proof, so a
+// `_metadata` that names another job's checkpoint files (planted, or copied into this folder) deletes nothing of
+// theirs. Sorted, unique.
+std::vector<std::string> files_outside_checkpoint_dir(const CheckpointMetadata& metadata,
+                                                      const CheckpointLocation& location);
 
 // One handle's bytes: its inline bytes, or its file (handle_file_path of `checkpoint_dir`; may be empty for an
 // inline handle). Checks size and checksum: kCorruption naming the file (or "inline state") on mismatch, kNotFound

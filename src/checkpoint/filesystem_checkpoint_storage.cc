@@ -547,7 +547,7 @@ Status FileSystemCheckpointStorage::discard_location(const std::string& location
   // Its entropy data files are not below its folder: delete those its `_metadata` names (not the shared ones: the
   // SharedStateRegistry decides about those).
   if (auto md = read_checkpoint_metadata(*f, loc); md.is_ok()) {
-    for (const std::string& file : files_outside_checkpoint_dir(*md)) {
+    for (const std::string& file : files_outside_checkpoint_dir(*md, loc)) {
       SLUICE_RETURN_IF_ERROR(f->remove_file(file).with_context("deleting claimed checkpoint " + location));
     }
   }

@@ -16,6 +16,7 @@
 #include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/checkpoint_verify.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
+#include "checkpoint/metadata_codec.h"
 #include "checkpoint/savepoint_files.h"
 #include "checkpoint/tests/test_util.h"
 
@@ -101,7 +102,9 @@ TEST(EntropyStorage, DataFilesGetEntropyMetadataDoesNot) {
   // Read back, checked, from the location; the metadata validates with its absolute handle.
   auto md = storage.read_metadata(*loc);
   ASSERT_TRUE(md.is_ok()) << md.status().to_string();
-  EXPECT_EQ(files_outside_checkpoint_dir(*md), std::vector<std::string>{h->relative_path});
+  auto located = locate_checkpoint(*fs::local_file_system(), *loc);
+  ASSERT_TRUE(located.is_ok()) << located.status().to_string();
+  EXPECT_EQ(files_outside_checkpoint_dir(*md, *located), std::vector<std::string>{h->relative_path});
   auto bytes = storage.read_state(*loc, *md->operators[0].subtasks[0].operator_state);
   ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
   EXPECT_EQ(*bytes, testing::pattern(100));
@@ -181,6 +184,39 @@ TEST(EntropyStorage, AClaimedCheckpointIsDeletedWithItsEntropyFiles) {
   ASSERT_TRUE(later.discard_location(loc).is_ok());
   EXPECT_FALSE(stdfs::exists(data));
   EXPECT_FALSE(stdfs::exists(root + "/ck/" + kJob.to_hex() + "/chk-5"));
+}
+
+// A `_metadata` in this job's chk-1 folder that claims to be another job's checkpoint 1 and names that job's
+// entropy-injected file as its own validates (the file lies in "<its job>/chk-1/"), but discarding the folder once
+// claimed must not delete the other job's file: only files in the location's own "<job folder>/chk-1/" go (found by
+// fuzz/savepoint_folder_fuzzer).
+TEST(EntropyStorage, AClaimedCheckpointNeverDeletesAnotherJobsFiles) {
+  TempDir tmp;
+  const std::string root = tmp.path();
+  const JobId other(0xcccc, 0xdddd);
+  const std::string theirs = root + "/x7k2/ck/" + other.to_hex() + "/chk-1/op-op-0";
+  stdfs::create_directories(stdfs::path(theirs).parent_path());
+  std::ofstream(theirs) << "another job's state";
+  StreamStateHandle h;
+  h.relative_path = "file://" + theirs;
+  h.size_bytes = 19;
+  CheckpointMetadata planted = testing::single_subtask_metadata(CheckpointId(1), other, [&] {
+    OperatorSubtaskState st;
+    st.subtask_index = 0;
+    st.operator_state = h;
+    return st;
+  }());
+  auto bytes = encode_metadata(planted);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  const std::string folder = root + "/ck/" + kJob.to_hex() + "/chk-1";
+  stdfs::create_directories(folder);
+  ASSERT_TRUE(fs::local_file_system()->write_file(folder + "/_metadata", *bytes, fs::Durability::kNone).is_ok());
+
+  FileSystemCheckpointStorage later("file://" + root + "/_entropy_/ck", entropy_options(5));
+  ASSERT_TRUE(later.initialize(JobId(1, 2)).is_ok());
+  ASSERT_TRUE(later.discard_location("file://" + folder).is_ok());
+  EXPECT_FALSE(stdfs::exists(folder));
+  EXPECT_TRUE(stdfs::exists(theirs));
 }
 
 TEST(EntropyStorage, SavepointsGetNoEntropy) {
