@@ -86,12 +86,12 @@ Result<AttemptNetwork> build_attempt_network(const graph::JobGraph& job, const r
         if (partition) {
           SLUICE_RETURN_IF_ERROR(placement->data_plane->register_output(
               id, placement->task_manager_of[static_cast<size_t>(dst.id)][static_cast<size_t>(consumer)],
-              partition->channel(j)));
+              partition->channel(j), placement->data_plane_owner));
         } else {
           SLUICE_ASSIGN_OR_RETURN(std::shared_ptr<runtime::Channel> channel,
                                   placement->data_plane->register_input(
                                       id, placement->task_manager_of[static_cast<size_t>(src.id)][static_cast<size_t>(i)],
-                                      network));
+                                      network, placement->data_plane_owner));
           inputs.push_back(std::move(channel));
         }
       }

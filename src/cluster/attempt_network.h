@@ -30,13 +30,15 @@ namespace sluice::cluster {
 
 // Where the subtasks of an attempt spread over several TaskManagers run, as one of them sees it.
 struct NetworkPlacement {
-  int32_t self = 0;  // this TaskManager's index on the attempt's data plane
-  // [vertex][subtask]: the index of the TaskManager that runs it.
+  int32_t self = 0;  // this TaskManager's id on the data plane
+  // [vertex][subtask]: the data-plane id of the TaskManager that runs it (-1: not in this deployment).
   std::vector<std::vector<int32_t>> task_manager_of;
   int32_t attempt_number = 0;
   // This TaskManager's end of the data plane, every peer of the placement declared (add_peer). Null for one
-  // pipelined region deployed alone in this process, which no channel leaves.
+  // pipelined region deployed alone in this process, which no channel leaves. The data plane is the process's,
+  // shared with other deployments: the channels are registered under `data_plane_owner` (the deployment id).
   runtime::tcp::DataConnectionManager* data_plane = nullptr;
+  uint64_t data_plane_owner = 0;
 
   bool is_local(int32_t vertex, int32_t subtask) const {
     return task_manager_of[static_cast<size_t>(vertex)][static_cast<size_t>(subtask)] == self;

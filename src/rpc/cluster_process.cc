@@ -196,7 +196,6 @@ Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const Strea
   setup.spread_out_slots = process.spread_out_slots;
   setup.slot_request_timeout_ms = process.slot_request_timeout_ms;
   setup.rpc_timeout_ms = process.ask_timeout_ms;
-  setup.deploy_regions = process.taskmanager_data_port == 0;
   setup.job_master_service = &services->job_master_service;
   setup.split_enumerator_service = &services->split_service;
   setup.resource_manager_service = &services->rm_service;

@@ -1,5 +1,6 @@
 #include "rpc/remote_deployer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -64,7 +65,6 @@ struct RemoteDeployer::Target {
   std::string task_manager_id;
   uint64_t registration_id = 0;
   std::string host;
-  int32_t data_port = 0;  // taskmanager.data.port as it registered; 0: ephemeral per deployment
   std::shared_ptr<Stub> stub;
 };
 
@@ -461,7 +461,7 @@ Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32
     (*slot_tm)[k] = it->second;
     if (!added) continue;
     const cluster::TaskManagerRegistration& r = info->registration;
-    targets.push_back(Target{r.task_manager_id, info->registration_id, r.host, r.data_port,
+    targets.push_back(Target{r.task_manager_id, info->registration_id, r.host,
                              stub_for(r.host + ":" + std::to_string(r.rpc_port))});
   }
   return targets;
@@ -486,25 +486,6 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
         slot_tm[static_cast<size_t>(s.id.subtask.value())];
   }
   const bool spread = targets.size() > 1;
-  if (spread) {
-    // A fixed data port serves one deployment spanning TaskManagers at a time.
-    std::lock_guard lock(mu_);
-    for (const Target& t : targets) {
-      if (t.data_port == 0) continue;
-      for (const Attempt* other : running_) {
-        if (other->targets().size() < 2) continue;
-        for (const Target& o : other->targets()) {
-          if (o.task_manager_id != t.task_manager_id) continue;
-          return Status::invalid_argument(
-              what + ": TaskManager '" + t.task_manager_id + "' has a fixed taskmanager.data.port " +
-              std::to_string(t.data_port) + ", held by deployment " + std::to_string(other->deployment_id()) +
-              " of attempt " + std::to_string(other->attempt_number()) +
-              "; the JobManager deploys pipelined regions alone (its taskmanager.data.port is 0): give every process "
-              "the same taskmanager.data.port");
-        }
-      }
-    }
-  }
   const uint64_t deployment_id = next_deployment_id_++;
   std::vector<v1::SubmitAttemptRequest> requests(targets.size());
   for (v1::SubmitAttemptRequest& req : requests) {
@@ -537,8 +518,11 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
   }
   std::vector<v1::DataPlanePeer> peers;
   if (spread) {
-    // Every TaskManager opens its end of the deployment's data plane; the submissions then name all of them.
-    const uint64_t fingerprint = std::hash<std::string>{}(context_.job_id) * 0x9e3779b97f4a7c15ULL + deployment_id;
+    // Every TaskManager opens its process's data plane if it has not yet (one per process, shared by every deployment
+    // there); the submissions then name all of them. The fingerprint is of the job and this JobManager's session, so
+    // connections outlive a deployment, never a session.
+    const uint64_t fingerprint =
+        std::hash<std::string>{}(context_.job_id) * 0x9e3779b97f4a7c15ULL + setup_.leader_epoch;
     for (size_t i = 0; i < targets.size(); ++i) {
       v1::PrepareAttemptRequest prep;
       prep.set_leader_epoch(setup_.leader_epoch);
@@ -546,6 +530,7 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       prep.set_deployment_id(deployment_id);
       prep.set_task_manager_index(static_cast<int32_t>(i));
       prep.set_data_plane_fingerprint(fingerprint);
+      prep.set_registration_id(targets[i].registration_id);
       // Cancellable: a TaskManager lost meanwhile ends the call (on_lost) instead of letting it wait out its deadline.
       std::shared_ptr<grpc::ClientContext> ctx = deployed->begin_call();
       if (!ctx) return Status::cancelled(what + ": the attempt was cancelled");
@@ -563,6 +548,8 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       peer.set_task_manager_index(static_cast<int32_t>(i));
       peer.set_host(targets[i].host);
       peer.set_data_port(resp.data_port());
+      peer.set_registration_id(targets[i].registration_id);
+      peer.set_task_manager_id(targets[i].task_manager_id);
     }
   }
   if (spread || attempt.placement) {
@@ -576,8 +563,13 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
       for (const v1::DataPlanePeer& peer : peers) *requests[i].add_peers() = peer;
     }
   }
-  // Highest index first: a data connection is dialled by the lower index, to a TaskManager that knows its peers.
-  for (size_t i = targets.size(); i-- > 0;) {
+  // Highest registration id first: a data connection is dialled by the lower one (its id on the data plane), to a
+  // TaskManager that knows its peers.
+  std::vector<size_t> order(targets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return targets[a].registration_id > targets[b].registration_id; });
+  for (size_t i : order) {
     std::shared_ptr<grpc::ClientContext> ctx = deployed->begin_call();
     if (!ctx) return Status::cancelled(what + ": the attempt was cancelled");
     Status submitted = targets[i].stub->call(what, &v1::TaskExecutorGateway::Stub::SubmitAttempt, requests[i], 0,

@@ -8,9 +8,10 @@
 // failover one pipelined region's subtasks, deployed alone beside the other regions' deployments (deploys_regions).
 // Every TaskManager holding a slot of the deployment gets its subtasks as one SubmitAttempt, with their key-group
 // ranges and the checkpoint to restore from (each TaskManager reads its subtasks' state from checkpoint storage
-// itself). When the deployment's slots are on several TaskManagers, each first opens its end of the deployment's
-// TCP data plane (PrepareAttempt) and the submissions name every subtask's TaskManager and every peer's data port,
-// highest index first (task_executor_service.h).
+// itself). When the deployment's slots are on several TaskManagers, each first opens its process's TCP data plane
+// (PrepareAttempt; one per TaskManager, shared by all its deployments, so a fixed taskmanager.data.port serves any
+// number of them) and the submissions name every subtask's TaskManager and every peer's data port and registration
+// id, highest registration id first (task_executor_service.h).
 //
 // Every DeployedTasks call becomes one call to each TaskManager of the deployment under the JobManager's leader
 // epoch, all sent in order by one sender thread per deployment; events the split enumerators send to a reader go to
@@ -56,9 +57,6 @@ struct RemoteDeployerSetup {
   int64_t slot_request_timeout_ms = 300'000;
   // pekko.ask.timeout: one call; CancelAttempt waits for the tasks to end, so it gets 6x that.
   int64_t rpc_timeout_ms = 10'000;
-  // Deploy pipelined regions alone (region failover). False when taskmanager.data.port is fixed: a TaskManager binds
-  // that port for one deployment spanning TaskManagers at a time, so the job is deployed as one.
-  bool deploy_regions = true;
   // Served by the JobManager's RpcServer; bound to the job from construction to destruction. Must outlive this.
   JobMasterService* job_master_service = nullptr;
   SplitEnumeratorService* split_enumerator_service = nullptr;
@@ -76,7 +74,7 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   Result<std::unique_ptr<cluster::DeployedTasks>> deploy(cluster::AttemptDeployment attempt) override;
   void on_job_end(JobStatus terminal) override;
   std::vector<cluster::TaskManagerInfo> task_managers() const override { return setup_.resource_manager->task_managers(); }
-  bool deploys_regions() const override { return setup_.deploy_regions; }
+  bool deploys_regions() const override { return true; }
 
  private:
   class Attempt;

@@ -1,6 +1,7 @@
 #include "rpc/task_executor_service.h"
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <map>
 #include <span>
@@ -12,7 +13,6 @@
 #include "cluster/in_process_deployer.h"
 #include "rpc/grpc_status.h"
 #include "rpc/report_codec.h"
-#include "runtime/network/tcp/data_connection_manager.h"
 
 namespace sluice::rpc {
 namespace {
@@ -98,61 +98,14 @@ class RemoteSourceCoordinator final : public SourceReaderCoordinator {
 
 }  // namespace
 
-// Routes the failures of an attempt's remote channels, reported on its data plane's IO thread, to the local subtasks
-// they join. Failures reported before the tasks exist are kept until they do; none count once the attempt goes.
-class TaskExecutorService::ChannelFailures {
- public:
-  ChannelFailures(const graph::JobGraph* job, int32_t attempt_number) : job_(job), attempt_(attempt_number) {}
-
-  void on_channel_failed(const runtime::tcp::RemoteChannelId& channel, const Status& reason) {
-    if (reason.code() == StatusCode::kCancelled) return;  // its producer's attempt is being cancelled
-    std::lock_guard lock(mu_);
-    if (gone_) return;
-    if (!tasks_) {
-      early_.emplace_back(channel, reason);
-      return;
-    }
-    fail_locked(channel, reason);
-  }
-  // The attempt's tasks are running: failures reach them from now on.
-  void attach(cluster::DeployedTasks* tasks, cluster::NetworkPlacement placement) {
-    std::lock_guard lock(mu_);
-    tasks_ = tasks;
-    placement_ = std::move(placement);
-    for (const auto& [channel, reason] : early_) fail_locked(channel, reason);
-    early_.clear();
-  }
-  void detach() {
-    std::lock_guard lock(mu_);
-    gone_ = true;
-    tasks_ = nullptr;
-  }
-
- private:
-  void fail_locked(const runtime::tcp::RemoteChannelId& channel, const Status& reason) {
-    for (const auto& [vertex, subtask] : placement_.local_ends(*job_, channel)) {
-      tasks_->fail(runtime::ExecutionAttemptId{JobVertexId(vertex), SubtaskIndex(subtask), attempt_},
-                   reason.with_context("remote channel " + channel.to_string()));
-    }
-  }
-
-  const graph::JobGraph* job_;
-  const int32_t attempt_;
-  std::mutex mu_;
-  cluster::DeployedTasks* tasks_ = nullptr;
-  cluster::NetworkPlacement placement_;
-  std::vector<std::pair<runtime::tcp::RemoteChannelId, Status>> early_;
-  bool gone_ = false;
-};
-
 struct TaskExecutorService::Attempt {
   uint64_t deployment_id = 0;
   int32_t number = 0;
   std::vector<std::pair<int32_t, int32_t>> subtasks;  // (vertex, subtask), once submitted
-  // An attempt spread over several TaskManagers: its end of the data plane (PrepareAttempt) and the router of its
-  // channels' failures.
+  // A deployment spread over several TaskManagers (PrepareAttempt): the process's data plane its channels are on, and
+  // the router of their failures.
   std::shared_ptr<ChannelFailures> channel_failures;
-  std::unique_ptr<runtime::tcp::DataConnectionManager> data_plane;
+  TaskManagerDataPlane* data_plane = nullptr;
   std::unique_ptr<TaskReports> reports;
   std::vector<std::unique_ptr<RemoteSourceCoordinator>> coordinators;  // by vertex; null for non-sources
   std::unique_ptr<cluster::InProcessDeployer> deployer;
@@ -165,11 +118,13 @@ struct TaskExecutorService::Attempt {
       tasks->cancel();
       tasks->join();
     }
-    if (data_plane) data_plane->shutdown();  // after the tasks: nothing is left to send or receive
+    // After the tasks: nothing is left to send or receive. The connections stay for the other deployments.
+    if (data_plane) data_plane->release(deployment_id);
   }
 };
 
-TaskExecutorService::TaskExecutorService(TaskExecutorSetup setup) : setup_(std::move(setup)) {}
+TaskExecutorService::TaskExecutorService(TaskExecutorSetup setup)
+    : setup_(std::move(setup)), data_plane_(setup_.data_host, setup_.data_port) {}
 
 TaskExecutorService::~TaskExecutorService() { cancel_running_attempt(); }
 
@@ -193,6 +148,8 @@ void TaskExecutorService::start_registration() {
     storage_job_.clear();
   }
   gone.clear();
+  // A new registration is a new id on the data plane (and maybe a new JobManager): peers reach it afresh.
+  data_plane_.reset();
 }
 
 std::optional<int32_t> TaskExecutorService::running_attempt() {
@@ -275,36 +232,72 @@ grpc::Status TaskExecutorService::PrepareAttempt(grpc::ServerContext*, const v1:
   auto attempt = std::make_unique<Attempt>();
   attempt->deployment_id = id;
   attempt->number = n;
-  attempt->channel_failures = std::make_shared<ChannelFailures>(setup_.job_graph, n);
-  runtime::tcp::DataPlaneConfig config;
-  config.host = setup_.data_host;
-  config.port = setup_.data_port;
-  config.taskmanager_id = request->task_manager_index();
-  config.job_fingerprint = request->data_plane_fingerprint();
-  runtime::tcp::DataPlaneCallbacks callbacks;
-  callbacks.on_channel_failed = [failures = attempt->channel_failures](const runtime::tcp::RemoteChannelId& channel,
-                                                                       const Status& reason) {
-    failures->on_channel_failed(channel, reason);
-  };
-  auto data_plane = runtime::tcp::DataConnectionManager::start(config, std::move(callbacks));
-  if (!data_plane.is_ok()) {
-    std::string holders;
-    for (const auto& [other, d] : deployments_) {
-      if (d->data_plane) holders += (holders.empty() ? "" : ", ") + std::to_string(other);
-    }
-    return to_grpc(data_plane.status().with_context(
-        "opening the data plane of attempt " + std::to_string(n) + " (taskmanager.host " + config.host +
-        ", taskmanager.data.port " + std::to_string(config.port) + ")" +
-        (config.port != 0 && !holders.empty()
-             ? "; deployments " + holders + " hold this TaskManager's fixed data port: with a fixed "
-               "taskmanager.data.port only one deployment spanning TaskManagers runs here at a time (set the same "
-               "taskmanager.data.port on the JobManager, which then deploys the job as one)"
-             : std::string())));
+  if (request->registration_id() != session.registration_id) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "deployment " + std::to_string(id) + " was allocated to registration " +
+                            std::to_string(request->registration_id()) + "; this TaskManager is registered as " +
+                            std::to_string(session.registration_id));
   }
-  attempt->data_plane = std::move(*data_plane);
-  response->set_data_port(attempt->data_plane->port());
+  if (session.registration_id > static_cast<uint64_t>(INT32_MAX)) {
+    return grpc::Status(grpc::StatusCode::OUT_OF_RANGE, "registration id " + std::to_string(session.registration_id) +
+                                                            " does not fit a data-plane id (32 bits)");
+  }
+  Result<uint16_t> port =
+      data_plane_.open(static_cast<int32_t>(session.registration_id), request->data_plane_fingerprint());
+  if (!port.is_ok()) {
+    return to_grpc(port.status().with_context("opening the data plane for deployment " + std::to_string(id) +
+                                              " of attempt " + std::to_string(n) + " (taskmanager.host " +
+                                              setup_.data_host + ", taskmanager.data.port " +
+                                              std::to_string(setup_.data_port) + ")"));
+  }
+  attempt->channel_failures = std::make_shared<ChannelFailures>(setup_.job_graph, n);
+  attempt->data_plane = &data_plane_;
+  data_plane_.track(id, attempt->channel_failures);
+  response->set_data_port(*port);
   deployments_[id] = std::move(attempt);
   return grpc::Status::OK;
+}
+
+Result<cluster::NetworkPlacement> TaskExecutorService::placement_of(const v1::SubmitAttemptRequest& request,
+                                                                   const Attempt& attempt) {
+  cluster::NetworkPlacement placement;
+  placement.self = request.task_manager_index();
+  placement.attempt_number = attempt.number;
+  for (const v1::VertexPlacement& v : request.placement()) {
+    placement.task_manager_of.emplace_back(v.task_manager_index().begin(), v.task_manager_index().end());
+  }
+  if (request.peers_size() == 0) return placement;  // one TaskManager's deployment: no channel leaves it
+  // The deployment names TaskManagers by their index in it; the data plane by their registration ids.
+  std::map<int32_t, int32_t> id_of;
+  std::vector<TaskManagerDataPlane::Peer> peers;
+  for (const v1::DataPlanePeer& peer : request.peers()) {
+    if (peer.registration_id() == 0 || peer.registration_id() > static_cast<uint64_t>(INT32_MAX)) {
+      return Status::invalid_argument("peer " + std::to_string(peer.task_manager_index()) +
+                                      " has no valid registration id (" + std::to_string(peer.registration_id()) + ")");
+    }
+    const auto id = static_cast<int32_t>(peer.registration_id());
+    id_of[peer.task_manager_index()] = id;
+    peers.push_back({id, peer.task_manager_id(), peer.host(),
+                     static_cast<uint16_t>(std::min<uint32_t>(peer.data_port(), 65535))});
+  }
+  auto self = id_of.find(placement.self);
+  if (self == id_of.end()) {
+    return Status::invalid_argument("the peers do not name this TaskManager (index " +
+                                    std::to_string(placement.self) + ")");
+  }
+  placement.self = self->second;
+  for (auto& per_vertex : placement.task_manager_of) {
+    for (int32_t& tm : per_vertex) {
+      if (tm < 0) continue;
+      auto it = id_of.find(tm);
+      if (it == id_of.end()) return Status::invalid_argument("no peer has index " + std::to_string(tm));
+      tm = it->second;
+    }
+  }
+  SLUICE_RETURN_IF_ERROR(attempt.data_plane->declare_peers(peers));
+  placement.data_plane = attempt.data_plane->manager();
+  placement.data_plane_owner = attempt.deployment_id;
+  return placement;
 }
 
 grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::SubmitAttemptRequest* request,
@@ -384,20 +377,12 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   // goes first; joined under mu_: its reports go to the JobManager, not through mu_.
   take_overlapping_locked(attempt->subtasks, deployment).clear();
   if (request->placement_size() > 0) {
-    cluster::NetworkPlacement placement;
-    placement.self = request->task_manager_index();
-    placement.attempt_number = attempt->number;
-    placement.data_plane = attempt->data_plane.get();  // null: one TaskManager's deployment, no channel leaves it
-    for (const v1::VertexPlacement& v : request->placement()) {
-      placement.task_manager_of.emplace_back(v.task_manager_index().begin(), v.task_manager_index().end());
+    Result<cluster::NetworkPlacement> placement = placement_of(*request, *attempt);
+    if (!placement.is_ok()) {
+      return to_grpc(placement.status().with_context("deployment " + std::to_string(deployment) + " of attempt " +
+                                                     std::to_string(attempt->number)));
     }
-    for (const v1::DataPlanePeer& peer : request->peers()) {
-      if (peer.task_manager_index() == placement.self) continue;
-      Status declared = attempt->data_plane->add_peer(peer.task_manager_index(), peer.host(),
-                                                      static_cast<uint16_t>(std::min<uint32_t>(peer.data_port(), 65535)));
-      if (!declared.is_ok()) return to_grpc(declared.with_context("attempt " + std::to_string(attempt->number)));
-    }
-    d.placement = std::move(placement);
+    d.placement = std::move(*placement);
   }
   if (request->has_restore()) {
     const v1::RestoreReference& r = request->restore();

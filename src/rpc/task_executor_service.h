@@ -10,13 +10,17 @@
 // region's subtasks, so several deployments - of the same or of different attempts - run here side by side, and
 // a region restarts without touching the others. Every call names its deployment.
 //
-// A deployment spread over several TaskManagers comes in two calls: PrepareAttempt opens this TaskManager's end of
-// the deployment's data plane (TCP, on `data_host`:`data_port`) and answers with the port, then SubmitAttempt names
-// where every subtask runs and the peers' ports. The JobMaster submits to the TaskManager with the highest index
-// first: a data connection is dialled by the lower index, so every TaskManager a connection reaches has declared
-// its peers already. A remote channel that fails (its connection dropped, a bad peer) fails the local subtask it
-// joins, through the normal task failure report; a channel cancelled by its producer is the deployment going away
-// and fails nothing.
+// A deployment spread over several TaskManagers comes in two calls: PrepareAttempt opens this process's data plane
+// (TCP, on `data_host`:`data_port`; task_manager_data_plane.h) unless it is open already, and answers with the port,
+// then SubmitAttempt names where every subtask runs and the peers' ports and registration ids. The data plane is one
+// per process, shared by every deployment here (one connection per pair of TaskManagers carries the channels of all),
+// so a fixed taskmanager.data.port serves any number of deployments. On it a TaskManager is known by its registration
+// id; the JobMaster submits to the TaskManager with the highest one first: a data connection is dialled by the lower
+// id, so every TaskManager a connection reaches has declared its peers already. A remote channel that fails (its
+// connection dropped, a bad peer) fails the local subtask of the deployment it belongs to, through the normal task
+// failure report; a channel cancelled by its producer is the deployment going away and fails nothing. A deployment's
+// end unregisters its channels and leaves the connections open; a new registration (start_registration) shuts the
+// data plane down, and it opens again under the new registration id.
 //
 // Fencing: every request must carry the leader epoch of the TaskManager's current registration (`session()`);
 // another epoch is refused with ABORTED, and requests while the TaskManager is not registered with UNAVAILABLE.
@@ -42,6 +46,7 @@
 
 #include "cluster/mini_cluster.h"
 #include "proto/task_executor.grpc.pb.h"
+#include "rpc/task_manager_data_plane.h"
 #include "rpc/task_reports.h"
 
 namespace sluice::rpc {
@@ -58,8 +63,8 @@ struct TaskExecutorSetup {
   int64_t report_timeout_ms = 50'000;  // heartbeat.timeout
   // Failures armed for this TaskManager's tasks (runtime/fault_injection.h; the failure tests); null: none.
   runtime::FaultInjector* fault_injector = nullptr;
-  // The data plane: taskmanager.host (an IP address) and taskmanager.data.port (0: an ephemeral port for each
-  // attempt). A fixed port is bound again by every attempt.
+  // The data plane: taskmanager.host (an IP address) and taskmanager.data.port (0: an ephemeral port). Bound once per
+  // registration, at its first deployment spanning TaskManagers, and shared by all its deployments.
   std::string data_host = "127.0.0.1";
   uint16_t data_port = 0;
   // Called on a task's thread before it reports FINISHED (TaskReports' `before_finished`): the TaskManager sends
@@ -103,7 +108,6 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
 
  private:
   struct Attempt;
-  class ChannelFailures;
   // OK with *session set when `epoch` is the current registration's.
   grpc::Status admit(uint64_t epoch, TaskManagerSessionId* session) const;
   // The deployment `id` when its tasks run here and are of `attempt_number`, else null (mu_ held).
@@ -112,7 +116,13 @@ class TaskExecutorService final : public v1::TaskExecutorGateway::Service {
   std::vector<std::unique_ptr<Attempt>> take_overlapping_locked(const std::vector<std::pair<int32_t, int32_t>>& subtasks,
                                                                uint64_t keep);
 
+  // The channels of a SubmitAttempt spread over several TaskManagers: peers declared on the data plane, indexes
+  // in the deployment mapped to data-plane ids (registration ids). mu_ held.
+  Result<cluster::NetworkPlacement> placement_of(const v1::SubmitAttemptRequest& request, const Attempt& attempt);
+
   TaskExecutorSetup setup_;
+  // Before deployments_: the deployments release their channels on it as they go.
+  TaskManagerDataPlane data_plane_;
   // Held by SubmitAttempt throughout (its tasks start under it) and by every call that touches the attempt.
   std::mutex mu_;
   std::string storage_job_;  // the job the checkpoint storage was initialized for

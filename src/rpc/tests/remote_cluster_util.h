@@ -3,7 +3,11 @@
 // jobs through the RemoteDeployer.
 #pragma once
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -44,6 +48,37 @@ inline TaskExecutorSetup task_executor_setup(Program& program, MetricRegistry& m
   tm.session = std::move(session);
   tm.report_timeout_ms = 20'000;
   return tm;
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed), for a fixed
+// taskmanager.data.port; 0 if none could be had.
+inline uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// True while something listens on 127.0.0.1:`port` (a connection to it is accepted).
+inline bool listening(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return connected;
 }
 
 // Waits up to 60 s for `done`; false (with the test failed naming `what`) when it never came.
@@ -95,10 +130,10 @@ struct JobManagerControlPlane {
 };
 
 // A TaskManager "process" for `program` on `port`, registering as `id` with `slots` slots with the JobManager at
-// `jm_address`; its tasks meet the failures `injector` arms.
+// `jm_address`; its tasks meet the failures `injector` arms. `data_port`: taskmanager.data.port (0: ephemeral).
 inline std::unique_ptr<TaskManager> start_task_manager(Program& program, MetricRegistry& metrics, const std::string& jm_address,
                                                 int32_t port, const std::string& id = "tm-1", int32_t slots = 2,
-                                                runtime::FaultInjector* injector = nullptr) {
+                                                runtime::FaultInjector* injector = nullptr, uint16_t data_port = 0) {
   TaskManagerConfig config;
   config.rpc_port = port;
   config.task_manager_id = id;
@@ -107,6 +142,7 @@ inline std::unique_ptr<TaskManager> start_task_manager(Program& program, MetricR
   config.registration_retry_ms = 50;
   config.executor = task_executor_setup(program, metrics, jm_address, nullptr);
   config.executor.fault_injector = injector;
+  config.executor.data_port = data_port;
   auto tm = TaskManager::start(std::move(config), SystemClock::shared().get());
   EXPECT_TRUE(tm.is_ok()) << tm.status().to_string();
   return tm.is_ok() ? std::move(*tm) : nullptr;

@@ -2,8 +2,9 @@
 // JobMaster deploys each pipelined region of the job as its own deployment through the RemoteDeployer, so a
 // TaskManager runs several at once, and a failure restarts only the regions it hits - a task's failure its own
 // region, a lost TaskManager the regions that ran on it, on a replacement slot - while the other regions' tasks keep
-// their attempts. Checked against the committed output: exactly once, with each subtask's operator state in step with
-// its source position (the count in every line is the value's position in its split).
+// their attempts, also with a fixed taskmanager.data.port (one data plane per TaskManager). Checked against the
+// committed output: exactly once, with each subtask's operator state in step with its source position (the count in
+// every line is the value's position in its split).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -104,10 +105,11 @@ struct RegionCluster {
     if (jm.server) jm.server->shutdown();
     std::filesystem::remove_all(base);
   }
-  // Starts TaskManager `id` and waits until the JobManager has `slots_after` slots in all.
-  TaskManager* add_task_manager(const std::string& id, int32_t slots_after) {
+  // Starts TaskManager `id` (its data plane on `data_port`, 0: ephemeral) and waits until the JobManager has
+  // `slots_after` slots in all.
+  TaskManager* add_task_manager(const std::string& id, int32_t slots_after, uint16_t data_port = 0) {
     tm_programs.push_back(std::make_unique<Program>(pipelines(base, rescale)));
-    tms.push_back(start_task_manager(*tm_programs.back(), metrics, jm.address(), 0, id, 2, &injector));
+    tms.push_back(start_task_manager(*tm_programs.back(), metrics, jm.address(), 0, id, 2, &injector, data_port));
     if (!tms.back()) return nullptr;
     if (!wait_until([&] { return jm.rm.total_slots() == slots_after; }, id + "'s registration")) return nullptr;
     return tms.back().get();
@@ -248,13 +250,23 @@ TEST(RemoteRegionFailover, ATaskFailureRestartsOnlyItsRegion) {
   }
 }
 
-// Spread-out slots put each region of a rescale job on both TaskManagers: each TaskManager runs two deployments
-// with a data plane each. A failure in one restarts that region's deployments on both TaskManagers only.
-TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsWithItsDataPlane) {
+// Spread-out slots put each region of a rescale job on both TaskManagers: each TaskManager runs two deployments,
+// whose remote channels share its one data plane (one connection between the two TaskManagers). A failure in one
+// region restarts that region's deployments on both TaskManagers only; the other region's tasks keep running on the
+// same connection. With `fixed_data_ports` every TaskManager binds a taskmanager.data.port of its own (free ports
+// picked now), which every deployment there shares, as with Flink's one netty server per TaskManager.
+void fail_spanning_region(bool fixed_data_ports) {
   it::g_throttle_us = it::throttle_us(40);
-  RegionCluster cluster(fresh_base("rescale"), true, 1);
-  ASSERT_TRUE(cluster.add_task_manager("tm-0", 2));
-  ASSERT_TRUE(cluster.add_task_manager("tm-1", 4));
+  RegionCluster cluster(fresh_base(fixed_data_ports ? "rescale-fixed" : "rescale"), true, 1);
+  const uint16_t port0 = fixed_data_ports ? free_port() : 0;
+  const uint16_t port1 = fixed_data_ports ? free_port() : 0;
+  if (fixed_data_ports) {
+    ASSERT_NE(port0, 0);
+    ASSERT_NE(port1, 0);
+    ASSERT_NE(port0, port1);
+  }
+  ASSERT_TRUE(cluster.add_task_manager("tm-0", 2, port0));
+  ASSERT_TRUE(cluster.add_task_manager("tm-1", 4, port1));
   auto* cp = cluster.start(/*spread_out=*/true);
   ASSERT_NE(cp, nullptr);
   const JobClient& client = *cluster.client;
@@ -269,6 +281,11 @@ TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsWithItsDataPlane) 
   // Each region spans both TaskManagers: slots 0, 1 (region 1) and 2, 3 (region 2) alternate between them.
   EXPECT_NE(before.at({1, 0}).first, before.at({1, 1}).first);
   EXPECT_NE(before.at({1, 2}).first, before.at({1, 3}).first);
+  if (fixed_data_ports) {
+    // Both regions' deployments run, and each TaskManager serves its data plane on the port it was given.
+    EXPECT_TRUE(listening(port0)) << "tm-0's taskmanager.data.port " << port0;
+    EXPECT_TRUE(listening(port1)) << "tm-1's taskmanager.data.port " << port1;
+  }
   ASSERT_TRUE(cluster.injector.arm(FailurePoint::kSink, 1, 3, "remote region failover test").is_ok());
   ASSERT_TRUE(wait_until([&] { return cp->restarts() >= 1 && placement(client).size() == 6; }, "the restart"));
   const auto after = placement(client);
@@ -284,6 +301,14 @@ TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsWithItsDataPlane) 
   // The counts are per count subtask over what its producer round-robins to it: only exactly-once is checked.
   cluster.finish_exactly_once({});
   EXPECT_EQ(cp->restarts(), 1);
+}
+
+TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsAloneOnTheSharedDataPlane) {
+  fail_spanning_region(/*fixed_data_ports=*/false);
+}
+
+TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsAloneWithFixedDataPorts) {
+  fail_spanning_region(/*fixed_data_ports=*/true);
 }
 
 }  // namespace

@@ -129,8 +129,8 @@ void DataConnection::close(const Status& reason, bool report) {
     input->channel().detach_sender();  // what was delivered stays readable
   }
   if (!report) return;
-  for (auto& [id, output] : outputs) callbacks_->on_channel_failed(id, failure);
-  for (auto& [id, input] : inputs) callbacks_->on_channel_failed(id, failure);
+  for (auto& [id, output] : outputs) callbacks_->on_channel_failed(id, output->owner, failure);
+  for (auto& [id, input] : inputs) callbacks_->on_channel_failed(id, input->owner, failure);
   callbacks_->on_connection_failed(options_.peer_id, failure);
 }
 
@@ -181,14 +181,16 @@ void DataConnection::drain_outbox() {
   start_write();
 }
 
-bool DataConnection::admit(const RemoteChannelId& id, bool registered, const char* side) {
+bool DataConnection::admit(const RemoteEndpoint& endpoint, bool registered, const char* side) {
+  const RemoteChannelId& id = endpoint.id();
   if (state_ == State::kClosed) {
-    callbacks_->on_channel_failed(id, Status::io_error(describe() + " is closed"));
+    callbacks_->on_channel_failed(id, endpoint.owner, Status::io_error(describe() + " is closed"));
     return false;
   }
   if (registered || finished_ids_.contains(id)) {
-    callbacks_->on_channel_failed(id, Status::invalid_argument(std::string(side) + " channel " + id.to_string() +
-                                                               " registered twice on the " + describe()));
+    callbacks_->on_channel_failed(id, endpoint.owner,
+                                  Status::invalid_argument(std::string(side) + " channel " + id.to_string() +
+                                                           " registered twice on the " + describe()));
     return false;
   }
   note_attempt(id);
@@ -197,7 +199,7 @@ bool DataConnection::admit(const RemoteChannelId& id, bool registered, const cha
 
 void DataConnection::add_output(std::shared_ptr<RemoteOutput> output) {
   const RemoteChannelId id = output->id();
-  if (!admit(id, outputs_.contains(id), "output")) return;
+  if (!admit(*output, outputs_.contains(id), "output")) return;
   outputs_.emplace(id, output);
   output->channel().attach_receiver(output.get(), 0, ReceiverLocation::kRemote);
   auto pending = pending_outputs_.find(id);
@@ -216,7 +218,7 @@ void DataConnection::add_output(std::shared_ptr<RemoteOutput> output) {
 
 void DataConnection::add_input(std::shared_ptr<RemoteInput> input) {
   const RemoteChannelId id = input->id();
-  if (!admit(id, inputs_.contains(id), "input")) return;
+  if (!admit(*input, inputs_.contains(id), "input")) return;
   inputs_.emplace(id, input);
   input->channel().attach_sender(input.get());
   if (input->released.load(std::memory_order_acquire)) {  // the gate is gone already: only say so
@@ -237,10 +239,7 @@ void DataConnection::add_input(std::shared_ptr<RemoteInput> input) {
 void DataConnection::service_output(const std::shared_ptr<RemoteOutput>& output) {
   if (output->cancelled.load(std::memory_order_acquire)) {
     // After whatever is already in the write queue; the rest of the producer's queue is dropped.
-    FrameHead cancel;
-    cancel.type = FrameType::kCancelChannel;
-    cancel.channel = output->id();
-    push_frame(cancel, {});
+    push_channel_frame(FrameType::kCancelChannel, output->id());
     finish_output(output);
     return;
   }
@@ -249,10 +248,7 @@ void DataConnection::service_output(const std::shared_ptr<RemoteOutput>& output)
 
 void DataConnection::service_input(const std::shared_ptr<RemoteInput>& input) {
   if (input->released.load(std::memory_order_acquire)) {
-    FrameHead close_frame;
-    close_frame.type = FrameType::kCloseChannel;
-    close_frame.channel = input->id();
-    push_frame(close_frame, {});
+    push_channel_frame(FrameType::kCloseChannel, input->id());
     finish_input(input);
     return;
   }
@@ -287,6 +283,38 @@ void DataConnection::finish_input(std::shared_ptr<RemoteInput> input) {
   finished_ids_.insert(input->id());
 }
 
+void DataConnection::release(uint64_t owner) {
+  if (state_ == State::kClosed) return;  // closing detached every endpoint already
+  std::vector<std::shared_ptr<RemoteOutput>> outputs;
+  std::vector<std::shared_ptr<RemoteInput>> inputs;
+  for (const auto& [id, output] : outputs_) {
+    if (output->owner == owner) outputs.push_back(output);
+  }
+  for (const auto& [id, input] : inputs_) {
+    if (input->owner == owner) inputs.push_back(input);
+  }
+  for (const std::shared_ptr<RemoteOutput>& output : outputs) {
+    push_channel_frame(FrameType::kCancelChannel, output->id());
+    finish_output(output);
+  }
+  for (const std::shared_ptr<RemoteInput>& input : inputs) {
+    push_channel_frame(FrameType::kCloseChannel, input->id());
+    finish_input(input);
+  }
+  forget_older_attempts();
+  start_write();
+}
+
+void DataConnection::forget_older_attempts() {
+  // is_stale drops frames of an attempt older than the newest registered without these entries.
+  auto older = [this](const RemoteChannelId& id) {
+    auto it = newest_attempt_.find(without_attempt(id));
+    return it != newest_attempt_.end() && it->second > id.attempt;
+  };
+  std::erase_if(finished_ids_, older);
+  std::erase_if(pending_outputs_, [&](const auto& entry) { return older(entry.first); });
+}
+
 void DataConnection::note_attempt(const RemoteChannelId& id) {
   int32_t& newest = newest_attempt_.try_emplace(without_attempt(id), id.attempt).first->second;
   newest = std::max(newest, id.attempt);
@@ -308,6 +336,13 @@ void DataConnection::push_frame(FrameHead head, std::vector<uint8_t>&& tail, std
   frame.recycle_to = std::move(recycle_to);
   queued_bytes_ += frame.head_bytes + frame.tail.size();
   queued_.push_back(std::move(frame));
+}
+
+void DataConnection::push_channel_frame(FrameType type, const RemoteChannelId& id) {
+  FrameHead head;
+  head.type = type;
+  head.channel = id;
+  push_frame(head, {});
 }
 
 bool DataConnection::write_queue_full() const {
@@ -337,7 +372,7 @@ bool DataConnection::poll_output(RemoteOutput& output) {
       auto self = std::static_pointer_cast<RemoteOutput>(output.shared_from_this());
       finish_output(self);
       callbacks_->on_channel_failed(
-          output.id(), Status::invalid_argument("a record of " + std::to_string(buffer.bytes.size()) +
+          output.id(), output.owner, Status::invalid_argument("a record of " + std::to_string(buffer.bytes.size()) +
                                                 " bytes exceeds the data connection's frame limit of " +
                                                 std::to_string(options_.limits.max_data_bytes) + " bytes"));
       return false;

@@ -32,8 +32,10 @@ namespace sluice::runtime::tcp {
 
 struct DataPlaneCallbacks {
   // A channel can carry nothing more: its connection failed or closed, the peer cancelled it (kCancelled), or
-  // it was registered twice. Called on the IO thread; must not block.
-  std::function<void(const RemoteChannelId& channel, const Status& reason)> on_channel_failed;
+  // it was registered twice. `owner` is the owner it was registered with (DataConnectionManager::register_*), so a
+  // TaskManager running several deployments on one data plane routes the failure to the deployment it belongs to.
+  // Called on the IO thread; must not block.
+  std::function<void(const RemoteChannelId& channel, uint64_t owner, const Status& reason)> on_channel_failed;
   // A connection closed with an error, or a connecting socket was refused: `peer_taskmanager_id` is the peer's
   // id (as its HELLO claimed it), or -1 when the socket never said who it is. Called on the IO thread after
   // the channels were reported; must not block.
@@ -76,6 +78,12 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   // `reason` if `report`. Idempotent.
   void close(const Status& reason, bool report);
 
+  // IO thread. Unregisters the endpoints of `owner` without reporting them: the peer is told as by a cancelled
+  // producer (CANCEL_CHANNEL) or a released gate (CLOSE_CHANNEL), frames still arriving for them are dropped, and
+  // the connection stays open for the other owners' channels. Also forgets what is kept about channels of attempts
+  // older than the newest registered, so a connection that outlives many deployments keeps bounded state.
+  void release(uint64_t owner);
+
   // Any thread: the endpoint has something for the IO thread (see RemoteEndpoint::schedule).
   void schedule(std::shared_ptr<RemoteEndpoint> endpoint);
 
@@ -91,6 +99,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
 
   // Writing.
   void push_frame(FrameHead head, std::vector<uint8_t>&& tail, std::shared_ptr<RemoteOutput> recycle_to = nullptr);
+  // A frame with no body for channel `id` (CLOSE_CHANNEL, CANCEL_CHANNEL).
+  void push_channel_frame(FrameType type, const RemoteChannelId& id);
   void pump();
   bool write_queue_full() const;
   void start_write();
@@ -108,7 +118,8 @@ class DataConnection : public std::enable_shared_from_this<DataConnection> {
   bool is_stale(const RemoteChannelId& id) const;
   // A new registration of `id` on this connection (`registered`: already on it): reports and refuses it on a
   // closed connection or when registered before.
-  bool admit(const RemoteChannelId& id, bool registered, const char* side);
+  bool admit(const RemoteEndpoint& endpoint, bool registered, const char* side);
+  void forget_older_attempts();
   void note_attempt(const RemoteChannelId& id);
 
   // Reading.

@@ -208,7 +208,7 @@ Status DataConnection::on_cancel_channel(const FrameHead& head) {
   if (it == inputs_.end()) return Status::ok();  // released here already, or an old attempt's
   std::shared_ptr<RemoteInput> input = it->second;
   finish_input(input);
-  callbacks_->on_channel_failed(head.channel, Status::cancelled("the producer of channel " + head.channel.to_string() +
+  callbacks_->on_channel_failed(head.channel, input->owner, Status::cancelled("the producer of channel " + head.channel.to_string() +
                                                                 " on TaskManager " + std::to_string(options_.peer_id) +
                                                                 " cancelled it"));
   return Status::ok();

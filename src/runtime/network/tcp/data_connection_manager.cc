@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <future>
+#include <vector>
 
 namespace sluice::runtime::tcp {
 
@@ -33,7 +35,7 @@ Result<std::unique_ptr<DataConnectionManager>> DataConnectionManager::start(cons
                                     std::to_string(config.taskmanager_id) + " and " +
                                     std::to_string(config.handshake_timeout_ms));
   }
-  if (!callbacks.on_channel_failed) callbacks.on_channel_failed = [](const RemoteChannelId&, const Status&) {};
+  if (!callbacks.on_channel_failed) callbacks.on_channel_failed = [](const RemoteChannelId&, uint64_t, const Status&) {};
   if (!callbacks.on_connection_failed) callbacks.on_connection_failed = [](int32_t, const Status&) {};
   std::unique_ptr<DataConnectionManager> manager(new DataConnectionManager(config, std::move(callbacks)));
   const std::string where = config.host + ":" + std::to_string(config.port);
@@ -96,12 +98,63 @@ Status DataConnectionManager::add_peer(int32_t peer_id, const std::string& host,
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) return Status::failed_precondition("add_peer: the data plane shut down");
-    if (peers_.contains(peer_id)) {
-      return Status::invalid_argument("add_peer: TaskManager " + std::to_string(peer_id) + " was declared before");
+    const asio::ip::tcp::endpoint endpoint(address, port);
+    auto it = peers_.find(peer_id);
+    if (it != peers_.end()) {
+      if (it->second.endpoint == endpoint) return Status::ok();
+      return Status::invalid_argument("add_peer: TaskManager " + std::to_string(peer_id) + " was declared before at " +
+                                      it->second.endpoint.address().to_string() + ":" +
+                                      std::to_string(it->second.endpoint.port()) + ", now at " + host + ":" +
+                                      std::to_string(port));
     }
-    peers_[peer_id].endpoint = asio::ip::tcp::endpoint(address, port);
+    peers_[peer_id].endpoint = endpoint;
   }
   return Status::ok();
+}
+
+bool DataConnectionManager::run_on_io_thread(const std::function<void()>& work) {
+  std::promise<void> done;
+  {
+    // Posted under mu_: shutdown() marks shut_down_ under it before it lets the IO thread run out of work, so what
+    // is posted here still runs.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return false;
+    asio::post(io_, [&work, &done] {
+      work();
+      done.set_value();
+    });
+  }
+  done.get_future().wait();
+  return true;
+}
+
+void DataConnectionManager::remove_peer(int32_t peer_id) {
+  run_on_io_thread([this, peer_id] {
+    std::shared_ptr<DataConnection> connection;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = peers_.find(peer_id);
+      if (it == peers_.end()) return;
+      connection = std::move(it->second.connection);
+      peers_.erase(it);
+    }
+    // Outside mu_: the callbacks it reports to may take their own locks.
+    if (connection != nullptr) connection->close(Status::io_error("TaskManager " + std::to_string(peer_id) +
+                                                                  " is no longer a peer"), true);
+  });
+}
+
+void DataConnectionManager::release(uint64_t owner) {
+  run_on_io_thread([this, owner] {
+    std::vector<std::shared_ptr<DataConnection>> connections;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [id, peer] : peers_) {
+        if (peer.connection != nullptr) connections.push_back(peer.connection);
+      }
+    }
+    for (const auto& connection : connections) connection->release(owner);
+  });
 }
 
 Status DataConnectionManager::check_peer(int32_t peer_id) const {
@@ -115,7 +168,7 @@ Status DataConnectionManager::check_peer(int32_t peer_id) const {
 
 Result<std::shared_ptr<Channel>> DataConnectionManager::register_input(const RemoteChannelId& id,
                                                                        int32_t producer_taskmanager,
-                                                                       const NetworkConfig& config) {
+                                                                       const NetworkConfig& config, uint64_t owner) {
   SLUICE_RETURN_IF_ERROR(config.validate());
   if (static_cast<size_t>(config.buffer_size_bytes) > config_.limits.max_data_bytes) {
     return Status::invalid_argument("register_input: buffer_size_bytes " + std::to_string(config.buffer_size_bytes) +
@@ -124,20 +177,24 @@ Result<std::shared_ptr<Channel>> DataConnectionManager::register_input(const Rem
   }
   SLUICE_RETURN_IF_ERROR(check_peer(producer_taskmanager));
   auto channel = std::make_shared<Channel>(config);
-  asio::post(io_, [this, id, producer_taskmanager, channel] {
+  asio::post(io_, [this, id, producer_taskmanager, channel, owner] {
     std::shared_ptr<DataConnection> connection = live_connection(producer_taskmanager);
-    if (connection != nullptr) connection->add_input(std::make_shared<RemoteInput>(id, channel, connection.get()));
+    if (connection != nullptr) {
+      connection->add_input(std::make_shared<RemoteInput>(id, channel, connection.get(), owner));
+    }
   });
   return channel;
 }
 
 Status DataConnectionManager::register_output(const RemoteChannelId& id, int32_t consumer_taskmanager,
-                                              std::shared_ptr<Channel> channel) {
+                                              std::shared_ptr<Channel> channel, uint64_t owner) {
   if (channel == nullptr) return Status::invalid_argument("register_output: expected a channel, got null");
   SLUICE_RETURN_IF_ERROR(check_peer(consumer_taskmanager));
-  asio::post(io_, [this, id, consumer_taskmanager, channel = std::move(channel)] {
+  asio::post(io_, [this, id, consumer_taskmanager, channel = std::move(channel), owner] {
     std::shared_ptr<DataConnection> connection = live_connection(consumer_taskmanager);
-    if (connection != nullptr) connection->add_output(std::make_shared<RemoteOutput>(id, channel, connection.get()));
+    if (connection != nullptr) {
+      connection->add_output(std::make_shared<RemoteOutput>(id, channel, connection.get(), owner));
+    }
   });
   return Status::ok();
 }
@@ -145,7 +202,9 @@ Status DataConnectionManager::register_output(const RemoteChannelId& id, int32_t
 std::shared_ptr<DataConnection> DataConnectionManager::live_connection(int32_t peer_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (shut_down_) return nullptr;
-  Peer& peer = peers_.at(peer_id);
+  auto it = peers_.find(peer_id);
+  if (it == peers_.end()) return nullptr;  // removed (remove_peer) after a registration for it was posted
+  Peer& peer = it->second;
   if (peer.connection == nullptr || peer.connection->is_closed()) {
     DataConnection::Options options;
     options.self_id = config_.taskmanager_id;
@@ -226,8 +285,13 @@ void DataConnectionManager::on_hello(const std::shared_ptr<Handshake>& handshake
   std::shared_ptr<DataConnection> connection = live_connection(peer_id);
   if (connection == nullptr) return;
   if (!connection->is_idle()) {
-    return reject(handshake, peer_id,
-                  Status::failed_precondition("TaskManager " + std::to_string(peer_id) + " is already connected"));
+    // The peer dials only when it has no live connection to this TaskManager, so the one here is stale (its end
+    // failed and the close has not arrived yet): its channels fail, and the new connection takes its place.
+    connection->close(Status::io_error("TaskManager " + std::to_string(peer_id) +
+                                       " connected again, so its previous data connection is gone"),
+                      true);
+    connection = live_connection(peer_id);
+    if (connection == nullptr) return;
   }
   handshake->timer.cancel();
   handshakes_.erase(handshake);

@@ -4,6 +4,9 @@
 // (README.md in the parent folder, "Remote channels"; after Flink's credit-based network stack, see the Flink
 // blog "A Deep-Dive into Flink's Network Stack").
 //
+// One manager per TaskManager process, shared by every deployment that runs there (Flink's one netty server per
+// TaskManager): a deployment registers its channels under its own owner id and release(owner) unregisters them at
+// its end, while the connections stay open for the other deployments' channels.
 // Setup: every TaskManager of a job starts a manager, learns the others' data addresses and calls add_peer for
 // each, all before registering channels. Of each pair, the TaskManager with the smaller id dials (at its first
 // channel registration for that peer); the other accepts. The dialler's HELLO names
@@ -29,6 +32,7 @@
 
 #include <asio.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,9 +53,9 @@ struct DataPlaneConfig {
   std::string host = "127.0.0.1";
   // Port the acceptor binds (taskmanager.data.port; default 0 = an ephemeral port, see port()).
   uint16_t port = 0;
-  // This TaskManager's id, unique within the job (>= 0).
+  // This TaskManager's id, unique among the TaskManagers of the job and stable for the life of the manager (>= 0).
   int32_t taskmanager_id = 0;
-  // Identifies the job (and its deployment); both ends of a connection must agree.
+  // Identifies the job (the TaskManager's JobManager session); both ends of a connection must agree.
   uint64_t job_fingerprint = 0;
   // Frame bounds: max_data_bytes must be at least every channel's buffer_size_bytes, and bounds the largest
   // oversized record a remote channel carries (a larger one fails its channel). Default 64 MiB.
@@ -77,20 +81,34 @@ class DataConnectionManager {
   // Declares a peer TaskManager of the job at host:port (an IP address). If this id is the smaller, the
   // connection is dialled when the first channel with that peer is registered: by then the peer must have
   // declared this TaskManager too (the deployment hands every TaskManager its peers before any channel), or it
-  // refuses the HELLO. InvalidArgument for this manager's own id, an id declared before, or a host that is not an
-  // IP address.
+  // refuses the HELLO. Declaring a peer again at the same address changes nothing (every deployment declares its
+  // peers). InvalidArgument for this manager's own id, an id declared before at another address, or a host that
+  // is not an IP address.
   Status add_peer(int32_t peer_id, const std::string& host, uint16_t port);
+
+  // Forgets a peer (a TaskManager that is gone, or registered again under another id): its connection is closed
+  // and its channels are reported through on_channel_failed, then the connection through on_connection_failed.
+  // Unknown ids are ignored. Blocks until the IO thread has done it.
+  void remove_peer(int32_t peer_id);
 
   // Consumer side: the Channel to give to the InputGate as input channel `id.producer_subtask`; its sender is
   // the network. Announces `config.credits_per_channel` credits to `producer_taskmanager`, which opens the
-  // channel. InvalidArgument for an invalid config or an undeclared peer; FailedPrecondition after shutdown.
-  // Registering an id twice reports it through on_channel_failed.
+  // channel. `owner` (e.g. a deployment id) names who the channel belongs to: its failures are reported with it
+  // and release(owner) unregisters it. InvalidArgument for an invalid config or an undeclared peer;
+  // FailedPrecondition after shutdown. Registering an id twice reports it through on_channel_failed.
   Result<std::shared_ptr<Channel>> register_input(const RemoteChannelId& id, int32_t producer_taskmanager,
-                                                  const NetworkConfig& config);
+                                                  const NetworkConfig& config, uint64_t owner = 0);
 
   // Producer side: sends `channel` (ResultPartition::channel(id.consumer_subtask)) to `consumer_taskmanager`.
-  // The network becomes that channel's receiver. Errors as register_input.
-  Status register_output(const RemoteChannelId& id, int32_t consumer_taskmanager, std::shared_ptr<Channel> channel);
+  // The network becomes that channel's receiver. `owner` and errors as register_input.
+  Status register_output(const RemoteChannelId& id, int32_t consumer_taskmanager, std::shared_ptr<Channel> channel,
+                         uint64_t owner = 0);
+
+  // Unregisters every channel registered with `owner`, on every connection, without reporting them: the peers are
+  // told as by a cancelled producer (CANCEL_CHANNEL) and a released gate (CLOSE_CHANNEL), and the connections
+  // stay open. Call it once the owner's tasks are gone (what they still had queued is dropped). Blocks until the
+  // IO thread has done it; a no-op after shutdown.
+  void release(uint64_t owner);
 
   // Closes the acceptor and every connection (channels are detached, not reported) and joins the IO thread.
   // Idempotent.
@@ -105,6 +123,8 @@ class DataConnectionManager {
 
   DataConnectionManager(const DataPlaneConfig& config, DataPlaneCallbacks callbacks);
   Status check_peer(int32_t peer_id) const;
+  // Runs `work` on the IO thread and waits for it (not from the IO thread); false after shutdown.
+  bool run_on_io_thread(const std::function<void()>& work);
   // IO thread: the peer's connection, a fresh one (dialled if this side dials) if it never had one or failed.
   std::shared_ptr<DataConnection> live_connection(int32_t peer_id);
   void accept();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "runtime/network/channel.h"
@@ -23,8 +24,9 @@ class DataConnection;
 class RemoteEndpoint : public std::enable_shared_from_this<RemoteEndpoint> {
  public:
   enum class Side : uint8_t { kOutput, kInput };
-  RemoteEndpoint(Side which, const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection)
-      : side(which), id_(id), channel_(std::move(channel)), connection_(connection) {}
+  RemoteEndpoint(Side which, const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection,
+                 uint64_t owner_id)
+      : side(which), owner(owner_id), id_(id), channel_(std::move(channel)), connection_(connection) {}
   virtual ~RemoteEndpoint() = default;
   RemoteEndpoint(const RemoteEndpoint&) = delete;
   RemoteEndpoint& operator=(const RemoteEndpoint&) = delete;
@@ -33,6 +35,9 @@ class RemoteEndpoint : public std::enable_shared_from_this<RemoteEndpoint> {
   Channel& channel() const { return *channel_; }
 
   const Side side;
+  // Who registered the endpoint (DataConnectionManager::register_*; a TaskManager's deployment), so release(owner)
+  // finds it and its failures reach that owner.
+  const uint64_t owner;
   // IO thread: set once the endpoint left its connection (finished, closed, failed); it then does nothing.
   bool closed = false;
   // Cleared by the connection's IO thread before it services the endpoint (DataConnection::schedule).
@@ -49,8 +54,8 @@ class RemoteEndpoint : public std::enable_shared_from_this<RemoteEndpoint> {
 
 class RemoteOutput final : public RemoteEndpoint, public ChannelReceiverListener {
  public:
-  RemoteOutput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection)
-      : RemoteEndpoint(Side::kOutput, id, std::move(channel), connection) {}
+  RemoteOutput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection, uint64_t owner_id)
+      : RemoteEndpoint(Side::kOutput, id, std::move(channel), connection, owner_id) {}
 
   // IO thread state.
   bool opened = false;    // the consumer announced its initial credit: until then nothing is sent
@@ -72,8 +77,8 @@ class RemoteOutput final : public RemoteEndpoint, public ChannelReceiverListener
 
 class RemoteInput final : public RemoteEndpoint, public ChannelSenderListener {
  public:
-  RemoteInput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection)
-      : RemoteEndpoint(Side::kInput, id, std::move(channel), connection) {}
+  RemoteInput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection, uint64_t owner_id)
+      : RemoteEndpoint(Side::kInput, id, std::move(channel), connection, owner_id) {}
 
   // IO thread state: credit announced to the producer and not yet used by a DATA frame.
   int32_t granted = 0;

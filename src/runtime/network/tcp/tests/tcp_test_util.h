@@ -34,9 +34,10 @@ class FailureLog {
  public:
   DataPlaneCallbacks callbacks() {
     DataPlaneCallbacks c;
-    c.on_channel_failed = [this](const RemoteChannelId& id, const Status& reason) {
+    c.on_channel_failed = [this](const RemoteChannelId& id, uint64_t owner, const Status& reason) {
       std::lock_guard<std::mutex> lock(mu_);
       channels_.emplace_back(id, reason);
+      owners_.push_back(owner);
       cv_.notify_all();
     };
     c.on_connection_failed = [this](int32_t peer, const Status& reason) {
@@ -84,10 +85,17 @@ class FailureLog {
     return channels_.size();
   }
 
+  // The owners of the channels reported failed, in the order reported.
+  std::vector<uint64_t> failed_owners() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return owners_;
+  }
+
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::pair<RemoteChannelId, Status>> channels_;
+  std::vector<uint64_t> owners_;
   std::vector<std::pair<int32_t, Status>> connections_;
 };
 
