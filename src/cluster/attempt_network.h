@@ -6,7 +6,7 @@
 //
 // In one process every channel is in memory. A TaskManager holding only some subtasks of an attempt builds the
 // network of those: a channel between two of its subtasks stays in memory, one to or from a subtask of another
-// TaskManager is a remote channel on the attempt's data plane (runtime/network/tcp), with the same contract, so
+// TaskManager is a remote channel on the process's data plane (runtime/network/tcp), with the same contract, so
 // tasks do not see the difference (docs/cluster.md "Data plane").
 // Thread-safety: built by the control thread; the parts are then handed to the tasks.
 #pragma once

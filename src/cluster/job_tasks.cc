@@ -26,8 +26,8 @@ void JobTasks::bind(TaskDeployer* deployer) {
     return;
   }
   if (by_region) {
-    spdlog::warn("job {}: {} pipelined regions, but its tasks are deployed and failed over as one job (TaskManagers "
-                 "with a fixed taskmanager.data.port): a task failure restarts every task", jg_.job_name,
+    spdlog::warn("job {}: {} pipelined regions, but its deployer places the job as one: a task failure restarts "
+                 "every task", jg_.job_name,
                  regions.regions.size());
   }
   regions_.regions.assign(1, std::vector<int32_t>(eg_.subtasks.size()));

@@ -45,8 +45,8 @@ const ConfigOption<int32_t> kTaskManagerRpcPort{"taskmanager.rpc.port", 0,
 
 const ConfigOption<int32_t> kTaskManagerDataPort{
     "taskmanager.data.port", 0,
-    "The TaskManager's data-plane port (TCP connections to the other TaskManagers); 0 picks an ephemeral port for "
-    "each deployment attempt.",
+    "The TaskManager's data-plane port (TCP connections to the other TaskManagers), one for all the deployments it "
+    "runs; 0 picks an ephemeral port.",
     {}, port(true)};
 
 const ConfigOption<int32_t> kNumberOfTaskSlots{

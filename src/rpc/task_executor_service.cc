@@ -1,8 +1,8 @@
 #include "rpc/task_executor_service.h"
 
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <map>
 #include <span>
 #include <utility>
@@ -146,10 +146,12 @@ void TaskExecutorService::start_registration() {
     deployments_.clear();
     last_deployment_ = 0;
     storage_job_.clear();
+    // A new registration is a new id on the data plane (and maybe a new JobManager): peers reach it afresh. Under mu_,
+    // so a PrepareAttempt of the new registration finds it reset, not reset under it; the deployments going have
+    // their channels detached by it, and are cancelled next.
+    data_plane_.reset();
   }
   gone.clear();
-  // A new registration is a new id on the data plane (and maybe a new JobManager): peers reach it afresh.
-  data_plane_.reset();
 }
 
 std::optional<int32_t> TaskExecutorService::running_attempt() {

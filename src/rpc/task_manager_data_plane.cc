@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include "runtime/network/tcp/data_connection_manager.h"
+
 namespace sluice::rpc {
 
 void ChannelFailures::on_channel_failed(const runtime::tcp::RemoteChannelId& channel, const Status& reason) {
@@ -38,6 +40,8 @@ void ChannelFailures::fail_locked(const runtime::tcp::RemoteChannelId& channel, 
                  reason.with_context("remote channel " + channel.to_string()));
   }
 }
+
+TaskManagerDataPlane::TaskManagerDataPlane(std::string host, uint16_t port) : host_(std::move(host)), port_(port) {}
 
 TaskManagerDataPlane::~TaskManagerDataPlane() { reset(); }
 

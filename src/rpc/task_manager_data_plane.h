@@ -27,8 +27,12 @@
 #include "cluster/attempt_network.h"
 #include "cluster/task_deployer.h"
 #include "graph/job_graph.h"
-#include "runtime/network/tcp/data_connection_manager.h"
+#include "runtime/network/tcp/remote_channel_id.h"
 #include "sluice/core/status.h"
+
+namespace sluice::runtime::tcp {
+class DataConnectionManager;  // Asio stays out of the headers that include this one
+}
 
 namespace sluice::rpc {
 
@@ -67,7 +71,7 @@ class TaskManagerDataPlane {
 
   // `host`: taskmanager.host (an IP address); `port`: taskmanager.data.port (0: an ephemeral port, chosen at each
   // open after a reset).
-  TaskManagerDataPlane(std::string host, uint16_t port) : host_(std::move(host)), port_(port) {}
+  TaskManagerDataPlane(std::string host, uint16_t port);
   ~TaskManagerDataPlane();  // reset()
   TaskManagerDataPlane(const TaskManagerDataPlane&) = delete;
   TaskManagerDataPlane& operator=(const TaskManagerDataPlane&) = delete;

@@ -49,7 +49,8 @@ extern const ConfigOption<int32_t> kJobManagerRpcPort;
 extern const ConfigOption<std::string> kTaskManagerHost;
 // taskmanager.rpc.port (Integer, 0 = an ephemeral port): the TaskManager's TaskExecutor port.
 extern const ConfigOption<int32_t> kTaskManagerRpcPort;
-// taskmanager.data.port (Integer, 0 = an ephemeral port for each attempt): the TaskManager's data-plane port.
+// taskmanager.data.port (Integer, 0 = an ephemeral port): the TaskManager's data-plane port, shared by all the
+// deployments it runs.
 extern const ConfigOption<int32_t> kTaskManagerDataPort;
 // taskmanager.numberOfTaskSlots (Integer, 1): slots a TaskManager offers; slot k holds subtask k of every vertex.
 extern const ConfigOption<int32_t> kNumberOfTaskSlots;

@@ -24,6 +24,7 @@
 #include "rpc/resource_manager_service.h"
 #include "rpc/task_executor_service.h"
 #include "rpc/task_manager.h"
+#include "sluice/metrics/metric_registry.h"
 
 namespace sluice::rpc::remote_test {
 

@@ -181,6 +181,8 @@ Result<std::shared_ptr<Channel>> DataConnectionManager::register_input(const Rem
     std::shared_ptr<DataConnection> connection = live_connection(producer_taskmanager);
     if (connection != nullptr) {
       connection->add_input(std::make_shared<RemoteInput>(id, channel, connection.get(), owner));
+    } else {
+      report_unreachable(id, owner, producer_taskmanager);
     }
   });
   return channel;
@@ -194,9 +196,22 @@ Status DataConnectionManager::register_output(const RemoteChannelId& id, int32_t
     std::shared_ptr<DataConnection> connection = live_connection(consumer_taskmanager);
     if (connection != nullptr) {
       connection->add_output(std::make_shared<RemoteOutput>(id, channel, connection.get(), owner));
+    } else {
+      report_unreachable(id, owner, consumer_taskmanager);
     }
   });
   return Status::ok();
+}
+
+void DataConnectionManager::report_unreachable(const RemoteChannelId& id, uint64_t owner, int32_t peer_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_down_) return;  // a shutdown reports nothing
+  }
+  // The peer was removed after the registration was made: the channel would never open, so its task must fail.
+  callbacks_.on_channel_failed(id, owner, Status::io_error("TaskManager " + std::to_string(peer_id) +
+                                                           " is no longer a peer of TaskManager " +
+                                                           std::to_string(config_.taskmanager_id)));
 }
 
 std::shared_ptr<DataConnection> DataConnectionManager::live_connection(int32_t peer_id) {

@@ -125,8 +125,11 @@ class DataConnectionManager {
   Status check_peer(int32_t peer_id) const;
   // Runs `work` on the IO thread and waits for it (not from the IO thread); false after shutdown.
   bool run_on_io_thread(const std::function<void()>& work);
-  // IO thread: the peer's connection, a fresh one (dialled if this side dials) if it never had one or failed.
+  // IO thread: the peer's connection, a fresh one (dialled if this side dials) if it never had one or failed; null
+  // after shutdown or for a peer not (or no longer) declared.
   std::shared_ptr<DataConnection> live_connection(int32_t peer_id);
+  // IO thread: a registration for a peer removed since fails its channel.
+  void report_unreachable(const RemoteChannelId& id, uint64_t owner, int32_t peer_id);
   void accept();
   void read_hello(std::shared_ptr<Handshake> handshake);
   void on_hello(const std::shared_ptr<Handshake>& handshake);

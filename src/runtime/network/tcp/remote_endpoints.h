@@ -54,7 +54,8 @@ class RemoteEndpoint : public std::enable_shared_from_this<RemoteEndpoint> {
 
 class RemoteOutput final : public RemoteEndpoint, public ChannelReceiverListener {
  public:
-  RemoteOutput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection, uint64_t owner_id)
+  RemoteOutput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection,
+               uint64_t owner_id)
       : RemoteEndpoint(Side::kOutput, id, std::move(channel), connection, owner_id) {}
 
   // IO thread state.
@@ -77,7 +78,8 @@ class RemoteOutput final : public RemoteEndpoint, public ChannelReceiverListener
 
 class RemoteInput final : public RemoteEndpoint, public ChannelSenderListener {
  public:
-  RemoteInput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection, uint64_t owner_id)
+  RemoteInput(const RemoteChannelId& id, std::shared_ptr<Channel> channel, DataConnection* connection,
+              uint64_t owner_id)
       : RemoteEndpoint(Side::kInput, id, std::move(channel), connection, owner_id) {}
 
   // IO thread state: credit announced to the producer and not yet used by a DATA frame.

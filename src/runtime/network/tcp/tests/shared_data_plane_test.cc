@@ -76,7 +76,8 @@ TEST(SharedDataPlane, ReleasingOneOwnerLeavesTheOthersChannelsFlowing) {
   // Deployment A ends on the consumer's TaskManager first, its producer still emitting: the producer is told
   // (CLOSE_CHANNEL) and drops from then on, as for a released gate.
   tms.tm2->release(kDeploymentA);
-  ASSERT_TRUE(eventually([&] { return a.partition.is_available() && !a.partition.channel(0)->stats().sender_blocked; }));
+  ASSERT_TRUE(eventually(
+      [&] { return a.partition.is_available() && !a.partition.channel(0)->stats().sender_blocked; }));
   const int64_t after_release = a.emitted.load();
   ASSERT_TRUE(eventually([&] { return a.emitted.load() > after_release + 10'000; })) << "A's producer still blocks";
   tms.tm1->release(kDeploymentA);
