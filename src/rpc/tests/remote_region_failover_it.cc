@@ -303,6 +303,45 @@ void fail_spanning_region(bool fixed_data_ports) {
   EXPECT_EQ(cp->restarts(), 1);
 }
 
+// A TaskManager process that dies and starts again on the same fixed data port registers anew, so it is a new peer
+// on the data plane: the surviving TaskManager closes its connection to the former process and reaches the new one,
+// and both regions (each spans both TaskManagers) run again across them.
+TEST(RemoteRegionFailover, ATaskManagerStartedAgainOnItsFixedDataPortIsReachedAgain) {
+  it::g_throttle_us = it::throttle_us(40);
+  RegionCluster cluster(fresh_base("rescale-again"), true, 1);
+  const uint16_t port0 = free_port();
+  const uint16_t port1 = free_port();
+  ASSERT_NE(port0, 0);
+  ASSERT_NE(port1, 0);
+  ASSERT_NE(port0, port1);
+  ASSERT_TRUE(cluster.add_task_manager("tm-0", 2, port0));
+  TaskManager* b = cluster.add_task_manager("tm-1", 4, port1);
+  ASSERT_TRUE(b);
+  auto* cp = cluster.start(/*spread_out=*/true);
+  ASSERT_NE(cp, nullptr);
+  const JobClient& client = *cluster.client;
+  ASSERT_TRUE(wait_until([&] { return cp->checkpoint_stats().num_completed >= 2; }, "two checkpoints"));
+  // The process goes, its ports with it; the same TaskManager starts again on the same ports.
+  b->stop();
+  cluster.tms.back().reset();
+  ASSERT_TRUE(wait_until([&] { return cluster.jm.rm.total_slots() == 2; }, "tm-1's loss"));
+  ASSERT_TRUE(cluster.add_task_manager("tm-1", 4, port1));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const auto now = placement(client);
+        if (now.size() != 6) return false;
+        for (const auto& [where, at] : now)
+          if (at.second == 0) return false;
+        return true;
+      },
+      "both regions running again"));
+  const int64_t completed = cp->checkpoint_stats().num_completed;
+  ASSERT_TRUE(wait_until([&] { return cp->checkpoint_stats().num_completed >= completed + 2; },
+                         "checkpoints completing across the TaskManager started again"));
+  cluster.finish_exactly_once({});
+  EXPECT_GE(cp->restarts(), 2) << "each region spans the lost TaskManager";
+}
+
 TEST(RemoteRegionFailover, ARegionSpanningTaskManagersRestartsAloneOnTheSharedDataPlane) {
   fail_spanning_region(/*fixed_data_ports=*/false);
 }
