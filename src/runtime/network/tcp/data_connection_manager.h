@@ -21,13 +21,16 @@
 // a frame for a channel not registered, data beyond credit) or a dropped connection closes that connection
 // only; the reason is logged (spdlog) and every channel on it is reported through
 // DataPlaneCallbacks::on_channel_failed, then the connection through on_connection_failed, so the
-// TaskManager can fail the affected tasks. A later registration for that peer opens a new connection.
+// TaskManager can fail the affected tasks (each channel's failure names its owner). A later registration for
+// that peer opens a new connection. A HELLO from a peer whose connection here is still open replaces that stale
+// connection (the peer dials only once its own end is gone).
 // Teardown: an InputGate destroyed early sends CLOSE_CHANNEL (the producer then drops that channel's data);
 // a cancelled ResultPartition sends CANCEL_CHANNEL (the consumer side reports the channel failed with
 // kCancelled, keeps what was delivered readable, and nothing follows).
 //
 // Threads: one IO thread (asio::io_context) per manager runs all socket work and the callbacks. Every public
-// method may be called from any thread except the IO thread (a callback must not call shutdown()).
+// method may be called from any thread except the IO thread (a callback must not call shutdown(), release() or
+// remove_peer(), which wait for the IO thread).
 #pragma once
 
 #include <asio.hpp>
