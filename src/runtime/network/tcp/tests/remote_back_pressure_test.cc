@@ -73,8 +73,14 @@ TEST(RemoteBackPressure, StalledChannelBlocksOnlyItsProducerWhileAnotherChannelO
   ASSERT_TRUE(eventually([&] {
     return stalled_gate.channel(0)->stats().receiver_held_buffers == config.credits_per_channel;
   })) << "received up to its credits";
-  // Nothing drains any more: the producer blocks for good.
-  ASSERT_TRUE(eventually([&] { return stalled.channel(0)->stats().sender_blocked; }));
+  // Nothing drains any more: the producer blocks for good. Blocked alone is not yet that state: a write still in
+  // flight may recycle one more buffer and let the producer run again for a moment. Once the producer's half also
+  // holds its credits' worth for the network and its sender queue is full, no remote credit is left to free either.
+  ASSERT_TRUE(eventually([&] {
+    const Channel::Stats s = stalled.channel(0)->stats();
+    return s.sender_blocked && s.receiver_held_buffers == config.credits_per_channel &&
+           s.sender_queued_buffers == config.max_buffers_per_channel;
+  })) << "the producer blocked with its half full";
   EXPECT_LE(emitted.load(), remote_bound_records(config));
   EXPECT_FALSE(stalled.is_available());
   EXPECT_EQ(stalled_gate.channel(0)->stats().sender_queued_buffers, 0) << "the network never sends beyond credit";
