@@ -26,9 +26,9 @@ set(SLUICE_USER_TARGETS sluice sluice_file sluice_kafka sluice_postgres sluice_s
 
 # The engine's libraries those reach (exported as Sluice::sluice_<name>; a user program does not name them).
 # sluice_warnings is an empty target outside the build tree (see the top-level CMakeLists.txt).
-set(SLUICE_INTERNAL_TARGETS sluice_core sluice_fs sluice_fs_config sluice_s3 sluice_config sluice_restart
+set(SLUICE_INTERNAL_TARGETS sluice_core sluice_fs sluice_fs_config sluice_s3 sluice_config sluice_logging sluice_restart
     sluice_metrics sluice_graph sluice_state sluice_checkpoint sluice_network sluice_network_tcp sluice_runtime
-    sluice_coordinator sluice_cluster sluice_rpc sluice_batch sluice_postgres_sql sluice_warnings)
+    sluice_coordinator sluice_cluster sluice_rpc sluice_rest sluice_batch sluice_postgres_sql sluice_warnings)
 
 install(TARGETS ${SLUICE_USER_TARGETS} ${SLUICE_INTERNAL_TARGETS} EXPORT SluiceTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -57,7 +57,7 @@ set(_sluice_pc_modules
   fmt::fmt=fmt spdlog::spdlog=spdlog nlohmann_json::nlohmann_json=nlohmann_json yaml-cpp=yaml-cpp
   RocksDB::rocksdb-shared=rocksdb protobuf::libprotobuf=protobuf gRPC::grpc++=grpc++ CURL::libcurl=libcurl
   OpenSSL::Crypto=libcrypto pugixml::pugixml=pugixml PkgConfig::XXHASH=libxxhash PkgConfig::RDKAFKA=rdkafka
-  PkgConfig::PQXX=libpqxx SQLite::SQLite3=sqlite3)
+  PkgConfig::PQXX=libpqxx SQLite::SQLite3=sqlite3 PkgConfig::HTTPLIB=cpp-httplib)
 function(_sluice_pc_visit item)
   get_property(seen GLOBAL PROPERTY _SLUICE_PC_SEEN)
   if(item IN_LIST seen)

@@ -7,7 +7,8 @@
 # - Depends: the shared libraries the CLI links, computed by dpkg-shlibdeps from the binary itself (so they follow
 #   the libraries it was built with), and the -dev packages without which the installed CMake package cannot be used
 #   at all: SluiceConfig.cmake calls find_dependency on them for every program, and the public headers include
-#   spdlog, fmt, nlohmann/json and RocksDB's headers. pkg-config runs inside SluiceConfig.cmake (libxxhash).
+#   spdlog, fmt, nlohmann/json and RocksDB's headers. pkg-config runs inside SluiceConfig.cmake (libxxhash, cpp-httplib: every
+#   program serves its job's REST endpoint).
 # - Recommends: the -dev packages of the connectors' own dependencies (Kafka, PostgreSQL, SQLite), which
 #   SluiceConfig.cmake looks for only when a program asks for those connectors (or names no COMPONENTS) and which
 #   sluice.pc requires; apt installs Recommends by default, --no-install-recommends leaves them out. And the tools
@@ -42,7 +43,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "\
 pkg-config, libfmt-dev, libspdlog-dev, nlohmann-json3-dev (>= 3.11), libyaml-cpp-dev, librocksdb-dev, \
-libprotobuf-dev, libgrpc++-dev, libcurl4-openssl-dev | libcurl-dev, libssl-dev, libpugixml-dev, libxxhash-dev")
+libprotobuf-dev, libgrpc++-dev, libcurl4-openssl-dev | libcurl-dev, libssl-dev, libpugixml-dev, libxxhash-dev, \
+libcpp-httplib-dev")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "librdkafka-dev, libpqxx-dev, libsqlite3-dev, cmake (>= 3.25), g++ (>= 4:12)")
 
 include(CPack)

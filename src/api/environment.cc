@@ -2,12 +2,17 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <cstdlib>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
 
+#include "api/job_endpoint.h"
+#include "api/job_signals.h"
 #include "batch/batch_job.h"
 #include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
@@ -17,10 +22,12 @@
 #include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
 #include "cluster/restore_check.h"
+#include "core/log_context.h"
 #include "fs/file_systems_from_config.h"
 #include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
 #include "graph/job_graph_fingerprint.h"
+#include "logging/logging_config.h"
 #include "rpc/cluster_process.h"
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
@@ -52,6 +59,16 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
       // jobmanager | taskmanager | mini_cluster: how execute() runs the program (docs/cluster.md).
       if (i + 1 >= argc) return Status::invalid_argument("--role: expected jobmanager, taskmanager or mini_cluster after it");
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kProcessRole.key, argv[++i]).with_context("--role"));
+    } else if (a == "--restore") {
+      // A savepoint or retained checkpoint folder, or `latest` (docs/savepoints.md), as `sluice demo --restore`.
+      if (i + 1 >= argc) {
+        return Status::invalid_argument(std::string(a) + ": expected a savepoint or checkpoint path, or latest, after it");
+      }
+      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kStateRecoveryPath.key, argv[++i]));
+    } else if (a == "--claim-mode") {
+      if (i + 1 >= argc) return Status::invalid_argument("--claim-mode: expected CLAIM or NO_CLAIM after it");
+      SLUICE_RETURN_IF_ERROR(
+          dynamic.set_string(options::kStateRecoveryClaimMode.key, argv[++i]).with_context("--claim-mode"));
     } else if (a == "--allow-non-restored-state") {
       SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kIgnoreUnclaimedState.key, "true"));
     } else if (a == "--rehash-key-groups") {
@@ -410,6 +427,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
         "the job has no operators: add a source and a sink (a program's operators are used up by execute(); "
         "build the program again to run it again)");
   }
+  SLUICE_RETURN_IF_ERROR(logging::configure_logging(config_));
   if (config_.get(options::kCheckRestoreOnly)) {
     graph::JobGraphOptions jo;
     jo.job_name = job_name;
@@ -450,6 +468,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   jo.max_parallelism = max_parallelism();
   // The job id is decided here, so the job's claims (output folders, checkpoint folder) record it.
   if (!mc.job_id) mc.job_id = mc.names->job_id();
+  log::ScopedLogContext submission_log_context(mc.job_id->to_hex(), "");  // the job's id on what submitting logs
   const ClaimingJob claimant = cluster::claiming_job(jo.job_name, *mc.job_id);
   const ProcessRole role = config_.get(options::kProcessRole);
   if (runs_in_batch(config_, *graph_)) {
@@ -498,8 +517,39 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
 }
 
 Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string& job_name) {
-  SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<JobClient> client, execute_async(job_name));
-  return client->wait();
+  api::JobSignalScope signals;  // from here on SIGINT / SIGTERM cancel the job cleanly; a second one exits
+  // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs. A
+  // TaskManager serves none: its JobManager serves the job's.
+  std::unique_ptr<api::JobEndpoint> endpoint;
+  if (config_.get(options::kProcessRole) != ProcessRole::kTaskManager) {
+    SLUICE_ASSIGN_OR_RETURN(endpoint, api::JobEndpoint::open(config_));
+    endpoint->describe(*this, job_name);
+  }
+  auto client = execute_async(job_name);
+  if (!client.is_ok()) {
+    signals.set_cancel({});
+    return client.status();
+  }
+  signals.set_cancel([c = client->get()] { c->cancel(); });
+  const std::string job_id = (*client)->job_id().to_hex();
+  log::register_job(job_id);  // lines of threads outside the job's own carry its id (core/log_context.h)
+  if (endpoint) {
+    endpoint->serve(**client);
+    spdlog::info("job {}: REST endpoint {} (sluice list, cancel, savepoint, stop)", job_id, endpoint->url());
+  }
+  JobExecutionResult result = (*client)->wait();
+  if (endpoint) endpoint->close();  // unregistered and no longer served
+  signals.set_cancel({});           // the job ended: a signal now exits at once
+  if (const int sig = signals.received(); sig != 0) {
+    spdlog::info("job {}: cancelled by {}", result.job_id.to_hex(), sig == SIGINT ? "SIGINT" : "SIGTERM");
+  }
+  if (endpoint) {
+    if (const std::optional<std::string> savepoint = endpoint->stopped_with_savepoint()) {
+      spdlog::info("job {}: stopped with a savepoint: {}", result.job_id.to_hex(), *savepoint);
+    }
+  }
+  log::unregister_job(job_id);
+  return result;
 }
 
 }  // namespace sluice

@@ -21,6 +21,7 @@
 #include "cluster/task_deployer.h"
 #include "coordinator/checkpoint_coordinator.h"
 #include "coordinator/job_lifecycle.h"
+#include "core/log_context.h"
 #include "graph/pipelined_regions.h"
 #include "runtime/stream_task.h"
 #include "sluice/metrics/metric_registry.h"
@@ -208,7 +209,10 @@ class JobMaster final : public CheckpointingJobClient,
     SLUICE_RETURN_IF_ERROR(deploy_attempt());
     SLUICE_RETURN_IF_ERROR(lifecycle_.start());
     if (coordinator_) coordinator_->start();
-    control_ = std::thread([this] { control_loop(); });
+    control_ = std::thread([this] {
+      log::ScopedLogContext log_context(job_id_.to_hex(), "");  // the job's id on the control thread's lines
+      control_loop();
+    });
     return Status::ok();
   }
 

@@ -57,8 +57,9 @@ const ConfigOption<int32_t> kNumberOfTaskSlots{
 
 const ConfigOption<std::string> kTaskManagerResourceId{
     "taskmanager.resource-id", "",
-    "The TaskManager's id; empty uses <taskmanager.host>:<its TaskExecutor port>. A process that starts again with "
-    "the same id replaces its predecessor at once.",
+    "The TaskManager's id; empty: <taskmanager.host>:<taskmanager.rpc.port> with a fixed RPC port, else the host and "
+    "a random suffix (127.0.0.1:2f6b015d). A process that starts again with the same id replaces its predecessor "
+    "at once.",
     {}, {}};
 
 const ConfigOption<milliseconds> kHeartbeatInterval{

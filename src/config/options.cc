@@ -1,6 +1,7 @@
 #include "sluice/config/options.h"
 
 #include "sluice/config/cluster_options.h"
+#include "sluice/config/logging_options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -672,6 +673,9 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kS3MultipartSize,          &options::kS3MultipartThreshold,
       &options::kS3UploadParallelism,      &options::kS3DownloadParallelism,
       &options::kS3EntropyKey,             &options::kS3EntropyLength,
+      // logging (logging_options.h)
+      &options::kLogLevel,                 &options::kLogFormat,
+      &options::kLogPattern,
   };
   return kAll;
 }

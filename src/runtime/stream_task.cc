@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/log_context.h"
 #include "graph/edge_topology.h"
 #include "runtime/blocking_record_framing.h"
 #include "runtime/watermark_event.h"
@@ -776,6 +777,11 @@ void StreamTask::loop() {
 }
 
 void StreamTask::run() {
+  // Flink's task names on the thread's log lines: "<chain name> (2/4)#0" (subtask 2 of 4, attempt 0).
+  log::ScopedLogContext log_context(
+      d_.job_id, d_.job_graph != nullptr ? subtask_name(*d_.job_graph, d_.vertex, d_.subtask_index) + "#" +
+                                               std::to_string(d_.attempt_number)
+                                         : std::string());
   try {
     build_chain();
     open_chain();

@@ -86,7 +86,7 @@ echo "plain: OK ($figures)"
 
 # stop-restore: `sluice stop` takes a savepoint through the JobManager's REST endpoint (the TaskManagers write its
 # state into it); a new cluster restores it and finishes the stream, exactly once over both runs' output.
-start_cluster stop-restore 2 30000000 ""
+start_cluster stop-restore 2 12000000 ""
 wait_for "$run/jm.log" "REST endpoint" 10 || fail "the JobManager serves no REST endpoint"
 job=$(sed -n 's/^job \([0-9a-f]\{32\}\): REST endpoint.*/\1/p' "$run/jm.log")
 [ -n "$job" ] || fail "no job id in the JobManager's log"
@@ -137,7 +137,7 @@ timeout 120 "$sluice" stop "$job" --savepoint-dir "$run/sps" > "$run/stop.log" 2
 rc=0; wait "$jm" || rc=$?
 [ "$rc" = 0 ] || fail "the stopped JobManager exit code $rc"
 savepoint=$(ls -d "$run"/sps/savepoint-*)
-start_cluster stop-restore 2 30000000 "--restore $savepoint"
+start_cluster stop-restore 2 12000000 "--restore $savepoint"
 expect_verified 0
 grep -q "restored checkpoint" "$run/jm.log" || fail "the second cluster did not restore the savepoint"
 echo "stop-restore: OK"
@@ -145,7 +145,7 @@ echo "stop-restore: OK"
 for seed in $(seq 1 "$seeds"); do
   RANDOM=$seed
   # kill: a TaskManager of the job dies at a seeded time after a completed checkpoint; the spare takes over.
-  start_cluster "kill-$seed" 3 20000000 ""
+  start_cluster "kill-$seed" 3 8000000 ""
   pick_victim
   wait_checkpoint_then_seeded_pause
   killed_at=$(date +%s.%N)
@@ -157,7 +157,7 @@ for seed in $(seq 1 "$seeds"); do
        "running again after $(ms_until "$killed_at" "attempt 1 deployed") ms"
 
   # stop: a paused TaskManager is lost after heartbeat.timeout; the job fails over to the spare.
-  start_cluster "stop-$seed" 3 20000000 ""
+  start_cluster "stop-$seed" 3 8000000 ""
   pick_victim
   wait_checkpoint_then_seeded_pause
   stopped_at=$(date +%s.%N)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +20,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../../examples/per_auction/per_auction_job.h"
+#include "api/job_endpoint.h"
+#include "api/job_signals.h"
 #include "sluice/metrics/metric_names.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
@@ -26,7 +29,6 @@
 #include "fs/folder_lock.h"
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
-#include "signals.h"
 #include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
 #include "core/host_name.h"
@@ -37,7 +39,6 @@
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
-#include "job_endpoint.h"
 #include "task_manager_run.h"
 #include "job_report.h"
 #include "verify.h"
@@ -283,22 +284,24 @@ int run_demo(const DemoFlags& f) {
               f.output.c_str());
   if (role == ProcessRole::kTaskManager) return run_task_manager(env, "demo", f.kill_at);
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
-  auto endpoint = JobEndpoint::open(config);
+  auto endpoint = api::JobEndpoint::open(config);
   if (!endpoint.is_ok()) {
     std::fprintf(stderr, "error: REST endpoint: %s\n", endpoint.status().to_string().c_str());
     return 2;
   }
   (*endpoint)->describe(env, "demo");
-  arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
+  api::JobSignalScope signals;  // SIGINT / SIGTERM from here on cancel the job cleanly (api/job_signals.h)
   auto client = env.execute_async("demo");
   if (!client.is_ok()) {
-    set_job_cancel({});
+    signals.set_cancel({});
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
-    if (int sig = received_signal()) return 128 + sig;
+    if (int sig = signals.received()) return 128 + sig;
     return 2;
   }
-  set_job_cancel([c = client->get()] { c->cancel(); });
+  signals.set_cancel([c = client->get()] { c->cancel(); });
   (*endpoint)->serve(**client);
+  std::printf("job %s: REST endpoint %s\n", (*client)->job_id().to_hex().c_str(), (*endpoint)->url().c_str());
+  std::fflush(stdout);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   const std::optional<std::pair<int64_t, std::string>> initial_restore =
       cp_client != nullptr ? cp_client->initial_restore() : std::nullopt;
@@ -323,7 +326,7 @@ int run_demo(const DemoFlags& f) {
   ProgressLine progress(**client, "bids");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
-  set_job_cancel({});  // the job ended: a signal now exits at once
+  signals.set_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
   // Distinct events of the stream this run processed: a finished run covers the whole stream, or after --restore
@@ -426,7 +429,7 @@ int run_demo(const DemoFlags& f) {
     std::fprintf(stderr, "sluice demo: cancelled through the REST endpoint (PATCH /jobs/%s?mode=cancel)\n",
                  result.job_id.to_hex().c_str());
   }
-  if (int sig = received_signal()) {
+  if (int sig = signals.received()) {
     std::fprintf(stderr, "sluice demo: cancelled by %s; the job's working directories are removed\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 128 + sig;

@@ -7,11 +7,9 @@
 #include "jobs_command.h"
 #include "nexmark_command.h"
 #include "savepoint_command.h"
-#include "signals.h"
 #include "sluice/config/configuration.h"
 
 int main(int argc, char** argv) {
-  sluice::cli::install_signal_thread();  // before any thread starts: they all inherit the blocked signals
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
   app.require_subcommand(1);
   // A usage error repeats the arguments it did not expect; a secret among them (-D s3.secret-key=...) stays out.

@@ -1,6 +1,7 @@
 #include "nexmark_command.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/job_endpoint.h"
+#include "api/job_signals.h"
 #include "cli_config.h"
 #include "cluster/mini_cluster.h"
-#include "job_endpoint.h"
 #include "job_report.h"
 #include "task_manager_run.h"
 #include "queries.h"
-#include "signals.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
@@ -154,18 +155,20 @@ int run_nexmark(const NexmarkFlags& f) {
               static_cast<unsigned long long>(f.seed), f.splits, parallelism);
   if (role == ProcessRole::kTaskManager) return run_task_manager(env, job_name, "");
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
-  auto endpoint = JobEndpoint::open(config);
+  auto endpoint = api::JobEndpoint::open(config);
   if (!endpoint.is_ok()) return fail("REST endpoint: " + endpoint.status().to_string());
   (*endpoint)->describe(env, job_name);
-  arm_job_cancel();  // SIGINT / SIGTERM from here on cancel the job cleanly (signals.h)
+  api::JobSignalScope signals;  // SIGINT / SIGTERM from here on cancel the job cleanly (api/job_signals.h)
   auto client = env.execute_async(job_name);
   if (!client.is_ok()) {
-    set_job_cancel({});
-    if (int sig = received_signal()) return 128 + sig;
+    signals.set_cancel({});
+    if (int sig = signals.received()) return 128 + sig;
     return fail(client.status().to_string());
   }
-  set_job_cancel([c = client->get()] { c->cancel(); });
+  signals.set_cancel([c = client->get()] { c->cancel(); });
   (*endpoint)->serve(**client);
+  std::printf("job %s: REST endpoint %s\n", (*client)->job_id().to_hex().c_str(), (*endpoint)->url().c_str());
+  std::fflush(stdout);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());
   std::optional<FailureInjector> injector;
   if (f.inject_failures > 0 && cp_client != nullptr) {
@@ -182,7 +185,7 @@ int run_nexmark(const NexmarkFlags& f) {
   ProgressLine progress(**client, nq::kSourceName);
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
-  set_job_cancel({});  // the job ended: a signal now exits at once
+  signals.set_cancel({});  // the job ended: a signal now exits at once
   progress.stop();
   if (injector) injector->stop();
   const int64_t emitted = source_events((*client)->metrics(), nq::kSourceName);
@@ -231,7 +234,7 @@ int run_nexmark(const NexmarkFlags& f) {
     std::fprintf(stderr, "sluice nexmark: cancelled through the REST endpoint (PATCH /jobs/%s?mode=cancel)\n",
                  result.job_id.to_hex().c_str());
   }
-  if (int sig = received_signal()) {
+  if (int sig = signals.received()) {
     std::fprintf(stderr, "sluice nexmark: cancelled by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 128 + sig;
   }

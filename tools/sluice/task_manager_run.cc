@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "api/job_signals.h"
 #include "cluster/task_manager_job_client.h"
 #include "rest/metrics_server.h"
 #include "runtime/fault_injection.h"
-#include "signals.h"
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice::cli {
 
 int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_name, const std::string& kill_at) {
-  arm_job_cancel();
+  api::JobSignalScope signals;  // SIGINT / SIGTERM cancel the job cleanly (api/job_signals.h)
   auto client = env.execute_async(job_name);
   if (!client.is_ok()) {
-    set_job_cancel({});
+    signals.set_cancel({});
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
     return 2;
   }
@@ -43,7 +43,7 @@ int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_nam
     if (!armed.is_ok()) {
       (*client)->cancel();
       (void)(*client)->wait();
-      set_job_cancel({});
+      signals.set_cancel({});
       std::fprintf(stderr, "error: %s\n", armed.to_string().c_str());
       return 2;
     }
@@ -58,7 +58,7 @@ int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_nam
     if (!started.is_ok()) {
       (*client)->cancel();
       (void)(*client)->wait();
-      set_job_cancel({});
+      signals.set_cancel({});
       std::fprintf(stderr, "error: %s\n", started.status().to_string().c_str());
       return 2;
     }
@@ -66,13 +66,13 @@ int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_nam
     std::printf("TaskManager metrics: http://%s:%d/metrics\n", host.c_str(), metrics->port());
     std::fflush(stdout);
   }
-  set_job_cancel([c = client->get()] { c->cancel(); });
+  signals.set_cancel([c = client->get()] { c->cancel(); });
   JobExecutionResult result = (*client)->wait();
   if (metrics) metrics->stop();  // before the JobClient its requests read goes away
-  set_job_cancel({});
+  signals.set_cancel({});
   std::printf("TaskManager ended: job %s%s%s\n", job_status_name(result.status), result.error.is_ok() ? "" : ": ",
               result.error.is_ok() ? "" : result.error.to_string().c_str());
-  if (int sig = received_signal()) return 128 + sig;
+  if (int sig = signals.received()) return 128 + sig;
   return result.status == JobStatus::kFinished ? 0 : 1;
 }
 

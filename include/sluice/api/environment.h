@@ -42,7 +42,8 @@ class StreamExecutionEnvironment {
 
   // Parses `--config FILE` (YAML), `-D key=value` (repeatable) and `--role jobmanager|taskmanager` (execute() then
   // runs the program as that process of a cluster: docs/cluster.md) from a command line, and the restore flags
-  // `--allow-non-restored-state`, `--rehash-key-groups` and `--check-restore PATH` (execute() then only checks
+  // `--restore PATH|latest` (Flink's `--fromSavepoint`: execution.state-recovery.path), `--claim-mode
+  // CLAIM|NO_CLAIM`, `--allow-non-restored-state`, `--rehash-key-groups` and `--check-restore PATH` (execute() then only checks
   // whether the job would restore PATH, prints the report and exits the process: 0 it would, 1 it would not -
   // docs/savepoints.md); other arguments are left for the program. Errors name the bad argument.
   static Result<StreamExecutionEnvironment> from_args(int argc, const char* const* argv);
@@ -143,7 +144,16 @@ class StreamExecutionEnvironment {
   }
 
   // ---- execution -------------------------------------------------------------------------------
+  // Runs the job and blocks until it ends. While it runs, the job is controllable as the built-in jobs are
+  // (docs/rest-api.md): it serves its REST endpoint (rest.port, default 0 = a free port; rest.bind-address,
+  // default loopback) and registers in this user's job registry, so `sluice list`, `sluice cancel`, `sluice
+  // savepoint` and `sluice stop [--drain]` reach it; the first SIGINT / SIGTERM cancels it cleanly (the result is
+  // CANCELED), a second one exits the process at once with 128 + the signal. A TaskManager process
+  // (execution.process-role) serves no endpoint; its JobManager does. Errors: kIoError / kInvalidArgument naming
+  // the rest.* keys when the endpoint cannot be bound (nothing has run then), and those of execute_async.
   Result<JobExecutionResult> execute(const std::string& job_name = "sluice-job");
+  // Submits the job and returns its client at once; no REST endpoint and no signal handling (the caller has the
+  // JobClient to control the job).
   Result<std::unique_ptr<JobClient>> execute_async(const std::string& job_name = "sluice-job");
 
   const StreamGraph& stream_graph() const { return *graph_; }

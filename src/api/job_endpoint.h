@@ -1,5 +1,6 @@
-// The REST endpoint and job-registry entry of a job the tool runs (`sluice demo`, `sluice nexmark`): the wiring
-// between the job's JobClient and src/rest (docs/rest-api.md).
+// The REST endpoint and job-registry entry of a running job: the wiring between the job's JobClient and src/rest
+// (docs/rest-api.md). StreamExecutionEnvironment::execute() gives every program one; `sluice demo` and
+// `sluice nexmark` use it around execute_async(). Internal to the library (not installed for programs to include).
 //
 // Use: open() before submitting (binds rest.bind-address:rest.port, so a bad value fails before the job runs),
 // describe() before execute_async() (which consumes the program), serve() once the job is submitted, close() as
@@ -17,7 +18,7 @@
 #include "sluice/config/configuration.h"
 #include "sluice/core/status.h"
 
-namespace sluice::cli {
+namespace sluice::api {
 
 class JobEndpoint {
  public:
@@ -29,8 +30,10 @@ class JobEndpoint {
   // vertices and max parallelism, from the program in `env`.
   void describe(const StreamExecutionEnvironment& env, const std::string& job_name);
   // Serves the submitted job and registers it in the per-user job registry (a warning on stderr if that fails;
-  // the job runs anyway). Prints where the endpoint is.
+  // the job runs anyway).
   void serve(JobClient& client);
+  // The job's REST address once served: http://<rest.address>:<port>/jobs/<job id>.
+  std::string url() const;
   // Unregisters and stops the endpoint. Idempotent.
   void close();
 
@@ -47,4 +50,4 @@ class JobEndpoint {
   std::shared_ptr<std::atomic<bool>> cancel_requested_ = std::make_shared<std::atomic<bool>>(false);
 };
 
-}  // namespace sluice::cli
+}  // namespace sluice::api

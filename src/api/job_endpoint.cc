@@ -16,7 +16,7 @@
 #include "sluice/config/options.h"
 #include "sluice/core/clock.h"
 
-namespace sluice::cli {
+namespace sluice::api {
 namespace {
 
 // The stop-with-savepoint request of the job, if any, and whether a client read its outcome.
@@ -159,6 +159,7 @@ struct JobEndpoint::State {
   std::shared_ptr<StopTracking> stop = std::make_shared<StopTracking>();
   std::unique_ptr<rest::ScopedJobRegistration> registration;
   bool serving = false;
+  std::string url;
 };
 
 JobEndpoint::JobEndpoint(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -225,10 +226,10 @@ void JobEndpoint::serve(JobClient& client) {
     std::fprintf(stderr, "warning: the job is not in the job registry, so `sluice list` will not show it: %s\n",
                  s.registration->status().to_string().c_str());
   }
-  std::printf("job %s: REST endpoint http://%s:%d/jobs/%s\n", r.job_id.to_hex().c_str(), r.address.c_str(), r.port,
-              r.job_id.to_hex().c_str());
-  std::fflush(stdout);
+  s.url = "http://" + r.address + ":" + std::to_string(r.port) + "/jobs/" + r.job_id.to_hex();
 }
+
+std::string JobEndpoint::url() const { return state_->url; }
 
 std::optional<std::string> JobEndpoint::stopped_with_savepoint() const {
   std::string trigger_id;
@@ -260,4 +261,4 @@ void JobEndpoint::close() {
   state_->serving = false;
 }
 
-}  // namespace sluice::cli
+}  // namespace sluice::api

@@ -1,0 +1,24 @@
+#include "sluice/config/logging_options.h"
+
+namespace sluice::options {
+
+const ConfigOption<std::optional<LogLevel>> kLogLevel{
+    "log.level", std::nullopt,
+    "The least severe level of the lines written to stderr: TRACE, DEBUG, INFO, WARN, ERROR or OFF (log4j's names, "
+    "as in Flink's rootLogger.level). Unset: the environment variable SPDLOG_LEVEL (spdlog's syntax, e.g. debug), "
+    "else INFO.",
+    {"rootLogger.level"}, {}};
+
+const ConfigOption<LogFormat> kLogFormat{
+    "log.format", LogFormat::kText,
+    "TEXT: lines after log.pattern. JSON: one JSON object per line with time (UTC, ISO 8601), level, thread, job "
+    "(the job id, when known), task (on a task's thread: \"<chain name> (2/4)#0\") and message.",
+    {}, {}};
+
+const ConfigOption<std::string> kLogPattern{
+    "log.pattern", "[%Y-%m-%d %H:%M:%S.%e] [%l] %J%v",
+    "The pattern of TEXT lines in spdlog's syntax (%Y-%m-%d %H:%M:%S.%e time, %l level, %t thread id, %v message), "
+    "plus %J: the job id and task of the line in brackets with a space after them, or nothing when neither is known.",
+    {}, {[](const std::string& v) { return !v.empty(); }, "not empty"}};
+
+}  // namespace sluice::options
