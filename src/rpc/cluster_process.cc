@@ -15,6 +15,7 @@
 #include "rpc/job_master_service.h"
 #include "rpc/remote_deployer.h"
 #include "rpc/resource_manager_service.h"
+#include "rpc/rpc_address.h"
 #include "rpc/split_enumerator_service.h"
 #include "rpc/task_manager.h"
 #include "sluice/config/cluster_options.h"
@@ -108,7 +109,7 @@ class TaskManagerClient final : public cluster::TaskManagerJobClient {
     c.executor.config = &config_;
     c.executor.job_metrics = &metrics_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
     c.metric_registry = &metrics_;
-    c.executor.jobmanager_address = p.jobmanager_address + ":" + std::to_string(p.jobmanager_port);
+    c.executor.jobmanager_address = host_port(p.jobmanager_address, p.jobmanager_port);
     c.executor.report_timeout_ms = p.heartbeats.timeout_ms;
     c.executor.data_port = static_cast<uint16_t>(p.taskmanager_data_port);
     c.executor.fault_injector = &kills_;

@@ -17,6 +17,7 @@
 #include "proto/task_executor.grpc.pb.h"
 #include "rpc/grpc_status.h"
 #include "rpc/report_codec.h"
+#include "rpc/rpc_address.h"
 
 namespace sluice::rpc {
 
@@ -462,7 +463,7 @@ Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32
     if (!added) continue;
     const cluster::TaskManagerRegistration& r = info->registration;
     targets.push_back(Target{r.task_manager_id, info->registration_id, r.host,
-                             stub_for(r.host + ":" + std::to_string(r.rpc_port))});
+                             stub_for(host_port(r.host, r.rpc_port))});
   }
   return targets;
 }

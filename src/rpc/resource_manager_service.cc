@@ -130,14 +130,17 @@ grpc::Status ResourceManagerService::WatchConnection(grpc::ServerContext* contex
 }
 
 Result<std::unique_ptr<RpcServer>> RpcServer::start(const std::string& bind_address, int32_t port,
-                                                    const std::vector<grpc::Service*>& services) {
+                                                    const std::vector<grpc::Service*>& services,
+                                                    const RpcServerKeys& keys) {
   if (port < 0 || port > 65535) {
-    return Status::invalid_argument("jobmanager.rpc.port " + std::to_string(port) + " is not a port: expected 0..65535");
+    return Status::invalid_argument(keys.port + " " + std::to_string(port) + " is not a port: expected 0..65535");
   }
   grpc::ServerBuilder builder;
   int bound = 0;
-  const std::string address = bind_address + ":" + std::to_string(port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound);
+  builder.AddListeningPort(host_port(bind_address, port), grpc::InsecureServerCredentials(), &bound);
+  // gRPC sets SO_REUSEPORT by default: a second server on the port would bind too and the kernel would share the
+  // connections between the two processes.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2'000);
   // An unanswered ping closes the connection and fails the calls on it: generous, since a loaded peer (or a
   // sanitizer build) may be slow to answer; heartbeat.timeout is what decides a peer is gone.
@@ -148,9 +151,8 @@ Result<std::unique_ptr<RpcServer>> RpcServer::start(const std::string& bind_addr
   for (grpc::Service* s : services) builder.RegisterService(s);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound == 0) {
-    return Status::io_error("cannot serve the control plane on " + address +
-                            " (jobmanager.rpc.address / jobmanager.rpc.port): the address is not local or the port is "
-                            "taken");
+    if (server) server->Shutdown(std::chrono::system_clock::now());
+    return bind_failure(bind_address, port, keys);
   }
   return std::unique_ptr<RpcServer>(new RpcServer(std::move(server), bound));
 }

@@ -25,6 +25,7 @@
 #include "cluster/resource_manager.h"
 #include "cluster/task_manager_metrics.h"
 #include "proto/resource_manager.grpc.pb.h"
+#include "rpc/rpc_address.h"
 
 namespace sluice::rpc {
 
@@ -65,11 +66,15 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
 
 // A gRPC server on `bind_address`:`port` (0: an ephemeral port) serving `services` (which must outlive it), with
 // keepalive pings so a peer that vanished without closing its connection (a cut network) is noticed.
-// kIOError naming the address when it cannot bind.
+// The port is this server's alone: gRPC's default SO_REUSEPORT is switched off, so a second JobManager or a
+// TaskManager on a port another process listens on fails at start instead of sharing its connections.
+// kIOError when it cannot bind, naming the key of `keys` to change and why (bind_failure in rpc_address.h);
+// kInvalidArgument naming the port key for a port outside 0..65535.
 class RpcServer {
  public:
   static Result<std::unique_ptr<RpcServer>> start(const std::string& bind_address, int32_t port,
-                                                  const std::vector<grpc::Service*>& services);
+                                                  const std::vector<grpc::Service*>& services,
+                                                  const RpcServerKeys& keys = RpcServerKeys::job_manager());
   ~RpcServer();
   int32_t port() const { return port_; }
   // Stops accepting calls and waits up to `deadline_ms` for calls in flight, then cancels them. Idempotent.

@@ -15,7 +15,7 @@ Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config
   if (tm->config_.metric_registry) setup.before_task_finished = [t = tm.get()] { t->connection_->report_metrics_now(); };
   tm->executor_ = std::make_unique<TaskExecutorService>(std::move(setup));
   SLUICE_ASSIGN_OR_RETURN(tm->server_, RpcServer::start(tm->config_.bind_address, tm->config_.rpc_port,
-                                                        {tm->executor_.get()}));
+                                                        {tm->executor_.get()}, RpcServerKeys::task_manager()));
   cluster::TaskManagerRegistration r{tm->config_.task_manager_id, tm->config_.bind_address, tm->server_->port(),
                                      tm->config_.executor.data_port,   tm->config_.num_slots, tm->config_.sluice_version,
                                      tm->config_.job_graph_fingerprint};

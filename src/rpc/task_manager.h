@@ -41,7 +41,8 @@ struct TaskManagerConfig {
 
 class TaskManager final : private ResourceManagerConnection::Listener {
  public:
-  // Serves the TaskExecutor and starts registering. kIOError when the port cannot be bound.
+  // Serves the TaskExecutor and starts registering. kIOError naming taskmanager.host or taskmanager.rpc.port when
+  // the TaskExecutor cannot listen there (RpcServer::start).
   static Result<std::unique_ptr<TaskManager>> start(TaskManagerConfig config, const Clock* clock);
   ~TaskManager() override;  // stop()
 

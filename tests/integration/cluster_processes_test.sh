@@ -33,9 +33,9 @@ enter_cluster_workdir
 start_cluster() {
   run=$1; local tms=$2 events=$3 extra=$4
   mkdir -p "$run"
-  local port; port=$(free_port)
+  jm_port=$(free_port)
   common=(--events "$events" -p "${parallelism:-2}" --checkpoint-interval 100ms --checkpoint-dir "$run/ck" --output "$run/out"
-          -D jobmanager.rpc.port="$port" -D heartbeat.interval=200ms -D heartbeat.timeout=2s $extra)
+          -D jobmanager.rpc.port="$jm_port" -D heartbeat.interval=200ms -D heartbeat.timeout=2s $extra)
   log="$run/jm.log" launch "${common[@]}" -D execution.process-role=jobmanager --verify --summary-json "$run/summary.json"
   jm=$launched
   wait_for "$run/jm.log" "JobManager serving" 10 || fail "the JobManager did not start"
@@ -61,8 +61,15 @@ pick_victim() {
 }
 
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
-# JobGraph fingerprint) is refused naming both fingerprints, and ends.
+# JobGraph fingerprint) is refused naming both fingerprints, and ends. A second JobManager on the first one's
+# jobmanager.rpc.port fails at start (exit 2) naming the key.
 start_cluster plain 2 2000000 ""
+rc=0
+timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/second-ck" --output "$run/second-out" \
+  -D jobmanager.rpc.port="$jm_port" -D execution.process-role=jobmanager > "$run/second-jm.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "a second JobManager on port $jm_port: exit code $rc, expected 2"
+grep -q "jobmanager.rpc.port $jm_port: .*Address already in use" "$run/second-jm.log" ||
+  fail "the second JobManager's error does not name jobmanager.rpc.port: $(cat "$run/second-jm.log")"
 rc=0
 timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-role=taskmanager > "$run/other.log" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "a TaskManager of another program: exit code $rc, expected 1"
