@@ -48,9 +48,10 @@ void TaskManager::stop() {
     stopped_ = true;
   }
   ended_.notify_all();
-  server_->shutdown(0);
-  connection_->stop();
-  executor_->cancel_running_attempt();
+  // A start() that failed (its port could not be bound) leaves what it had not built yet null.
+  if (server_) server_->shutdown(0);
+  if (connection_) connection_->stop();
+  if (executor_) executor_->cancel_running_attempt();
 }
 
 Result<std::string> TaskManager::wait_for_end() {

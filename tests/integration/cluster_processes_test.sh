@@ -62,7 +62,8 @@ pick_victim() {
 
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
 # JobGraph fingerprint) is refused naming both fingerprints, and ends. A second JobManager on the first one's
-# jobmanager.rpc.port fails at start (exit 2) naming the key.
+# jobmanager.rpc.port, and a TaskManager on a taskmanager.host not on this machine, fail at start (exit 2) naming
+# the key.
 start_cluster plain 2 2000000 ""
 rc=0
 timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/second-ck" --output "$run/second-out" \
@@ -70,6 +71,13 @@ timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/second-ck
 [ "$rc" = 2 ] || fail "a second JobManager on port $jm_port: exit code $rc, expected 2"
 grep -q "jobmanager.rpc.port $jm_port: .*Address already in use" "$run/second-jm.log" ||
   fail "the second JobManager's error does not name jobmanager.rpc.port: $(cat "$run/second-jm.log")"
+rc=0
+timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/remote-ck" --output "$run/remote-out" \
+  -D jobmanager.rpc.port="$jm_port" -D taskmanager.host=192.0.2.1 -D execution.process-role=taskmanager \
+  > "$run/remote-tm.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "a TaskManager on taskmanager.host 192.0.2.1: exit code $rc, expected 2"
+grep -q "taskmanager.host '192.0.2.1'" "$run/remote-tm.log" ||
+  fail "the TaskManager's error does not name taskmanager.host: $(cat "$run/remote-tm.log")"
 rc=0
 timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-role=taskmanager > "$run/other.log" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "a TaskManager of another program: exit code $rc, expected 1"

@@ -1,6 +1,7 @@
-// RpcServer when the control-plane address cannot be listened on: a port another server holds (gRPC's SO_REUSEPORT
-// is off, so the second bind fails), an address not on this host, a name that does not resolve. Each fails with
-// kIOError naming the config key to change. An IPv6 literal is served.
+// RpcServer and TaskManager::start when the control-plane address cannot be listened on: a port another server
+// holds (gRPC's SO_REUSEPORT is off, so the second bind fails), an address not on this host, a name that does not
+// resolve. Each fails with kIOError naming the config key to change, and a TaskManager that cannot bind returns
+// its error instead of crashing while it tears down what it had started.
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "rpc/resource_manager_service.h"
+#include "rpc/task_manager.h"
 
 namespace sluice::rpc {
 namespace {
@@ -87,6 +89,35 @@ TEST(RpcServer, AnIpv6LiteralIsServed) {
   EXPECT_GT((*server)->port(), 0);
   EXPECT_EQ(host_port("::1", 6123), "[::1]:6123");
   EXPECT_EQ(host_port("127.0.0.1", 6123), "127.0.0.1:6123");
+}
+
+// What TaskManager::start needs before it binds; registering never starts, since the bind fails first.
+TaskManagerConfig unbindable_task_manager(const std::string& host, int32_t port) {
+  TaskManagerConfig c;
+  c.bind_address = host;
+  c.rpc_port = port;
+  c.task_manager_id = "tm-1";
+  c.executor.jobmanager_address = "127.0.0.1:1";
+  return c;
+}
+
+TEST(TaskManagerStart, APortInUseFailsNamingTaskManagerRpcPortInsteadOfCrashing) {
+  Served served;
+  auto taken = RpcServer::start("127.0.0.1", 0, served.services());
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  const int32_t port = (*taken)->port();
+  auto tm = TaskManager::start(unbindable_task_manager("127.0.0.1", port), SystemClock::shared().get());
+  ASSERT_FALSE(tm.is_ok());
+  EXPECT_EQ(tm.status().code(), StatusCode::kIOError);
+  const std::string message = tm.status().to_string();
+  EXPECT_NE(message.find("taskmanager.rpc.port " + std::to_string(port)), std::string::npos) << message;
+}
+
+TEST(TaskManagerStart, AHostNotOnThisMachineFailsNamingTaskManagerHostInsteadOfCrashing) {
+  auto tm = TaskManager::start(unbindable_task_manager(kNotOnThisHost, 0), SystemClock::shared().get());
+  ASSERT_FALSE(tm.is_ok());
+  const std::string message = tm.status().to_string();
+  EXPECT_NE(message.find(std::string("taskmanager.host '") + kNotOnThisHost + "'"), std::string::npos) << message;
 }
 
 }  // namespace
