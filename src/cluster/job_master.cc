@@ -224,7 +224,12 @@ class JobMaster final : public CheckpointingJobClient,
   // ---- JobClient ----
   JobId job_id() const override { return job_id_; }
   JobStatus status() const override { return lifecycle_.status(); }
-  void cancel() override { post(Event::of(Event::Kind::kCancel)); }
+  // A deployment waiting for slots holds the control thread: it is interrupted, so the cancel takes effect at once
+  // (Flink cancels a job whose tasks wait for slots without waiting for slot.request.timeout).
+  void cancel() override {
+    post(Event::of(Event::Kind::kCancel));
+    if (deployer_) deployer_->interrupt_deploy();
+  }
   JobExecutionResult wait() override { return lifecycle_.wait(); }
   const MetricRegistry& metrics() const override { return registry_; }
   coordinator::CheckpointStatsSnapshot checkpoint_stats() const override {
@@ -603,6 +608,11 @@ class JobMaster final : public CheckpointingJobClient,
       if (auto latest = checkpoints_->latest()) restore_point_ = std::move(latest);
       Status deployed = deploy_region(region);
       if (deployed.is_ok()) break;
+      if (cancel_requested()) {  // the deployment was interrupted by the cancel: not a failure of the job
+        move_to(JobStatus::kCancelling);
+        finish_job(JobStatus::kCanceled, Status::ok());
+        return false;
+      }
       cause = deployed.with_context("redeploying pipelined region " + std::to_string(region + 1) + " after a failure");
     }
     {
@@ -668,6 +678,14 @@ class JobMaster final : public CheckpointingJobClient,
     return true;
   }
 
+  // True when a cancel request is queued (it ends the job at the control loop's next turn).
+  bool cancel_requested() {
+    std::lock_guard lock(events_mu_);
+    for (const auto& ev : events_)
+      if (ev.kind == Event::Kind::kCancel) return true;
+    return false;
+  }
+
   // Waits `backoff_ms` or until a cancel request comes. The events the stopped tasks posted are stale then: all of
   // them after a full stop (`region` null), those of `region`'s tasks after a region stop. False when a cancel came.
   bool wait_backoff(int64_t backoff_ms, const size_t* region) {
@@ -701,6 +719,10 @@ class JobMaster final : public CheckpointingJobClient,
       Status deployed;
       if (!restart_after(cause, &deployed)) return false;
       if (deployed.is_ok()) break;
+      if (cancel_requested()) {  // the deployment was interrupted by the cancel: not a failure of the job
+        finish_job(JobStatus::kCanceled, Status::ok());
+        return false;
+      }
       cause = deployed.with_context("redeploying after a failure");
     }
     move_to(JobStatus::kRunning);

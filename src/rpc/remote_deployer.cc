@@ -423,7 +423,13 @@ Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(setup_.slot_request_timeout_ms);
     Result<std::vector<cluster::AllocatedSlot>> allocated = rm.allocate(count, setup_.spread_out_slots);
     while (!allocated.is_ok() && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      {
+        std::unique_lock lock(interrupt_mu_);
+        if (interrupt_cv_.wait_for(lock, std::chrono::milliseconds(20), [&] { return interrupted_; })) {
+          return Status::cancelled("deploying attempt " + std::to_string(attempt_number) +
+                                   ": the job was cancelled while it waited for slots");
+        }
+      }
       allocated = rm.allocate(count, setup_.spread_out_slots);
     }
     if (!allocated.is_ok()) {
@@ -468,11 +474,23 @@ Result<std::vector<RemoteDeployer::Target>> RemoteDeployer::allocate_slots(int32
   return targets;
 }
 
+void RemoteDeployer::interrupt_deploy() {
+  {
+    std::lock_guard lock(interrupt_mu_);
+    interrupted_ = true;
+  }
+  interrupt_cv_.notify_all();
+}
+
 Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::AttemptDeployment attempt) {
   const graph::JobGraph& jg = *context_.job_graph;
   const int32_t n = attempt.attempt_number;
   const std::string what = "deploying attempt " + std::to_string(n);
   if (attempt.subtasks.empty()) return Status::invalid_argument(what + ": no subtasks");
+  {
+    std::lock_guard lock(interrupt_mu_);
+    if (interrupted_) return Status::cancelled(what + ": the job is being cancelled");
+  }
   int32_t slots = 1;
   for (const auto& v : jg.vertices) slots = std::max(slots, v.parallelism);
   // Slot sharing: subtask k of every vertex goes to slot k.

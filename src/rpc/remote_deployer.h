@@ -27,6 +27,7 @@
 // task_deployer.h.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,8 +53,8 @@ struct RemoteDeployerSetup {
   cluster::TaskManagerLossMonitor* loss_monitor = nullptr;
   bool spread_out_slots = false;  // cluster.evenly-spread-out-slots (Flink's default: false)
   // slot.request.timeout (Flink's default 5 min): how long a deployment waits for enough free slots before it fails
-  // (retriably, through the restart strategy). The JobMaster's control thread waits meanwhile, so a cancel takes
-  // effect once the wait ends.
+  // (retriably, through the restart strategy). The JobMaster's control thread waits meanwhile; a cancel interrupts
+  // the wait (interrupt_deploy), so the job goes CANCELED at once.
   int64_t slot_request_timeout_ms = 300'000;
   // pekko.ask.timeout: one call; CancelAttempt waits for the tasks to end, so it gets 6x that.
   int64_t rpc_timeout_ms = 10'000;
@@ -73,6 +74,8 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
 
   Result<std::unique_ptr<cluster::DeployedTasks>> deploy(cluster::AttemptDeployment attempt) override;
   void on_job_end(JobStatus terminal) override;
+  // A deploy() waiting for slots returns kCancelled within a few milliseconds; so does every later one.
+  void interrupt_deploy() override;
   std::vector<cluster::TaskManagerInfo> task_managers() const override { return setup_.resource_manager->task_managers(); }
   bool deploys_regions() const override { return true; }
 
@@ -118,6 +121,10 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   };
   std::vector<std::optional<HeldSlot>> slots_;
   uint64_t next_deployment_id_ = 1;  // deploy() only
+
+  std::mutex interrupt_mu_;
+  std::condition_variable interrupt_cv_;
+  bool interrupted_ = false;  // guarded by interrupt_mu_
 
   std::mutex mu_;
   std::vector<Attempt*> running_;  // deployed and not cancelled

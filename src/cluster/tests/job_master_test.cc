@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -31,6 +32,7 @@ struct CallLog {
   std::vector<AttemptDeployment> attempts;
   std::map<JobVertexId, std::vector<uint8_t>> enumerator_states;  // of the last trigger
   Status fail_deploy = Status::ok();
+  int32_t wait_from_attempt = -1;  // this attempt and later ones wait for slots (5 s, or until interrupted)
   void add(std::string c) {
     std::lock_guard lock(mu);
     calls.push_back(std::move(c));
@@ -87,6 +89,14 @@ class RecordingDeployer final : public TaskDeployer {
   Result<std::unique_ptr<DeployedTasks>> deploy(AttemptDeployment attempt) override {
     if (!log_->fail_deploy.is_ok()) return log_->fail_deploy;
     const int32_t n = attempt.attempt_number;
+    if (log_->wait_from_attempt >= 0 && n >= log_->wait_from_attempt) {  // as a deployment waiting for slots
+      log_->add("waiting " + std::to_string(n));
+      std::unique_lock lock(interrupt_mu_);
+      if (!interrupt_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return interrupted_; })) {
+        return Status::timeout("deploying attempt " + std::to_string(n) + ": not enough slots");
+      }
+      return Status::cancelled("deploying attempt " + std::to_string(n) + ": interrupted");
+    }
     std::vector<runtime::ExecutionAttemptId> ids;
     for (const auto& s : attempt.subtasks) ids.push_back(s.id);
     {
@@ -102,10 +112,20 @@ class RecordingDeployer final : public TaskDeployer {
     return {tm};
   }
   runtime::TaskListener* listener() const { return context_.listener; }
+  void interrupt_deploy() override {
+    {
+      std::lock_guard lock(interrupt_mu_);
+      interrupted_ = true;
+    }
+    interrupt_cv_.notify_all();
+  }
 
  private:
   CallLog* log_;
   JobTaskContext context_;
+  std::mutex interrupt_mu_;
+  std::condition_variable interrupt_cv_;
+  bool interrupted_ = false;
 };
 
 // numbers (parallelism 2) -> key_by -> keyed sum (parallelism 3) -> discard: two vertices, five subtasks.
@@ -281,6 +301,23 @@ TEST_F(JobMasterTest, AfterACompletedCheckpointTheNextAttemptRestoresFromIt) {
   EXPECT_NE(log_.attempts[1].restore->point.location.find("chk-" + std::to_string(id->value())), std::string::npos)
       << log_.attempts[1].restore->point.location;
   EXPECT_TRUE(log_.attempts[1].restore->point.owned);
+}
+
+// A redeployment that waits for resources (slots of TaskManagers) holds the control thread; a cancel interrupts
+// the wait, and the job is CANCELED at once, without an error and without another restart.
+TEST_F(JobMasterTest, ACancelInterruptsADeploymentWaitingForSlotsAndTheJobIsCanceledAtOnce) {
+  log_.wait_from_attempt = 1;
+  auto job = start(true, /*restart_attempts=*/3);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  deployer_->listener()->on_task_failed(1, 2, Status::user_function("boom"));
+  ASSERT_TRUE(wait_for_call("waiting 1")) << ::testing::PrintToString(log_.snapshot());
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  (*job)->cancel();
+  JobExecutionResult r = (*job)->wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(2));
+  EXPECT_EQ(r.status, JobStatus::kCanceled);
+  EXPECT_TRUE(r.error.is_ok()) << r.error.to_string();
+  EXPECT_EQ(count("waiting 2"), 0u);  // no restart after the interrupted deployment
 }
 
 TEST_F(JobMasterTest, ADeploymentThatFailsFailsTheSubmissionWithItsCause) {
