@@ -24,6 +24,7 @@
 #include "cluster/restore_check.h"
 #include "core/log_context.h"
 #include "fs/file_systems_from_config.h"
+#include "fs/folder_lock.h"
 #include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
 #include "graph/job_graph_fingerprint.h"
@@ -369,6 +370,30 @@ std::map<std::string, std::string> task_settings(const Configuration& config, co
           {"auto-watermark-interval-ms", std::to_string(mc.auto_watermark_interval_ms)}};
 }
 
+// Where the job writes, as every process of a cluster resolves it: the checkpoint folder and each sink's claims
+// (output folders, transaction prefixes; sluice/core/exclusive_claim.h), a local folder by its canonical absolute
+// path. Part of the JobGraph fingerprint, so a TaskManager that would write elsewhere - a relative path started in
+// another working directory, another --output - is refused at registration instead of the job reporting success
+// over output the JobManager never sees.
+std::map<std::string, std::string> write_locations(const StreamGraph& graph, const std::string& job_name,
+                                                   const Configuration& config, const cluster::MiniClusterConfig& mc) {
+  std::map<std::string, std::string> out;
+  if (mc.checkpointing && mc.storage->supports_savepoints()) {
+    const std::string dir = config.get(options::kCheckpointsDirectory);
+    const std::optional<ExclusiveClaim> local = fs::local_folder_claim(dir, dir);
+    out["writes.checkpoints"] = local && !local->key.empty() ? local->key : dir;
+  }
+  for (const StreamNode& node : graph.nodes) {
+    if (!node.exclusive_claims) continue;
+    std::string where;
+    for (const ExclusiveClaim& c : node.exclusive_claims(ClaimContext{job_name, node.uid, mc.file_systems})) {
+      where += (c.key.empty() ? c.what : c.key) + ";";
+    }
+    out["writes.sink." + std::to_string(node.id)] = where;
+  }
+  return out;
+}
+
 // execution.state-recovery.from-local: the tasks of this process write a local copy of their state files next to
 // checkpoint storage (checkpoint/local_recovery_storage.h), in a directory of this process's own.
 Status keep_local_state(const Configuration& config, cluster::MiniClusterConfig& mc) {
@@ -408,7 +433,9 @@ Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& confi
                                     options::kCheckpointsDirectory.key +
                                     " to an s3:// path or a folder every host of the cluster reaches");
   }
-  const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties, task_settings(config, mc));
+  std::map<std::string, std::string> settings = task_settings(config, mc);
+  for (auto& [key, value] : write_locations(*graph, jg.job_name, config, mc)) settings[key] = std::move(value);
+  const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties, settings);
   std::shared_ptr<const StreamGraph> sg = std::move(graph);
   graph = std::make_shared<StreamGraph>();
   if (role == ProcessRole::kTaskManager) {

@@ -687,7 +687,8 @@ class JobMaster final : public CheckpointingJobClient,
   }
 
   // Waits `backoff_ms` or until a cancel request comes. The events the stopped tasks posted are stale then: all of
-  // them after a full stop (`region` null), those of `region`'s tasks after a region stop. False when a cancel came.
+  // them after a full stop (`region` null), those of `region`'s tasks after a region stop; a cancel and a
+  // stop-with-savepoint request stay. False when a cancel came.
   bool wait_backoff(int64_t backoff_ms, const size_t* region) {
     std::unique_lock lock(events_mu_);
     events_cv_.wait_for(lock, std::chrono::milliseconds(backoff_ms), [&] {
@@ -701,6 +702,8 @@ class JobMaster final : public CheckpointingJobClient,
       if (ev.kind == Event::Kind::kCancel) {
         cancelled = true;
         keep.push_back(std::move(ev));
+      } else if (ev.kind == Event::Kind::kStop) {
+        keep.push_back(std::move(ev));  // a request of the user's, not of the stopped tasks: answered after the restart
       } else if (region != nullptr && !in_region(*region, ev.vertex, ev.subtask)) {
         keep.push_back(std::move(ev));
       }

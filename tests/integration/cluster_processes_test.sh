@@ -3,7 +3,8 @@
 # (execution.process-role), the job spread over two TaskManagers' slots so every keyed exchange crosses the TCP data
 # plane. Each scenario checks the committed output against the single-threaded oracle (--verify: exactly once):
 #   plain   - a JobManager and two TaskManagers; every process ends when the job finishes; a TaskManager of another
-#             program (another seed) is refused naming both JobGraph fingerprints; the JobManager's closing
+#             program (another seed), and one whose --output is another folder, are refused naming both JobGraph
+#             fingerprints; the JobManager's closing
 #             per-operator figures (from the TaskManagers' metric reports) equal the committed output and the stream;
 #   stop-restore - the JobManager's REST endpoint lists both TaskManagers and where every subtask runs, and shows the
 #             TaskManagers' per-operator metrics (GET /metrics, with tm_id) and Flink's per-vertex figures; `sluice stop`
@@ -61,10 +62,10 @@ pick_victim() {
 }
 
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
-# JobGraph fingerprint) is refused naming both fingerprints, and ends. A second JobManager on the first one's
+# JobGraph fingerprint) or another --output is refused naming both fingerprints, and ends. A second JobManager on the first one's
 # jobmanager.rpc.port, and a TaskManager on a taskmanager.host not on this machine, fail at start (exit 2) naming
 # the key.
-start_cluster plain 2 2000000 ""
+start_cluster plain 2 4000000 ""
 rc=0
 timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/second-ck" --output "$run/second-out" \
   -D jobmanager.rpc.port="$jm_port" -D execution.process-role=jobmanager > "$run/second-jm.log" 2>&1 || rc=$?
@@ -78,10 +79,18 @@ timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/remote-ck
 [ "$rc" = 2 ] || fail "a TaskManager on taskmanager.host 192.0.2.1: exit code $rc, expected 2"
 grep -q "taskmanager.host '192.0.2.1'" "$run/remote-tm.log" ||
   fail "the TaskManager's error does not name taskmanager.host: $(cat "$run/remote-tm.log")"
-rc=0
-timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-role=taskmanager > "$run/other.log" 2>&1 || rc=$?
-[ "$rc" = 1 ] || fail "a TaskManager of another program: exit code $rc, expected 1"
-grep -q "built JobGraph .* the JobManager JobGraph" "$run/other.log" || fail "the refusal does not name both JobGraphs"
+# Another program (another seed), and one that would write its output elsewhere - where the JobManager never looks:
+# where a job writes is part of the fingerprint - both started while the job runs.
+elsewhere=("${common[@]/#$run\/out/$run/elsewhere}")
+timeout -s KILL 60 "$sluice" demo "${common[@]}" --seed 2 -D execution.process-role=taskmanager > "$run/other.log" 2>&1 &
+other_pid=$!
+timeout -s KILL 60 "$sluice" demo "${elsewhere[@]}" -D execution.process-role=taskmanager > "$run/elsewhere.log" 2>&1 &
+elsewhere_pid=$!
+for rogue in other elsewhere; do
+  pid_var=${rogue}_pid; rc=0; wait "${!pid_var}" || rc=$?
+  [ "$rc" = 1 ] || fail "a TaskManager of another program ($rogue): exit code $rc, expected 1 ($(tail -n 3 "$run/$rogue.log"))"
+  grep -q "built JobGraph .* the JobManager JobGraph" "$run/$rogue.log" || fail "the refusal ($rogue) does not name both JobGraphs"
+done
 expect_verified 0
 expect_task_managers_finished
 # The JobManager's closing figures come from the TaskManagers' metric reports (docs/cluster.md "Metrics at the

@@ -156,7 +156,8 @@ Job make_job() {
 class JobMasterTest : public ::testing::Test {
  protected:
   // Starts the job; `checkpointing`: local checkpoint storage, no periodic trigger, fixed-delay restarts.
-  Result<std::unique_ptr<JobClient>> start(bool checkpointing, int32_t restart_attempts = 1) {
+  Result<std::unique_ptr<JobClient>> start(bool checkpointing, int32_t restart_attempts = 1,
+                                           int64_t restart_delay_ms = 0) {
     job_ = make_job();
     MiniClusterConfig cfg;
     if (checkpointing) {
@@ -164,7 +165,7 @@ class JobMasterTest : public ::testing::Test {
       cfg.checkpoint_config.interval = std::chrono::hours(1);
       cfg.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(tmp_.path(), ct::threshold(100));
       cfg.restart.type = RestartStrategyType::kFixedDelay;
-      cfg.restart.fixed_delay = {restart_attempts, 0};
+      cfg.restart.fixed_delay = {restart_attempts, restart_delay_ms};
     }
     return start_job_master(job_.sg, job_.jg, cfg, {}, [this](JobTaskContext c) -> std::unique_ptr<TaskDeployer> {
       auto d = std::make_unique<RecordingDeployer>(&log_, std::move(c));
@@ -318,6 +319,32 @@ TEST_F(JobMasterTest, ACancelInterruptsADeploymentWaitingForSlotsAndTheJobIsCanc
   EXPECT_EQ(r.status, JobStatus::kCanceled);
   EXPECT_TRUE(r.error.is_ok()) << r.error.to_string();
   EXPECT_EQ(count("waiting 2"), 0u);  // no restart after the interrupted deployment
+}
+
+// A stop-with-savepoint accepted while the job was RUNNING, but queued behind a task failure, is not lost with the
+// failed attempt's events: it reaches the next attempt's sources once the job runs again. The request must win
+// the race against the control thread's handling of the failure (else it is refused as RESTARTING, which is fine):
+// the test retries until it does.
+TEST_F(JobMasterTest, AStopWithSavepointQueuedBehindAFailureReachesTheNextAttempt) {
+  bool raced = false;
+  for (int round = 0; round < 20 && !raced; ++round) {
+    log_.calls.clear();
+    log_.attempts.clear();
+    auto job = start(true, /*restart_attempts=*/3, /*restart_delay_ms=*/100);
+    ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+    auto& client = dynamic_cast<CheckpointingJobClient&>(**job);
+    deployer_->listener()->on_task_failed(1, 2, Status::user_function("boom"));
+    auto trigger = client.stop_with_savepoint(tmp_.path() + "/savepoints-" + std::to_string(round), /*drain=*/false,
+                                              checkpoint::SavepointFormatType::kCanonical);
+    if (trigger.is_ok()) {
+      raced = true;
+      ASSERT_TRUE(wait_for_call("deploy 1")) << ::testing::PrintToString(log_.snapshot());
+      EXPECT_TRUE(wait_for_call("stop 1")) << ::testing::PrintToString(log_.snapshot());
+    }
+    (*job)->cancel();
+    (void)(*job)->wait();
+  }
+  EXPECT_TRUE(raced) << "no stop request was accepted before the failure was handled in 20 rounds";
 }
 
 TEST_F(JobMasterTest, ADeploymentThatFailsFailsTheSubmissionWithItsCause) {
