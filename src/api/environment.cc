@@ -559,7 +559,7 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
   }
   signals.set_cancel([c = client->get()] { c->cancel(); });
   const std::string job_id = (*client)->job_id().to_hex();
-  log::register_job(job_id);  // lines of threads outside the job's own carry its id (core/log_context.h)
+  log::ScopedRunningJob running(job_id);  // lines of threads outside the job's own carry its id (core/log_context.h)
   if (endpoint) {
     endpoint->serve(**client);
     spdlog::info("job {}: REST endpoint {} (sluice list, cancel, savepoint, stop)", job_id, endpoint->url());
@@ -575,7 +575,6 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
       spdlog::info("job {}: stopped with a savepoint: {}", result.job_id.to_hex(), *savepoint);
     }
   }
-  log::unregister_job(job_id);
   return result;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace sluice::log {
 
@@ -32,6 +33,18 @@ class ScopedLogContext {
 // context of their own log its id.
 void register_job(const std::string& job_id);
 void unregister_job(const std::string& job_id);
+
+// register_job for its lifetime.
+class ScopedRunningJob {
+ public:
+  explicit ScopedRunningJob(std::string job_id) : job_id_(std::move(job_id)) { register_job(job_id_); }
+  ~ScopedRunningJob() { unregister_job(job_id_); }
+  ScopedRunningJob(const ScopedRunningJob&) = delete;
+  ScopedRunningJob& operator=(const ScopedRunningJob&) = delete;
+
+ private:
+  std::string job_id_;
+};
 
 // This thread's context; else the process's one job; else empty.
 LogContext current();

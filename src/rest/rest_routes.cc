@@ -139,6 +139,11 @@ void RestRoutes::clear() {
 }
 
 void RestRoutes::install(httplib::Server& server) {
+  // What no route answered (an unknown path, a malformed id) gets Flink's error shape too, never an empty body.
+  server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    error(res, res.status, res.status == 404 ? "Not found: " + req.path : "HTTP " + std::to_string(res.status));
+  });
   server.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
     std::shared_lock lock(jobs_mu_);
     nlohmann::json list = nlohmann::json::array();

@@ -14,6 +14,12 @@
 #include "rpc/resource_manager_service.h"
 
 namespace sluice::rpc {
+namespace {
+// How often an unregistered TaskManager says that no JobManager answers.
+constexpr int64_t kUnansweredWarningMs = 10'000;
+// How long a lost connection waits for its watch to end by itself (and deliver a job-ended event in flight).
+constexpr int64_t kWatchDrainMs = 300;
+}  // namespace
 
 struct ResourceManagerConnection::Impl {
   ResourceManagerConnectionConfig config;
@@ -87,12 +93,21 @@ struct ResourceManagerConnection::Impl {
     }
     // Since when this TaskManager has had no registration (taskmanager.registration.timeout counts from here).
     auto unregistered_since = std::chrono::steady_clock::now();
+    int64_t warned_at_ms = 0;  // of the wait; a wrong jobmanager.rpc.address shows within seconds, not at the timeout
     while (!stopped()) {
       v1::RegisterTaskManagerResponse registered;
       Status refused = Status::ok();
-      if (!register_once(*stub, &registered, &refused)) {
+      std::string unanswered;
+      if (!register_once(*stub, &registered, &refused, &unanswered)) {
         const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                                      unregistered_since).count();
+        if (refused.is_ok() && waited_ms - warned_at_ms >= kUnansweredWarningMs) {
+          warned_at_ms = waited_ms;
+          spdlog::warn("TaskManager '{}': no JobManager answers at {} (jobmanager.rpc.address, jobmanager.rpc.port) "
+                       "for {} s: {}; trying again until taskmanager.registration.timeout ({} s)",
+                       config.registration.task_manager_id, config.jobmanager_address, waited_ms / 1000, unanswered,
+                       config.registration_timeout_ms / 1000);
+        }
         if (refused.is_ok() && config.registration_timeout_ms > 0 && waited_ms >= config.registration_timeout_ms) {
           refused = Status::timeout("no JobManager at " + config.jobmanager_address + " accepted this TaskManager within " +
                                     "taskmanager.registration.timeout (" + std::to_string(config.registration_timeout_ms) +
@@ -128,6 +143,13 @@ struct ResourceManagerConnection::Impl {
         continue;
       }
       const std::string lost = keep_alive(*stub, registered, hb);
+      {
+        // The JobManager unregisters this TaskManager right after writing the job-ended event, so a heartbeat can
+        // see the unregistration before the watch reads the event: let the watch end by itself for a moment (it
+        // does at once when the JobManager's process went too) before taking the end for a loss.
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, std::chrono::milliseconds(kWatchDrainMs), [&] { return stopping || watch_ended; });
+      }
       end_watch();
       if (stopped()) return;
       std::string ended;
@@ -149,8 +171,9 @@ struct ResourceManagerConnection::Impl {
   }
 
   // True when registered. False with *refused set when the JobManager refused for good; false with *refused ok
-  // when no JobManager answered (retry).
-  bool register_once(v1::ResourceManagerGateway::Stub& stub, v1::RegisterTaskManagerResponse* out, Status* refused) {
+  // when no JobManager answered (retry; *unanswered says what gRPC saw).
+  bool register_once(v1::ResourceManagerGateway::Stub& stub, v1::RegisterTaskManagerResponse* out, Status* refused,
+                     std::string* unanswered) {
     const cluster::TaskManagerRegistration& r = config.registration;
     v1::RegisterTaskManagerRequest req;
     req.set_protocol_version(kControlProtocolVersion);
@@ -169,6 +192,7 @@ struct ResourceManagerConnection::Impl {
     if (c == grpc::StatusCode::FAILED_PRECONDITION || c == grpc::StatusCode::INVALID_ARGUMENT) {
       *refused = from_grpc(s, "registering with the JobManager at " + config.jobmanager_address);
     }
+    *unanswered = s.error_message();
     return false;
   }
 

@@ -98,7 +98,11 @@ void TaskManager::on_refused(const Status& reason) {
     refused_ = reason;
   }
   ended_.notify_all();
-  spdlog::error("TaskManager '{}': the JobManager refused it for good: {}", config_.task_manager_id, reason.to_string());
+  if (reason.code() == StatusCode::kTimeout) {  // nothing answered: no JobManager refused anything
+    spdlog::error("TaskManager '{}': gave up registering: {}", config_.task_manager_id, reason.to_string());
+  } else {
+    spdlog::error("TaskManager '{}': the JobManager refused it for good: {}", config_.task_manager_id, reason.to_string());
+  }
 }
 
 }  // namespace sluice::rpc

@@ -22,6 +22,7 @@
 #include "../../examples/per_auction/per_auction_job.h"
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
+#include "core/log_context.h"
 #include "sluice/metrics/metric_names.h"
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
@@ -300,6 +301,7 @@ int run_demo(const DemoFlags& f) {
   }
   signals.set_cancel([c = client->get()] { c->cancel(); });
   (*endpoint)->serve(**client);
+  log::ScopedRunningJob running((*client)->job_id().to_hex());  // its id on every thread's log lines
   std::printf("job %s: REST endpoint %s\n", (*client)->job_id().to_hex().c_str(), (*endpoint)->url().c_str());
   std::fflush(stdout);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());

@@ -15,6 +15,7 @@
 
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
+#include "core/log_context.h"
 #include "cli_config.h"
 #include "cluster/mini_cluster.h"
 #include "job_report.h"
@@ -167,6 +168,7 @@ int run_nexmark(const NexmarkFlags& f) {
   }
   signals.set_cancel([c = client->get()] { c->cancel(); });
   (*endpoint)->serve(**client);
+  log::ScopedRunningJob running((*client)->job_id().to_hex());  // its id on every thread's log lines
   std::printf("job %s: REST endpoint %s\n", (*client)->job_id().to_hex().c_str(), (*endpoint)->url().c_str());
   std::fflush(stdout);
   auto* cp_client = dynamic_cast<cluster::CheckpointingJobClient*>(client->get());

@@ -248,13 +248,20 @@ TEST_F(RestServerTest, MetricsArePrometheusTextWithFlinksNamesAndTheJobId) {
 }
 
 TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
-  server->add_job(std::make_shared<FakeJob>(true));
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
   HttpResponse r = call("GET", "/jobs/" + std::string(32, '0'));
   EXPECT_EQ(r.status, 404);
   EXPECT_THAT(error_message(r), HasSubstr("Job 00000000000000000000000000000000 not found"));
-  EXPECT_EQ(call("GET", "/jobs/abc").status, 404);
-  EXPECT_EQ(call("GET", "/no-such-path").status, 404);
-  EXPECT_EQ(call("GET", "/jobs/" + std::string(32, '0') + "/vertices/0").status, 404);
+  // Paths no route matches answer in the same shape (Flink: "Not found: <path>"), never an empty body.
+  for (const std::string& path : std::vector<std::string>{"/jobs/abc", "/no-such-path", "/jobs/" + job->id() + "/vertices/-1"}) {
+    HttpResponse p = call("GET", path);
+    EXPECT_EQ(p.status, 404) << path;
+    EXPECT_THAT(error_message(p), HasSubstr("Not found: " + path)) << p.body;
+  }
+  HttpResponse v = call("GET", "/jobs/" + std::string(32, '0') + "/vertices/0");
+  EXPECT_EQ(v.status, 404);
+  EXPECT_THAT(error_message(v), HasSubstr("not found"));
 }
 
 TEST_F(RestServerTest, Checkpoints) {
