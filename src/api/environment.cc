@@ -13,6 +13,7 @@
 
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
+#include "api/progress_line.h"
 #include "batch/batch_job.h"
 #include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
@@ -31,6 +32,7 @@
 #include "logging/logging_config.h"
 #include "rpc/cluster_process.h"
 #include "sluice/config/cluster_options.h"
+#include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice {
@@ -552,6 +554,11 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
     SLUICE_ASSIGN_OR_RETURN(endpoint, api::JobEndpoint::open(config_));
     endpoint->describe(*this, job_name);
   }
+  std::vector<std::string> sources;  // by name, for the progress line (the graph goes with execute_async)
+  for (const StreamNode& node : graph_->nodes) {
+    if (node.kind == StreamNode::Kind::kSource) sources.push_back(node.name);
+  }
+  const ProgressLineMode progress_mode = config_.get(options::kProgressLine);
   auto client = execute_async(job_name);
   if (!client.is_ok()) {
     signals.set_cancel({});
@@ -564,7 +571,12 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
     endpoint->serve(**client);
     spdlog::info("job {}: REST endpoint {} (sluice list, cancel, savepoint, stop)", job_id, endpoint->url());
   }
+  std::optional<api::ProgressLine> progress;
+  if (progress_mode == ProgressLineMode::kOn || (progress_mode == ProgressLineMode::kAuto && ::isatty(STDERR_FILENO))) {
+    progress.emplace(**client, std::move(sources), stderr, "records");
+  }
   JobExecutionResult result = (*client)->wait();
+  if (progress) progress->stop();
   if (endpoint) endpoint->close();  // unregistered and no longer served
   signals.set_cancel({});           // the job ended: a signal now exits at once
   if (const int sig = signals.received(); sig != 0) {

@@ -21,4 +21,10 @@ const ConfigOption<std::string> kLogPattern{
     "plus %J: the job id and task of the line in brackets with a space after them, or nothing when neither is known.",
     {}, {[](const std::string& v) { return !v.empty(); }, "not empty"}};
 
+const ConfigOption<ProgressLineMode> kProgressLine{
+    "execution.progress-line", ProgressLineMode::kAuto,
+    "Whether execute() prints a line to stderr every second while the job runs: records its sources emitted, "
+    "records per second, completed checkpoints, time elapsed. AUTO: when stderr is a terminal; ON; OFF.",
+    {}, {}};
+
 }  // namespace sluice::options

@@ -675,7 +675,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       &options::kS3EntropyKey,             &options::kS3EntropyLength,
       // logging (logging_options.h)
       &options::kLogLevel,                 &options::kLogFormat,
-      &options::kLogPattern,
+      &options::kLogPattern,               &options::kProgressLine,
   };
   return kAll;
 }

@@ -4,7 +4,7 @@
 # savepoint` and `sluice stop` take savepoints of it, and Flink's upgrade workflow works: the changed program (its
 # keyed state's struct gains a field, a new operator with a new uid) restores the stop's savepoint with `--restore`
 # and finishes; the committed output of both runs holds every record exactly once (each index once, per key the
-# counts 1..n). Then: `sluice cancel` ends a run CANCELED; SIGTERM and SIGINT cancel it cleanly (no RocksDB working
+# counts 1..n) and the progress line shows (execution.progress-line=ON). Then: `sluice cancel` ends a run CANCELED; SIGTERM and SIGINT cancel it cleanly (no RocksDB working
 # directory left, the registry entry gone). A second signal exiting at once: api_job_signals_tests.
 # Usage: user_program_control_test.sh SLUICE USER_CONTROL_JOB
 set -euo pipefail
@@ -78,13 +78,16 @@ common=(--events "$events" --keys "$keys" --output "$work/out" -D parallelism.de
         -D state.backend.rocksdb.localdir="$work/rocks")
 
 # 1. Run v1 at 6000 records/s (about 10 s), savepoint it, read its REST endpoint, stop it with a savepoint.
-start v1 "${common[@]}" --rate 6000
+start v1 "${common[@]}" --rate 6000 -D execution.progress-line=ON
 body=$(http_get "$url/jobs/$job_id") || fail "GET /jobs/:id" v1.log
 echo "$body" | grep -q '"state": *"RUNNING"' || fail "GET /jobs/:id is not RUNNING: $body" v1.log
 echo "$body" | grep -q 'running-count' || fail "GET /jobs/:id does not list the keyed operator: $body" v1.log
 "$sluice" savepoint "${job_id:0:8}" "$work/savepoints" > savepoint.out 2>&1 || fail "sluice savepoint" savepoint.out v1.log
 sp=$(sed -n 's/^Savepoint completed: //p' savepoint.out)
 [ -f "$sp/_metadata" ] || fail "no savepoint _metadata at '$sp'" savepoint.out
+for _ in $(seq 1 50); do grep -q "progress: " v1.log && break; sleep 0.1; done  # the first one after 1 s
+grep -Eq "^  progress: [0-9]+ records, [0-9]+ records/s, [0-9]+ checkpoints, [0-9.]+ s elapsed$" v1.log \
+  || fail "no progress line (execution.progress-line=ON)" v1.log
 "$sluice" stop "${job_id:0:8}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || fail "sluice stop" stop.out v1.log
 stopped=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)
 [ -f "$stopped/_metadata" ] || fail "no savepoint at '$stopped'" stop.out

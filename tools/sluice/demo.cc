@@ -22,6 +22,7 @@
 #include "../../examples/per_auction/per_auction_job.h"
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
+#include "api/progress_line.h"
 #include "core/log_context.h"
 #include "sluice/metrics/metric_names.h"
 #include "checkpoint/checkpoint_files.h"
@@ -325,7 +326,7 @@ int run_demo(const DemoFlags& f) {
   if (f.inject_failures > 0 && batch_client != nullptr) {
     arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
   }
-  ProgressLine progress(**client, "bids");
+  api::ProgressLine progress(**client, {"bids"}, stdout, "events");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   signals.set_cancel({});  // the job ended: a signal now exits at once

@@ -8,6 +8,7 @@
 #include <iterator>
 #include <random>
 
+#include "api/progress_line.h"
 #include "coordinator/checkpoint_stats_json.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
@@ -52,12 +53,7 @@ int64_t peak_rss_bytes() {
 }
 
 int64_t source_events(const MetricRegistry& metrics, const std::string& source_name) {
-  const std::string infix = "." + source_name + ".";
-  double total = 0;
-  for (const auto& m : metrics.snapshot()) {
-    if (m.name == metric_names::kNumRecordsOut && m.scope.find(infix) != std::string::npos) total += m.value;
-  }
-  return static_cast<int64_t>(total);
+  return api::records_emitted(metrics, {source_name});
 }
 
 nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job) {
@@ -82,26 +78,6 @@ nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string
     o[key] = o.value(key, 0.0) + v;
   }
   return ops;
-}
-
-ProgressLine::ProgressLine(JobClient& client, std::string source_name) {
-  thread_ = std::thread([this, &client, source = std::move(source_name)] {
-    const auto start = std::chrono::steady_clock::now();
-    while (!done_.load()) {
-      for (int i = 0; i < 10 && !done_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (done_.load()) break;
-      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      int64_t ev = source_events(client.metrics(), source);
-      std::printf("  progress: %lld events, %.0f events/s, %.1f s elapsed\n", static_cast<long long>(ev),
-                  static_cast<double>(ev) / elapsed, elapsed);
-      std::fflush(stdout);
-    }
-  });
-}
-
-void ProgressLine::stop() {
-  done_.store(true);
-  if (thread_.joinable()) thread_.join();
 }
 
 namespace {

@@ -1,7 +1,7 @@
-// What `sluice demo` and `sluice nexmark` share around a running job: the progress line, seeded failure
-// injection (--inject-failures), and the figures of the JSON summary and the closing lines (events per
+// What `sluice demo` and `sluice nexmark` share around a running job (the progress line is api/progress_line.h):
+// seeded failure injection (--inject-failures), and the figures of the JSON summary and the closing lines (events per
 // CPU-second, peak RSS, per-operator metrics, checkpoints, restarts, failures).
-// Thread-safety: ProgressLine and FailureInjector run one thread each, started and stopped by the caller's
+// Thread-safety: FailureInjector runs one thread, started and stopped by the caller's
 // thread; the functions are called from the caller's thread.
 #pragma once
 
@@ -38,18 +38,6 @@ int64_t source_events(const MetricRegistry& metrics, const std::string& source_n
 
 // Per-operator figures summed over subtasks: records_in/out, bytes_in/out, state_size_bytes, back_pressured_ms.
 nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job);
-
-// "  progress: N events, R events/s, T s elapsed" every second until stop().
-class ProgressLine {
- public:
-  ProgressLine(JobClient& client, std::string source_name);
-  ~ProgressLine() { stop(); }
-  void stop();
-
- private:
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
 
 // Seeded failure injection: `failures` failures, each of a seeded class (runtime/fault_injection.h; every class
 // once per round of five, in a seeded order), one after the other (each after the previous fired and the job

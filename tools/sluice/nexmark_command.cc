@@ -15,6 +15,7 @@
 
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
+#include "api/progress_line.h"
 #include "core/log_context.h"
 #include "cli_config.h"
 #include "cluster/mini_cluster.h"
@@ -184,7 +185,7 @@ int run_nexmark(const NexmarkFlags& f) {
   if (f.inject_failures > 0 && batch_client != nullptr) {
     arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
   }
-  ProgressLine progress(**client, nq::kSourceName);
+  api::ProgressLine progress(**client, {nq::kSourceName}, stdout, "events");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   signals.set_cancel({});  // the job ended: a signal now exits at once

@@ -1,5 +1,6 @@
-// The options of Sluice's logging: the level, the line format and the pattern of spdlog's default logger, which
-// every part of Sluice logs through (docs/configuration.md, "Logging"). Flink configures log4j with
+// The options of Sluice's logging - the level, the line format and the pattern of spdlog's default logger, which
+// every part of Sluice logs through - and of the progress line a running job prints (docs/configuration.md,
+// "Logging"). Flink configures log4j with
 // `rootLogger.level` in its properties files; Sluice has one process-wide logger, set from these keys by every
 // execute() (src/logging/logging_config.h). Registered in all_options() (options.h) like every other option.
 // Thread-safety: immutable after static initialization.
@@ -41,6 +42,20 @@ struct EnumOptionNames<LogFormat> {
   }};
 };
 
+// execution.progress-line: whether execute() prints a progress line to stderr every second.
+//   AUTO - when stderr is a terminal (isatty), as a person watches the program; not into a log file or a pipe.
+//   ON / OFF - always / never.
+enum class ProgressLineMode { kAuto, kOn, kOff };
+
+template <>
+struct EnumOptionNames<ProgressLineMode> {
+  static constexpr std::array<std::pair<ProgressLineMode, std::string_view>, 3> kValues{{
+      {ProgressLineMode::kAuto, "AUTO"},
+      {ProgressLineMode::kOn, "ON"},
+      {ProgressLineMode::kOff, "OFF"},
+  }};
+};
+
 namespace options {
 
 // log.level (enum, unset; deprecated key rootLogger.level): unset means the environment variable SPDLOG_LEVEL
@@ -51,6 +66,9 @@ extern const ConfigOption<LogFormat> kLogFormat;
 // log.pattern (string, "[%Y-%m-%d %H:%M:%S.%e] [%l] %J%v"): spdlog's pattern syntax for TEXT lines, plus %J: the
 // job id and task of the line ("[<job id>] ", "[<job id> <task> (2/4)#0] ", or nothing when neither is known).
 extern const ConfigOption<std::string> kLogPattern;
+
+// execution.progress-line (enum, AUTO; Sluice's own).
+extern const ConfigOption<ProgressLineMode> kProgressLine;
 
 }  // namespace options
 }  // namespace sluice
