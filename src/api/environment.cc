@@ -497,9 +497,10 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   jo.max_parallelism = max_parallelism();
   // The job id is decided here, so the job's claims (output folders, checkpoint folder) record it.
   if (!mc.job_id) mc.job_id = mc.names->job_id();
-  log::ScopedLogContext submission_log_context(mc.job_id->to_hex(), "");  // the job's id on what submitting logs
   const ClaimingJob claimant = cluster::claiming_job(jo.job_name, *mc.job_id);
   const ProcessRole role = config_.get(options::kProcessRole);
+  // The job's id on what submitting logs (a TaskManager's own id is not the job's: none there).
+  log::ScopedLogContext submission_log_context(role == ProcessRole::kTaskManager ? "" : mc.job_id->to_hex(), "");
   if (runs_in_batch(config_, *graph_)) {
     if (role != ProcessRole::kMiniCluster) {
       // Every process would otherwise run the whole job by itself and write its output once each.
@@ -566,7 +567,10 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
   }
   signals.set_cancel([c = client->get()] { c->cancel(); });
   const std::string job_id = (*client)->job_id().to_hex();
-  log::ScopedRunningJob running(job_id);  // lines of threads outside the job's own carry its id (core/log_context.h)
+  // Lines of threads outside the job's own carry its id (core/log_context.h). Not in a TaskManager: its client's id
+  // is its own, the JobManager's job id reaches it with the deployments (its task threads log that one).
+  std::optional<log::ScopedRunningJob> running;
+  if (config_.get(options::kProcessRole) != ProcessRole::kTaskManager) running.emplace(job_id);
   if (endpoint) {
     endpoint->serve(**client);
     spdlog::info("job {}: REST endpoint {} (sluice list, cancel, savepoint, stop)", job_id, endpoint->url());

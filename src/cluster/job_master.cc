@@ -781,6 +781,7 @@ class JobMaster final : public CheckpointingJobClient,
   void finish_job(JobStatus terminal, const Status& error) {
     // A checkpoint still pending when the job finished normally is not a failure of the job's checkpoints.
     if (coordinator_) coordinator_->shutdown(Status::cancelled("job ended"), terminal == JobStatus::kFinished);
+    if (deployer_) deployer_->before_job_end();
     tasks_.stop_all();
     if (coordinator_ && checkpoints_) {
       using checkpoint::JobTerminalStatus;

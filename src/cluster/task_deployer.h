@@ -109,6 +109,9 @@ class TaskDeployer {
   // The job reached `terminal` and its last attempt is gone (called once, by the JobMaster's control thread, before
   // the job's client reports the end). A deployer whose tasks run in TaskManager processes tells them.
   virtual void on_job_end(JobStatus terminal) { (void)terminal; }
+  // The job is ending (called once by the JobMaster's control thread, before it stops the last attempt): every task
+  // that finished reported so before. A deployer that keeps what its tasks reported takes it as final.
+  virtual void before_job_end() {}
   // The job is being cancelled (any thread, any number of times): a deploy() waiting for resources (a TaskManager's
   // slots) stops waiting and returns kCancelled, and so does every later one. A deployer that never waits ignores it.
   virtual void interrupt_deploy() {}

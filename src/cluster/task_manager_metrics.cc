@@ -5,6 +5,7 @@ namespace sluice::cluster {
 bool TaskManagerMetrics::update(const std::string& task_manager_id, uint64_t registration_id, uint64_t sequence,
                                 std::vector<MetricValue> metrics) {
   std::lock_guard lock(mu_);
+  if (frozen_) return false;
   auto it = reports_.find(task_manager_id);
   if (it != reports_.end()) {
     const Report& kept = it->second;
@@ -18,8 +19,14 @@ bool TaskManagerMetrics::update(const std::string& task_manager_id, uint64_t reg
 
 void TaskManagerMetrics::drop(const std::string& task_manager_id, uint64_t registration_id) {
   std::lock_guard lock(mu_);
+  if (frozen_) return;
   auto it = reports_.find(task_manager_id);
   if (it != reports_.end() && it->second.registration_id <= registration_id) reports_.erase(it);
+}
+
+void TaskManagerMetrics::freeze() {
+  std::lock_guard lock(mu_);
+  frozen_ = true;
 }
 
 std::vector<MetricValue> TaskManagerMetrics::metrics() const {

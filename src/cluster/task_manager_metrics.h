@@ -36,6 +36,10 @@ class TaskManagerMetrics {
               std::vector<MetricValue> metrics);
   // The TaskManager's registration `registration_id` was lost: its report goes. A newer registration's stays.
   void drop(const std::string& task_manager_id, uint64_t registration_id);
+  // The job is ending: what is kept are its final figures (each task reported before it finished). Later updates
+  // and drops are ignored - a TaskManager whose attempt the end cancels reports no subtasks any more, which would
+  // otherwise replace its figures before the JobManager's closing lines read them.
+  void freeze();
   // Every kept value, with tm_id set, ordered by TaskManager id and then as reported.
   std::vector<MetricValue> metrics() const;
   // How many TaskManagers have a report kept.
@@ -49,6 +53,7 @@ class TaskManagerMetrics {
   };
   mutable std::mutex mu_;
   std::map<std::string, Report> reports_;  // by TaskManager id
+  bool frozen_ = false;
 };
 
 }  // namespace sluice::cluster

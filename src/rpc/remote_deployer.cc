@@ -604,6 +604,10 @@ Result<std::unique_ptr<cluster::DeployedTasks>> RemoteDeployer::deploy(cluster::
   return std::unique_ptr<cluster::DeployedTasks>(std::move(deployed));
 }
 
+void RemoteDeployer::before_job_end() {
+  if (setup_.resource_manager_service) setup_.resource_manager_service->freeze_metrics();
+}
+
 void RemoteDeployer::on_job_end(JobStatus terminal) {
   if (setup_.resource_manager_service) setup_.resource_manager_service->end_job(job_status_name(terminal));
 }

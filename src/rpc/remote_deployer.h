@@ -73,6 +73,7 @@ class RemoteDeployer final : public cluster::TaskDeployer, private ReaderHub {
   ~RemoteDeployer() override;  // unbinds the services
 
   Result<std::unique_ptr<cluster::DeployedTasks>> deploy(cluster::AttemptDeployment attempt) override;
+  void before_job_end() override;
   void on_job_end(JobStatus terminal) override;
   // A deploy() waiting for slots returns kCancelled within a few milliseconds; so does every later one.
   void interrupt_deploy() override;

@@ -44,6 +44,10 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
   // The job reached `job_status` (a terminal state's name): every open WatchConnection call sends it as its last
   // event and ends, so the TaskManagers end too; new calls are refused as after shutdown().
   void end_job(const std::string& job_status);
+  // The job is about to end: the reported metrics are final (TaskManagerMetrics::freeze).
+  void freeze_metrics() {
+    if (metrics_ != nullptr) metrics_->freeze();
+  }
 
   grpc::Status RegisterTaskManager(grpc::ServerContext* context, const v1::RegisterTaskManagerRequest* request,
                                    v1::RegisterTaskManagerResponse* response) override;

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "api/job_signals.h"
-#include "core/log_context.h"
 #include "cluster/task_manager_job_client.h"
 #include "rest/metrics_server.h"
 #include "runtime/fault_injection.h"
@@ -25,7 +24,6 @@ int run_task_manager(StreamExecutionEnvironment& env, const std::string& job_nam
     std::fprintf(stderr, "error: %s\n", client.status().to_string().c_str());
     return 2;
   }
-  log::ScopedRunningJob running((*client)->job_id().to_hex());  // its id on every thread's log lines
   if (!kill_at.empty()) {
     const size_t at = kill_at.find('@');
     const std::optional<runtime::FailurePoint> point = runtime::parse_failure_point(kill_at.substr(0, at));

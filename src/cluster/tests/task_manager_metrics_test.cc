@@ -66,5 +66,18 @@ TEST(TaskManagerMetrics, ALostTaskManagersReportGoesButANewerRegistrationsStays)
   EXPECT_EQ(store.reporting_task_managers(), 1u);
 }
 
+// At the job's end the kept reports are the final figures: the empty report of a TaskManager whose attempt the end
+// cancelled (no subtasks any more), or its loss, does not replace them before the closing lines read them.
+TEST(TaskManagerMetrics, AfterFreezeNeitherAReportNorALossChangesTheFigures) {
+  TaskManagerMetrics store;
+  EXPECT_TRUE(store.update("tm-a", 1, 7, records_out("sink", 0, 1000)));
+  store.freeze();
+  EXPECT_FALSE(store.update("tm-a", 1, 8, {}));
+  store.drop("tm-a", 1);
+  std::vector<MetricValue> all = store.metrics();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].value, 1000);
+}
+
 }  // namespace
 }  // namespace sluice::cluster
