@@ -1,9 +1,17 @@
-# sluice_test(NAME name SOURCES a.cc b.cc LIBS x y LABELS unit [TIMEOUT s])
+# sluice_test(NAME name SOURCES a.cc b.cc LIBS x y LABELS unit [TIMEOUT s] [NO_UNITY])
 # Every test carries ctest labels: `unit` and `integration` form the default (CI) tier; `soak` and
 # `sanitizer`-only suites are run by developers before resolving an issue (see README "Testing").
 function(sluice_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NO_UNITY" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
+  # A test program of several sources compiles them as one (a unity build): they instantiate the same templates
+  # (state backends, serializers, operators for the same types), which one translation unit compiles once - about
+  # half the compile time of such a program. So the names a test source keeps to itself (its anonymous namespace)
+  # must differ from its neighbours'; NO_UNITY for sources that cannot share one translation unit.
+  list(LENGTH T_SOURCES source_count)
+  if(source_count GREATER 1 AND NOT T_NO_UNITY)
+    set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+  endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main sluice_warnings)
   sluice_test_code(${T_NAME})
   add_test(NAME ${T_NAME} COMMAND ${T_NAME})

@@ -7,7 +7,7 @@
 namespace sluice::graph {
 namespace {
 
-JobGraph build(const StreamExecutionEnvironment& env, int32_t p) {
+JobGraph regions_job_graph(const StreamExecutionEnvironment& env, int32_t p) {
   auto jg = build_job_graph(env.stream_graph(), JobGraphOptions{"t", p, -1});
   EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
   return jg.is_ok() ? std::move(jg).value() : JobGraph{};
@@ -23,7 +23,7 @@ std::vector<std::pair<int32_t, int32_t>> members(const ExecutionGraph& eg, const
 TEST(PipelinedRegions, AChainedPipelineHasOneRegionPerSubtask) {
   StreamExecutionEnvironment env;
   env.from_sequence(1, 10).map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
-  JobGraph jg = build(env, 3);
+  JobGraph jg = regions_job_graph(env, 3);
   ExecutionGraph eg = build_execution_graph(jg);
   PipelinedRegions r = compute_pipelined_regions(jg, eg);
   ASSERT_EQ(r.regions.size(), 3u);
@@ -39,7 +39,7 @@ TEST(PipelinedRegions, ForwardEdgesJoinSubtaskIWithSubtaskI) {
   auto a = env.from_sequence(1, 10);
   auto b = env.from_sequence(1, 10);
   a.union_(b).map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
-  JobGraph jg = build(env, 2);
+  JobGraph jg = regions_job_graph(env, 2);
   ASSERT_EQ(jg.vertices.size(), 3u);
   ExecutionGraph eg = build_execution_graph(jg);
   PipelinedRegions r = compute_pipelined_regions(jg, eg);
@@ -63,7 +63,7 @@ TEST(PipelinedRegions, AnAllToAllEdgeMakesOneRegion) {
           .map([](int64_t x) { return x; })
           .sink_to(DiscardingSink<int64_t>());
     }
-    JobGraph jg = build(env, 3);
+    JobGraph jg = regions_job_graph(env, 3);
     ASSERT_EQ(jg.edges.size(), 1u) << partitioning_name(p);
     EXPECT_FALSE(is_pointwise(jg.edges[0].partitioning));
     ExecutionGraph eg = build_execution_graph(jg);
@@ -79,7 +79,7 @@ TEST(PipelinedRegions, ParallelPipelinesJoinedDownstreamAreOneRegion) {
   auto a = env.from_sequence(1, 10);
   auto b = env.from_sequence(1, 10);
   a.union_(b).rebalance().map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
-  JobGraph jg = build(env, 2);
+  JobGraph jg = regions_job_graph(env, 2);
   ExecutionGraph eg = build_execution_graph(jg);
   EXPECT_EQ(compute_pipelined_regions(jg, eg).regions.size(), 1u);
 }
@@ -92,7 +92,7 @@ TEST(PipelinedRegions, RescaleJoinsEachProducerWithItsOwnConsumers) {
     auto src = env.from_sequence(1, 10).set_parallelism(2);
     auto exchanged = p == Partitioning::kRescale ? src.rescale() : p == Partitioning::kShuffle ? src.shuffle() : src.global();
     exchanged.map([](int64_t x) { return x; }).set_parallelism(4).sink_to(DiscardingSink<int64_t>()).set_parallelism(4);
-    JobGraph jg = build(env, 2);
+    JobGraph jg = regions_job_graph(env, 2);
     ASSERT_EQ(jg.vertices.size(), 2u) << partitioning_name(p);
     ExecutionGraph eg = build_execution_graph(jg);
     PipelinedRegions r = compute_pipelined_regions(jg, eg);
@@ -109,7 +109,7 @@ TEST(PipelinedRegions, RescaleJoinsEachProducerWithItsOwnConsumers) {
 TEST(PipelinedRegions, ExecutionIndexRefusesWhatIsOutOfRange) {
   StreamExecutionEnvironment env;
   env.from_sequence(1, 10).map([](int64_t x) { return x; }).sink_to(DiscardingSink<int64_t>());
-  JobGraph jg = build(env, 3);
+  JobGraph jg = regions_job_graph(env, 3);
   EXPECT_EQ(execution_index(jg, 0, 2), 2);
   EXPECT_EQ(execution_index(jg, 0, 3), -1);
   EXPECT_EQ(execution_index(jg, 1, 0), -1);

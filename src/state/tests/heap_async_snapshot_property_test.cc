@@ -15,8 +15,8 @@
 namespace sluice::cow_test {
 namespace {
 
-constexpr int32_t kMaxP = 32;  // few key groups: longer chains, more rehashing per map
-const KeyGroupRange kAll(0, kMaxP - 1);
+constexpr int32_t kPropertyMaxP = 32;  // few key groups: longer chains, more rehashing per map
+const KeyGroupRange kPropertyAll(0, kPropertyMaxP - 1);
 
 struct LiveSnapshot {
   std::unique_ptr<KeyedStateSnapshot> snap;
@@ -32,15 +32,15 @@ struct LiveSnapshot {
 void check_and_release(StateBackendKind kind, LiveSnapshot& ls, uint64_t seed) {
   ls.writer.join();
   ASSERT_TRUE(ls.status.is_ok()) << "seed " << seed << ": " << ls.status.to_string();
-  ASSERT_EQ(ls.offsets.size(), static_cast<size_t>(kMaxP) + 1) << "seed " << seed;
-  for (int32_t kg = 0; kg < kMaxP; ++kg) {
+  ASSERT_EQ(ls.offsets.size(), static_cast<size_t>(kPropertyMaxP) + 1) << "seed " << seed;
+  for (int32_t kg = 0; kg < kPropertyMaxP; ++kg) {
     const auto i = static_cast<size_t>(kg);
     std::vector<uint8_t> part(ls.stream.begin() + static_cast<std::ptrdiff_t>(ls.offsets[i]),
                               ls.stream.begin() + static_cast<std::ptrdiff_t>(ls.offsets[i + 1]));
     SCOPED_TRACE("seed " + std::to_string(seed));
     expect_same_key_group(kg, part, ls.sync_bytes.at(kg));
   }
-  EXPECT_EQ(restore_and_dump(kind, kAll, kMaxP, ls.stream, ls.offsets), ls.model_at_sync) << "seed " << seed;
+  EXPECT_EQ(restore_and_dump(kind, kPropertyAll, kPropertyMaxP, ls.stream, ls.offsets), ls.model_at_sync) << "seed " << seed;
   ls.snap->release();
 }
 
@@ -49,7 +49,7 @@ void run_seed(StateBackendKind kind, uint64_t seed) {
               std::string(state_backend_kind_name(kind)).c_str(), static_cast<unsigned long long>(seed),
               static_cast<unsigned long long>(seed));
   std::fflush(stdout);
-  auto owned = testing_backends::make_backend<std::string>(kind, kAll, kMaxP);
+  auto owned = testing_backends::make_backend<std::string>(kind, kPropertyAll, kPropertyMaxP);
   Backend& b = *owned;
   States s(b);
   Model model;

@@ -15,10 +15,10 @@ using testing_backends::expect_entry_count;
 using testing_backends::snapshot_entries;
 constexpr int32_t kMaxP = 128;
 
-struct Window {
+struct SnapshotWindow {
   int64_t start = 0;
-  bool operator==(const Window&) const = default;
-  SLUICE_FIELDS(Window, start)
+  bool operator==(const SnapshotWindow&) const = default;
+  SLUICE_FIELDS(SnapshotWindow, start)
 };
 
 struct Count final : AggregateFunction<std::string, int64_t, int64_t> {
@@ -38,13 +38,13 @@ struct States {
             ReducingStateDescriptor<int64_t>("reducing", [](const int64_t& x, const int64_t& y) { return x + y; }))),
         aggregating(b.get_aggregating_state(
             AggregatingStateDescriptor<std::string, int64_t, int64_t>("aggregating", std::make_shared<Count>()))),
-        windowed(b.get_internal_state<Window>(ValueStateDescriptor<std::string>("windowed"))) {}
+        windowed(b.get_internal_state<SnapshotWindow>(ValueStateDescriptor<std::string>("windowed"))) {}
   ValueState<int64_t>& value;
   ListState<std::string>& list;
   MapState<std::string, int64_t>& map;
   ReducingState<int64_t>& reducing;
   AggregatingState<std::string, int64_t>& aggregating;
-  InternalValueState<Window, std::string>& windowed;
+  InternalValueState<SnapshotWindow, std::string>& windowed;
 };
 
 std::string key_of(int i) { return "key-" + std::to_string(i); }
@@ -59,7 +59,7 @@ void fill(KeyedStateBackend<std::string>& b, States& s, int keys) {
     s.reducing.add(i);
     s.reducing.add(1);
     s.aggregating.add("e");
-    s.windowed.set_current_namespace(Window{i % 3});
+    s.windowed.set_current_namespace(SnapshotWindow{i % 3});
     s.windowed.update("w" + std::to_string(i));
   }
 }
@@ -79,9 +79,9 @@ void expect_key(KeyedStateBackend<std::string>& b, States& s, int i, bool presen
   EXPECT_EQ(s.map.get("y"), -i);
   EXPECT_EQ(s.reducing.get(), i + 1);
   EXPECT_EQ(s.aggregating.get(), 1);
-  s.windowed.set_current_namespace(Window{i % 3});
+  s.windowed.set_current_namespace(SnapshotWindow{i % 3});
   EXPECT_EQ(s.windowed.value(), "w" + std::to_string(i));
-  s.windowed.set_current_namespace(Window{(i + 1) % 3});
+  s.windowed.set_current_namespace(SnapshotWindow{(i + 1) % 3});
   EXPECT_FALSE(s.windowed.value().has_value());
 }
 

@@ -39,10 +39,10 @@ struct WithBool {  // bool is written as 0/1 by its own serializer: not a fixed 
   SLUICE_FIELDS(WithBool, x, flag)
 };
 
-struct Window {
+struct EncodingWindow {
   int64_t start = 0;
-  bool operator==(const Window&) const = default;
-  SLUICE_FIELDS(Window, start)
+  bool operator==(const EncodingWindow&) const = default;
+  SLUICE_FIELDS(EncodingWindow, start)
 };
 
 static_assert(detail::FixedEncoding<int64_t>::kFixed && detail::FixedEncoding<int64_t>::kSize == 8);
@@ -94,8 +94,8 @@ TEST(StateEncodingTest, FixedStructValueMatchesTheSerializer) {
 }
 
 TEST(StateEncodingTest, NestedFixedTypesAndNamespacesMatchTheSerializer) {
-  expect_same_bytes<int32_t, Window, Nested>(
-      300, [](int i) { return i; }, [](int i) { return Window{i % 5}; },
+  expect_same_bytes<int32_t, EncodingWindow, Nested>(
+      300, [](int i) { return i; }, [](int i) { return EncodingWindow{i % 5}; },
       [](int i) {
         Nested v;
         v.inner.a = -i;
@@ -137,19 +137,19 @@ TEST(StateEncodingTest, EmptyMapAppendsNothing) {
 
 // ---- restore: the fixed-size decoder (StateTable::stage_fixed_size) and its fallback ----
 
-constexpr int32_t kMaxP = 128;
+constexpr int32_t kEncodingMaxP = 128;
 
 StateMetaInfo value_meta(const std::string& name) {
   return StateMetaInfo{name, StateKind::kValue, TypeSerializer<VoidNamespace>::snapshot(),
                        {TypeSerializer<int64_t>::snapshot()}};
 }
 
-KeyGroup group_of(int64_t key) { return key_group_for_hash(hash_key(key), kMaxP); }
+KeyGroup group_of(int64_t key) { return key_group_for_hash(hash_key(key), kEncodingMaxP); }
 
 // A key-group snapshot of state "v" (ValueState<int64_t>) holding exactly `entries` (already encoded).
 std::vector<uint8_t> snapshot_with(KeyGroup kg, uint64_t count, const std::vector<uint8_t>& entries) {
   std::vector<uint8_t> out;
-  KeyGroupSnapshotWriter w(&out, kMaxP, kg, TypeSerializer<int64_t>::snapshot(), 1);
+  KeyGroupSnapshotWriter w(&out, kEncodingMaxP, kg, TypeSerializer<int64_t>::snapshot(), 1);
   w.add_state(value_meta("v"), count, entries);
   w.finish();
   return out;
@@ -161,15 +161,15 @@ void add_entry(std::vector<uint8_t>& entries, int64_t key, const std::vector<uin
 }
 
 TEST(StateEncodingTest, FixedSizeRestoreRoundTripsEveryKeyGroup) {
-  HeapKeyedStateBackend<int64_t> src(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  HeapKeyedStateBackend<int64_t> src(KeyGroupRange(0, kEncodingMaxP - 1), kEncodingMaxP);
   auto& v = src.get_state(ValueStateDescriptor<Fixed>("fixed"));
   for (int64_t k = 0; k < 3000; ++k) {
     src.set_current_key(k);
     v.update(Fixed{k, 0.5 * static_cast<double>(k), static_cast<int32_t>(-k), Side::kSell, {1, 2, 3}});
   }
-  HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+  HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kEncodingMaxP - 1), kEncodingMaxP);
   auto& w = dst.get_state(ValueStateDescriptor<Fixed>("fixed"));  // registered first: decoded at restore
-  for (int32_t g = 0; g < kMaxP; ++g) {
+  for (int32_t g = 0; g < kEncodingMaxP; ++g) {
     std::vector<uint8_t> bytes;
     ASSERT_TRUE(src.snapshot_key_group(KeyGroup(g), &bytes).is_ok());
     ASSERT_TRUE(dst.restore_key_group(bytes.data(), bytes.size()).is_ok());
@@ -200,7 +200,7 @@ TEST(StateEncodingTest, FixedSizeRestoreRejectsWrongSizesAndForeignKeys) {
   add_entry(foreign_key, foreign, serialize_bytes(int64_t{8}));
 
   for (bool register_first : {true, false}) {  // decoded at restore, or at registration
-    HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kMaxP - 1), kMaxP);
+    HeapKeyedStateBackend<int64_t> dst(KeyGroupRange(0, kEncodingMaxP - 1), kEncodingMaxP);
     ValueState<int64_t>* v = register_first ? &dst.get_state(ValueStateDescriptor<int64_t>("v")) : nullptr;
     if (register_first) {
       dst.set_current_key(key);

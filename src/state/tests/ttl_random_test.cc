@@ -20,9 +20,9 @@
 namespace sluice {
 namespace {
 
-constexpr int64_t kTtl = 100;
-const KeyGroupRange kRange(0, 31);
-constexpr int32_t kMaxP = 32;
+constexpr int64_t kRandomTtl = 100;
+const KeyGroupRange kRandomRange(0, 31);
+constexpr int32_t kRandomMaxP = 32;
 
 struct Variant {
   const char* name;
@@ -109,7 +109,7 @@ class Model {
     int64_t ts;
   };
   int64_t now() const { return clock_.now_ms(); }
-  bool expired(int64_t ts) const { return ts + kTtl <= now(); }
+  bool expired(int64_t ts) const { return ts + kRandomTtl <= now(); }
   std::optional<int64_t> read_entry(std::map<int64_t, Stamped>& m, int64_t k) {
     auto it = m.find(k);
     if (it == m.end()) return std::nullopt;
@@ -156,14 +156,14 @@ TEST_P(TtlRandomTest, MatchesReferenceModel) {
     std::mt19937_64 rng(seed);
     auto clock = std::make_shared<ManualClock>(10'000);
     const StateTtlConfig config =
-        var.cleanup ? StateTtlConfig::new_builder(kTtl)
+        var.cleanup ? StateTtlConfig::new_builder(kRandomTtl)
                           .set_update_type(var.update)
                           .set_state_visibility(var.visibility)
                           .cleanup_full_snapshot()
                           .cleanup_incrementally(3, true)
                           .cleanup_in_rocksdb_compact_filter(2)
                           .build()
-                    : StateTtlConfig::new_builder(kTtl)
+                    : StateTtlConfig::new_builder(kRandomTtl)
                           .set_update_type(var.update)
                           .set_state_visibility(var.visibility)
                           .disable_cleanup_in_background()
@@ -175,7 +175,7 @@ TEST_P(TtlRandomTest, MatchesReferenceModel) {
     ld.enable_time_to_live(config);
     md.enable_time_to_live(config);
 
-    KeyedStateBackend<int64_t>* b = &backend<int64_t>(kRange, kMaxP);
+    KeyedStateBackend<int64_t>* b = &backend<int64_t>(kRandomRange, kRandomMaxP);
     b->set_ttl_clock(clock);
     ValueState<int64_t>* v = &b->get_state(vd);
     ListState<int64_t>* l = &b->get_list_state(ld);
@@ -229,12 +229,12 @@ TEST_P(TtlRandomTest, MatchesReferenceModel) {
       } else if (op < 98) {
         // Snapshot (synchronous) and restore into a fresh backend; continue there.
         std::vector<std::vector<uint8_t>> groups;
-        for (KeyGroup kg : kRange) {
+        for (KeyGroup kg : kRandomRange) {
           std::vector<uint8_t> bytes;
           ASSERT_TRUE(b->snapshot_key_group(kg, &bytes).is_ok());
           groups.push_back(std::move(bytes));
         }
-        b = &backend<int64_t>(kRange, kMaxP);
+        b = &backend<int64_t>(kRandomRange, kRandomMaxP);
         b->set_ttl_clock(clock);
         ASSERT_TRUE(b->restore_intersecting_key_groups(groups).is_ok());
         v = &b->get_state(vd);

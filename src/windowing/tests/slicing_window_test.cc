@@ -15,7 +15,7 @@
 namespace sluice::window_testing {
 namespace {
 
-struct Timed {
+struct SliceTimed {
   int64_t key;
   int64_t value;
   int64_t ts;
@@ -36,7 +36,7 @@ Result run(Store store, Make make, uint32_t seed, size_t n, size_t restore_at) {
   std::mt19937 rng(seed);
   // Timestamps rise by 8 per element with up to 250 of disorder.
   std::uniform_int_distribution<int64_t> key(0, 3), value(1, 100), jitter(0, 250), lag(0, 150);
-  std::vector<Timed> events;
+  std::vector<SliceTimed> events;
   for (size_t i = 0; i < n; ++i) events.push_back({key(rng), value(rng), static_cast<int64_t>(i) * 8 + jitter(rng)});
   ManualClock clock(0);
   Result r;

@@ -7,7 +7,7 @@
 namespace sluice::nexmark {
 namespace {
 
-GeneratorConfig bounded(int64_t max_events) {
+GeneratorConfig bounded_config(int64_t max_events) {
   GeneratorConfig c;
   c.max_events = max_events;
   return c;
@@ -15,7 +15,7 @@ GeneratorConfig bounded(int64_t max_events) {
 
 TEST(NexmarkSplitGenerator, UnionOfSplitsIsExactlyTheSingleStream) {
   const int64_t total = 10'000;
-  const Generator single(bounded(total));
+  const Generator single(bounded_config(total));
   std::vector<Event> expected;
   for (int64_t n = 0; n < total; ++n) expected.push_back(single.event_at(n));
 
@@ -24,7 +24,7 @@ TEST(NexmarkSplitGenerator, UnionOfSplitsIsExactlyTheSingleStream) {
     std::vector<int> seen(total, 0);
     int64_t emitted = 0;
     for (int32_t i = 0; i < num_splits; ++i) {
-      SplitGenerator split(bounded(total), i, num_splits);
+      SplitGenerator split(bounded_config(total), i, num_splits);
       int64_t own = 0;
       Event e;
       while (split.has_next()) {
@@ -49,8 +49,8 @@ TEST(NexmarkSplitGenerator, UnionOfSplitsIsExactlyTheSingleStream) {
 }
 
 TEST(NexmarkSplitGenerator, SeekThenNextEqualsEventAt) {
-  const Generator single(bounded(5000));
-  SplitGenerator split(bounded(5000), 2, 7);
+  const Generator single(bounded_config(5000));
+  SplitGenerator split(bounded_config(5000), 2, 7);
   std::vector<Event> first_pass;
   Event e;
   while (split.next(e)) first_pass.push_back(e);
@@ -72,12 +72,12 @@ TEST(NexmarkSplitGenerator, SeekThenNextEqualsEventAt) {
 }
 
 TEST(NexmarkSplitGenerator, EventCountsPerSplit) {
-  EXPECT_EQ(SplitGenerator(bounded(10), 0, 3).num_events(), 4);  // 0 3 6 9
-  EXPECT_EQ(SplitGenerator(bounded(10), 1, 3).num_events(), 3);  // 1 4 7
-  EXPECT_EQ(SplitGenerator(bounded(10), 2, 3).num_events(), 3);  // 2 5 8
-  EXPECT_EQ(SplitGenerator(bounded(2), 5, 7).num_events(), 0);
-  EXPECT_FALSE(SplitGenerator(bounded(2), 5, 7).has_next());
-  EXPECT_EQ(SplitGenerator(bounded(0), 0, 1).num_events(), 0);
+  EXPECT_EQ(SplitGenerator(bounded_config(10), 0, 3).num_events(), 4);  // 0 3 6 9
+  EXPECT_EQ(SplitGenerator(bounded_config(10), 1, 3).num_events(), 3);  // 1 4 7
+  EXPECT_EQ(SplitGenerator(bounded_config(10), 2, 3).num_events(), 3);  // 2 5 8
+  EXPECT_EQ(SplitGenerator(bounded_config(2), 5, 7).num_events(), 0);
+  EXPECT_FALSE(SplitGenerator(bounded_config(2), 5, 7).has_next());
+  EXPECT_EQ(SplitGenerator(bounded_config(0), 0, 1).num_events(), 0);
   SplitGenerator unbounded(GeneratorConfig{}, 3, 4);
   EXPECT_EQ(unbounded.num_events(), -1);
   unbounded.seek(int64_t{1} << 40);

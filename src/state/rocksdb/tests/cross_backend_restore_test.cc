@@ -11,8 +11,8 @@
 namespace sluice::cow_test {
 namespace {
 
-constexpr int32_t kMaxP = 64;
-const KeyGroupRange kAll(0, kMaxP - 1);
+constexpr int32_t kCrossMaxP = 64;
+const KeyGroupRange kAll(0, kCrossMaxP - 1);
 
 struct Stream {
   std::vector<uint8_t> bytes;
@@ -39,7 +39,7 @@ std::vector<std::vector<uint8_t>> split(const Stream& s) {
 }
 
 TEST(CrossBackendRestore, HeapToRocksDBToHeapThroughAsynchronousSnapshots) {
-  auto heap = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kMaxP);
+  auto heap = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kCrossMaxP);
   States hs(*heap);
   Model model;
   Mutator hm(*heap, hs, &model, 17, 0);
@@ -48,7 +48,7 @@ TEST(CrossBackendRestore, HeapToRocksDBToHeapThroughAsynchronousSnapshots) {
   const Stream from_heap = write_async(*heap);
 
   // Into RocksDB, states registered after the restore (as user open() does after initialize_state).
-  auto rocks = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto rocks = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kCrossMaxP);
   ASSERT_TRUE(rocks->restore_intersecting_key_groups(split(from_heap)).is_ok());
   States rs(*rocks);
   EXPECT_EQ(dump(*rocks), model.dump());
@@ -57,7 +57,7 @@ TEST(CrossBackendRestore, HeapToRocksDBToHeapThroughAsynchronousSnapshots) {
   Mutator rm(*rocks, rs, &model, 18, hm.keys());
   for (int i = 0; i < 3000; ++i) rm.step();
   const Stream from_rocks = write_async(*rocks);
-  auto back = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kMaxP);
+  auto back = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kCrossMaxP);
   States bs(*back);  // registered before the restore this time
   ASSERT_TRUE(back->restore_intersecting_key_groups(split(from_rocks)).is_ok());
   EXPECT_EQ(dump(*back), model.dump());
@@ -70,18 +70,18 @@ TEST(CrossBackendRestore, RescalingFromHeapIntoRocksDBAndBack) {
   std::vector<std::vector<uint8_t>> snaps;
   for (int32_t sub = 0; sub < 2; ++sub) {
     auto b = testing_backends::make_backend<std::string>(
-        StateBackendKind::kHashMap, key_group_range_for_subtask(kMaxP, 2, SubtaskIndex(sub)), kMaxP);
+        StateBackendKind::kHashMap, key_group_range_for_subtask(kCrossMaxP, 2, SubtaskIndex(sub)), kCrossMaxP);
     States s(*b);
     Mutator m(*b, s, nullptr, 1, 0);
     for (int64_t i = 0; i < 400; ++i) {
-      if (!b->key_group_range().contains(key_group_for_key(key_of(i), kMaxP))) continue;
+      if (!b->key_group_range().contains(key_group_for_key(key_of(i), kCrossMaxP))) continue;
       m.fill_key(i);
     }
     for (auto& part : split(write_async(*b))) snaps.push_back(std::move(part));
   }
   {
     // The oracle: the same fills on one heap backend over all key groups.
-    auto one = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kMaxP);
+    auto one = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kCrossMaxP);
     States s(*one);
     Mutator m(*one, s, &model, 1, 0);
     for (int64_t i = 0; i < 400; ++i) m.fill_key(i);
@@ -89,17 +89,17 @@ TEST(CrossBackendRestore, RescalingFromHeapIntoRocksDBAndBack) {
   std::vector<std::vector<uint8_t>> rescaled;
   for (int32_t sub = 0; sub < 3; ++sub) {
     auto b = testing_backends::make_backend<std::string>(
-        StateBackendKind::kRocksDB, key_group_range_for_subtask(kMaxP, 3, SubtaskIndex(sub)), kMaxP);
+        StateBackendKind::kRocksDB, key_group_range_for_subtask(kCrossMaxP, 3, SubtaskIndex(sub)), kCrossMaxP);
     ASSERT_TRUE(b->restore_intersecting_key_groups(snaps).is_ok());
     States s(*b);
     for (int64_t i = 0; i < 400; ++i) {
-      if (!b->key_group_range().contains(key_group_for_key(key_of(i), kMaxP))) continue;
+      if (!b->key_group_range().contains(key_group_for_key(key_of(i), kCrossMaxP))) continue;
       b->set_current_key(key_of(i));
       ASSERT_EQ(s.value.value(), i);
     }
     for (auto& part : split(write_async(*b))) rescaled.push_back(std::move(part));
   }
-  auto one = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kMaxP);
+  auto one = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kCrossMaxP);
   ASSERT_TRUE(one->restore_intersecting_key_groups(rescaled).is_ok());
   States s(*one);
   EXPECT_EQ(dump(*one), model.dump());
@@ -116,7 +116,7 @@ StateMetaInfo meta(std::string name, StateKind kind, std::vector<TypeSerializerS
 std::string key_in_group(int32_t kg, bool in) {
   for (int i = 0;; ++i) {
     std::string k = "k" + std::to_string(i);
-    if ((key_group_for_key(k, kMaxP).value() == kg) == in) return k;
+    if ((key_group_for_key(k, kCrossMaxP).value() == kg) == in) return k;
   }
 }
 
@@ -126,14 +126,14 @@ std::string str(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
 std::vector<uint8_t> one_entry(int32_t kg, const StateMetaInfo& m, const std::string& key, const std::string& value) {
   std::vector<uint8_t> entries, out;
   KeyGroupSnapshotWriter::append_entry(entries, str(serialize_bytes(key)), "", value);
-  KeyGroupSnapshotWriter w(&out, kMaxP, KeyGroup(kg), TypeSerializer<std::string>::snapshot(), 1);
+  KeyGroupSnapshotWriter w(&out, kCrossMaxP, KeyGroup(kg), TypeSerializer<std::string>::snapshot(), 1);
   w.add_state(m, 1, entries);
   w.finish();
   return out;
 }
 
 TEST_P(DamagedEntries, AreRefusedNamingTheStateAndChangeNothing) {
-  auto& b = backend<std::string>(kAll, kMaxP);
+  auto& b = backend<std::string>(kAll, kCrossMaxP);
   auto& v = b.get_state(ValueStateDescriptor<int64_t>("v"));
   auto& l = b.get_list_state(ListStateDescriptor<int64_t>("l"));
   auto& m = b.get_map_state(MapStateDescriptor<std::string, int64_t>("m"));
@@ -178,7 +178,7 @@ TEST_P(DamagedEntries, AreRefusedNamingTheStateAndChangeNothing) {
   testing_backends::expect_entry_count(b, 3);
 
   // Restored before registration: the registration throws, naming the state, and registers nothing.
-  auto& fresh = backend<std::string>(kAll, kMaxP);
+  auto& fresh = backend<std::string>(kAll, kCrossMaxP);
   ASSERT_TRUE(fresh.restore_key_group(cases[0].snapshot.data(), cases[0].snapshot.size()).is_ok());
   try {
     (void)fresh.get_state(ValueStateDescriptor<int64_t>("v"));

@@ -18,8 +18,8 @@ namespace sluice::cow_test {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr int32_t kMaxP = 64;
-const KeyGroupRange kAll(0, kMaxP - 1);
+constexpr int32_t kIncrementalMaxP = 64;
+const KeyGroupRange kIncrementalAll(0, kIncrementalMaxP - 1);
 
 RocksBackend& rocks(Backend& b) { return dynamic_cast<RocksBackend&>(b); }
 
@@ -100,13 +100,13 @@ Dump in_range(const Dump& all, KeyGroupRange range) {
     size_t a = k.find('|');
     size_t b = k.find('|', a + 1);
     std::string key = k.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-    if (range.contains(key_group_for_key(key, kMaxP))) out[k] = v;
+    if (range.contains(key_group_for_key(key, kIncrementalMaxP))) out[k] = v;
   }
   return out;
 }
 
 TEST(IncrementalSnapshot, UploadsOnlyNewFilesAfterACompletedCheckpoint) {
-  auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   States s(*b);
   Mutator m(*b, s, nullptr, 3, 0);
   for (int i = 0; i < 300; ++i) m.insert_new_key();
@@ -156,7 +156,7 @@ TEST(IncrementalSnapshot, RestoresEveryStateKindAndReusesItsOwnFiles) {
   FakeStorage storage;
   FakeStorage::Uploaded up;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     States s(*b);
     Mutator m(*b, s, &model, 5, 0);
     for (int i = 0; i < 200; ++i) m.insert_new_key();
@@ -166,7 +166,7 @@ TEST(IncrementalSnapshot, RestoresEveryStateKindAndReusesItsOwnFiles) {
     up = storage.upload(*take(*b, 2));
     EXPECT_GT(up.reused, 0u);
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   Status st = r->restore_incremental({up.handle});
   ASSERT_TRUE(st.is_ok()) << st.to_string();
   States rs(*r);  // registered after the restore, as user open() does
@@ -181,13 +181,13 @@ TEST(IncrementalSnapshot, NotReusableRestoreUploadsEverythingAgain) {
   FakeStorage storage;
   FakeStorage::Uploaded up;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     States s(*b);
     Mutator m(*b, s, nullptr, 6, 0);
     for (int i = 0; i < 100; ++i) m.insert_new_key();
     up = storage.upload(*take(*b, 1), /*reusable=*/false);
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   ASSERT_TRUE(r->restore_incremental({up.handle}).is_ok());
   auto next = take(*r, 2);  // NO_CLAIM: the first checkpoint refers to nothing of the restored one
   EXPECT_TRUE(next->shared_reused.empty());
@@ -200,16 +200,16 @@ TEST(IncrementalSnapshot, RescalesTwoToOneAndOneToTwo) {
   std::vector<IncrementalRestoreHandle> two;
   for (int32_t sub = 0; sub < 2; ++sub) {
     auto b = testing_backends::make_backend<std::string>(
-        StateBackendKind::kRocksDB, key_group_range_for_subtask(kMaxP, 2, SubtaskIndex(sub)), kMaxP);
+        StateBackendKind::kRocksDB, key_group_range_for_subtask(kIncrementalMaxP, 2, SubtaskIndex(sub)), kIncrementalMaxP);
     States s(*b);
     Mutator m(*b, s, &model, 1, 0);
     for (int64_t i = 0; i < 400; ++i) {
-      if (b->key_group_range().contains(key_group_for_key(key_of(i), kMaxP))) m.fill_key(i);
+      if (b->key_group_range().contains(key_group_for_key(key_of(i), kIncrementalMaxP))) m.fill_key(i);
     }
     two.push_back(storage.upload(*take(*b, 1)).handle);
   }
   // 2 -> 1.
-  auto one = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto one = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   Status st = one->restore_incremental(two);
   ASSERT_TRUE(st.is_ok()) << st.to_string();
   {
@@ -219,8 +219,8 @@ TEST(IncrementalSnapshot, RescalesTwoToOneAndOneToTwo) {
   IncrementalRestoreHandle single = storage.upload(*take(*one, 2)).handle;
   // 1 -> 2: each subtask opens the one database and drops the other half.
   for (int32_t sub = 0; sub < 2; ++sub) {
-    const KeyGroupRange range = key_group_range_for_subtask(kMaxP, 2, SubtaskIndex(sub));
-    auto half = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, range, kMaxP);
+    const KeyGroupRange range = key_group_range_for_subtask(kIncrementalMaxP, 2, SubtaskIndex(sub));
+    auto half = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, range, kIncrementalMaxP);
     ASSERT_TRUE(half->restore_incremental({single}).is_ok());
     States s(*half);
     EXPECT_EQ(dump(*half), in_range(model.dump(), range)) << "subtask " << sub;
@@ -233,7 +233,7 @@ TEST(IncrementalSnapshot, DamagedOrMissingFileFailsTheRestoreNamingIt) {
   FakeStorage storage;
   IncrementalRestoreHandle h;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     States s(*b);
     Mutator m(*b, s, nullptr, 2, 0);
     for (int i = 0; i < 100; ++i) m.insert_new_key();
@@ -250,21 +250,21 @@ TEST(IncrementalSnapshot, DamagedOrMissingFileFailsTheRestoreNamingIt) {
     c = static_cast<char>(c ^ 0x40);
     f.write(&c, 1);
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   Status st = r->restore_incremental({h});
   EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.to_string();
   EXPECT_NE(st.message().find(victim), std::string::npos) << st.to_string();
   EXPECT_NE(st.message().find("checkpoint 1"), std::string::npos) << st.to_string();
 
   fs::remove(victim);
-  auto r2 = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r2 = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   st = r2->restore_incremental({h});
   EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.to_string();
   EXPECT_NE(st.message().find(victim), std::string::npos) << st.to_string();
 
   h.shared_files.clear();
   h.private_files.back().size_bytes += 1;  // a truncated private file
-  auto r3 = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r3 = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   st = r3->restore_incremental({h});
   EXPECT_EQ(st.code(), StatusCode::kCorruption) << st.to_string();
 }
@@ -272,7 +272,7 @@ TEST(IncrementalSnapshot, DamagedOrMissingFileFailsTheRestoreNamingIt) {
 TEST(IncrementalSnapshot, HeapBackendRefusesAnIncrementalHandleClearly) {
   IncrementalRestoreHandle h;
   h.what = "checkpoint 9 operator 'agg' subtask 0 incremental keyed state";
-  auto heap = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kAll, kMaxP);
+  auto heap = testing_backends::make_backend<std::string>(StateBackendKind::kHashMap, kIncrementalAll, kIncrementalMaxP);
   Status st = heap->restore_incremental({h});
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find(h.what), std::string::npos) << st.to_string();
@@ -293,7 +293,7 @@ TEST(IncrementalSnapshot, RestoredTtlStateIsCleanedByCompaction) {
   FakeStorage storage;
   IncrementalRestoreHandle h;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     b->set_ttl_clock(clock);
     auto& v = b->get_state(descriptor());
     for (int i = 0; i < 50; ++i) {
@@ -302,7 +302,7 @@ TEST(IncrementalSnapshot, RestoredTtlStateIsCleanedByCompaction) {
     }
     h = storage.upload(*take(*b, 1)).handle;
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   r->set_ttl_clock(clock);
   ASSERT_TRUE(r->restore_incremental({h}).is_ok());
   auto& v = r->get_state(descriptor());
@@ -327,13 +327,13 @@ TEST(IncrementalSnapshot, RegistrationChecksTheRestoredMetaInfo) {
   FakeStorage storage;
   IncrementalRestoreHandle h;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     auto& v = b->get_state(ValueStateDescriptor<int64_t>("v"));
     b->set_current_key("a");
     v.update(1);
     h = storage.upload(*take(*b, 1)).handle;
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   ASSERT_TRUE(r->restore_incremental({h}).is_ok());
   EXPECT_THROW(r->get_state(ValueStateDescriptor<std::string>("v")), std::invalid_argument);
   // Not registered: a full snapshot cannot write it, an incremental one carries it.
@@ -369,13 +369,13 @@ TEST(IncrementalSnapshot, ASchemaChangeThatNeedsMigrationIsRefusedNamingTheState
   FakeStorage storage;
   IncrementalRestoreHandle h;
   {
-    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+    auto b = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
     auto& v = b->get_state(ValueStateDescriptor<v1::Order>("orders"));
     b->set_current_key("a");
     v.update(v1::Order{7});
     h = storage.upload(*take(*b, 1)).handle;
   }
-  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   ASSERT_TRUE(r->restore_incremental({h}).is_ok());
   try {
     r->get_state(ValueStateDescriptor<v2::Order>("orders"));
@@ -387,7 +387,7 @@ TEST(IncrementalSnapshot, ASchemaChangeThatNeedsMigrationIsRefusedNamingTheState
     EXPECT_NE(what.find("canonical savepoint or a full checkpoint"), std::string::npos) << what;
   }
   // The same program restores as is.
-  auto same = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kAll, kMaxP);
+  auto same = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   ASSERT_TRUE(same->restore_incremental({h}).is_ok());
   auto& v = same->get_state(ValueStateDescriptor<v1::Order>("orders"));
   same->set_current_key("a");
