@@ -37,35 +37,47 @@ std::atomic<bool> failed_once{false};
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: word_count --input FILE_OR_DIR... --output DIR [--fail-once-after-lines N] [Sluice options]\n";
+
 int main(int argc, char** argv) {
-  // This program's own flags; from_args reads --config and -D and leaves other arguments to the program.
+  // Sluice's flags (--config, -D key=value, --restore, --summary-json, ...) configure the environment; the rest are
+  // this program's own.
+  auto args = sluice::parse_program_args(argc, argv);
+  if (!args.is_ok()) {
+    std::fprintf(stderr, "%s\n", args.status().to_string().c_str());
+    return 2;
+  }
+  if (args->help_requested) {
+    std::printf("%s\n%s", kUsage, sluice::program_args_help().c_str());
+    return 0;
+  }
   std::vector<std::string> inputs;
   std::string output;
   int64_t fail_after_lines = 0;
-  for (int i = 1; i + 1 < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--input") {
-      inputs.emplace_back(argv[++i]);
-    } else if (a == "--output") {
-      output = argv[++i];
-    } else if (a == "--fail-once-after-lines") {
-      std::string_view n = argv[++i];
+  const std::vector<std::string>& rest = args->remaining;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string_view a = rest[i];
+    if (i + 1 < rest.size() && a == "--input") {
+      inputs.push_back(rest[++i]);
+    } else if (i + 1 < rest.size() && a == "--output") {
+      output = rest[++i];
+    } else if (i + 1 < rest.size() && a == "--fail-once-after-lines") {
+      std::string_view n = rest[++i];
       if (std::from_chars(n.data(), n.data() + n.size(), fail_after_lines).ptr != n.data() + n.size()) {
-        std::fprintf(stderr, "--fail-once-after-lines: expected a number of lines, got '%s'\n", argv[i]);
+        std::fprintf(stderr, "--fail-once-after-lines: expected a number of lines, got '%s'\n", rest[i].c_str());
         return 2;
       }
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n%s", rest[i].c_str(), kUsage);
+      return 2;
     }
   }
   if (inputs.empty() || output.empty()) {
-    std::fprintf(stderr, "usage: word_count --input FILE_OR_DIR... --output DIR [--fail-once-after-lines N] "
-                         "[--config FILE] [-D key=value]\n");
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  auto env = sluice::StreamExecutionEnvironment::from_args(argc, argv);
-  if (!env.is_ok()) {
-    std::fprintf(stderr, "%s\n", env.status().to_string().c_str());
-    return 2;
-  }
+  sluice::StreamExecutionEnvironment* env = &args->env;
   sluice::Configuration& config = env->configuration();
   if (!config.contains("execution.checkpointing.interval")) {
     if (auto st = config.set_string("execution.checkpointing.interval", "1s"); !st.is_ok()) {

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/job_endpoint.h"
+#include "api/job_summary.h"
 #include "api/job_signals.h"
 #include "api/progress_line.h"
 #include "batch/batch_job.h"
@@ -34,52 +35,21 @@
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
+#include "sluice/api/program_args.h"
 
 namespace sluice {
 
 StreamExecutionEnvironment::StreamExecutionEnvironment(Configuration config) : config_(std::move(config)) {}
 
 Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int argc, const char* const* argv) {
-  Configuration file_config, dynamic;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--config" || a == "-c") {
-      if (i + 1 >= argc) return Status::invalid_argument(std::string(a) + ": expected a YAML file path after it");
-      SLUICE_ASSIGN_OR_RETURN(file_config, Configuration::from_yaml_file(argv[++i]));
-    } else if (a.rfind("--config=", 0) == 0) {
-      SLUICE_ASSIGN_OR_RETURN(file_config, Configuration::from_yaml_file(std::string(a.substr(9))));
-    } else if (a == "-D") {
-      if (i + 1 >= argc) return Status::invalid_argument("-D: expected key=value after it");
-      SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(argv[++i]));
-    } else if (a.size() > 2 && a.substr(0, 2) == "-D") {
-      SLUICE_RETURN_IF_ERROR(dynamic.apply_dynamic_property(a.substr(2)));
-    } else if (a == "--check-restore") {
-      // Build the job graph, check that it would restore PATH, print the report and exit (execute_async).
-      if (i + 1 >= argc) return Status::invalid_argument("--check-restore: expected a savepoint or checkpoint path after it");
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kStateRecoveryPath.key, argv[++i]));
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kCheckRestoreOnly.key, "true"));
-    } else if (a == "--role") {
-      // jobmanager | taskmanager | mini_cluster: how execute() runs the program (docs/cluster.md).
-      if (i + 1 >= argc) return Status::invalid_argument("--role: expected jobmanager, taskmanager or mini_cluster after it");
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kProcessRole.key, argv[++i]).with_context("--role"));
-    } else if (a == "--restore") {
-      // A savepoint or retained checkpoint folder, or `latest` (docs/savepoints.md), as `sluice demo --restore`.
-      if (i + 1 >= argc) {
-        return Status::invalid_argument(std::string(a) + ": expected a savepoint or checkpoint path, or latest, after it");
-      }
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kStateRecoveryPath.key, argv[++i]));
-    } else if (a == "--claim-mode") {
-      if (i + 1 >= argc) return Status::invalid_argument("--claim-mode: expected CLAIM or NO_CLAIM after it");
-      SLUICE_RETURN_IF_ERROR(
-          dynamic.set_string(options::kStateRecoveryClaimMode.key, argv[++i]).with_context("--claim-mode"));
-    } else if (a == "--allow-non-restored-state") {
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kIgnoreUnclaimedState.key, "true"));
-    } else if (a == "--rehash-key-groups") {
-      SLUICE_RETURN_IF_ERROR(dynamic.set_string(options::kRehashKeyGroups.key, "true"));
-    }
+  SLUICE_ASSIGN_OR_RETURN(ProgramArgs args, parse_program_args(argc, argv));
+  if (args.help_requested) {
+    // A program with flags of its own calls parse_program_args and prints them after these.
+    std::printf("%s", program_args_help().c_str());
+    std::fflush(stdout);
+    std::exit(0);
   }
-  file_config.merge(dynamic);  // -D wins over the file, as in Flink
-  return StreamExecutionEnvironment(std::move(file_config));
+  return std::move(args.env);
 }
 
 StreamExecutionEnvironment& StreamExecutionEnvironment::set_parallelism(int32_t parallelism) {
@@ -555,6 +525,13 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
     SLUICE_ASSIGN_OR_RETURN(endpoint, api::JobEndpoint::open(config_));
     endpoint->describe(*this, job_name);
   }
+  // The summary file is opened before the job runs, so a path that cannot be written fails first.
+  std::optional<api::JobSummaryFile> summary_file;
+  if (const std::string path = config_.get(options::kJobSummaryPath);
+      !path.empty() && config_.get(options::kProcessRole) != ProcessRole::kTaskManager) {
+    SLUICE_ASSIGN_OR_RETURN(api::JobSummaryFile opened, api::JobSummaryFile::open(path));
+    summary_file.emplace(std::move(opened));
+  }
   std::vector<std::string> sources;  // by name, for the progress line (the graph goes with execute_async)
   for (const StreamNode& node : graph_->nodes) {
     if (node.kind == StreamNode::Kind::kSource) sources.push_back(node.name);
@@ -590,6 +567,12 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
     if (const std::optional<std::string> savepoint = endpoint->stopped_with_savepoint()) {
       spdlog::info("job {}: stopped with a savepoint: {}", result.job_id.to_hex(), *savepoint);
     }
+  }
+  if (summary_file) {
+    nlohmann::json summary = nlohmann::json::object();
+    api::add_job_summary(summary, result, **client);
+    // The job ran: a summary that cannot be written is logged, the job's own result stands.
+    if (Status s = summary_file->write(summary); !s.is_ok()) spdlog::error("job {}: {}", job_id, s.to_string());
   }
   return result;
 }

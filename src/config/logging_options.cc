@@ -27,4 +27,11 @@ const ConfigOption<ProgressLineMode> kProgressLine{
     "records per second, completed checkpoints, time elapsed. AUTO: when stderr is a terminal; ON; OFF.",
     {}, {}};
 
+const ConfigOption<std::string> kJobSummaryPath{
+    "execution.job-summary.path", "",
+    "A file execute() writes the job's summary to when the job ends, as one JSON object: job id, status, elapsed "
+    "and CPU time, peak RSS, per-operator records and bytes, and with checkpointing the checkpoint statistics, "
+    "restarts and the checkpoints restored from. Empty: none. The flag --summary-json sets it.",
+    {}, {}};
+
 }  // namespace sluice::options

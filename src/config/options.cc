@@ -676,6 +676,7 @@ const std::vector<const ConfigOptionBase*>& all_options() {
       // logging (logging_options.h)
       &options::kLogLevel,                 &options::kLogFormat,
       &options::kLogPattern,               &options::kProgressLine,
+      &options::kJobSummaryPath,
   };
   return kAll;
 }

@@ -4,7 +4,8 @@
 # savepoint` and `sluice stop` take savepoints of it, and Flink's upgrade workflow works: the changed program (its
 # keyed state's struct gains a field, a new operator with a new uid) restores the stop's savepoint with `--restore`
 # and finishes; the committed output of both runs holds every record exactly once (each index once, per key the
-# counts 1..n) and the progress line shows (execution.progress-line=ON). Then: `sluice cancel` ends a run CANCELED; SIGTERM and SIGINT cancel it cleanly (no RocksDB working
+# counts 1..n), the progress line shows (execution.progress-line=ON) and --summary-json writes the run's summary.
+# Before: --help and bad arguments. Then: `sluice cancel` ends a run CANCELED; SIGTERM and SIGINT cancel it cleanly (no RocksDB working
 # directory left, the registry entry gone). A second signal exiting at once: api_job_signals_tests.
 # Usage: user_program_control_test.sh SLUICE USER_CONTROL_JOB
 set -euo pipefail
@@ -77,6 +78,18 @@ common=(--events "$events" --keys "$keys" --output "$work/out" -D parallelism.de
         -D execution.checkpointing.dir="$work/ck" -D state.backend.type=rocksdb
         -D state.backend.rocksdb.localdir="$work/rocks")
 
+# 0. The command line (sluice/api/program_args.h): --help lists the program's usage and Sluice's flags; an argument
+# neither knows and a bad flag value fail with exit 2, naming them.
+"$job" --help > help.out 2>&1 || fail "--help exited with $?" help.out
+for flag in "usage: user_control_job" --config -D --restore --claim-mode --summary-json --role --check-restore; do
+  grep -q -- "$flag" help.out || fail "--help does not list $flag" help.out
+done
+rc=0; "$job" "${common[@]}" --rate 0 --frobnicate > bad-arg.out 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown argument '--frobnicate'" bad-arg.out || fail "an unknown argument: exit $rc" bad-arg.out
+rc=0; "$job" "${common[@]}" --rate 0 --claim-mode KEEP > bad-flag.out 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q -- "--claim-mode" bad-flag.out || fail "a bad --claim-mode: exit $rc" bad-flag.out
+[ ! -d out ] || fail "a refused command line wrote output"
+
 # 1. Run v1 at 6000 records/s (about 10 s), savepoint it, read its REST endpoint, stop it with a savepoint.
 start v1 "${common[@]}" --rate 6000 -D execution.progress-line=ON
 body=$(http_get "$url/jobs/$job_id") || fail "GET /jobs/:id" v1.log
@@ -100,12 +113,23 @@ committed=$(cat out/part-* 2>/dev/null | wc -l)
 echo "v1 stopped with a savepoint after $committed records"
 
 # 2. The changed program restores the stop's savepoint and finishes; both runs' output is exactly once.
-"$job" "${common[@]}" --rate 0 --v2 --restore "$stopped" -D log.format=JSON > v2.log 2>&1 \
+"$job" "${common[@]}" --rate 0 --v2 --restore "$stopped" -D log.format=JSON --summary-json v2-summary.json > v2.log 2>&1 \
   || fail "the restored v2 program failed" v2.log
 grep -q "FINISHED" v2.log || fail "v2 did not finish" v2.log
 grep -q "restored state 'stats': compatible after migration (field 'last_index' added" v2.log \
   || fail "v2 does not report the state migration" v2.log
 verify_output out "$events" "$keys" || fail "the output of v1 + v2 is not exactly once" v2.log
+# --summary-json: the v2 run's summary names the savepoint's checkpoint it started from and counts what it handled.
+python3 - v2-summary.json "$committed" "$events" <<'PY' || fail "v2's --summary-json" v2-summary.json
+import json, sys
+s = json.load(open(sys.argv[1]))
+committed, events = int(sys.argv[2]), int(sys.argv[3])
+assert s["status"] == "FINISHED" and s["job_name"] == "user-control-job", s
+assert s["runtime_mode"] == "STREAMING" and s["restored_from"][0] > 0, s["restored_from"]
+ops = s["operators"]
+assert ops["tag-v2"]["records_in"] == events - committed, (ops["tag-v2"], events, committed)
+print("v2 summary: restored from checkpoint %d, %d records through tag-v2" % (s["restored_from"][0], ops["tag-v2"]["records_in"]))
+PY
 
 # Logging (docs/configuration.md "Logging"): v1's TEXT lines carry the job id (the coordinator's thread logs for the
 # process's one job); v2's JSON lines all parse, carry the job id, and a task's lines name the task.

@@ -2,8 +2,8 @@
 // what `execute()` gives every program - the REST endpoint, `sluice list`, `sluice savepoint`, `sluice stop`,
 // `sluice cancel`, SIGINT / SIGTERM - and Flink's upgrade workflow (savepoint, change the program, restore).
 //
-//   user_control_job --events N --keys K --rate R --output DIR [--v2] [--config FILE] [-D key=value ...]
-//                    [--restore PATH] [--allow-non-restored-state]
+//   user_control_job --events N --keys K --rate R --output DIR [--v2] [Sluice options: --config FILE,
+//                    -D key=value, --restore PATH, --allow-non-restored-state, --summary-json FILE, ...; --help]
 //
 // Record i (0 <= i < N) has key i % K; the job paces the stream at R records per second in total, keeps a running
 // count per key in keyed state and writes "key,index,count" per record through the exactly-once file sink into
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/sluice.h"
@@ -90,35 +91,47 @@ void build(sluice::StreamExecutionEnvironment& env, int64_t events, int64_t keys
 
 }  // namespace
 
+constexpr const char* kUsage =
+    "usage: user_control_job --events N --keys K --rate R --output DIR [--v2] [Sluice options] (N, R >= 0, K > 0)\n";
+
 int main(int argc, char** argv) {
+  // Sluice's flags (--config, -D, --restore, ...) configure the environment; the rest is this program's.
+  auto args = sluice::parse_program_args(argc, argv);
+  if (!args.is_ok()) {
+    std::fprintf(stderr, "%s\n", args.status().to_string().c_str());
+    return 2;
+  }
+  if (args->help_requested) {
+    std::printf("%s\n%s", kUsage, sluice::program_args_help().c_str());
+    return 0;
+  }
   int64_t events = -1, keys = -1, rate = -1;
   std::string output;
   bool v2 = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    const bool has_value = i + 1 < argc;
+  const std::vector<std::string>& rest = args->remaining;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const std::string_view a = rest[i];
+    const bool has_value = i + 1 < rest.size();
     if (a == "--events" && has_value) {
-      if (!parse_count(argv[++i], events)) events = -1;
+      if (!parse_count(rest[++i], events)) events = -1;
     } else if (a == "--keys" && has_value) {
-      if (!parse_count(argv[++i], keys) || keys == 0) keys = -1;
+      if (!parse_count(rest[++i], keys) || keys == 0) keys = -1;
     } else if (a == "--rate" && has_value) {
-      if (!parse_count(argv[++i], rate)) rate = -1;
+      if (!parse_count(rest[++i], rate)) rate = -1;
     } else if (a == "--output" && has_value) {
-      output = argv[++i];
+      output = rest[++i];
     } else if (a == "--v2") {
       v2 = true;
+    } else {
+      std::fprintf(stderr, "unknown argument '%s'\n%s", rest[i].c_str(), kUsage);
+      return 2;
     }
   }
   if (events < 0 || keys < 0 || rate < 0 || output.empty()) {
-    std::fprintf(stderr, "usage: user_control_job --events N --keys K --rate R --output DIR [--v2] [--restore PATH] "
-                         "[-D key=value ...] (N, R >= 0, K > 0)\n");
+    std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  auto env = sluice::StreamExecutionEnvironment::from_args(argc, argv);
-  if (!env.is_ok()) {
-    std::fprintf(stderr, "%s\n", env.status().to_string().c_str());
-    return 2;
-  }
+  sluice::StreamExecutionEnvironment* env = &args->env;
   if (!env->configuration().contains("execution.checkpointing.interval")) {
     if (auto st = env->configuration().set_string("execution.checkpointing.interval", "200ms"); !st.is_ok()) {
       std::fprintf(stderr, "%s\n", st.to_string().c_str());

@@ -8,22 +8,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/job_flags.h"
 #include "fs/file_systems_from_config.h"
 #include "sluice/config/configuration.h"
 
 namespace sluice::cli {
 
 inline Result<Configuration> load_cli_config(const std::string& config_file, const std::vector<std::string>& dynamic) {
-  Configuration config;
-  if (!config_file.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(config, Configuration::from_yaml_file(config_file));
-  }
-  for (const auto& kv : dynamic) {
-    if (Status s = config.apply_dynamic_property(kv); !s.is_ok()) {
-      return Status::invalid_argument("-D " + redact_sensitive_values(kv) + ": " + s.to_string());
-    }
-  }
-  return config;
+  api::JobFlags flags;
+  flags.config_file = config_file;
+  flags.dynamic = dynamic;
+  return api::job_configuration(flags);
 }
 
 // --config and -D of a verb that only reads or deletes stored checkpoints and savepoints: they carry the storage

@@ -41,6 +41,9 @@
 #include "sluice/core/data_view.h"
 #include "sluice/state/operator_state_store.h"
 #include "coordinator/checkpoint_stats_json.h"
+#include "api/job_flags.h"
+#include "api/job_summary.h"
+#include "sluice/config/logging_options.h"
 #include "task_manager_run.h"
 #include "job_report.h"
 #include "verify.h"
@@ -56,19 +59,12 @@ struct DemoFlags {
   uint64_t seed = 1;
   std::string output = "out/demo";
   bool verify = false;
-  std::string summary_json;
-  std::string config_file;
-  std::vector<std::string> dynamic;
+  api::JobFlags job;  // --config, -D, --summary-json and the restore flags (api/job_flags.h)
   std::string checkpoint_interval = "1s";  // "0" turns checkpointing off
   std::string checkpoint_dir = "out/demo-checkpoints";
   int32_t inject_failures = 0;
   std::string kill_at;  // POINT[@CHECKPOINT]: a TaskManager process kills itself there (cluster failure tests)
-  std::string restore;  // PATH or "latest"
-  bool restore_given = false;  // --restore was on the command line (an empty value is an error, not a fresh start)
   bool checkpoint_interval_given = false;  // --checkpoint-interval was on the command line
-  std::string claim_mode;  // CLAIM or NO_CLAIM (execution.state-recovery.claim-mode)
-  bool allow_non_restored_state = false;  // execution.state-recovery.ignore-unclaimed-state
-  bool rehash_key_groups = false;         // execution.state-recovery.rehash-key-groups
 };
 
 // Events of the stream before the checkpoint at `location`: the sum of the Nexmark split offsets its source
@@ -154,22 +150,12 @@ Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const st
 }
 
 int run_demo(const DemoFlags& f) {
-  Configuration config;
-  if (!f.config_file.empty()) {
-    auto c = Configuration::from_yaml_file(f.config_file);
-    if (!c.is_ok()) {
-      std::fprintf(stderr, "error: %s\n", c.status().to_string().c_str());
-      return 2;
-    }
-    config = std::move(c).value();
+  Result<Configuration> loaded = api::job_configuration(f.job);
+  if (!loaded.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", loaded.status().to_string().c_str());
+    return 2;
   }
-  for (const auto& kv : f.dynamic) {
-    Status s = config.apply_dynamic_property(kv);
-    if (!s.is_ok()) {
-      std::fprintf(stderr, "error: -D %s: %s\n", redact_sensitive_values(kv).c_str(), s.to_string().c_str());
-      return 2;
-    }
-  }
+  Configuration config = std::move(loaded).value();
   // Checkpointing: on by default in the demo (its state is larger than the JobManager storage's 5 MiB, so
   // into a local directory), unless configured otherwise.
   auto set_default = [&](const char* key, const std::string& value) -> Status {
@@ -188,30 +174,6 @@ int run_demo(const DemoFlags& f) {
                   set_default("restart-strategy.fixed-delay.delay", "100ms")}) {
     if (!st.is_ok()) {
       std::fprintf(stderr, "error: %s\n", st.to_string().c_str());
-      return 2;
-    }
-  }
-  if (f.restore_given) {
-    if (Status st = config.set_string(options::kStateRecoveryPath.key, f.restore); !st.is_ok()) {
-      std::fprintf(stderr, "error: --restore: %s\n", st.to_string().c_str());
-      return 2;
-    }
-  }
-  if (!f.claim_mode.empty()) {
-    if (Status st = config.set_string("execution.state-recovery.claim-mode", f.claim_mode); !st.is_ok()) {
-      std::fprintf(stderr, "error: --claim-mode: %s\n", st.to_string().c_str());
-      return 2;
-    }
-  }
-  if (f.allow_non_restored_state) {
-    if (Status st = config.set_string(options::kIgnoreUnclaimedState.key, "true"); !st.is_ok()) {
-      std::fprintf(stderr, "error: --allow-non-restored-state: %s\n", st.to_string().c_str());
-      return 2;
-    }
-  }
-  if (f.rehash_key_groups) {
-    if (Status st = config.set_string(options::kRehashKeyGroups.key, "true"); !st.is_ok()) {
-      std::fprintf(stderr, "error: --rehash-key-groups: %s\n", st.to_string().c_str());
       return 2;
     }
   }
@@ -244,13 +206,14 @@ int run_demo(const DemoFlags& f) {
   }
 
   // Open the summary file now, so a bad path fails before the job runs rather than after.
-  std::ofstream summary_out;
-  if (!f.summary_json.empty()) {
-    summary_out.open(f.summary_json);
-    if (!summary_out) {
-      std::fprintf(stderr, "error: cannot write the summary to '%s': %s\n", f.summary_json.c_str(), std::strerror(errno));
+  std::optional<api::JobSummaryFile> summary_file;
+  if (const std::string path = config.get(options::kJobSummaryPath); !path.empty()) {
+    Result<api::JobSummaryFile> opened = api::JobSummaryFile::open(path);
+    if (!opened.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", opened.status().to_string().c_str());
       return 2;
     }
+    summary_file.emplace(std::move(opened).value());
   }
 
   StreamExecutionEnvironment env(config);
@@ -345,7 +308,7 @@ int run_demo(const DemoFlags& f) {
   }
 
   nlohmann::json summary;
-  add_run_summary(summary, RunFigures{&result, client->get(), cp_client, initial_restore, "demo", events, f.events, emitted,
+  add_run_summary(summary, RunFigures{&result, client->get(), cp_client, events, f.events, emitted,
                                       parallelism, injector ? injector->at_events() : std::vector<int64_t>{}});
   summary["seed"] = f.seed;
 
@@ -437,11 +400,9 @@ int run_demo(const DemoFlags& f) {
                  sig == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 128 + sig;
   }
-  if (summary_out.is_open()) {
-    summary_out << summary.dump(2) << "\n";
-    summary_out.close();
-    if (!summary_out) {
-      std::fprintf(stderr, "error: cannot write the summary to '%s'\n", f.summary_json.c_str());
+  if (summary_file) {
+    if (Status st = summary_file->write(summary); !st.is_ok()) {
+      std::fprintf(stderr, "error: %s\n", st.to_string().c_str());
       return 2;
     }
   }
@@ -480,32 +441,19 @@ void add_demo_command(CLI::App& app, int* exit_code) {
                   "reaches failure point POINT (between-sync-and-async-snapshot, between-completion-and-commit, "
                   "after-commit, sink, restore, keyed-operator, source, task) kills this process with SIGKILL; "
                   "@CHECKPOINT (the first four points only): for a checkpoint id >= CHECKPOINT");
-  CLI::Option* restore = cmd->add_option(
-      "--restore", flags->restore,
-      "Resume from a savepoint folder, a retained checkpoint (a chk-<n> folder), its _metadata, or 'latest' (the "
-      "highest checkpoint id under --checkpoint-dir, across every run's job folder). It must come from a run with "
-      "the same --events, --seed, --splits and --rate (the parallelism and the state backend may differ)");
-  cmd->add_flag("--allow-non-restored-state", flags->allow_non_restored_state,
-                "With --restore: drop (and report) state of operators this job does not have instead of failing - "
-                "execution.state-recovery.ignore-unclaimed-state");
-  cmd->add_flag("--rehash-key-groups", flags->rehash_key_groups,
-                "With --restore of a savepoint taken with another max parallelism than this run's "
-                "(-D pipeline.max-parallelism=N): hash every key again into the new key groups instead of failing - "
-                "execution.state-recovery.rehash-key-groups");
-  cmd->add_option("--claim-mode", flags->claim_mode,
-                  "With --restore: NO_CLAIM (default; the restored checkpoint stays yours, the first checkpoint is "
-                  "full) or CLAIM (the job owns it and deletes it once subsumed) - execution.state-recovery.claim-mode")
-      ->transform(CLI::IsMember({"CLAIM", "NO_CLAIM"}, CLI::ignore_case));  // any case; the error lists both
+  api::add_job_flags(
+      cmd, &flags->job,
+      {.restore_flags = true,
+       .restore_help =
+           "Resume from a savepoint folder, a retained checkpoint (a chk-<n> folder), its _metadata, or 'latest' (the "
+           "highest checkpoint id under --checkpoint-dir, across every run's job folder). It must come from a run with "
+           "the same --events, --seed, --splits and --rate (the parallelism and the state backend may differ)"});
   cmd->add_flag("--verify", flags->verify, "Check the output against a single-threaded oracle; exit 1 on any mismatch");
-  cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
-  cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
-  cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");
   cmd->footer(
       "Recovery: with checkpointing on, the demo restarts failed tasks with a fixed-delay restart strategy, "
       "2K+3 attempts 100 ms apart for --inject-failures K (restart-strategy.type=fixed-delay, "
       "restart-strategy.fixed-delay.attempts, restart-strategy.fixed-delay.delay; -D or --config override them).");
-  cmd->callback([flags, exit_code, restore, interval] {
-    flags->restore_given = restore->count() > 0;
+  cmd->callback([flags, exit_code, interval] {
     flags->checkpoint_interval_given = interval->count() > 0;
     *exit_code = run_demo(*flags);
   });

@@ -1,18 +1,15 @@
 #include "job_report.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iterator>
 #include <random>
 
+#include "api/job_summary.h"
 #include "api/progress_line.h"
-#include "coordinator/checkpoint_stats_json.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/options.h"
-#include "sluice/metrics/metric_names.h"
 
 namespace sluice::cli {
 
@@ -46,38 +43,8 @@ CLI::Validator declared_rate_check() {
       "RATE in [1, 1e12]");
 }
 
-int64_t peak_rss_bytes() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<int64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
 int64_t source_events(const MetricRegistry& metrics, const std::string& source_name) {
   return api::records_emitted(metrics, {source_name});
-}
-
-nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job) {
-  nlohmann::json ops = nlohmann::json::object();
-  for (const auto& m : metrics.snapshot()) {
-    if (m.scope.rfind(job + ".", 0) != 0) continue;
-    std::string rest = m.scope.substr(job.size() + 1);
-    auto dot = rest.rfind('.');
-    if (dot == std::string::npos) continue;
-    std::string op = rest.substr(0, dot);
-    std::string key;
-    if (m.name == metric_names::kNumRecordsIn) key = "records_in";
-    else if (m.name == metric_names::kNumRecordsOut) key = "records_out";
-    else if (m.name == metric_names::kNumBytesIn) key = "bytes_in";
-    else if (m.name == metric_names::kNumBytesOut) key = "bytes_out";
-    else if (m.name == metric_names::kStateSizeBytes) key = "state_size_bytes";
-    else if (m.name == metric_names::kBackPressuredTimeNs) key = "back_pressured_ms";
-    else continue;
-    double v = key == "back_pressured_ms" ? m.value / 1e6 : m.value;
-    nlohmann::json& o = ops[op];
-    if (!o.is_object()) o = nlohmann::json::object();
-    o[key] = o.value(key, 0.0) + v;
-  }
-  return ops;
 }
 
 namespace {
@@ -212,32 +179,6 @@ void FailureInjector::stop() {
   if (gate_) gate_->open();
 }
 
-void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& client) {
-  summary["runtime_mode"] = "BATCH";
-  const std::vector<int32_t> runs = client.stage_runs();
-  int32_t restarts = 0;
-  for (int32_t n : runs) restarts += std::max(0, n - 1);
-  summary["stage_runs"] = runs;
-  summary["restarts"] = restarts;
-  const batch::BatchStats st = client.batch_stats();
-  summary["batch"] = {{"exchange_bytes_written", st.exchange_bytes_written},
-                      {"sorted_records", st.sorted_records},
-                      {"sort_spilled_runs", st.sort_spilled_runs},
-                      {"sort_spilled_bytes", st.sort_spilled_bytes},
-                      {"sort_peak_memory_bytes", st.sort_peak_memory_bytes},
-                      {"sort_merge_passes", st.sort_merge_passes},
-                      {"commit_retries", st.commit_retries}};
-  nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
-  for (const runtime::InjectedFailure& f : client.injected_failures()) {
-    const char* name = runtime::failure_point_name(f.point);
-    injected.push_back({{"class", name}, {"vertex", f.vertex}, {"subtask", f.subtask},
-                        {"stage", client.stage_of_vertex(f.vertex)}, {"attempt", f.attempt}});
-    by_class[name] = by_class.value(name, 0) + 1;
-  }
-  summary["failures_injected"] = injected;
-  summary["failures_by_class"] = by_class;
-}
-
 void arm_batch_failures(batch::BatchJobClient& client, int32_t count, uint64_t seed, int32_t parallelism) {
   std::mt19937_64 rng(seed);
   for (int32_t i = 0; i < count; ++i) {
@@ -252,59 +193,20 @@ void arm_batch_failures(batch::BatchJobClient& client, int32_t count, uint64_t s
 
 void add_run_summary(nlohmann::json& summary, const RunFigures& r) {
   const JobExecutionResult& result = *r.result;
-  double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
-  summary["job_id"] = result.job_id.to_hex();
-  summary["status"] = job_status_name(result.status);
+  api::add_job_summary(summary, result, *r.client);
+  const double elapsed_s = static_cast<double>(result.runtime_ms) / 1000.0;
   summary["events"] = r.events;
   summary["stream_events"] = r.stream_events;
   summary["source_records_emitted"] = r.emitted;
   summary["source_records_replayed"] = r.emitted > r.events ? r.emitted - r.events : 0;
-  summary["elapsed_s"] = elapsed_s;
   summary["events_per_s"] = elapsed_s > 0 ? static_cast<double>(r.events) / elapsed_s : 0.0;
   summary["events_per_cpu_s"] = result.cpu_seconds > 0 ? static_cast<double>(r.events) / result.cpu_seconds : 0.0;
-  summary["cpu_s"] = result.cpu_seconds;
-  summary["peak_rss_bytes"] = peak_rss_bytes();
   summary["parallelism"] = r.parallelism;
-  summary["operators"] = operator_metrics(r.client->metrics(), r.job_name);
-  // RocksDB native metrics (state.backend.rocksdb.metrics.*), when enabled: scope -> {property: value}.
-  nlohmann::json native = nlohmann::json::object();
-  for (const auto& m : r.client->metrics().snapshot()) {
-    if (m.name.rfind("rocksdb.", 0) == 0) native[m.scope][m.name] = m.value;
-  }
-  if (!native.empty()) summary["rocksdb_native_metrics"] = native;
-  if (auto* b = dynamic_cast<batch::BatchJobClient*>(r.client)) {
-    add_batch_summary(summary, *b);
-    return;
-  }
-  summary["runtime_mode"] = "STREAMING";
-  if (r.cp_client == nullptr) return;
-  cluster::CheckpointingJobClient* cp_client = r.cp_client;
-  auto stats = cp_client->checkpoint_stats();
-  summary["checkpoints_completed"] = stats.num_completed;
-  summary["checkpoints_failed"] = stats.num_failed;
-  summary["checkpoint_duration_p99_ms"] = stats.end_to_end_duration_ms.p99;
-  summary["checkpoint_duration_avg_ms"] = stats.end_to_end_duration_ms.avg;
-  // Full size of the state the latest checkpoint refers to, and what that checkpoint added (smaller with
-  // incremental checkpoints; Flink's "Checkpointed Data Size").
-  summary["checkpoint_size_bytes"] = stats.latest_completed ? stats.latest_completed->state_size_bytes : 0;
-  summary["checkpointed_size_bytes"] = stats.latest_completed ? stats.latest_completed->checkpointed_size_bytes : 0;
-  // Everything the job handle's statistics hold: counts, summaries, latest, in progress and the history.
-  summary["checkpoint_stats"] = coordinator::to_json(stats);
-  summary["restarts"] = cp_client->restarts();
-  // restored_from[i]: the checkpoint attempt i started from (0: the beginning of the stream); [0] is the
-  // --restore checkpoint, [i > 0] the one recovery i restored. recovery_time_ms: one entry per recovery.
-  nlohmann::json restored = nlohmann::json::array(), recovery = nlohmann::json::array();
-  restored.push_back(r.initial_restore ? r.initial_restore->first : 0);
-  for (auto [from, ms] : cp_client->recoveries()) {
-    restored.push_back(from);
-    recovery.push_back(ms);
-  }
-  summary["restored_from"] = restored;
-  summary["recovery_time_ms"] = recovery;
+  if (r.cp_client == nullptr || dynamic_cast<batch::BatchJobClient*>(r.client) != nullptr) return;
   // Armed one at a time, each after the previous fired: fired[i] is the failure armed at at_events[i].
   nlohmann::json injected = nlohmann::json::array(), by_class = nlohmann::json::object();
   for (runtime::FailurePoint p : runtime::kFailureClasses) by_class[runtime::failure_point_name(p)] = 0;
-  auto fired = cp_client->injected_failures();
+  auto fired = r.cp_client->injected_failures();
   const auto& at_events = r.failures_at_events;
   for (size_t i = 0; i < fired.size(); ++i) {
     const char* name = runtime::failure_point_name(fired[i].point);

@@ -30,14 +30,9 @@ namespace sluice::cli {
 CLI::Validator whole_number_at_least_one();
 CLI::Validator declared_rate_check();
 
-int64_t peak_rss_bytes();
-
 // Events the source emitted so far: the sum of numRecordsOut over the subtasks of the operator named
 // `source_name` (scopes "<job>.<operator>.<subtask>").
 int64_t source_events(const MetricRegistry& metrics, const std::string& source_name);
-
-// Per-operator figures summed over subtasks: records_in/out, bytes_in/out, state_size_bytes, back_pressured_ms.
-nlohmann::json operator_metrics(const MetricRegistry& metrics, const std::string& job);
 
 // Seeded failure injection: `failures` failures, each of a seeded class (runtime/fault_injection.h; every class
 // once per round of five, in a seeded order), one after the other (each after the previous fired and the job
@@ -76,17 +71,13 @@ class FailureInjector {
   std::thread thread_;
 };
 
-// The summary fields every run reports, from the finished job: job_id, status, events (the caller's count),
-// stream_events, source_records_emitted, elapsed_s, events_per_s, events_per_cpu_s, cpu_s, peak_rss_bytes,
-// parallelism, operators, rocksdb_native_metrics (when enabled); with checkpointing: checkpoints_completed /
-// failed, durations, sizes, checkpoint_stats, restarts, restored_from, recovery_time_ms, failures_injected,
-// failures_by_class.
+// The summary of a run: every field of a job's summary (api/job_summary.h), and events (the caller's count),
+// stream_events, source_records_emitted, source_records_replayed, events_per_s, events_per_cpu_s, parallelism; with
+// checkpointing also failures_injected and failures_by_class (BATCH: api/job_summary.h has them).
 struct RunFigures {
   const JobExecutionResult* result = nullptr;
   JobClient* client = nullptr;
   cluster::CheckpointingJobClient* cp_client = nullptr;  // nullptr: no checkpointing
-  std::optional<std::pair<int64_t, std::string>> initial_restore;
-  std::string job_name;
   int64_t events = 0;
   int64_t stream_events = 0;
   int64_t emitted = 0;
@@ -94,8 +85,6 @@ struct RunFigures {
   std::vector<int64_t> failures_at_events;
 };
 void add_run_summary(nlohmann::json& summary, const RunFigures& figures);
-// BATCH (docs/batch.md): runtime_mode, stage_runs, restarts, the exchange and sort figures, the injected failures.
-void add_batch_summary(nlohmann::json& summary, const batch::BatchJobClient& client);
 // --inject-failures in BATCH: `count` failures armed at once, alternately in a source task (stage 0) and a keyed
 // task (a later stage), each on a subtask drawn from `seed`; each re-runs its stage.
 void arm_batch_failures(batch::BatchJobClient& client, int32_t count, uint64_t seed, int32_t parallelism);

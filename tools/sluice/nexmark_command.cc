@@ -1,6 +1,5 @@
 #include "nexmark_command.h"
 
-#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -14,16 +13,18 @@
 #include <nlohmann/json.hpp>
 
 #include "api/job_endpoint.h"
+#include "api/job_flags.h"
+#include "api/job_summary.h"
 #include "api/job_signals.h"
 #include "api/progress_line.h"
 #include "core/log_context.h"
-#include "cli_config.h"
 #include "cluster/mini_cluster.h"
 #include "job_report.h"
 #include "task_manager_run.h"
 #include "queries.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/cluster_options.h"
+#include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice::cli {
@@ -43,9 +44,7 @@ struct NexmarkFlags {
   uint64_t seed = 1;
   bool verify = false;
   std::string output;  // kFiles: the query's rows as exactly-once part files here (needed by --verify in a cluster)
-  std::string summary_json;
-  std::string config_file;
-  std::vector<std::string> dynamic;
+  api::JobFlags job;  // --config, -D, --summary-json (api/job_flags.h)
   std::string checkpoint_interval = "0";  // off; --inject-failures without it: 200ms
   std::string checkpoint_dir = "out/nexmark-checkpoints";
   std::string state_backend;  // hashmap | rocksdb (state.backend.type)
@@ -70,7 +69,7 @@ int run_nexmark(const NexmarkFlags& f) {
     return fail("--query: unknown query '" + f.query + "'; expected one of " + nq::query_names());
   }
 
-  auto loaded = load_cli_config(f.config_file, f.dynamic);
+  auto loaded = api::job_configuration(f.job);
   if (!loaded.is_ok()) return fail(loaded.status().to_string());
   Configuration config = std::move(loaded).value();
   if (!f.state_backend.empty()) {
@@ -125,12 +124,11 @@ int run_nexmark(const NexmarkFlags& f) {
                                                  : nq::OutputMode::kDiscard,
                                f.output};
 
-  std::ofstream summary_out;
-  if (!f.summary_json.empty()) {
-    summary_out.open(f.summary_json);
-    if (!summary_out) {
-      return fail("cannot write the summary to '" + f.summary_json + "': " + std::strerror(errno));
-    }
+  std::optional<api::JobSummaryFile> summary_file;
+  if (const std::string path = config.get(options::kJobSummaryPath); !path.empty()) {
+    Result<api::JobSummaryFile> opened = api::JobSummaryFile::open(path);
+    if (!opened.is_ok()) return fail(opened.status().to_string());
+    summary_file.emplace(std::move(opened).value());
   }
 
   StreamExecutionEnvironment env(config);
@@ -198,7 +196,7 @@ int run_nexmark(const NexmarkFlags& f) {
   if (stopped) std::printf("stopped with a savepoint: %s\n", stopped->c_str());
 
   nlohmann::json summary;
-  add_run_summary(summary, RunFigures{&result, client->get(), cp_client, std::nullopt, job_name, finished ? f.events : emitted,
+  add_run_summary(summary, RunFigures{&result, client->get(), cp_client, finished ? f.events : emitted,
                                       f.events, emitted, parallelism,
                                       injector ? injector->at_events() : std::vector<int64_t>{}});
   summary["seed"] = f.seed;
@@ -241,10 +239,8 @@ int run_nexmark(const NexmarkFlags& f) {
     std::fprintf(stderr, "sluice nexmark: cancelled by %s\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     exit_code = 128 + sig;
   }
-  if (summary_out.is_open()) {
-    summary_out << summary.dump(2) << "\n";
-    summary_out.close();
-    if (!summary_out) return fail("cannot write the summary to '" + f.summary_json + "'");
+  if (summary_file) {
+    if (Status st = summary_file->write(summary); !st.is_ok()) return fail(st.to_string());
   }
   return exit_code;
 }
@@ -273,9 +269,7 @@ void add_nexmark_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--output", flags->output,
                   "Write the query's rows exactly once as part files into this new folder (needed by --verify in "
                   "cluster mode, where the TaskManagers write them); --verify then reads them back");
-  cmd->add_option("--summary-json", flags->summary_json, "Write the run summary as JSON to this file");
-  cmd->add_option("--config", flags->config_file, "YAML configuration file (Flink keys)");
-  cmd->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable)");
+  api::add_job_flags(cmd, &flags->job, {.restore_flags = false, .restore_help = ""});
   cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                   "Checkpoint interval (Flink duration syntax; 0: off, or 200ms with --inject-failures)")
       ->capture_default_str();

@@ -40,12 +40,12 @@ class StreamExecutionEnvironment {
  public:
   explicit StreamExecutionEnvironment(Configuration config = Configuration());
 
-  // Parses `--config FILE` (YAML), `-D key=value` (repeatable) and `--role jobmanager|taskmanager` (execute() then
-  // runs the program as that process of a cluster: docs/cluster.md) from a command line, and the restore flags
-  // `--restore PATH|latest` (Flink's `--fromSavepoint`: execution.state-recovery.path), `--claim-mode
-  // CLAIM|NO_CLAIM`, `--allow-non-restored-state`, `--rehash-key-groups` and `--check-restore PATH` (execute() then only checks
-  // whether the job would restore PATH, prints the report and exits the process: 0 it would, 1 it would not -
-  // docs/savepoints.md); other arguments are left for the program. Errors name the bad argument.
+  // Sluice's command-line flags (sluice/api/program_args.h lists them): `--config FILE`, `-D key=value`, `--restore
+  // PATH|latest`, `--claim-mode`, `--allow-non-restored-state`, `--rehash-key-groups`, `--summary-json FILE`, `--role
+  // jobmanager|taskmanager` (docs/cluster.md) and `--check-restore PATH` (execute() then only checks whether the job
+  // would restore PATH, prints the report and exits the process: 0 it would, 1 not - docs/savepoints.md). `--help`
+  // prints them and exits the process with 0. Other arguments are ignored here: parse_program_args hands them to a
+  // program with flags of its own. Errors (kInvalidArgument, kNotFound, kIoError) name the flag or the file.
   static Result<StreamExecutionEnvironment> from_args(int argc, const char* const* argv);
 
   // Default parallelism of operators that set none (parallelism.default).

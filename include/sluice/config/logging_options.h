@@ -1,6 +1,6 @@
 // The options of Sluice's logging - the level, the line format and the pattern of spdlog's default logger, which
-// every part of Sluice logs through - and of the progress line a running job prints (docs/configuration.md,
-// "Logging"). Flink configures log4j with
+// every part of Sluice logs through - and of what a job reports about itself: the progress line it prints while it
+// runs and the summary file it writes when it ends (docs/configuration.md, "Logging"). Flink configures log4j with
 // `rootLogger.level` in its properties files; Sluice has one process-wide logger, set from these keys by every
 // execute() (src/logging/logging_config.h). Registered in all_options() (options.h) like every other option.
 // Thread-safety: immutable after static initialization.
@@ -69,6 +69,9 @@ extern const ConfigOption<std::string> kLogPattern;
 
 // execution.progress-line (enum, AUTO; Sluice's own).
 extern const ConfigOption<ProgressLineMode> kProgressLine;
+// execution.job-summary.path (string, empty: none; Sluice's own; --summary-json): the file execute() writes the
+// job's JSON summary to when the job ends (src/api/job_summary.h lists the fields).
+extern const ConfigOption<std::string> kJobSummaryPath;
 
 }  // namespace options
 }  // namespace sluice

@@ -321,7 +321,7 @@ TEST(OptionRegistry, KeysAndAliasesAreUniqueAndDefaultsValid) {
     ASSERT_TRUE(parsed.is_ok()) << option->key << ": " << parsed.status().to_string();
     EXPECT_EQ(parsed->formatted, option->default_value_string());
   }
-  EXPECT_EQ(all_options().size(), 107u);
+  EXPECT_EQ(all_options().size(), 108u);
 }
 
 TEST(OptionRegistry, FindOption) {

@@ -1,0 +1,69 @@
+#include "sluice/api/program_args.h"
+
+#include <memory>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "api/job_flags.h"
+#include "sluice/config/cluster_options.h"
+#include "sluice/config/options.h"
+
+namespace sluice {
+namespace {
+
+struct ProgramFlags {
+  api::JobFlags job;
+  std::string role;
+  std::string check_restore;
+  bool help = false;
+};
+
+// One definition for parsing and for the help text.
+std::unique_ptr<CLI::App> program_app(ProgramFlags* f) {
+  auto app = std::make_unique<CLI::App>("Sluice options (every program built on StreamExecutionEnvironment)");
+  app->set_help_flag();  // --help is a flag like the others: the program adds its own flags to the text
+  app->allow_extras();   // the program's own arguments, handed back in order
+  app->add_flag("--help,-h", f->help, "Print this help (and the program's own flags, if it has any) and exit");
+  api::add_job_flags(app.get(), &f->job);
+  app->add_option("--role", f->role,
+                  "Run as this process of a cluster: jobmanager, taskmanager or mini_cluster (the default) - "
+                  "execution.process-role (docs/cluster.md)");
+  app->add_option("--check-restore", f->check_restore,
+                  "Only check whether the job would restore this savepoint or checkpoint: print the report and exit, 0 "
+                  "if it would, 1 if not (docs/savepoints.md)");
+  return app;
+}
+
+}  // namespace
+
+Result<ProgramArgs> parse_program_args(int argc, const char* const* argv) {
+  ProgramFlags f;
+  std::unique_ptr<CLI::App> app = program_app(&f);
+  try {
+    app->parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return Status::invalid_argument(std::string("command line: ") + e.what());
+  }
+  SLUICE_ASSIGN_OR_RETURN(Configuration config, api::job_configuration(f.job));
+  if (!f.role.empty()) {
+    SLUICE_RETURN_IF_ERROR(config.set_string(options::kProcessRole.key, f.role).with_context("--role"));
+  }
+  if (!f.check_restore.empty()) {
+    // execute_async then builds the job graph, checks that it would restore the path, prints the report and exits.
+    SLUICE_RETURN_IF_ERROR(config.set_string(options::kStateRecoveryPath.key, f.check_restore));
+    SLUICE_RETURN_IF_ERROR(config.set_string(options::kCheckRestoreOnly.key, "true"));
+  }
+  ProgramArgs out;
+  out.env = StreamExecutionEnvironment(std::move(config));
+  out.remaining = app->remaining();
+  out.help_requested = f.help;
+  return out;
+}
+
+std::string program_args_help() {
+  ProgramFlags f;
+  return program_app(&f)->help();
+}
+
+}  // namespace sluice
