@@ -9,7 +9,9 @@ namespace sluice::api {
 
 void add_job_flags(CLI::App* app, JobFlags* flags, const JobFlagsSpec& spec) {
   app->add_option("--config,-c", flags->config_file, "YAML configuration file (Flink keys; docs/configuration.md)");
-  app->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable; wins over --config)");
+  // One value per -D: a program's positional argument after `-D key=value` stays the program's.
+  app->add_option("-D", flags->dynamic, "Configuration override key=value (repeatable; wins over --config)")
+      ->allow_extra_args(false);
   app->add_option("--summary-json", flags->summary_json,
                   "Write the run summary as JSON to this file when the job ends - execution.job-summary.path");
   if (!spec.restore_flags) return;

@@ -51,6 +51,14 @@ TEST(ProgramArgs, SluiceFlagsSetTheirKeysAndTheRestReachesTheProgramInOrder) {
   EXPECT_EQ(c.get(options::kJobSummaryPath), "s.json");
 }
 
+TEST(ProgramArgs, APositionalArgumentAfterADynamicPropertyStaysTheProgramsOwn) {
+  auto r = parse({"-D", "parallelism.default=3", "input.txt", "-D", "pipeline.name=y", "out"});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->remaining, (std::vector<std::string>{"input.txt", "out"}));
+  EXPECT_EQ(r->env.configuration().get(options::kDefaultParallelism), 3);
+  EXPECT_EQ(r->env.configuration().get(options::kPipelineName), "y");
+}
+
 TEST(ProgramArgs, NoArgumentsGiveTheDefaults) {
   auto r = parse({});
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
