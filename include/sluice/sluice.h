@@ -7,6 +7,7 @@
 #include "sluice/api/functions.h"
 #include "sluice/api/job_client.h"
 #include "sluice/api/program_args.h"
+#include "sluice/api/savepoint_control.h"
 #include "sluice/config/configuration.h"
 #include "sluice/config/options.h"
 #include "sluice/core/serializer.h"
