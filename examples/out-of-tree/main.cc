@@ -1,4 +1,4 @@
-// Word count with exactly-once output, built against an installed Sluice (README.md "A program", docs/install.md).
+// Word count with exactly-once output, built against an installed Sluice (README.md "Write your own job", docs/install.md).
 //   word_count --input FILE_OR_DIR [--input ...] --output DIR [--fail-once-after-lines N]
 //              [--config FILE] [-D key=value ...]
 // Writes "word,count" lines - the running count per word after each occurrence, so the last line of a word is its

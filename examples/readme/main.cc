@@ -1,4 +1,4 @@
-// The program shown in README.md ("A program"); built and run by the tests so the README stays true.
+// The program shown in README.md ("Write your own job"); built and run by the tests so the README stays true.
 #include <cstdio>
 
 #include "sluice/sluice.h"
