@@ -527,10 +527,8 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
   }
   // The summary file is opened before the job runs, so a path that cannot be written fails first.
   std::optional<api::JobSummaryFile> summary_file;
-  if (const std::string path = config_.get(options::kJobSummaryPath);
-      !path.empty() && config_.get(options::kProcessRole) != ProcessRole::kTaskManager) {
-    SLUICE_ASSIGN_OR_RETURN(api::JobSummaryFile opened, api::JobSummaryFile::open(path));
-    summary_file.emplace(std::move(opened));
+  if (config_.get(options::kProcessRole) != ProcessRole::kTaskManager) {
+    SLUICE_ASSIGN_OR_RETURN(summary_file, api::open_job_summary(config_));
   }
   std::vector<std::string> sources;  // by name, for the progress line (the graph goes with execute_async)
   for (const StreamNode& node : graph_->nodes) {

@@ -13,6 +13,7 @@
 #include "cluster/mini_cluster.h"
 #include "coordinator/checkpoint_stats_json.h"
 #include "runtime/fault_injection.h"
+#include "sluice/config/logging_options.h"
 #include "sluice/metrics/metric_names.h"
 
 namespace sluice::api {
@@ -130,6 +131,13 @@ Result<JobSummaryFile> JobSummaryFile::open(const std::string& path) {
                             "' (execution.job-summary.path, --summary-json): " + std::strerror(errno));
   }
   return file;
+}
+
+Result<std::optional<JobSummaryFile>> open_job_summary(const Configuration& config) {
+  const std::string path = config.get(options::kJobSummaryPath);
+  if (path.empty()) return std::optional<JobSummaryFile>();
+  SLUICE_ASSIGN_OR_RETURN(JobSummaryFile file, JobSummaryFile::open(path));
+  return std::optional<JobSummaryFile>(std::move(file));
 }
 
 Status JobSummaryFile::write(const nlohmann::json& summary) {

@@ -16,12 +16,14 @@
 
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "sluice/api/job_client.h"
+#include "sluice/config/configuration.h"
 #include "sluice/core/status.h"
 #include "sluice/metrics/metric_registry.h"
 
@@ -50,5 +52,8 @@ class JobSummaryFile {
   std::string path_;
   std::ofstream out_;
 };
+
+// The summary file execution.job-summary.path names, opened; nullopt when the key is empty. Errors as open().
+[[nodiscard]] Result<std::optional<JobSummaryFile>> open_job_summary(const Configuration& config);
 
 }  // namespace sluice::api

@@ -43,7 +43,6 @@
 #include "coordinator/checkpoint_stats_json.h"
 #include "api/job_flags.h"
 #include "api/job_summary.h"
-#include "sluice/config/logging_options.h"
 #include "task_manager_run.h"
 #include "job_report.h"
 #include "verify.h"
@@ -206,15 +205,12 @@ int run_demo(const DemoFlags& f) {
   }
 
   // Open the summary file now, so a bad path fails before the job runs rather than after.
-  std::optional<api::JobSummaryFile> summary_file;
-  if (const std::string path = config.get(options::kJobSummaryPath); !path.empty()) {
-    Result<api::JobSummaryFile> opened = api::JobSummaryFile::open(path);
-    if (!opened.is_ok()) {
-      std::fprintf(stderr, "error: %s\n", opened.status().to_string().c_str());
-      return 2;
-    }
-    summary_file.emplace(std::move(opened).value());
+  Result<std::optional<api::JobSummaryFile>> opened_summary = api::open_job_summary(config);
+  if (!opened_summary.is_ok()) {
+    std::fprintf(stderr, "error: %s\n", opened_summary.status().to_string().c_str());
+    return 2;
   }
+  std::optional<api::JobSummaryFile> summary_file = std::move(opened_summary).value();
 
   StreamExecutionEnvironment env(config);
   int32_t parallelism = f.parallelism > 0 ? f.parallelism : (config.contains("parallelism.default") ? env.parallelism() : 2);

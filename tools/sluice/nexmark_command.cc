@@ -24,7 +24,6 @@
 #include "queries.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/config/cluster_options.h"
-#include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
 
 namespace sluice::cli {
@@ -124,12 +123,9 @@ int run_nexmark(const NexmarkFlags& f) {
                                                  : nq::OutputMode::kDiscard,
                                f.output};
 
-  std::optional<api::JobSummaryFile> summary_file;
-  if (const std::string path = config.get(options::kJobSummaryPath); !path.empty()) {
-    Result<api::JobSummaryFile> opened = api::JobSummaryFile::open(path);
-    if (!opened.is_ok()) return fail(opened.status().to_string());
-    summary_file.emplace(std::move(opened).value());
-  }
+  Result<std::optional<api::JobSummaryFile>> opened_summary = api::open_job_summary(config);
+  if (!opened_summary.is_ok()) return fail(opened_summary.status().to_string());
+  std::optional<api::JobSummaryFile> summary_file = std::move(opened_summary).value();
 
   StreamExecutionEnvironment env(config);
   const int32_t parallelism =
