@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "query_common.h"
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
 
 namespace sluice::nexmark::queries {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "query_common.h"
-#include "sluice/api/functions.h"
 #include "sluice/connectors/nexmark/reference/reference.h"
+#include "sluice/functions/functions.h"
 
 namespace sluice::nexmark::queries {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
 
 namespace sluice::nexmark::queries {
 namespace {

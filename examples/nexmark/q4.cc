@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "query_common.h"
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
 
 namespace sluice::nexmark::queries {
 namespace {

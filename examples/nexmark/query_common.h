@@ -12,8 +12,8 @@
 
 #include "sluice/connectors/nexmark/events.h"
 #include "sluice/connectors/nexmark/reference/rows.h"
+#include "sluice/functions/output.h"
 #include "sluice/state/aggregate_function.h"
-#include "sluice/operators/output.h"
 
 namespace sluice::nexmark::queries {
 

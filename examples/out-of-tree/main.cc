@@ -78,13 +78,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   sluice::StreamExecutionEnvironment* env = &args->env;
-  sluice::Configuration& config = env->configuration();
-  if (!config.contains("execution.checkpointing.interval")) {
-    if (auto st = config.set_string("execution.checkpointing.interval", "1s"); !st.is_ok()) {
-      std::fprintf(stderr, "%s\n", st.to_string().c_str());
-      return 2;
-    }
-  }
+  if (!env->configuration().contains("execution.checkpointing.interval")) env->enable_checkpointing(1'000);
 
   env->from_source(sluice::file::FileSource::for_paths(inputs), "lines")
       .uid("lines")

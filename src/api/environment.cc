@@ -12,8 +12,8 @@
 #include <spdlog/spdlog.h>
 
 #include "api/job_endpoint.h"
-#include "api/job_summary.h"
 #include "api/job_signals.h"
+#include "api/job_summary.h"
 #include "api/progress_line.h"
 #include "batch/batch_job.h"
 #include "batch/stage_plan.h"
@@ -27,15 +27,15 @@
 #include "core/log_context.h"
 #include "fs/file_systems_from_config.h"
 #include "fs/folder_lock.h"
-#include "sluice/config/derived_options.h"
 #include "graph/job_graph.h"
 #include "graph/job_graph_fingerprint.h"
 #include "logging/logging_config.h"
 #include "rpc/cluster_process.h"
+#include "sluice/api/program_args.h"
 #include "sluice/config/cluster_options.h"
+#include "sluice/config/derived_options.h"
 #include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
-#include "sluice/api/program_args.h"
 
 namespace sluice {
 
@@ -54,6 +54,18 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
 
 StreamExecutionEnvironment& StreamExecutionEnvironment::set_parallelism(int32_t parallelism) {
   Status s = config_.try_set(options::kDefaultParallelism, parallelism);
+  if (!s.is_ok()) throw std::invalid_argument(s.message());
+  return *this;
+}
+
+StreamExecutionEnvironment& StreamExecutionEnvironment::enable_checkpointing(int64_t interval_ms, CheckpointingMode mode) {
+  if (interval_ms <= 0) {
+    throw std::invalid_argument("enable_checkpointing: " + options::kCheckpointingInterval.key +
+                                " must be a positive number of milliseconds, got " + std::to_string(interval_ms) +
+                                " (checkpointing is off unless enabled)");
+  }
+  Status s = config_.try_set(options::kCheckpointingInterval, std::chrono::milliseconds(interval_ms));
+  if (s.is_ok()) s = config_.try_set(options::kCheckpointingMode, mode);
   if (!s.is_ok()) throw std::invalid_argument(s.message());
   return *this;
 }

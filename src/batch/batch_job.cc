@@ -16,7 +16,7 @@
 #include "graph/edge_topology.h"
 #include "runtime/stream_task.h"
 #include "sluice/metrics/metric_registry.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/operators/source_operator.h"
 
 namespace sluice::batch {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "batch/entry_file.h"
 #include "runtime/watermark_event.h"
-#include "sluice/operators/output.h"
+#include "sluice/functions/output.h"
 
 namespace sluice::batch {
 

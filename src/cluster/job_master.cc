@@ -25,7 +25,7 @@
 #include "graph/pipelined_regions.h"
 #include "runtime/stream_task.h"
 #include "sluice/metrics/metric_registry.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/operators/source_operator.h"
 
 namespace sluice::cluster {
 namespace {

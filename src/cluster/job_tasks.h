@@ -25,7 +25,7 @@
 #include "cluster/task_deployer.h"
 #include "graph/job_graph.h"
 #include "graph/pipelined_regions.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/operators/source_operator.h"
 
 namespace sluice::cluster {
 

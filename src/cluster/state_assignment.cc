@@ -4,7 +4,7 @@
 
 #include "checkpoint/byte_size_text.h"
 #include "cluster/key_group_rehash.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/operators/source_operator.h"
 #include "sluice/state/operator_state_store.h"
 
 namespace sluice::cluster {

@@ -16,7 +16,7 @@
 #include "proto/task_executor.grpc.pb.h"
 #include "rpc/task_manager_session.h"
 #include "runtime/execution_attempt_id.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/operators/source_operator.h"
 
 namespace sluice::rpc {
 

@@ -45,8 +45,8 @@
 #include "graph/job_graph.h"
 #include "runtime/checkpointing/aligned_barrier_handler.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
-#include "runtime/checkpointing/checkpoint_barrier_tracker.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
+#include "runtime/checkpointing/checkpoint_barrier_tracker.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
 #include "runtime/checkpointing/unaligned_barrier_handler.h"
 #include "runtime/checkpointing/unaligned_checkpoint_config.h"
@@ -59,8 +59,8 @@
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/processing_time_service.h"
+#include "sluice/operators/source_operator.h"
 #include "sluice/operators/two_input_stream_operator.h"
-#include "sluice/source/source_operator.h"
 #include "sluice/state/state_backend.h"
 
 namespace sluice::runtime {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the examples and `sluice demo` as a user would and checks what they print and write.
 set -euo pipefail
-word_count=$1; per_auction=$2; sluice=$3; readme=$4
+word_count=$1; per_auction=$2; sluice=$3; readme=$4; repo=$5
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
 
@@ -15,8 +15,19 @@ got_fox=$(grep -E '(^|> )fox,' wc.out | sed 's/.*,//' | sort -n | tail -1)
 [ "$got_the" = 3 ] || { echo "word count: 'the' = $got_the, expected 3"; cat wc.out; exit 1; }
 [ "$got_fox" = 3 ] || { echo "word count: 'fox' = $got_fox, expected 3"; cat wc.out; exit 1; }
 
+# The README shows exactly examples/readme/main.cc (from its first #include), and that program commits its counts.
+python3 - "$repo/README.md" "$repo/examples/readme/main.cc" <<'PY'
+import sys
+readme, program = (open(p).read() for p in sys.argv[1:])
+code = program[program.index('#include <cstdio>'):]
+start = readme.index('## Write your own job\n\n```cpp\n') + len('## Write your own job\n\n```cpp\n')
+shown = readme[start:readme.index('```\n', start)]
+if shown != code:
+    sys.exit('README.md "Write your own job" differs from examples/readme/main.cc: copy the program into the README')
+PY
 "$readme" > readme.out
-sort readme.out | tr '\n' ' ' | grep -q 'a,1 a,2 b,1' || { echo "README program printed:"; cat readme.out; exit 1; }
+cat out/word-count/part-* | sort | tr '\n' ' ' | grep -qx 'a,1 a,2 b,1 ' \
+  || { echo "README program committed:"; cat out/word-count/part-* readme.out; exit 1; }
 
 "$per_auction" -D parallelism.default=2 > pa.out
 ls out/per-auction-example/part-* > /dev/null

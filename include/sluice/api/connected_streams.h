@@ -22,8 +22,8 @@
 #include <type_traits>
 #include <utility>
 
-#include "sluice/api/co_functions.h"
 #include "sluice/api/datastream.h"
+#include "sluice/functions/co_functions.h"
 #include "sluice/operators/co_process_operators.h"
 #include "sluice/operators/interval_join_operator.h"
 

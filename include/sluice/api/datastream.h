@@ -21,12 +21,12 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/functions.h"
 #include "sluice/api/stream_graph.h"
+#include "sluice/detail/operators/network_io.h"
+#include "sluice/functions/functions.h"
+#include "sluice/functions/watermark_strategy.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/operators/builtin_operators.h"
-#include "sluice/api/watermark_strategy.h"
-#include "sluice/operators/network_io.h"
 #include "sluice/operators/timestamps_and_watermarks_operator.h"
 #include "sluice/sink/sink.h"
 #include "sluice/sink/two_phase_commit_sink.h"

@@ -24,11 +24,12 @@
 #include "sluice/api/job_client.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/config/configuration.h"
+#include "sluice/config/options.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/name_source.h"
-#include "sluice/state/state_backend.h"
+#include "sluice/operators/source_operator.h"
 #include "sluice/source/generator_source.h"
-#include "sluice/source/source_operator.h"
+#include "sluice/state/state_backend.h"
 
 namespace sluice {
 
@@ -51,6 +52,12 @@ class StreamExecutionEnvironment {
   // Default parallelism of operators that set none (parallelism.default).
   StreamExecutionEnvironment& set_parallelism(int32_t parallelism);
   int32_t parallelism() const;
+  // Checkpoints every interval_ms milliseconds in `mode` (Flink's enableCheckpointing): sets
+  // execution.checkpointing.interval and execution.checkpointing.mode, as -D would (docs/checkpoints.md lists the
+  // other execution.checkpointing.* keys, e.g. state.checkpoints.dir). Throws std::invalid_argument naming the key
+  // when interval_ms is not positive.
+  StreamExecutionEnvironment& enable_checkpointing(int64_t interval_ms,
+                                                   CheckpointingMode mode = CheckpointingMode::kExactlyOnce);
   // Number of key groups (pipeline.max-parallelism); -1 derives it from the parallelism.
   StreamExecutionEnvironment& set_max_parallelism(int32_t max_parallelism);
   int32_t max_parallelism() const;
@@ -64,7 +71,7 @@ class StreamExecutionEnvironment {
   // Processing-time source for every task of jobs executed from here (default: the system clock).
   void set_clock(std::shared_ptr<Clock> clock) { clock_ = std::move(clock); }
   // The RocksDB options factory of jobs executed from here (state.backend.type: rocksdb); null: none. Defined
-  // in sluice/state/rocksdb/rocksdb_options_factory.h (which includes RocksDB's headers).
+  // in sluice/state/rocksdb_options_factory.h (which includes RocksDB's headers).
   void set_rocksdb_options_factory(std::shared_ptr<const RocksDBOptionsFactory> factory) {
     rocksdb_options_factory_ = std::move(factory);
   }

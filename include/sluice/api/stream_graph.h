@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "sluice/core/exclusive_claim.h"
-#include "sluice/operators/network_io.h"
-#include "sluice/operators/output.h"
+#include "sluice/detail/operators/network_io.h"
+#include "sluice/functions/output.h"
 #include "sluice/operators/stream_operator.h"
 
 namespace sluice {

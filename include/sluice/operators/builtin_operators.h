@@ -13,7 +13,7 @@
 #include <map>
 #include <functional>
 
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/internal_timer_service.h"
 #include "sluice/operators/processing_time_service.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "sluice/api/co_functions.h"
+#include "sluice/functions/co_functions.h"
 #include "sluice/operators/builtin_operators.h"
 #include "sluice/operators/two_input_stream_operator.h"
 

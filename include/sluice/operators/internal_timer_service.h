@@ -28,7 +28,7 @@
 #include <string>
 #include <utility>
 
-#include "sluice/api/timer_service.h"
+#include "sluice/functions/timer_service.h"
 #include "sluice/operators/processing_time_service.h"
 #include "sluice/state/keyed_state_backend.h"
 #include "sluice/state/timer_queue.h"

@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/co_functions.h"
+#include "sluice/functions/co_functions.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/builtin_operators.h"

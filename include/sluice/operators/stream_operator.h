@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/runtime_context.h"
-#include "sluice/core/status.h"
 #include "sluice/core/ids.h"
-#include "sluice/operators/output.h"
+#include "sluice/core/status.h"
+#include "sluice/functions/output.h"
+#include "sluice/functions/runtime_context.h"
 #include "sluice/operators/processing_time_service.h"
 #include "sluice/state/incremental_snapshot.h"
 #include "sluice/state/key_group.h"
@@ -36,7 +36,7 @@ class FileSystemRegistry;  // src/fs/file_system_registry.h
 
 namespace sluice {
 
-class SourceCoordinatorGateway;  // source/source_operator.h
+class SourceCoordinatorGateway;  // operators/source_operator.h
 
 // What a snapshot is for; keyed operators pick their keyed state's format by it.
 enum class OperatorSnapshotKind : uint8_t {

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "sluice/api/watermark_strategy.h"
+#include "sluice/functions/watermark_strategy.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/operators/stream_operator.h"

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "sluice/core/ids.h"
-#include "sluice/operators/output.h"
+#include "sluice/functions/output.h"
 #include "sluice/source/source_watermarks.h"
 
 namespace sluice {

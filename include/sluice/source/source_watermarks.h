@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/watermark_strategy.h"
 #include "sluice/core/serializer.h"
+#include "sluice/functions/output.h"
+#include "sluice/functions/watermark_strategy.h"
 #include "sluice/metrics/counter.h"
-#include "sluice/operators/output.h"
 
 namespace sluice {
 

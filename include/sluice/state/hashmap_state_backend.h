@@ -16,7 +16,7 @@
 
 #include <memory>
 
-#include "sluice/state/heap/heap_keyed_state_backend.h"
+#include "sluice/detail/state/heap/heap_keyed_state_backend.h"
 #include "sluice/state/key_group.h"
 #include "sluice/state/keyed_state_backend.h"
 #include "sluice/state/state_backend.h"

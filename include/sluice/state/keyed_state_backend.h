@@ -354,8 +354,8 @@ class KeyedStateBackend {
 }  // namespace sluice
 
 // The backends, complete before any get_*_state is instantiated.
-#include "sluice/state/heap/heap_keyed_state_backend.h"
-#include "sluice/state/rocksdb/rocksdb_keyed_state_backend.h"
+#include "sluice/detail/state/heap/heap_keyed_state_backend.h"
+#include "sluice/detail/state/rocksdb/rocksdb_keyed_state_backend.h"
 
 namespace sluice {
 

@@ -7,7 +7,7 @@
 // Users select it with `state.backend.type: rocksdb` (or the legacy `RocksDBStateBackend`); the runtime creates a
 // RocksDBKeyedStateBackend<K> per keyed operator subtask, with its working directory under
 // `state.backend.rocksdb.localdir` (default: the system temp directory). Layout and snapshot mechanics:
-// sluice/state/rocksdb/rocksdb_key_layout.h and rocksdb_backend_core.h; docs/state-backends.md.
+// sluice/detail/state/rocksdb/rocksdb_key_layout.h and rocksdb_backend_core.h; docs/state-backends.md.
 //
 // Thread-safety: the configuration object is immutable; the keyed backends it creates belong to one task
 // thread.

@@ -111,7 +111,7 @@ using RocksDBNativeMetricRegistrar =
     std::function<void(const std::string& group, const std::string& name, std::function<double()> read)>;
 
 // A user hook that changes RocksDB's options (Flink's RocksDBOptionsFactory). Defined in
-// sluice/state/rocksdb/rocksdb_options_factory.h, the one public header that includes RocksDB's headers: only
+// sluice/state/rocksdb_options_factory.h, the one public header that includes RocksDB's headers: only
 // code that implements a factory includes it.
 class RocksDBOptionsFactory;
 

@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
+#include "sluice/functions/output.h"
 #include "sluice/operators/internal_timer_service.h"
-#include "sluice/operators/output.h"
 #include "sluice/state/aggregate_function.h"
 #include "sluice/state/internal_kv_state.h"
 #include "sluice/state/state_descriptor.h"

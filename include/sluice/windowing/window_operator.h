@@ -35,10 +35,10 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/detail/operators/network_io.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/operators/builtin_operators.h"
-#include "sluice/operators/network_io.h"
 #include "sluice/windowing/merging_window_set.h"
 #include "sluice/windowing/time_window.h"
 #include "sluice/windowing/trigger.h"

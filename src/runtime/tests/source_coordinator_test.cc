@@ -1,4 +1,4 @@
-// The source coordinator's event valve (sluice/source/source_operator.h): a split assignment is in the
+// The source coordinator's event valve (sluice/operators/source_operator.h): a split assignment is in the
 // enumerator's snapshot of a checkpoint or in the reader's, never in neither - also when the checkpoint is
 // triggered while the reader's task is still opening (the reader asked for a split, but has not registered); and
 // what the enumerator assigns at a registration comes back with it.
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "sluice/connectors/nexmark/nexmark_source.h"
+#include "sluice/operators/source_operator.h"
 #include "sluice/source/generator_source.h"
-#include "sluice/source/source_operator.h"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "sluice/state/heap/heap_keyed_state_snapshot.h"
+#include "sluice/detail/state/heap/heap_keyed_state_snapshot.h"
 
 #include <string>
 #include <utility>

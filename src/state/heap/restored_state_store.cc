@@ -1,4 +1,4 @@
-#include "sluice/state/heap/restored_state_store.h"
+#include "sluice/detail/state/heap/restored_state_store.h"
 
 namespace sluice {
 

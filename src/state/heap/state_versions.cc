@@ -1,4 +1,4 @@
-#include "sluice/state/heap/state_versions.h"
+#include "sluice/detail/state/heap/state_versions.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,11 +1,11 @@
-#include "sluice/state/rocksdb/rocksdb_backend_core.h"
+#include "sluice/detail/state/rocksdb/rocksdb_backend_core.h"
 
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include "sluice/state/rocksdb/rocksdb_key_layout.h"
+#include "sluice/detail/state/rocksdb/rocksdb_key_layout.h"
 
 namespace sluice {
 namespace detail {

@@ -11,8 +11,8 @@
 #include <utility>
 
 #include "fs/file_system.h"
-#include "sluice/state/rocksdb/rocksdb_backend_core.h"
-#include "sluice/state/rocksdb/rocksdb_key_layout.h"
+#include "sluice/detail/state/rocksdb/rocksdb_backend_core.h"
+#include "sluice/detail/state/rocksdb/rocksdb_key_layout.h"
 
 namespace sluice {
 

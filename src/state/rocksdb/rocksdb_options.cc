@@ -13,7 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "sluice/state/rocksdb/rocksdb_options_factory.h"
+#include "sluice/state/rocksdb_options_factory.h"
 
 namespace sluice::rocksdb_options {
 namespace {

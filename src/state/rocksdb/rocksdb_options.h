@@ -2,7 +2,7 @@
 // RocksDBStore and the benchmark's hand-written loop, so both run on the same options.
 //
 // instance_options() builds an instance's options in this order (the contract users see is in
-// sluice/state/rocksdb/rocksdb_options_factory.h):
+// sluice/state/rocksdb_options_factory.h):
 //   1. base: create a new database, no flush on close (the directory is deleted right after), quiet info log,
 //      no periodic statistics dump, no fsync (nothing here must survive a crash: checkpoints do);
 //   2. the predefined options (state.backend.rocksdb.predefined-options), each as Flink's PredefinedOptions:

@@ -1,4 +1,4 @@
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 
 #include <rocksdb/db.h>
 #include <rocksdb/slice.h>

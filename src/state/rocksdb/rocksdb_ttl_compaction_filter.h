@@ -13,7 +13,7 @@
 
 #include <rocksdb/compaction_filter.h>
 
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 
 namespace sluice {
 

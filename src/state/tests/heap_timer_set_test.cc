@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "sluice/state/heap/heap_timer_set.h"
+#include "sluice/detail/state/heap/heap_timer_set.h"
 
 namespace sluice {
 namespace {

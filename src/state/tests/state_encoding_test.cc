@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/detail/state/heap/state_table.h"
 #include "sluice/state/hashmap_state_backend.h"
-#include "sluice/state/heap/state_table.h"
 
 namespace sluice {
 namespace {

@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "sluice/state/heap/state_map.h"
-#include "sluice/state/heap/state_versions.h"
+#include "sluice/detail/state/heap/state_map.h"
+#include "sluice/detail/state/heap/state_versions.h"
 
 namespace sluice {
 namespace {

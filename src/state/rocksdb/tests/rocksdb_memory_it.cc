@@ -15,7 +15,7 @@
 #include <string>
 
 #include "rocksdb_memory.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 
 namespace sluice {
 namespace {

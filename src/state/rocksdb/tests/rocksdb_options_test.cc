@@ -11,8 +11,8 @@
 
 #include "rocksdb_memory.h"
 #include "rocksdb_options.h"
-#include "sluice/state/rocksdb/rocksdb_options_factory.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
+#include "sluice/state/rocksdb_options_factory.h"
 
 namespace sluice {
 namespace {

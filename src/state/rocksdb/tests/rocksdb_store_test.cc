@@ -13,8 +13,8 @@
 
 #include <sstream>
 
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/rocksdb_state_backend.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
 #include "state/rocksdb/rocksdb_options.h"
 
 namespace sluice {

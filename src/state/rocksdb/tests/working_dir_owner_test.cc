@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 #include "working_dir_owner.h"
 
 namespace sluice::rocksdb_workdir {

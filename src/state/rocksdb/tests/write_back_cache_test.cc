@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 
 namespace sluice {
 namespace {

@@ -26,13 +26,13 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/detail/state/rocksdb/rocksdb_backend_core.h"
+#include "sluice/detail/state/rocksdb/rocksdb_state_codec.h"
+#include "sluice/detail/state/rocksdb/rocksdb_states.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/rocksdb/rocksdb_timer_queue.h"
+#include "sluice/detail/state/rocksdb/rocksdb_ttl_states.h"
 #include "sluice/state/keyed_state_backend.h"
-#include "sluice/state/rocksdb/rocksdb_backend_core.h"
-#include "sluice/state/rocksdb/rocksdb_state_codec.h"
-#include "sluice/state/rocksdb/rocksdb_states.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
-#include "sluice/state/rocksdb/rocksdb_timer_queue.h"
-#include "sluice/state/rocksdb/rocksdb_ttl_states.h"
 
 namespace sluice {
 

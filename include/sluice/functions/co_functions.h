@@ -11,7 +11,7 @@
 #include <optional>
 #include <utility>
 
-#include "sluice/api/functions.h"
+#include "sluice/functions/functions.h"
 
 namespace sluice {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/api/watermark_strategy.h"
 #include "sluice/core/serializer.h"
+#include "sluice/functions/watermark_strategy.h"
 #include "sluice/metrics/metric_group.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/operators/stream_operator.h"

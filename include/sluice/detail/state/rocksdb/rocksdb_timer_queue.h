@@ -27,10 +27,10 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/state/heap/heap_timer_queue.h"
-#include "sluice/state/rocksdb/rocksdb_key_layout.h"
-#include "sluice/state/rocksdb/rocksdb_state_codec.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
+#include "sluice/detail/state/heap/heap_timer_queue.h"
+#include "sluice/detail/state/rocksdb/rocksdb_key_layout.h"
+#include "sluice/detail/state/rocksdb/rocksdb_state_codec.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/timer_queue.h"
 
 namespace sluice {

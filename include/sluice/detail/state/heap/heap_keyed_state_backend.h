@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/state/heap/heap_keyed_state_snapshot.h"
-#include "sluice/state/heap/heap_states.h"
-#include "sluice/state/heap/heap_timer_queue.h"
-#include "sluice/state/heap/heap_ttl_states.h"
-#include "sluice/state/heap/restored_state_store.h"
-#include "sluice/state/heap/state_table.h"
+#include "sluice/detail/state/heap/heap_keyed_state_snapshot.h"
+#include "sluice/detail/state/heap/heap_states.h"
+#include "sluice/detail/state/heap/heap_timer_queue.h"
+#include "sluice/detail/state/heap/heap_ttl_states.h"
+#include "sluice/detail/state/heap/restored_state_store.h"
+#include "sluice/detail/state/heap/state_table.h"
 #include "sluice/state/keyed_state_backend.h"
 
 namespace sluice {

@@ -1,5 +1,6 @@
-// Output<T>: where an operator emits records. The operator SPI (Flink's api.operators package): public,
-// because the DataStream templates instantiate operators in user code; users rarely touch it directly.
+// Output<T>: where a user function or an operator emits records (Flink's Collector, and the Output of its
+// api.operators package), with the watermark bounds and a record's timestamp. It sits with the function
+// interfaces (sluice/functions/) because every function emits through it; the operators build on both.
 //
 // Within an operator chain an Output<T> is the next operator itself (a virtual call, no copy, no
 // serialization). At a chain's end it is a RecordWriterOutput that serializes into network buffers; with
@@ -23,6 +24,8 @@ namespace sluice {
 // the end of event time (a bounded input ended; every event-time timer fires).
 inline constexpr int64_t kMinWatermark = INT64_MIN;
 inline constexpr int64_t kMaxWatermark = INT64_MAX;
+// The timestamp of a record that has none (no assigner upstream), as a timestamp assigner and the network see it.
+inline constexpr int64_t kNoRecordTimestamp = INT64_MIN;
 
 // The event-time timestamp of the record being processed, one per task, shared by the chained operators (as
 // Flink reuses the input StreamRecord): Output<T>::collect stays a plain record call. Written by whoever gives

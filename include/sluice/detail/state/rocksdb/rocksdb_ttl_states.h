@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/state/rocksdb/rocksdb_states.h"
+#include "sluice/detail/state/rocksdb/rocksdb_states.h"
 #include "sluice/state/state_ttl_config.h"
 
 namespace sluice {

@@ -18,7 +18,7 @@
 
 #include "sluice/core/serializer.h"
 #include "sluice/core/status.h"
-#include "sluice/operators/output.h"
+#include "sluice/functions/output.h"
 #include "sluice/state/key_group.h"
 
 namespace sluice {
@@ -44,11 +44,10 @@ class RecordWriter {
 };
 
 // Record framing on an edge that carries timestamps (JobEdge::carries_timestamps: some operator upstream
-// assigns them): each record is prefixed with its timestamp as 8 bytes little-endian, kNoRecordTimestamp for
-// a record without one. Edges without timestamps carry the bare record (no cost). Fixed width rather than a
-// varint: epoch milliseconds need 6-7 varint bytes anyway, and a fixed load is cheaper to decode
-// (bench/watermarks measures the difference per record).
-inline constexpr int64_t kNoRecordTimestamp = INT64_MIN;
+// assigns them): each record is prefixed with its timestamp as 8 bytes little-endian, kNoRecordTimestamp
+// (sluice/functions/output.h) for a record without one. Edges without timestamps carry the bare record (no cost).
+// Fixed width rather than a varint: epoch milliseconds need 6-7 varint bytes anyway, and a fixed load is cheaper
+// to decode (bench/watermarks measures the difference per record).
 
 class ChannelSelectorBase {
  public:

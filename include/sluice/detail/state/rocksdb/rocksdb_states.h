@@ -21,10 +21,10 @@
 
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
+#include "sluice/detail/state/rocksdb/rocksdb_key_layout.h"
+#include "sluice/detail/state/rocksdb/rocksdb_store.h"
 #include "sluice/state/aggregate_function.h"
 #include "sluice/state/internal_kv_state.h"
-#include "sluice/state/rocksdb/rocksdb_key_layout.h"
-#include "sluice/state/rocksdb/rocksdb_store.h"
 
 namespace sluice {
 

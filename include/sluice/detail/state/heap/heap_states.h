@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "sluice/state/heap/state_map.h"
-#include "sluice/state/heap/state_table.h"
+#include "sluice/detail/state/heap/state_map.h"
+#include "sluice/detail/state/heap/state_table.h"
 #include "sluice/state/internal_kv_state.h"
 
 namespace sluice {

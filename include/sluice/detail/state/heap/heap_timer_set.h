@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "sluice/core/serializer.h"
-#include "sluice/state/heap/state_map.h"
+#include "sluice/detail/state/heap/state_map.h"
 #include "sluice/state/timer_queue.h"
 
 namespace sluice {

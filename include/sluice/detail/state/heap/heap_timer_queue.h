@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "sluice/core/data_view.h"
-#include "sluice/state/heap/heap_timer_set.h"
-#include "sluice/state/heap/state_map.h"
-#include "sluice/state/heap/state_table.h"
+#include "sluice/detail/state/heap/heap_timer_set.h"
+#include "sluice/detail/state/heap/state_map.h"
+#include "sluice/detail/state/heap/state_table.h"
 #include "sluice/state/timer_queue.h"
 
 namespace sluice {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "sluice/core/serializer.h"
-#include "sluice/state/heap/restored_state_store.h"
-#include "sluice/state/heap/state_table.h"
-#include "sluice/state/heap/state_versions.h"
+#include "sluice/detail/state/heap/restored_state_store.h"
+#include "sluice/detail/state/heap/state_table.h"
+#include "sluice/detail/state/heap/state_versions.h"
 #include "sluice/state/key_group_snapshot.h"
 #include "sluice/state/keyed_state_snapshot.h"
 

@@ -43,7 +43,7 @@
 
 #include "sluice/core/clock.h"
 #include "sluice/core/data_view.h"
-#include "sluice/operators/network_io.h"
+#include "sluice/functions/output.h"
 
 namespace sluice {
 

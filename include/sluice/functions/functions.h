@@ -12,12 +12,12 @@
 #include <string>
 #include <utility>
 
-#include "sluice/api/runtime_context.h"
-#include "sluice/api/timer_service.h"
 #include "sluice/core/ids.h"
-#include "sluice/operators/output.h"
-#include "sluice/state/operator_state_store.h"
+#include "sluice/functions/output.h"
+#include "sluice/functions/runtime_context.h"
+#include "sluice/functions/timer_service.h"
 #include "sluice/state/keyed_state_backend.h"
+#include "sluice/state/operator_state_store.h"
 
 namespace sluice {
 

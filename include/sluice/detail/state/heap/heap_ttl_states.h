@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "sluice/core/clock.h"
-#include "sluice/state/heap/heap_states.h"
-#include "sluice/state/heap/state_table.h"
+#include "sluice/detail/state/heap/heap_states.h"
+#include "sluice/detail/state/heap/state_table.h"
 #include "sluice/state/state_ttl_config.h"
 
 namespace sluice {

@@ -36,7 +36,7 @@
 
 #include "sluice/core/data_view.h"
 #include "sluice/core/serializer.h"
-#include "sluice/state/heap/state_versions.h"
+#include "sluice/detail/state/heap/state_versions.h"
 #include "sluice/state/key_group.h"
 
 namespace sluice {
