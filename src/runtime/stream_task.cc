@@ -8,8 +8,9 @@
 
 #include "core/log_context.h"
 #include "graph/edge_topology.h"
-#include "runtime/blocking_record_framing.h"
-#include "runtime/watermark_event.h"
+#include "runtime/network/blocking_record_framing.h"
+#include "runtime/network/partition_record_writer.h"
+#include "runtime/network/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/counter.h"
 
@@ -19,46 +20,6 @@ namespace {
 
 const std::atomic<uint32_t> kNothingArmed{0};
 std::atomic<int32_t> g_input_suspended_vertex{-1};
-
-// RecordWriter over one ResultPartition.
-class PartitionRecordWriter final : public RecordWriter {
- public:
-  explicit PartitionRecordWriter(ResultPartition* p, int32_t channels) : p_(p), channels_(channels) {}
-  int32_t num_channels() const override { return channels_; }
-  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { p_->emit_record(channel, bytes, size); }
-  void broadcast_emit(const uint8_t* bytes, size_t size) override { p_->broadcast_record(bytes, size); }
-  void broadcast_watermark(int64_t watermark_ms) override { p_->broadcast_event(encode_watermark(watermark_ms)); }
-  void broadcast_watermark_status(bool idle) override { p_->broadcast_event(encode_watermark_status(idle)); }
-
- private:
-  ResultPartition* p_;
-  int32_t channels_;
-};
-
-// RecordWriter into a blocking exchange (BATCH): every record framed as a self-delimiting entry with its key
-// (blocking_record_framing.h); watermarks are not written (a BATCH consumer sees only the final one).
-class BlockingPartitionRecordWriter final : public RecordWriter {
- public:
-  BlockingPartitionRecordWriter(ResultPartition* p, int32_t channels, bool keyed)
-      : p_(p), channels_(channels), keyed_(keyed) {}
-  int32_t num_channels() const override { return channels_; }
-  bool wants_keys() const override { return keyed_; }
-  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { emit_keyed(channel, nullptr, 0, bytes, size); }
-  void emit_keyed(int32_t channel, const uint8_t* key, size_t key_size, const uint8_t* bytes, size_t size) override {
-    frame_blocking_record(key, key_size, bytes, size, &scratch_);
-    p_->emit_record(channel, scratch_.data(), scratch_.size());
-  }
-  void broadcast_emit(const uint8_t* bytes, size_t size) override {
-    frame_blocking_record(nullptr, 0, bytes, size, &scratch_);
-    p_->broadcast_record(scratch_.data(), scratch_.size());
-  }
-
- private:
-  ResultPartition* p_;
-  int32_t channels_;
-  bool keyed_;
-  std::vector<uint8_t> scratch_;
-};
 
 }  // namespace
 
