@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "batch/entry_file.h"
-#include "runtime/watermark_event.h"
+#include "runtime/network/watermark_event.h"
 #include "sluice/functions/output.h"
 
 namespace sluice::batch {

@@ -1,7 +1,7 @@
 // The two ends of a blocking exchange (BATCH, docs/batch.md) around unchanged StreamTasks.
 //
 // ExchangeSpiller (producer side): an InputGate over every output channel of a stage's tasks; one thread drains
-// it and appends each data buffer - whole blocking-record entries (runtime/blocking_record_framing.h) - to the
+// it and appends each data buffer - whole blocking-record entries (runtime/network/blocking_record_framing.h) - to the
 // file of its (edge, producer subtask, subpartition). A channel's EndOfPartition commits its file (rename from
 // .inprogress), so only a producer that finished leaves a file. Watermarks and other events are not written.
 //
@@ -9,7 +9,7 @@
 // channel order, from the files the previous stage committed: each file's records into its own channel, or,
 // when the task's input is sorted, every file's entries through an ExternalSorter into the first channel (in key
 // order, a key's records by timestamp as Flink's sorted inputs; the other channels only end). A sorted two-input head's records go through the sorter together, each
-// tagged with its input (runtime/blocking_record_framing.h, frame_tagged_record), and come out in one key order on
+// tagged with its input (runtime/network/blocking_record_framing.h, frame_tagged_record), and come out in one key order on
 // the first channel - which of the head's inputs that channel belongs to does not matter, the task dispatches by
 // tag - so both inputs' records of a key arrive before any of the next key (Flink's MultiInputSortingDataInput
 // merges per-input sorted streams by key instead; one sorter is simpler and keeps the ties in file order). Every

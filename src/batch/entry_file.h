@@ -1,4 +1,4 @@
-// Files of blocking-record entries (runtime/blocking_record_framing.h): what blocking exchanges and sort spills
+// Files of blocking-record entries (runtime/network/blocking_record_framing.h): what blocking exchanges and sort spills
 // write and read back. A writer appends bytes to `<path>.inprogress` and makes them visible under `path` only on
 // commit() (flush, fsync, rename), so a task that fails midway never leaves a file a later stage would read as
 // complete. A reader returns the entries one by one from a buffered sequential read.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/blocking_record_framing.h"
+#include "runtime/network/blocking_record_framing.h"
 #include "sluice/core/status.h"
 
 namespace sluice::batch {

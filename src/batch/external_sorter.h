@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/blocking_record_framing.h"
+#include "runtime/network/blocking_record_framing.h"
 #include "sluice/core/status.h"
 
 namespace sluice::batch {

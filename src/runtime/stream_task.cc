@@ -8,8 +8,9 @@
 
 #include "core/log_context.h"
 #include "graph/edge_topology.h"
-#include "runtime/blocking_record_framing.h"
-#include "runtime/watermark_event.h"
+#include "runtime/network/blocking_record_framing.h"
+#include "runtime/network/partition_record_writer.h"
+#include "runtime/network/watermark_event.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/counter.h"
 
@@ -19,46 +20,6 @@ namespace {
 
 const std::atomic<uint32_t> kNothingArmed{0};
 std::atomic<int32_t> g_input_suspended_vertex{-1};
-
-// RecordWriter over one ResultPartition.
-class PartitionRecordWriter final : public RecordWriter {
- public:
-  explicit PartitionRecordWriter(ResultPartition* p, int32_t channels) : p_(p), channels_(channels) {}
-  int32_t num_channels() const override { return channels_; }
-  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { p_->emit_record(channel, bytes, size); }
-  void broadcast_emit(const uint8_t* bytes, size_t size) override { p_->broadcast_record(bytes, size); }
-  void broadcast_watermark(int64_t watermark_ms) override { p_->broadcast_event(encode_watermark(watermark_ms)); }
-  void broadcast_watermark_status(bool idle) override { p_->broadcast_event(encode_watermark_status(idle)); }
-
- private:
-  ResultPartition* p_;
-  int32_t channels_;
-};
-
-// RecordWriter into a blocking exchange (BATCH): every record framed as a self-delimiting entry with its key
-// (blocking_record_framing.h); watermarks are not written (a BATCH consumer sees only the final one).
-class BlockingPartitionRecordWriter final : public RecordWriter {
- public:
-  BlockingPartitionRecordWriter(ResultPartition* p, int32_t channels, bool keyed)
-      : p_(p), channels_(channels), keyed_(keyed) {}
-  int32_t num_channels() const override { return channels_; }
-  bool wants_keys() const override { return keyed_; }
-  void emit(int32_t channel, const uint8_t* bytes, size_t size) override { emit_keyed(channel, nullptr, 0, bytes, size); }
-  void emit_keyed(int32_t channel, const uint8_t* key, size_t key_size, const uint8_t* bytes, size_t size) override {
-    frame_blocking_record(key, key_size, bytes, size, &scratch_);
-    p_->emit_record(channel, scratch_.data(), scratch_.size());
-  }
-  void broadcast_emit(const uint8_t* bytes, size_t size) override {
-    frame_blocking_record(nullptr, 0, bytes, size, &scratch_);
-    p_->broadcast_record(scratch_.data(), scratch_.size());
-  }
-
- private:
-  ResultPartition* p_;
-  int32_t channels_;
-  bool keyed_;
-  std::vector<uint8_t> scratch_;
-};
 
 }  // namespace
 
@@ -314,6 +275,7 @@ void StreamTask::build_inputs(OutputBase* head_input1, OutputBase* head_input2) 
     for (int32_t i = 0; i < n; ++i) {
       channel_input_.push_back(static_cast<uint8_t>(input));
       channel_local_.push_back(in.num_channels++);
+      channel_aligned_.push_back(!holds_channel_state(e->partitioning));
     }
   }
   if (static_cast<int32_t>(channel_input_.size()) != d_.input_gate->num_channels()) {
@@ -375,25 +337,10 @@ void StreamTask::open_chain() {
     subtask_checkpointing_ = std::make_unique<SubtaskCheckpointCoordinator>(
         d_.vertex, d_.subtask_index, d_.checkpoint_responder, d_.checkpoint_storage, d_.async_executor, d_.clock);
     if (d_.input_gate) {
-      if (d_.at_least_once) {
-        barrier_tracker_ = std::make_unique<CheckpointBarrierTracker>(d_.input_gate->num_channels());
-      } else if (d_.unaligned.enabled) {
-        // Input channels in the order the cluster wires them: incoming edges in job-graph order, then the producer
-        // subtasks feeding this one (graph/edge_topology.h).
-        std::vector<bool> aligned;
-        for (const auto& e : d_.job_graph->edges) {
-          if (e.target_vertex != d_.vertex) continue;
-          const int32_t n = graph::producers_of_consumer(*d_.job_graph, e, d_.subtask_index).size();
-          aligned.insert(aligned.end(), static_cast<size_t>(n), !holds_channel_state(e.partitioning));
-        }
-        if (static_cast<int32_t>(aligned.size()) != d_.input_gate->num_channels()) {
-          throw std::runtime_error("task " + name_ + ": " + std::to_string(d_.input_gate->num_channels()) +
-                                   " input channels, but the job graph gives " + std::to_string(aligned.size()));
-        }
-        unaligned_handler_ = std::make_unique<UnalignedBarrierHandler>(std::move(aligned));
-      } else {
-        barrier_handler_ = std::make_unique<AlignedBarrierHandler>(d_.input_gate->num_channels());
-      }
+      // build_inputs checked that channel_aligned_ has one entry per gate channel.
+      barrier_handler_ =
+          make_checkpoint_barrier_handler(BarrierHandlingConfig{d_.at_least_once, d_.unaligned}, channel_aligned_);
+      barriers_overtake_ = barrier_handler_->barriers_overtake_data();
       end_of_data_.assign(static_cast<size_t>(d_.input_gate->num_channels()), false);
     }
   }
@@ -476,7 +423,7 @@ bool StreamTask::process_input() {
       inject_failure(FailurePoint::kKeyedOperator, keyed_op_, -1);
     }
     Buffer& buf = next->buffer();
-    if (collecting_.value() != 0 && unaligned_handler_ && unaligned_handler_->persist_buffer(next->channel_index)) {
+    if (collecting_.value() != 0 && barrier_handler_ && barrier_handler_->persist_buffer(next->channel_index)) {
       // Sent before this channel's barrier, taken after the unaligned snapshot: part of the checkpoint, and
       // processed as usual (it belongs to the stream after the snapshot).
       input_state_[static_cast<size_t>(next->channel_index)].push_back(
@@ -490,8 +437,8 @@ bool StreamTask::process_input() {
                                n.status().to_string());
     }
     d_.input_gate->recycle(std::move(buf));
-    if (barrier_tracker_ && d_.records_after_barrier_hook != nullptr) {
-      CheckpointId pending = barrier_tracker_->pending_barrier_of(next->channel_index);
+    if (d_.records_after_barrier_hook != nullptr && barrier_handler_) {
+      CheckpointId pending = barrier_handler_->pending_barrier_of(next->channel_index);
       if (pending.value() != 0) (*d_.records_after_barrier_hook)(d_.vertex, d_.subtask_index, next->channel_index, pending, *n);
     }
     return true;
@@ -508,42 +455,21 @@ void StreamTask::handle_event(int32_t channel, const RuntimeEvent& event, int32_
     case EventType::kCheckpointBarrier: {
       auto b = decode_barrier(event);
       check(b.status());
-      if (unaligned_handler_) {
-        handle_unaligned_barrier(channel, *b, overtaken_buffers);
-        return;
-      }
-      if (barrier_tracker_) {  // AT_LEAST_ONCE: never blocks; the alignment time is first barrier to trigger
-        auto actions = barrier_tracker_->on_barrier(channel, *b, d_.clock->monotonic_ns());
-        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
-        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
-        return;
-      }
       if (!barrier_handler_) return;  // checkpointing off: cannot happen within one job
-      bool was_aligning = barrier_handler_->is_aligning() && barrier_handler_->current_checkpoint() == b->id;
-      auto actions = barrier_handler_->on_barrier(channel, b->id);
-      if (!was_aligning) alignment_start_ns_ = d_.clock->monotonic_ns();
-      pending_barrier_ = *b;
-      apply_barrier_actions(actions, &pending_barrier_);
+      const BarrierArrival arrival{d_.clock->monotonic_ns(), d_.clock->now_ms(), overtaken_buffers};
+      apply_barrier_actions(barrier_handler_->on_barrier(channel, *b, arrival));
       return;
     }
     case EventType::kCancelCheckpointMarker: {
       auto id = decode_cancel_marker(event);
       check(id.status());
-      if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_cancellation_marker(*id));
-      if (barrier_tracker_) apply_barrier_actions(barrier_tracker_->on_cancellation_marker(*id), nullptr);
-      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_cancellation_marker(*id), nullptr);
+      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_cancellation_marker(*id));
       return;
     }
     case EventType::kEndOfPartition:
       apply_valve_output(channel, input_valve(channel).on_channel_finished(local_channel(channel)));
       on_channel_ended(channel);
-      if (unaligned_handler_) apply_unaligned_actions(unaligned_handler_->on_channel_finished(channel));
-      if (barrier_tracker_) {
-        auto actions = barrier_tracker_->on_channel_finished(channel);
-        alignment_start_ns_ = barrier_tracker_->last_trigger_first_barrier_ns();
-        apply_barrier_actions(actions, &barrier_tracker_->last_triggered_barrier());
-      }
-      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel), &pending_barrier_);
+      if (barrier_handler_) apply_barrier_actions(barrier_handler_->on_channel_finished(channel));
       return;
     case EventType::kEndOfData:
       on_channel_ended(channel);
@@ -575,28 +501,38 @@ void StreamTask::apply_valve_output(int32_t channel, const StatusWatermarkValve:
   if (out.idle.has_value() && *out.idle) head->emit_watermark_status(true);
 }
 
-void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier) {
+void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions) {
   for (const auto& a : actions) {
     switch (a.kind) {
       case BarrierAction::Kind::kNone:
-      case BarrierAction::Kind::kChannelStateComplete:  // unaligned checkpoints only
         break;
       case BarrierAction::Kind::kBlockChannel:
         d_.input_gate->block_channel(a.channel);
         break;
+      case BarrierAction::Kind::kPersistOvertaken:
+        persist_overtaken(a.channel, a.checkpoint, a.buffers);
+        break;
       case BarrierAction::Kind::kTriggerCheckpoint: {
-        int64_t alignment_ms = (d_.clock->monotonic_ns() - alignment_start_ns_) / 1'000'000;
-        CheckpointBarrier b = barrier != nullptr ? *barrier : CheckpointBarrier{a.checkpoint, 0, {}};
+        // Unaligned: the time from the first barrier to the snapshot is (nearly) none, however full the buffers.
+        const int64_t alignment_ms = (d_.clock->monotonic_ns() - a.first_barrier_ns) / 1'000'000;
+        CheckpointBarrier b = a.barrier;
         b.id = a.checkpoint;
-        perform_checkpoint(b, alignment_ms);
+        perform_checkpoint(b, alignment_ms, a.unaligned);
         d_.input_gate->unblock_all();
         break;
       }
+      case BarrierAction::Kind::kChannelStateComplete:
+        if (collecting_ == a.checkpoint) complete_channel_state();
+        break;
       case BarrierAction::Kind::kAbortCheckpoint:
+        if (collecting_ == a.checkpoint) drop_channel_state();
+        // Only the stash of the aborted checkpoint (or an older one) goes: a newer barrier that aborted it may
+        // stash what it overtook next in this same action list.
+        if (stash_checkpoint_ <= a.checkpoint) overtaken_stash_.clear();
         d_.input_gate->unblock_all();
         for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(a.checkpoint));
         d_.checkpoint_responder->decline(d_.vertex, d_.subtask_index, a.checkpoint,
-                                         Status::cancelled("barrier alignment aborted (a newer checkpoint or a "
+                                         Status::cancelled("barrier handling aborted (a newer checkpoint or a "
                                                            "cancellation marker arrived)"));
         break;
     }
@@ -714,7 +650,7 @@ void StreamTask::loop() {
     // mails; not after end of input (operators are ended).
     if (processing_time_->has_timers() && !at_end_of_data_) processing_time_->fire_due();
     if (cancelled_.load(std::memory_order_relaxed) || finish_requested_) return;
-    if (unaligned_handler_) check_alignment_deadlines();
+    if (barriers_overtake_) check_alignment_deadlines();
     if (failure_armed(FailurePoint::kTask)) inject_failure(FailurePoint::kTask, nullptr, -1);
     if (flush_requested_.load(std::memory_order_relaxed)) {
       flush_requested_.store(false, std::memory_order_relaxed);

@@ -32,7 +32,6 @@
 #pragma once
 
 #include <atomic>
-#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,12 +42,10 @@
 
 #include "checkpoint/checkpoint_storage.h"
 #include "graph/job_graph.h"
-#include "runtime/checkpointing/aligned_barrier_handler.h"
 #include "runtime/checkpointing/async_snapshot_executor.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
-#include "runtime/checkpointing/checkpoint_barrier_tracker.h"
+#include "runtime/checkpointing/checkpoint_barrier_handler.h"
 #include "runtime/checkpointing/subtask_checkpoint_coordinator.h"
-#include "runtime/checkpointing/unaligned_barrier_handler.h"
 #include "runtime/checkpointing/unaligned_checkpoint_config.h"
 #include "runtime/fault_injection.h"
 #include "runtime/mailbox.h"
@@ -145,7 +142,7 @@ struct TaskDeployment {
   // Checkpointing; off when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
   // execution.checkpointing.mode AT_LEAST_ONCE: barriers are tracked (CheckpointBarrierTracker), never
-  // aligned; false: EXACTLY_ONCE (AlignedBarrierHandler).
+  // aligned; false: EXACTLY_ONCE (AlignedBarrierHandler, or UnalignedBarrierHandler with `unaligned` enabled).
   bool at_least_once = false;
   // execution.checkpointing.checkpoints-after-tasks-finish: true, a task whose input ended waits for the final
   // checkpoint (taking part in every checkpoint until then); false, it finishes at once.
@@ -228,11 +225,10 @@ class StreamTask {
   bool outputs_available() const;
   bool process_input();  // false when the input has ended
   void handle_event(int32_t channel, const RuntimeEvent& event, int32_t overtaken_buffers);
-  void apply_barrier_actions(const std::vector<BarrierAction>& actions, const CheckpointBarrier* barrier);
+  void apply_barrier_actions(const std::vector<BarrierAction>& actions);
   void perform_checkpoint(const CheckpointBarrier& barrier, int64_t alignment_ms, bool unaligned = false);
   void emit_barrier(const CheckpointBarrier& barrier, bool unaligned);
-  void handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers);
-  void apply_unaligned_actions(const std::vector<BarrierAction>& actions);
+  void persist_overtaken(int32_t channel, CheckpointId checkpoint, int32_t buffers);
   void complete_channel_state();
   // The checkpoint being collected was aborted or declined: forget its channel state (collecting_ becomes 0).
   void drop_channel_state();
@@ -286,11 +282,11 @@ class StreamTask {
 
   // Checkpointing state (task thread).
   std::unique_ptr<SubtaskCheckpointCoordinator> subtask_checkpointing_;
-  std::unique_ptr<AlignedBarrierHandler> barrier_handler_;      // EXACTLY_ONCE with an input gate
-  std::unique_ptr<CheckpointBarrierTracker> barrier_tracker_;  // AT_LEAST_ONCE with an input gate
+  // With an input gate; its kind follows the checkpointing mode (make_checkpoint_barrier_handler).
+  std::unique_ptr<CheckpointBarrierHandler> barrier_handler_;
+  // barrier_handler_->barriers_overtake_data(), asked once: the loop checks it every turn.
+  bool barriers_overtake_ = false;
   std::vector<ChainOperator> chain_ops_;
-  CheckpointBarrier pending_barrier_;
-  int64_t alignment_start_ns_ = 0;
   std::vector<bool> end_of_data_;
   int32_t end_of_data_count_ = 0;
   bool at_end_of_data_ = false;  // input ended; waiting for the final checkpoint
@@ -299,14 +295,12 @@ class StreamTask {
   bool finish_requested_ = false;
 
   // Unaligned checkpoints (task thread).
-  std::unique_ptr<UnalignedBarrierHandler> unaligned_handler_;  // instead of barrier_handler_ when enabled
   CheckpointId collecting_{0};  // the unaligned checkpoint whose channel state is being collected; 0: none
   checkpoint::SubtaskChannelState channel_state_;             // its output channel state
   std::vector<std::vector<checkpoint::ChannelStateBuffer>> input_state_;  // its input channel state, by channel
   // What priority barriers of the checkpoint being aligned overtook, by channel, until its snapshot.
   std::vector<std::vector<checkpoint::ChannelStateBuffer>> overtaken_stash_;
   CheckpointId stash_checkpoint_{0};  // the checkpoint overtaken_stash_ belongs to
-  int64_t alignment_timeout_at_ms_ = INT64_MAX;  // wall clock: the checkpoint being aligned turns unaligned
   // Restored input channel state, in order, and each buffer's input channel (which input's deserializer reads it).
   std::vector<checkpoint::ChannelStateBuffer> recovered_input_;
   std::vector<int32_t> recovered_channel_;
@@ -334,6 +328,7 @@ class StreamTask {
   std::vector<TaskInput> inputs_;
   std::vector<uint8_t> channel_input_;
   std::vector<int32_t> channel_local_;
+  std::vector<bool> channel_aligned_;  // the channel's edge is forward or broadcast: never unaligned
   std::vector<bool> channel_ended_;
   TwoInputOperatorBase* two_input_head_ = nullptr;
   bool tagged_input_ = false;  // BATCH sorted two-input head: data buffers hold tagged entries

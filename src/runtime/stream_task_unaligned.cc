@@ -1,6 +1,7 @@
 // StreamTask's unaligned-checkpoint side (stream_task.h describes the behaviour): barriers that overtake queued
-// output, the barrier handling that snapshots on the first barrier and collects input channel state, the
-// alignment timeout, and processing the restored in-flight data before new input. Task thread only.
+// output, input channel state (what priority barriers overtook, what arrives before each channel's barrier; the
+// decisions are UnalignedBarrierHandler's), the alignment timeout, and processing the restored in-flight data
+// before new input. Task thread only.
 #include <climits>
 #include <stdexcept>
 
@@ -33,80 +34,26 @@ void StreamTask::emit_barrier(const CheckpointBarrier& barrier, bool unaligned) 
   }
 }
 
-void StreamTask::handle_unaligned_barrier(int32_t channel, const CheckpointBarrier& barrier, int32_t overtaken_buffers) {
-  const bool busy_any = unaligned_handler_->is_aligning() || unaligned_handler_->is_collecting();
-  const bool busy = busy_any && unaligned_handler_->current_checkpoint() == barrier.id;
-  const bool relevant = barrier.id > unaligned_handler_->last_handled() &&
-                        !(busy_any && barrier.id < unaligned_handler_->current_checkpoint());
-  if (relevant && !busy) {  // a new checkpoint starts here
+void StreamTask::persist_overtaken(int32_t channel, CheckpointId checkpoint, int32_t buffers) {
+  // The data the barrier overtook is still queued right behind it: input channel state of this channel, copied
+  // now (the task may not read it for a while, e.g. under back-pressure) and processed as usual later. Before the
+  // snapshot it waits in the stash, which holds one checkpoint's copies at a time.
+  std::vector<Buffer> copies;
+  d_.input_gate->copy_overtaken(channel, buffers, &copies);
+  if (collecting_ != checkpoint && stash_checkpoint_ != checkpoint) {
     overtaken_stash_.clear();
-    stash_checkpoint_ = barrier.id;
+    stash_checkpoint_ = checkpoint;
   }
-  if (relevant && overtaken_buffers > 0) {
-    // The data this barrier overtook is still queued right behind it: input channel state of this channel,
-    // copied now (the task may not read it for a while, e.g. under back-pressure) and processed as usual later.
-    std::vector<Buffer> copies;
-    d_.input_gate->copy_overtaken(channel, overtaken_buffers, &copies);
-    const size_t n = static_cast<size_t>(d_.input_gate->num_channels());
-    auto& target = collecting_ == barrier.id ? input_state_ : overtaken_stash_;
-    if (target.size() < n) target.resize(n);
-    for (Buffer& b : copies) {
-      target[static_cast<size_t>(channel)].push_back(checkpoint::ChannelStateBuffer{b.num_records, std::move(b.bytes)});
-    }
-  }
-  const int64_t now_ms = d_.clock->now_ms();
-  const bool unaligned_now = d_.unaligned.unaligned_at(barrier, now_ms);
-  auto actions = unaligned_handler_->on_barrier(channel, barrier.id, unaligned_now, overtaken_buffers);
-  if (relevant && !busy) {  // the handler started aligning (or snapshotted) this checkpoint
-    alignment_start_ns_ = d_.clock->monotonic_ns();
-    pending_barrier_ = barrier;
-    const int64_t timeout_ms = d_.unaligned.aligned_checkpoint_timeout.count();
-    alignment_timeout_at_ms_ = d_.unaligned.may_be_unaligned(barrier) && timeout_ms > 0
-                                   ? barrier.timestamp_ms + timeout_ms + 1
-                                   : INT64_MAX;
-  }
-  apply_unaligned_actions(actions);
-}
-
-void StreamTask::apply_unaligned_actions(const std::vector<BarrierAction>& actions) {
-  for (const auto& a : actions) {
-    switch (a.kind) {
-      case BarrierAction::Kind::kNone:
-        break;
-      case BarrierAction::Kind::kBlockChannel:
-        d_.input_gate->block_channel(a.channel);
-        break;
-      case BarrierAction::Kind::kTriggerCheckpoint: {
-        // Unaligned: the time from the first barrier to the snapshot is (nearly) none, however full the buffers.
-        const int64_t alignment_ms = (d_.clock->monotonic_ns() - alignment_start_ns_) / 1'000'000;
-        CheckpointBarrier b = pending_barrier_;
-        b.id = a.checkpoint;
-        alignment_timeout_at_ms_ = INT64_MAX;
-        perform_checkpoint(b, alignment_ms, a.unaligned);
-        d_.input_gate->unblock_all();
-        break;
-      }
-      case BarrierAction::Kind::kChannelStateComplete:
-        if (collecting_ == a.checkpoint) complete_channel_state();
-        break;
-      case BarrierAction::Kind::kAbortCheckpoint:
-        alignment_timeout_at_ms_ = INT64_MAX;
-        if (collecting_ == a.checkpoint) drop_channel_state();
-        // Only the stash of the aborted checkpoint (or an older one) goes: a newer barrier that aborted it has
-        // already stashed what it overtook, and the trigger that follows in this same action list needs it.
-        if (stash_checkpoint_ <= a.checkpoint) overtaken_stash_.clear();
-        d_.input_gate->unblock_all();
-        for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(a.checkpoint));
-        d_.checkpoint_responder->decline(d_.vertex, d_.subtask_index, a.checkpoint,
-                                         Status::cancelled("barrier handling aborted (a newer checkpoint or a "
-                                                           "cancellation marker arrived)"));
-        break;
-    }
+  const size_t n = static_cast<size_t>(d_.input_gate->num_channels());
+  auto& target = collecting_ == checkpoint ? input_state_ : overtaken_stash_;
+  if (target.size() < n) target.resize(n);
+  for (Buffer& b : copies) {
+    target[static_cast<size_t>(channel)].push_back(checkpoint::ChannelStateBuffer{b.num_records, std::move(b.bytes)});
   }
 }
 
 bool StreamTask::take_priority_events() {
-  if (!unaligned_handler_ || !d_.input_gate) return false;
+  if (!barriers_overtake_ || !d_.input_gate) return false;
   // Restored input channel state precedes everything in the gate, barriers included: a snapshot before it is
   // processed would lose it.
   if (recovered_next_ < recovered_input_.size()) return false;
@@ -141,10 +88,9 @@ void StreamTask::complete_channel_state() {
 
 // Once per loop turn: cheap unless a checkpoint is aligning with a timeout or a promotable barrier is queued.
 void StreamTask::check_alignment_deadlines() {
-  if (alignment_timeout_at_ms_ != INT64_MAX && unaligned_handler_ && unaligned_handler_->is_aligning() &&
-      d_.clock->now_ms() >= alignment_timeout_at_ms_) {
-    alignment_timeout_at_ms_ = INT64_MAX;
-    apply_unaligned_actions(unaligned_handler_->on_alignment_timeout());
+  const int64_t timeout_at_ms = barrier_handler_ ? barrier_handler_->alignment_timeout_at_ms() : INT64_MAX;
+  if (timeout_at_ms != INT64_MAX && d_.clock->now_ms() >= timeout_at_ms) {
+    apply_barrier_actions(barrier_handler_->on_alignment_timeout());
   }
   if (d_.input_gate && d_.input_gate->next_promotion_ms() != INT64_MAX) {
     const int64_t now_ms = d_.clock->now_ms();

@@ -20,11 +20,16 @@ std::vector<BarrierAction> AlignedBarrierHandler::maybe_trigger() {
   CheckpointId id = current_;
   last_handled_ = id;
   reset_alignment();
-  return {BarrierAction{Kind::kTriggerCheckpoint, -1, id}};
+  BarrierAction trigger{Kind::kTriggerCheckpoint, -1, id};
+  trigger.barrier = barrier_;
+  trigger.first_barrier_ns = first_barrier_ns_;
+  return {trigger};
 }
 
-std::vector<BarrierAction> AlignedBarrierHandler::on_barrier(int32_t channel, CheckpointId id) {
+std::vector<BarrierAction> AlignedBarrierHandler::on_barrier(int32_t channel, const CheckpointBarrier& barrier,
+                                                             const BarrierArrival& arrival) {
   std::vector<BarrierAction> actions;
+  const CheckpointId id = barrier.id;
   if (id <= last_handled_ || (aligning_ && id < current_)) return actions;  // old or aborted: dropped
   if (aligning_ && id > current_) {
     actions.push_back(BarrierAction{Kind::kAbortCheckpoint, -1, current_});
@@ -34,6 +39,8 @@ std::vector<BarrierAction> AlignedBarrierHandler::on_barrier(int32_t channel, Ch
   if (!aligning_) {
     aligning_ = true;
     current_ = id;
+    barrier_ = barrier;
+    first_barrier_ns_ = arrival.now_ns;
   }
   auto c = static_cast<size_t>(channel);
   if (!received_[c]) {

@@ -17,35 +17,24 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/checkpointing/checkpoint_barrier_handler.h"
 #include "sluice/core/ids.h"
 
 namespace sluice::runtime {
 
-struct BarrierAction {
-  enum class Kind {
-    kNone,             // nothing to do (e.g. an old barrier was dropped)
-    kBlockChannel,     // block `channel` (it delivered the barrier being aligned)
-    kTriggerCheckpoint,  // all barriers of `checkpoint` arrived: snapshot, forward the barrier, unblock all
-    kAbortCheckpoint,  // alignment of `checkpoint` ends without a snapshot: unblock all, forward a cancel marker
-    // Unaligned checkpoints (UnalignedBarrierHandler): every barrier of `checkpoint` arrived after an unaligned
-    // snapshot and every buffer it overtook was persisted: the input channel state is complete.
-    kChannelStateComplete,
-  };
-  Kind kind = Kind::kNone;
-  int32_t channel = -1;
-  CheckpointId checkpoint{0};
-  bool unaligned = false;  // kTriggerCheckpoint: snapshot unaligned (input channel state follows)
-};
-
-class AlignedBarrierHandler {
+class AlignedBarrierHandler final : public CheckpointBarrierHandler {
  public:
   explicit AlignedBarrierHandler(int32_t num_channels);
 
   // Returns the actions to apply, in order (an abort of the old alignment can precede a block or trigger
   // for the new one).
-  std::vector<BarrierAction> on_barrier(int32_t channel, CheckpointId id);
-  std::vector<BarrierAction> on_cancellation_marker(CheckpointId id);
-  std::vector<BarrierAction> on_channel_finished(int32_t channel);
+  std::vector<BarrierAction> on_barrier(int32_t channel, const CheckpointBarrier& barrier,
+                                        const BarrierArrival& arrival) override;
+  std::vector<BarrierAction> on_barrier(int32_t channel, CheckpointId id) {
+    return on_barrier(channel, CheckpointBarrier{id, 0, {}}, BarrierArrival{});
+  }
+  std::vector<BarrierAction> on_cancellation_marker(CheckpointId id) override;
+  std::vector<BarrierAction> on_channel_finished(int32_t channel) override;
 
   bool is_aligning() const { return aligning_; }
   CheckpointId current_checkpoint() const { return current_; }
@@ -63,6 +52,8 @@ class AlignedBarrierHandler {
   bool aligning_ = false;
   CheckpointId current_{0};
   CheckpointId last_handled_{0};  // highest id triggered or aborted
+  CheckpointBarrier barrier_;     // the first barrier of `current_`
+  int64_t first_barrier_ns_ = 0;  // when it arrived
 };
 
 }  // namespace sluice::runtime

@@ -31,7 +31,10 @@ void CheckpointBarrierTracker::trigger_completed(std::vector<BarrierAction>& act
   last_handled_ = p.id;
   last_trigger_first_barrier_ns_ = p.first_barrier_ns;
   last_triggered_barrier_ = p.barrier;
-  actions.push_back(BarrierAction{Kind::kTriggerCheckpoint, -1, p.id});
+  BarrierAction trigger{Kind::kTriggerCheckpoint, -1, p.id};
+  trigger.barrier = p.barrier;
+  trigger.first_barrier_ns = p.first_barrier_ns;
+  actions.push_back(trigger);
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(newest) + 1);
 }
 

@@ -21,13 +21,13 @@
 #include <deque>
 #include <vector>
 
-#include "runtime/checkpointing/aligned_barrier_handler.h"
 #include "runtime/checkpointing/checkpoint_barrier.h"
+#include "runtime/checkpointing/checkpoint_barrier_handler.h"
 #include "sluice/core/ids.h"
 
 namespace sluice::runtime {
 
-class CheckpointBarrierTracker {
+class CheckpointBarrierTracker final : public CheckpointBarrierHandler {
  public:
   static constexpr size_t kMaxPending = 50;  // Flink's MAX_CHECKPOINTS_TO_TRACK
 
@@ -39,14 +39,18 @@ class CheckpointBarrierTracker {
   std::vector<BarrierAction> on_barrier(int32_t channel, CheckpointId id, int64_t now_ns) {
     return on_barrier(channel, CheckpointBarrier{id, 0, {}}, now_ns);
   }
-  std::vector<BarrierAction> on_cancellation_marker(CheckpointId id);
-  std::vector<BarrierAction> on_channel_finished(int32_t channel);
+  std::vector<BarrierAction> on_barrier(int32_t channel, const CheckpointBarrier& barrier,
+                                        const BarrierArrival& arrival) override {
+    return on_barrier(channel, barrier, arrival.now_ns);
+  }
+  std::vector<BarrierAction> on_cancellation_marker(CheckpointId id) override;
+  std::vector<BarrierAction> on_channel_finished(int32_t channel) override;
 
   // True when `channel` already delivered the barrier of a pending (not yet triggered) checkpoint: what it
   // delivers now belongs after that barrier and is processed before the checkpoint is taken.
   bool channel_past_pending_barrier(int32_t channel) const;
   // The oldest pending checkpoint whose barrier `channel` delivered; 0 when none.
-  CheckpointId pending_barrier_of(int32_t channel) const;
+  CheckpointId pending_barrier_of(int32_t channel) const override;
   // The first-barrier time (now_ns of on_barrier) of the checkpoint last returned in a kTriggerCheckpoint.
   int64_t last_trigger_first_barrier_ns() const { return last_trigger_first_barrier_ns_; }
   // The barrier (timestamp, snapshot type) of the checkpoint last returned in a kTriggerCheckpoint.

@@ -6,8 +6,9 @@ namespace sluice::runtime {
 
 using Kind = BarrierAction::Kind;
 
-UnalignedBarrierHandler::UnalignedBarrierHandler(std::vector<bool> aligned_channel)
+UnalignedBarrierHandler::UnalignedBarrierHandler(std::vector<bool> aligned_channel, UnalignedCheckpointConfig config)
     : aligned_(std::move(aligned_channel)),
+      config_(config),
       num_channels_(static_cast<int32_t>(aligned_.size())),
       received_(aligned_.size(), false),
       finished_(aligned_.size(), false) {}
@@ -40,6 +41,8 @@ std::vector<BarrierAction> UnalignedBarrierHandler::maybe_trigger() {
   std::vector<BarrierAction> out;
   BarrierAction trigger{Kind::kTriggerCheckpoint, -1, current_};
   trigger.unaligned = unaligned_;
+  trigger.barrier = barrier_;
+  trigger.first_barrier_ns = first_barrier_ns_;
   out.push_back(trigger);
   if (!unaligned_) {
     last_handled_ = current_;
@@ -55,15 +58,37 @@ std::vector<BarrierAction> UnalignedBarrierHandler::maybe_trigger() {
   return out;
 }
 
-std::vector<BarrierAction> UnalignedBarrierHandler::on_barrier(int32_t channel, CheckpointId id, bool unaligned_now,
+std::vector<BarrierAction> UnalignedBarrierHandler::on_barrier(int32_t channel, const CheckpointBarrier& barrier,
+                                                               const BarrierArrival& arrival) {
+  const bool dropped = barrier.id <= last_handled_ || (phase_ != Phase::kIdle && barrier.id < current_);
+  auto actions = on_barrier(channel, barrier, arrival.now_ns, config_.unaligned_at(barrier, arrival.now_ms),
+                            arrival.overtaken_buffers);
+  if (dropped || arrival.overtaken_buffers <= 0) return actions;
+  // After the abort of an older checkpoint (the task drops that one's copies), before what this barrier does.
+  auto at = actions.begin();
+  while (at != actions.end() && at->kind == Kind::kAbortCheckpoint) ++at;
+  BarrierAction persist{Kind::kPersistOvertaken, channel, barrier.id};
+  persist.buffers = arrival.overtaken_buffers;
+  actions.insert(at, persist);
+  return actions;
+}
+
+std::vector<BarrierAction> UnalignedBarrierHandler::on_barrier(int32_t channel, const CheckpointBarrier& barrier,
+                                                               int64_t now_ns, bool unaligned_now,
                                                                int32_t overtaken_buffers) {
   std::vector<BarrierAction> actions;
+  const CheckpointId id = barrier.id;
   const bool busy = phase_ != Phase::kIdle;
   if (id <= last_handled_ || (busy && id < current_)) return actions;  // old or aborted: dropped
   if (busy && id > current_) actions = abort_current();
   if (phase_ == Phase::kIdle) {
     phase_ = Phase::kAligning;
     current_ = id;
+    barrier_ = barrier;
+    first_barrier_ns_ = now_ns;
+    const int64_t timeout_ms = config_.aligned_checkpoint_timeout.count();
+    timeout_at_ms_ =
+        config_.may_be_unaligned(barrier) && timeout_ms > 0 ? barrier.timestamp_ms + timeout_ms + 1 : INT64_MAX;
   }
   auto c = static_cast<size_t>(channel);
   if (received_[c]) return actions;  // a duplicate: cannot happen on one channel

@@ -8,7 +8,7 @@
 // Events travel in-band, in order with data, as event buffers: byte 0 is the EventType, the rest is the
 // event's opaque payload, defined by the event's owner (checkpointing: barriers and cancellation markers,
 // runtime/checkpointing/checkpoint_barrier.h, and EndOfData; event time: watermarks and watermark status,
-// runtime/watermark_event.h).
+// runtime/network/watermark_event.h).
 // Thread-safety: values.
 #pragma once
 
@@ -44,9 +44,9 @@ enum class EventType : uint8_t {
   kEndOfPartition = 1,          // the producer finished; nothing follows on this channel
   kCheckpointBarrier = 2,       // reserved: checkpointing
   kCancelCheckpointMarker = 3,  // reserved: checkpointing
-  kWatermark = 4,               // event time: 8 bytes, the watermark in ms (runtime/watermark_event.h)
+  kWatermark = 4,               // event time: 8 bytes, the watermark in ms (runtime/network/watermark_event.h)
   kEndOfData = 5,               // reserved: bounded input drained (stop-with-savepoint --drain)
-  kWatermarkStatus = 6,         // event time: 1 byte, 1 = idle, 0 = active (runtime/watermark_event.h)
+  kWatermarkStatus = 6,         // event time: 1 byte, 1 = idle, 0 = active (runtime/network/watermark_event.h)
 };
 
 struct RuntimeEvent {

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "runtime/watermark_event.h"
+#include "runtime/network/watermark_event.h"
 
 namespace sluice::runtime {
 namespace {

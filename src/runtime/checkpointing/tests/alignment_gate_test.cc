@@ -145,6 +145,7 @@ class AlignmentHarness {
       switch (a.kind) {
         case BarrierAction::Kind::kNone:
         case BarrierAction::Kind::kChannelStateComplete:  // unaligned checkpoints only
+        case BarrierAction::Kind::kPersistOvertaken:
           break;
         case BarrierAction::Kind::kBlockChannel:
           gate_->block_channel(a.channel);

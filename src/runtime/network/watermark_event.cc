@@ -1,4 +1,4 @@
-#include "runtime/watermark_event.h"
+#include "runtime/network/watermark_event.h"
 
 #include <string>
 
