@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/checkpointing_config.h"
 #include "api/job_endpoint.h"
 #include "api/job_signals.h"
 #include "api/job_summary.h"
@@ -18,7 +19,6 @@
 #include "batch/batch_job.h"
 #include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
-#include "checkpoint/jobmanager_checkpoint_storage.h"
 #include "checkpoint/local_recovery_storage.h"
 #include "checkpoint/restore_path.h"
 #include "cluster/job_claims.h"
@@ -86,103 +86,6 @@ StreamExecutionEnvironment& StreamExecutionEnvironment::set_job_property(std::st
 }
 
 namespace {
-
-// execution.checkpointing.*, restart-strategy.* and execution.state-recovery.path -> the cluster's config.
-Status configure_checkpointing(const Configuration& config, const std::map<std::string, std::string>& properties,
-                               const fs::FileSystemRegistry& file_systems, cluster::MiniClusterConfig* mc) {
-  mc->checkpointing = checkpointing_enabled(config);
-  mc->properties = properties;
-  std::string restore_path = config.get(options::kStateRecoveryPath);
-  if (restore_path.empty() && config.contains(options::kStateRecoveryPath.key)) {
-    // Set but empty (`--restore ""`, `-D execution.state-recovery.path=`): an error, never a fresh start.
-    return checkpoint::resolve_restore_path(restore_path, "").status();
-  }
-  for (const ConfigOption<std::string>* o : {&options::kCheckpointsDirectory, &options::kSavepointDirectory}) {
-    const std::string value = config.get(*o);
-    if (!value.empty()) SLUICE_RETURN_IF_ERROR(file_systems.check_supported(value, o->key));
-  }
-  if (!restore_path.empty() && restore_path != checkpoint::kRestoreLatest) {
-    SLUICE_RETURN_IF_ERROR(file_systems.check_supported(restore_path, "--restore / execution.state-recovery.path"));
-  }
-  SLUICE_RETURN_IF_ERROR(validate_mode_dependent_options(config));
-  if (!mc->checkpointing) {
-    if (!restore_path.empty()) {
-      return Status::invalid_argument("--restore / execution.state-recovery.path is set but checkpointing is off: set "
-                                      "execution.checkpointing.interval to restore and keep checkpointing");
-    }
-    return Status::ok();
-  }
-  auto& cc = mc->checkpoint_config;
-  cc.interval = config.get(options::kCheckpointingInterval);
-  cc.timeout = config.get(options::kCheckpointingTimeout);
-  cc.min_pause = config.get(options::kCheckpointingMinPause);
-  cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
-  cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
-  SLUICE_RETURN_IF_ERROR(cc.validate());
-  SLUICE_RETURN_IF_ERROR(validate_unaligned_checkpoints(config));
-  mc->unaligned.enabled = config.get(options::kUnalignedCheckpoints);
-  mc->unaligned.aligned_checkpoint_timeout = config.get(options::kAlignedCheckpointTimeout);
-  mc->at_least_once = config.get(options::kCheckpointingMode) == CheckpointingMode::kAtLeastOnce;
-  mc->checkpoints_after_tasks_finish = config.get(options::kCheckpointsAfterTasksFinish);
-  mc->num_retained = config.get(options::kMaxRetainedCheckpoints);
-  switch (config.get(options::kExternalizedCheckpointRetention)) {
-    case ExternalizedCheckpointRetention::kNoExternalizedCheckpoints:
-      mc->retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
-      break;
-    case ExternalizedCheckpointRetention::kDeleteOnCancellation:
-      mc->retention = checkpoint::ExternalizedCheckpointRetention::kDeleteOnCancellation;
-      break;
-    case ExternalizedCheckpointRetention::kRetainOnCancellation:
-      mc->retention = checkpoint::ExternalizedCheckpointRetention::kRetainOnCancellation;
-      break;
-  }
-  SLUICE_ASSIGN_OR_RETURN(CheckpointStorageType type, checkpoint_storage_type(config));
-  std::string dir = config.get(options::kCheckpointsDirectory);
-  if (type == CheckpointStorageType::kFileSystem) {
-    checkpoint::FileSystemStorageOptions fo;
-    fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
-    fo.file_systems = file_systems;
-    fo.names = mc->names;
-    mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
-  } else {
-    mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
-    // Flink's default too, but rarely what someone enabling checkpointing means: say it once, at job start.
-    // The legacy state.backend.type jobmanager implies this storage whatever else is set: the fix starts there.
-    const bool legacy = config.get(options::kStateBackendType) == StateBackendType::kLegacyJobManager;
-    const std::string backend_fix = "set " + options::kStateBackendType.key + " to hashmap or rocksdb (the legacy "
-                                    "jobmanager keeps checkpoints in memory)";
-    const std::string fix =
-        dir.empty() ? (legacy ? backend_fix + " and " : std::string("set ")) + options::kCheckpointsDirectory.key +
-                          " to a folder to keep them in files"
-        : legacy    ? backend_fix + " to keep them in " + dir
-                    : "set " + options::kCheckpointStorage.key + " to filesystem to keep them in " + dir;
-    spdlog::warn("checkpointing is on, but no checkpoint folder is used (JobManager checkpoint storage): the "
-                 "checkpoints live in this process's memory only, so no restore is possible after this process "
-                 "dies; {}",
-                 fix);
-  }
-  SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
-  mc->failover_strategy = config.get(options::kFailoverStrategy);
-  mc->incremental_checkpoints = config.get(options::kIncrementalCheckpoints);
-  if (mc->incremental_checkpoints && !mc->storage->supports_incremental()) {
-    spdlog::warn("execution.checkpointing.incremental is ignored: checkpoint storage {} cannot hold shared files "
-                 "(set execution.checkpointing.dir); taking full snapshots",
-                 mc->storage->describe());
-    mc->incremental_checkpoints = false;
-  }
-  if (!restore_path.empty()) {
-    SLUICE_ASSIGN_OR_RETURN(checkpoint::RestorePoint rp,
-                            checkpoint::resolve_restore_path(restore_path, dir, file_systems));
-    SLUICE_RETURN_IF_ERROR(checkpoint::check_restore_properties(rp.metadata, properties)
-                               .with_context("--restore " + restore_path + " (" + rp.location + ")"));
-    mc->restore = cluster::RestoreFrom{std::move(rp.metadata), std::move(rp.location)};
-    mc->restore->claim = config.get(options::kStateRecoveryClaimMode) == RecoveryClaimMode::kClaim;
-    mc->restore->allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
-    mc->restore->ignore_generated_id_changes = config.get(options::kIgnoreGeneratedIdChanges);
-    if (config.get(options::kRehashKeyGroups)) mc->restore->rehash_key_groups = cluster::KeyGroupRehash::kRehash;
-  }
-  return Status::ok();
-}
 
 // state.backend.rocksdb.* and taskmanager.memory.managed.size as the backend's options.
 Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& config) {
@@ -501,7 +404,7 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
                             batch::submit_batch_job(std::move(sg), std::move(batch_jg), bc, std::move(claims)));
     return std::unique_ptr<JobClient>(std::move(job));
   }
-  SLUICE_RETURN_IF_ERROR(configure_checkpointing(config_, job_properties_, *mc.file_systems, &mc));
+  SLUICE_RETURN_IF_ERROR(api::configure_checkpointing(config_, job_properties_, *mc.file_systems, &mc));
   if (mc.restore) {
     // Set none: the snapshot's is adopted (Flink's rule); another one fails unless its keys are re-hashed.
     SLUICE_ASSIGN_OR_RETURN(jo.max_parallelism,

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include "checkpoint/savepoint_files.h"
 #include "cluster/job_placement.h"
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
@@ -25,10 +26,11 @@ struct StopTracking {
   std::condition_variable cv;
   std::string trigger_id;
   bool reported = false;
-  cluster::CheckpointingJobClient* client = nullptr;  // set by serve() when the job checkpoints
+  cluster::CheckpointingJobClient* client = nullptr;  // set by serve() when the job takes savepoints
 };
 
-// The RestJob over the tool's JobClient (and, when checkpointing, its CheckpointingJobClient side).
+// The RestJob over the tool's JobClient and its CheckpointingJobClient side: savepoints for every STREAMING job,
+// checkpoint statistics when it checkpoints.
 class ClientRestJob final : public rest::RestJob {
  public:
   ClientRestJob(rest::RestJobOverview overview, JobClient& client, bool checkpointing,
@@ -37,6 +39,7 @@ class ClientRestJob final : public rest::RestJob {
       : overview_(std::move(overview)),
         client_(client),
         checkpointing_(checkpointing ? dynamic_cast<cluster::CheckpointingJobClient*>(&client) : nullptr),
+        savepoints_(dynamic_cast<cluster::CheckpointingJobClient*>(&client)),
         placement_(dynamic_cast<const cluster::JobPlacementView*>(&client)),
         cancel_requested_(std::move(cancel_requested)),
         default_savepoint_dir_(std::move(default_savepoint_dir)),
@@ -70,13 +73,13 @@ class ClientRestJob final : public rest::RestJob {
   Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_RETURN_IF_ERROR(savepoints_possible());
     SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
-    return checkpointing_->trigger_savepoint(dir, format);
+    return savepoints_->trigger_savepoint(dir, format);
   }
   Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
                                           checkpoint::SavepointFormatType format) override {
     SLUICE_RETURN_IF_ERROR(savepoints_possible());
     SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
-    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, checkpointing_->stop_with_savepoint(dir, drain, format));
+    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, savepoints_->stop_with_savepoint(dir, drain, format));
     std::lock_guard lock(stop_->mu);
     stop_->trigger_id = trigger_id;
     return trigger_id;
@@ -102,8 +105,8 @@ class ClientRestJob final : public rest::RestJob {
   }
 
   std::optional<rest::RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
-    if (checkpointing_ == nullptr) return std::nullopt;
-    std::optional<cluster::SavepointRequestStatus> st = checkpointing_->savepoint_status(trigger_id);
+    if (savepoints_ == nullptr) return std::nullopt;
+    std::optional<cluster::SavepointRequestStatus> st = savepoints_->savepoint_status(trigger_id);
     if (!st) return std::nullopt;
     rest::RestSavepointStatus out;
     out.in_progress = st->state == cluster::SavepointRequestStatus::State::kInProgress;
@@ -128,21 +131,21 @@ class ClientRestJob final : public rest::RestJob {
   }
 
   Status savepoints_possible() const {
-    if (checkpointing_ != nullptr) return Status::ok();
+    if (savepoints_ != nullptr) return Status::ok();
     return Status::failed_precondition("job " + overview_.job_id.to_hex() +
-                                       " runs without checkpointing, and savepoints are taken by the checkpoint "
-                                       "coordinator (start it with a checkpoint interval)");
+                                       " has no checkpoint coordinator, which takes savepoints (a BATCH job takes "
+                                       "none)");
   }
   Result<std::string> directory(const std::string& target_dir) const {
     if (!target_dir.empty()) return target_dir;
     if (!default_savepoint_dir_.empty()) return default_savepoint_dir_;
-    return Status::invalid_argument("no savepoint directory: give a target directory or start the job with "
-                                    "execution.checkpointing.savepoint-dir");
+    return checkpoint::no_savepoint_directory("savepoint of job " + overview_.job_id.to_hex());
   }
 
   rest::RestJobOverview overview_;
   JobClient& client_;
-  cluster::CheckpointingJobClient* checkpointing_;
+  cluster::CheckpointingJobClient* checkpointing_;  // checkpoint statistics: only with checkpointing on
+  cluster::CheckpointingJobClient* savepoints_;     // every job with a checkpoint coordinator (not BATCH)
   const cluster::JobPlacementView* placement_;  // null for a job not placed on slots
   std::shared_ptr<std::atomic<bool>> cancel_requested_;
   std::string default_savepoint_dir_;
@@ -208,7 +211,7 @@ void JobEndpoint::serve(JobClient& client) {
                                                    s.default_savepoint_dir, s.stop));
   {
     std::lock_guard lock(s.stop->mu);
-    s.stop->client = s.checkpointing ? dynamic_cast<cluster::CheckpointingJobClient*>(&client) : nullptr;
+    s.stop->client = dynamic_cast<cluster::CheckpointingJobClient*>(&client);
   }
   s.serving = true;
 

@@ -12,17 +12,13 @@ checkpoint::SavepointFormatType format_type(SavepointFormat f) {
                                        : checkpoint::SavepointFormatType::kCanonical;
 }
 
-Result<cluster::CheckpointingJobClient*> checkpointing(JobClient& job, const std::string& target_dir,
-                                                       const char* what) {
-  if (target_dir.empty()) {
-    return Status::invalid_argument(std::string(what) + " of job " + job.job_id().to_hex() +
-                                    ": expected a target folder for the savepoint, got an empty path");
-  }
+// The job's savepoint side. An empty target folder is the job's to judge: its execution.checkpointing.savepoint-dir,
+// or a refusal naming that key.
+Result<cluster::CheckpointingJobClient*> savepoint_side(JobClient& job, const char* what) {
   auto* c = dynamic_cast<cluster::CheckpointingJobClient*>(&job);
   if (c == nullptr) {
     return Status::failed_precondition(std::string(what) + " of job " + job.job_id().to_hex() +
-                                       ": the job takes no checkpoints (a BATCH job, or checkpointing is off: set "
-                                       "execution.checkpointing.interval)");
+                                       ": the job takes no savepoints (a BATCH job has no checkpoint coordinator)");
   }
   return c;
 }
@@ -47,14 +43,14 @@ Result<std::string> await(const cluster::CheckpointingJobClient& c, const std::s
 }  // namespace
 
 Result<std::string> trigger_savepoint(JobClient& job, const std::string& target_dir, const SavepointOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(cluster::CheckpointingJobClient * c, checkpointing(job, target_dir, "savepoint"));
+  SLUICE_ASSIGN_OR_RETURN(cluster::CheckpointingJobClient * c, savepoint_side(job, "savepoint"));
   SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, c->trigger_savepoint(target_dir, format_type(options.format)));
   return await(*c, trigger_id, "savepoint", options.timeout_ms);
 }
 
 Result<std::string> stop_with_savepoint(JobClient& job, const std::string& target_dir, bool drain,
                                         const SavepointOptions& options) {
-  SLUICE_ASSIGN_OR_RETURN(cluster::CheckpointingJobClient * c, checkpointing(job, target_dir, "stop-with-savepoint"));
+  SLUICE_ASSIGN_OR_RETURN(cluster::CheckpointingJobClient * c, savepoint_side(job, "stop-with-savepoint"));
   SLUICE_ASSIGN_OR_RETURN(std::string trigger_id,
                           c->stop_with_savepoint(target_dir, drain, format_type(options.format)));
   return await(*c, trigger_id, "stop-with-savepoint", options.timeout_ms);

@@ -65,6 +65,15 @@ class CheckpointStorage {
   virtual ~CheckpointStorage() = default;
   // Creates the job's folders (for the filesystem storage: shared/, taskowned/ and nothing else yet).
   virtual Status initialize(const JobId& job) = 0;
+  // Instead of initialize(), for a job without periodic checkpoints that may still take savepoints (Flink's
+  // storage without a checkpoint directory): creates nothing - a savepoint writes into its own folder
+  // (begin_savepoint) - and refuses checkpoints (stream_factory and write_metadata of an id that is no savepoint:
+  // kFailedPrecondition). remove_job_dir_if_empty() then returns false. A storage that cannot write savepoints:
+  // kFailedPrecondition.
+  virtual Status initialize_for_savepoints(const JobId& /*job*/) {
+    return Status::failed_precondition("checkpoint storage " + describe() +
+                                       " cannot write savepoints (savepoints need a filesystem checkpoint storage)");
+  }
   virtual Result<std::shared_ptr<CheckpointStreamFactory>> stream_factory(CheckpointId id) = 0;
   // Makes a checkpoint complete: durable `_metadata`, written last and atomically. Returns its location
   // (the chk-<n> folder path, or "jobmanager://<job>/<n>").

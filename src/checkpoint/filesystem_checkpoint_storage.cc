@@ -42,8 +42,9 @@ struct FileSystemCheckpointStorage::Shared {
   std::string entropy_dir;
 
   std::mutex mu;
-  std::optional<JobId> job;         // set by initialize()
-  std::string job_dir;              // <base_dir>/<job-id>
+  std::optional<JobId> job;         // set by initialize() or initialize_for_savepoints()
+  std::string job_dir;              // <base_dir>/<job-id>; empty for savepoints only
+  bool savepoints_only = false;     // initialize_for_savepoints(): no job folder, no checkpoints
   std::set<int64_t> created_dirs;   // chk-<n> folders made durable by this run
   // Checkpoints discard() removed. A subtask's asynchronous part may still be writing one of them (it was
   // aborted or subsumed under it): its later writes must neither resurrect chk-<n>/ nor leave files in it.
@@ -64,11 +65,12 @@ struct FileSystemCheckpointStorage::Shared {
   // Savepoints (begin_savepoint): their folders, by id. Their files carry plain names, relative to that folder.
   std::map<int64_t, std::string> savepoint_dirs;
 
-  // The folder of checkpoint or savepoint `id`; "" before initialize() for a checkpoint. Under `mu`.
+  // The folder of checkpoint or savepoint `id`; "" for a checkpoint before initialize() or with savepoints only.
+  // Under `mu`.
   std::string folder_of_locked(CheckpointId id) const {
     auto sp = savepoint_dirs.find(id.value());
     if (sp != savepoint_dirs.end()) return sp->second;
-    return job ? fs::join_path(job_dir, checkpoint_dir_name(id)) : std::string();
+    return job && !job_dir.empty() ? fs::join_path(job_dir, checkpoint_dir_name(id)) : std::string();
   }
   // The filesystem serving `path`: base_dir's for a path of its scheme, else the registry's.
   Result<std::shared_ptr<fs::FileSystem>> fs_for(const std::string& path) const {
@@ -122,9 +124,19 @@ struct FileSystemCheckpointStorage::Shared {
     }
     return discarded_status(id);
   }
+  Status initialized_or_error() {
+    std::lock_guard lock(mu);
+    if (!job) return Status::failed_precondition("filesystem checkpoint storage '" + base_dir + "' is not initialized");
+    return Status::ok();
+  }
   Result<std::string> job_dir_or_error() {
     std::lock_guard lock(mu);
     if (!job) return Status::failed_precondition("filesystem checkpoint storage '" + base_dir + "' is not initialized");
+    if (savepoints_only) {
+      return Status::failed_precondition("job " + job->to_hex() + " takes savepoints only (periodic checkpointing "
+                                         "is off: execution.checkpointing.interval is 0), so it has no checkpoint "
+                                         "folder and takes no checkpoint");
+    }
     return job_dir;
   }
 
@@ -158,13 +170,17 @@ struct FileSystemCheckpointStorage::Shared {
   // journal commit on every checkpoint's path.
   // The caller is an entered writer of `id` (enter_writer).
   Result<std::string> ensure_checkpoint_dir(CheckpointId id) {
-    SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir_or_error());
+    {
+      // A savepoint's folder exists already (begin_savepoint's caller created it).
+      std::lock_guard lock(mu);
+      if (auto sp = savepoint_dirs.find(id.value()); sp != savepoint_dirs.end()) return sp->second;
+    }
+    SLUICE_RETURN_IF_ERROR(job_dir_or_error().status());
     std::string dir;
     {
       std::lock_guard lock(mu);
       dir = folder_of_locked(id);
-      // A savepoint's folder exists already (begin_savepoint's caller created it).
-      if (created_dirs.count(id.value()) > 0 || savepoint_dirs.count(id.value()) > 0) return dir;
+      if (created_dirs.count(id.value()) > 0) return dir;
     }
     SLUICE_RETURN_IF_ERROR(fs->create_dir(dir));  // a checkpoint folder: always base_dir's filesystem
     std::lock_guard lock(mu);
@@ -369,6 +385,22 @@ Status FileSystemCheckpointStorage::initialize(const JobId& job) {
   std::lock_guard lock(s.mu);
   s.job = job;
   s.job_dir = jd;
+  s.savepoints_only = false;
+  s.created_dirs.clear();
+  s.discarded.clear();
+  return Status::ok();
+}
+
+Status FileSystemCheckpointStorage::initialize_for_savepoints(const JobId& job) {
+  Shared& s = *shared_;
+  if (s.inline_threshold_bytes < 0 || s.inline_threshold_bytes > kMaxInlineThresholdBytes) {
+    return Status::invalid_argument("execution.checkpointing.data-inline-threshold: expected 0 .. 1 MiB, got " +
+                                    std::to_string(s.inline_threshold_bytes) + " bytes");
+  }
+  std::lock_guard lock(s.mu);
+  s.job = job;
+  s.job_dir.clear();
+  s.savepoints_only = true;
   s.created_dirs.clear();
   s.discarded.clear();
   return Status::ok();
@@ -381,17 +413,17 @@ Result<std::shared_ptr<CheckpointStreamFactory>> FileSystemCheckpointStorage::st
   Status left = shared_->leave_writer(id, "");
   if (!dir.is_ok()) return dir.status().with_context(ctx);
   SLUICE_RETURN_IF_ERROR(left.with_context(ctx));
-  SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
   if (shared_->is_savepoint(id)) {
     return std::shared_ptr<CheckpointStreamFactory>(std::make_shared<FsStreamFactory>(shared_, id, *dir, "", true));
   }
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, shared_->job_dir_or_error());
   return std::shared_ptr<CheckpointStreamFactory>(
       std::make_shared<FsStreamFactory>(shared_, id, jd, checkpoint_dir_name(id) + "/", false));
 }
 
 Status FileSystemCheckpointStorage::begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
   const std::string ctx = "savepoint " + std::to_string(id.value());
-  SLUICE_RETURN_IF_ERROR(shared_->job_dir_or_error().status().with_context(ctx));
+  SLUICE_RETURN_IF_ERROR(shared_->initialized_or_error().with_context(ctx));
   std::lock_guard lock(shared_->mu);
   // Each deployment on a TaskManager routes the savepoint it is triggered for (region failover: several).
   if (auto it = shared_->savepoint_dirs.find(id.value()); it != shared_->savepoint_dirs.end() && it->second == savepoint_dir) {
@@ -440,10 +472,12 @@ Result<std::string> FileSystemCheckpointStorage::write_metadata_entered(const Ch
   fs::FileSystem& fsys = **target;
   SLUICE_ASSIGN_OR_RETURN(bool exists, name_taken(fsys, final_path, ctx));
   if (exists) return Status::failed_precondition(ctx + ": '" + final_path + "' already exists");
-  SLUICE_ASSIGN_OR_RETURN(std::string jd, s.job_dir_or_error());
+  std::string jd;
   if (metadata.type == SnapshotType::kSavepoint && s.is_savepoint(metadata.checkpoint_id)) {
     jd = fs::path_parent(dir);  // the target directory holds the savepoint folder's name
     if (jd.empty()) jd = ".";
+  } else {
+    SLUICE_ASSIGN_OR_RETURN(jd, s.job_dir_or_error());
   }
   // Before `_metadata` may exist, the names it depends on must be durable: chk-<n>/'s entries (the state
   // files), the job folder's entry for chk-<n>, and shared/'s entries for an incremental checkpoint. Then
@@ -492,7 +526,7 @@ Status FileSystemCheckpointStorage::check_restore_files(const std::string& locat
 }
 
 Status FileSystemCheckpointStorage::discard(CheckpointId id) {
-  SLUICE_RETURN_IF_ERROR(shared_->job_dir_or_error().status());
+  SLUICE_RETURN_IF_ERROR(shared_->initialized_or_error());
   std::string dir;
   bool writers_in_flight = false;
   {
@@ -505,8 +539,12 @@ Status FileSystemCheckpointStorage::discard(CheckpointId id) {
   // No writer can enter from now on. The folder goes now; a writer still in flight may yet create it or a file in
   // it (it passed its check before the mark), so the last writer out removes it again (leave_writer), and a
   // removal that fails meanwhile (a file appeared while the folder was being emptied) is left to that writer.
-  auto target = shared_->fs_for(dir);
-  Status removed = target.is_ok() ? (*target)->remove_all(dir) : target.status();
+  // No folder at all: a checkpoint id of a storage with savepoints only (nothing was written for it).
+  Status removed;
+  if (!dir.empty()) {
+    auto target = shared_->fs_for(dir);
+    removed = target.is_ok() ? (*target)->remove_all(dir) : target.status();
+  }
   if (!removed.is_ok() && !writers_in_flight) {
     return removed.with_context("discarding checkpoint " + std::to_string(id.value()));
   }
@@ -592,6 +630,10 @@ std::optional<std::string> FileSystemCheckpointStorage::rebase_shared_path(const
 }
 
 Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->savepoints_only) return false;  // it made no job folder
+  }
   SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
   fs::FileSystem& fs = *shared_->fs;
   SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(jd));
@@ -615,6 +657,13 @@ Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {
 }
 
 std::string FileSystemCheckpointStorage::describe() const {
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->savepoints_only) {
+      return "filesystem, savepoints only (state below " +
+             format_bytes(static_cast<uint64_t>(shared_->inline_threshold_bytes)) + " inline)";
+    }
+  }
   return "filesystem:" + shared_->base_dir + " (state below " +
          format_bytes(static_cast<uint64_t>(shared_->inline_threshold_bytes)) + " inline)";
 }

@@ -6,6 +6,8 @@
 //   <base_dir>/<job-id>/chk-<n>/          created by stream_factory(n): state files + `_metadata`
 //   <savepoint-dir>/savepoint-<6 hex>-<12 hex>/   a savepoint (begin_savepoint): its files under plain names, and
 //                                         `_metadata`; nothing outside it, so it can be moved or copied
+// A job without periodic checkpoints initializes it for savepoints only (initialize_for_savepoints): then nothing
+// exists under base_dir, and savepoint folders are all it writes.
 //
 // The directory may be any path or URI its FileSystem serves (a local path, `file://`, `s3://bucket/prefix`):
 // the storage uses only the object-store semantics of fs/file_system.h (files written once under unique names,
@@ -83,6 +85,9 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
   // kIOError naming the directory when it cannot be created. Called once per run, before anything else
   // (the others return kFailedPrecondition until then).
   Status initialize(const JobId& job) override;
+  // Savepoints only (CheckpointStorage::initialize_for_savepoints): no folder under base_dir (which may be empty)
+  // is created; checkpoints are refused (kFailedPrecondition), job_dir() and checkpoint_dir() too.
+  Status initialize_for_savepoints(const JobId& job) override;
   // Creates chk-<n>/ on the first call for n (made durable by write_metadata: until then it is an incomplete
   // checkpoint folder, which a crash may take away).
   Result<std::shared_ptr<CheckpointStreamFactory>> stream_factory(CheckpointId id) override;

@@ -58,6 +58,7 @@ class LocalRecoveryStorage final : public CheckpointStorage,
   LocalRecoveryStats stats() const;
 
   Status initialize(const JobId& job) override { return primary_->initialize(job); }
+  Status initialize_for_savepoints(const JobId& job) override { return primary_->initialize_for_savepoints(job); }
   Result<std::shared_ptr<CheckpointStreamFactory>> stream_factory(CheckpointId id) override;
   Result<std::string> write_metadata(const CheckpointMetadata& metadata) override {
     return primary_->write_metadata(metadata);

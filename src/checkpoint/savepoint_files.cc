@@ -19,6 +19,12 @@ std::string savepoint_dir_name(const JobId& job, uint64_t random) {
   return std::string(kSavepointDirPrefix) + job.to_hex().substr(0, 6) + "-" + suffix;
 }
 
+Status no_savepoint_directory(const std::string& what) {
+  return Status::invalid_argument(what + ": no savepoint directory: give a target directory, or configure a default "
+                                  "one with execution.checkpointing.savepoint-dir (Flink's state.savepoints.dir, "
+                                  "which Sluice reads too)");
+}
+
 Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& given_dir, const JobId& job,
                                          NameSource* given_names) {
   const std::shared_ptr<NameSource> fallback = given_names != nullptr ? nullptr : NameSource::random();
@@ -27,8 +33,7 @@ Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& 
   // systems"), and no marker either.
   const std::string target_dir = fs::remove_entropy_key_of(fs, given_dir);
   if (target_dir.empty()) {
-    return Status::invalid_argument(
-        "no savepoint directory: give a target directory or set execution.checkpointing.savepoint-dir");
+    return no_savepoint_directory("savepoint");
   }
   SLUICE_RETURN_IF_ERROR(fs::create_directories_durable(fs, target_dir).with_context("creating savepoint directory"));
   for (int attempt = 0; attempt < 8; ++attempt) {

@@ -27,10 +27,14 @@ inline constexpr std::string_view kSavepointDirPrefix = "savepoint-";
 // "savepoint-<6 hex of job>-<12 hex of random>".
 std::string savepoint_dir_name(const JobId& job, uint64_t random);
 
+// The refusal of a savepoint request that names no folder while the job has no default one (Flink's "No savepoint
+// directory configured ... state.savepoints.dir"): kInvalidArgument naming both keys.
+Status no_savepoint_directory(const std::string& what);
+
 // Creates `target_dir` (with its parents, durably) and a new, empty savepoint folder in it; returns the folder's
 // path. The folder's random part is drawn from `names` (stream "savepoint-dir"; null: a random source). Where `fs` injects entropy
-// (fs/entropy_injection.h), the marker is removed from `target_dir`: savepoints never get entropy. kInvalidArgument
-// for an empty `target_dir` (no directory given and no execution.checkpointing.savepoint-dir), kIOError naming the
+// (fs/entropy_injection.h), the marker is removed from `target_dir`: savepoints never get entropy.
+// no_savepoint_directory for an empty `target_dir` (no directory given and no default), kIOError naming the
 // directory when it cannot be created.
 Result<std::string> create_savepoint_dir(fs::FileSystem& fs, const std::string& target_dir, const JobId& job,
                                          NameSource* names = nullptr);

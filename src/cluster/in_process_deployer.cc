@@ -208,6 +208,7 @@ Result<std::unique_ptr<DeployedTasks>> InProcessDeployer::deploy(AttemptDeployme
     d.auto_watermark_interval_ms = cfg.auto_watermark_interval_ms;
     if (context_.checkpoint_responder) {
       d.checkpoint_responder = context_.checkpoint_responder;
+      d.periodic_checkpoints = cfg.checkpointing;
       d.at_least_once = cfg.at_least_once;
       d.checkpoints_after_tasks_finish = cfg.checkpoints_after_tasks_finish;
       if (cfg.records_after_barrier_hook) d.records_after_barrier_hook = &cfg.records_after_barrier_hook;

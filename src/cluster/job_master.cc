@@ -70,9 +70,12 @@ class JobMaster final : public CheckpointingJobClient,
 
   Status init() {
     job_metrics_ = &registry_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
-    if (!cfg_.checkpointing) return Status::ok();
-    if (!cfg_.storage) return Status::invalid_argument("checkpointing is enabled but no checkpoint storage is set");
-    SLUICE_RETURN_IF_ERROR(cfg_.storage->initialize(job_id_).with_context("initializing checkpoint storage " + cfg_.storage->describe()));
+    if (!cfg_.has_coordinator()) return Status::ok();
+    if (!cfg_.storage) return Status::invalid_argument("the job has a checkpoint coordinator but no checkpoint storage");
+    // Without periodic checkpoints the storage serves savepoints only: no checkpoint folder of this job exists.
+    SLUICE_RETURN_IF_ERROR((cfg_.checkpointing ? cfg_.storage->initialize(job_id_)
+                                               : cfg_.storage->initialize_for_savepoints(job_id_))
+                               .with_context("initializing checkpoint storage " + cfg_.storage->describe()));
     checkpoints_ = std::make_unique<JobCheckpoints>(jg_.job_name, cfg_.storage, cfg_.num_retained, cfg_.retention);
     SLUICE_ASSIGN_OR_RETURN(restart_, create_restart_strategy(cfg_.restart, cfg_.jitter_seed));
 
@@ -80,6 +83,7 @@ class JobMaster final : public CheckpointingJobClient,
     std::vector<std::string> generated_ids;  // operators without a uid
     coordinator::CheckpointCoordinatorSetup setup;
     setup.config = cfg_.checkpoint_config;
+    if (!cfg_.checkpointing) setup.config.interval = std::chrono::milliseconds(0);  // nothing periodic
     setup.job_id = job_id_;
     setup.lineage = lineage_;
     setup.storage = cfg_.storage;
@@ -116,7 +120,7 @@ class JobMaster final : public CheckpointingJobClient,
                    cfg_.storage->describe());
       cfg_.incremental_checkpoints = false;
     }
-    if (!cfg_.checkpoints_after_tasks_finish) {
+    if (cfg_.checkpointing && !cfg_.checkpoints_after_tasks_finish) {
       // Documented Flink behaviour, but it silently drops the tail of a bounded job's output: say so once.
       spdlog::warn("execution.checkpointing.checkpoints-after-tasks-finish is false: once a task finishes no "
                    "checkpoint completes, so what sinks wrote after the last completed checkpoint is never "
@@ -140,8 +144,10 @@ class JobMaster final : public CheckpointingJobClient,
                                    .with_context("restoring " + cfg_.restore->location));
       }
       setup.restored_checkpoint_id = cfg_.restore->metadata.checkpoint_id;
-      // A savepoint belongs to the user: never claimed, so never deleted by this job.
-      const bool claim = cfg_.restore->claim && cfg_.restore->metadata.type != checkpoint::SnapshotType::kSavepoint;
+      // A savepoint belongs to the user: never claimed, so never deleted by this job. Without periodic checkpoints
+      // nothing would ever subsume a claimed checkpoint either: it stays the user's (NO_CLAIM).
+      const bool claim = cfg_.restore->claim && cfg_.restore->metadata.type != checkpoint::SnapshotType::kSavepoint &&
+                         cfg_.checkpointing;
       spdlog::info("job {} ({}): restoring checkpoint {} from {} (execution.state-recovery.path, {}); checkpoint "
                    "ids continue at {}", jg_.job_name, job_id_.to_hex(), cfg_.restore->metadata.checkpoint_id.value(),
                    cfg_.restore->location, claim ? "CLAIM" : "NO_CLAIM", cfg_.restore->metadata.checkpoint_id.value() + 1);
@@ -262,7 +268,10 @@ class JobMaster final : public CheckpointingJobClient,
   std::vector<SubtaskLocation> subtask_locations() const override { return tasks_.locations(); }
 
   Result<CheckpointId> trigger_checkpoint() override {
-    if (!coordinator_) return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off");
+    if (!cfg_.checkpointing) {
+      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off (" +
+                                         "execution.checkpointing.interval is 0; savepoints can still be taken)");
+    }
     // With the status check: a failover cannot start between the check and the trigger, so a checkpoint
     // triggered here is either refused or pending when the failover aborts the pending ones (an orphan would
     // block max-concurrent-checkpoints until its timeout).
@@ -326,21 +335,17 @@ class JobMaster final : public CheckpointingJobClient,
     post(Event::of(Event::Kind::kEndOfData, vertex, subtask));
   }
   void on_task_finished(int32_t vertex, int32_t subtask) override {
-    if (!cfg_.checkpoints_after_tasks_finish && cfg_.checkpointing) {
+    if (coordinator_ && tasks_finish_with_input()) {
       const int32_t attempt = current_attempt();
       {
         std::lock_guard lock(finished_mu_);
         if (finished_.attempt != attempt) finished_ = FinishedTask{vertex, subtask, attempt};
       }
       // A checkpoint triggered before the task finished waits for an acknowledgement that never comes: end it
-      // now (not counted against tolerable failures) instead of at its timeout.
-      if (coordinator_) {
-        coordinator_->abort_pending(coordinator::CheckpointFailureReason::kTaskNotReady,
-                                    Status::failed_precondition(
-                                        "task " + jg_.vertices[static_cast<size_t>(vertex)].name + " (" +
-                                        std::to_string(subtask + 1) + ") finished and "
-                                        "execution.checkpointing.checkpoints-after-tasks-finish is false"));
-      }
+      // now (not counted against tolerable failures) instead of at its timeout. (A stop's savepoint completed
+      // before its tasks were told to finish: nothing of it is pending here.)
+      coordinator_->abort_pending(coordinator::CheckpointFailureReason::kTaskNotReady,
+                                  Status::failed_precondition(finished_task_reason(vertex, subtask)));
     }
     post(Event::of(Event::Kind::kTaskFinished, vertex, subtask));
   }
@@ -356,7 +361,7 @@ class JobMaster final : public CheckpointingJobClient,
   // ---- CheckpointTriggerTarget (coordinator threads) ----
   void trigger_checkpoint(CheckpointId id, int64_t timestamp_ms, checkpoint::SnapshotType type,
                           checkpoint::SavepointFormatType format, const std::string& savepoint_location) override {
-    if (!cfg_.checkpoints_after_tasks_finish) {
+    if (tasks_finish_with_input()) {
       const int32_t attempt = current_attempt();
       FinishedTask f;
       {
@@ -365,12 +370,9 @@ class JobMaster final : public CheckpointingJobClient,
       }
       if (f.attempt == attempt) {
         // Flink without checkpoints after tasks finish: a finished task cannot take part any more.
-        const std::string name = jg_.vertices[static_cast<size_t>(f.vertex)].name + " (" +
-                                 std::to_string(f.subtask + 1) + ")";
         coordinator_->decline(id, f.vertex, f.subtask,
-                              Status::failed_precondition("task " + name + " finished and "
-                                                          "execution.checkpointing.checkpoints-after-tasks-finish is "
-                                                          "false: no checkpoint can complete any more"),
+                              Status::failed_precondition(finished_task_reason(f.vertex, f.subtask) +
+                                                          ": no checkpoint or savepoint can complete any more"),
                               coordinator::CheckpointFailureReason::kTaskNotReady);
         return;
       }
@@ -478,6 +480,10 @@ class JobMaster final : public CheckpointingJobClient,
             final_checkpoint_floor_ = coordinator_->next_checkpoint_id();
             // Drained for a stop: the final snapshot is the stop's savepoint.
             if (stop_->on_end_of_data(st == JobStatus::kRunning)) break;
+            if (!cfg_.checkpointing) {  // no final checkpoint without periodic ones: the tasks end now
+              tasks_.with_tasks([](DeployedTasks& tasks) { tasks.finish(); });
+              break;
+            }
             // The final checkpoint is in flight: no periodic one after it (it would be aborted when the job
             // ends). Refused (max concurrent, min pause): it is triggered when the checkpoint in flight ends, or
             // the next periodic one is the final one.
@@ -544,8 +550,20 @@ class JobMaster final : public CheckpointingJobClient,
   }
 
   Result<std::string> new_savepoint_folder(const std::string& target_dir, bool stop) {
-    return create_savepoint_folder(target_dir, stop, job_id_, status(), coordinator_ ? cfg_.storage.get() : nullptr,
-                                   *names_);
+    return create_savepoint_folder(target_dir.empty() ? cfg_.savepoint_dir : target_dir, stop, job_id_, status(),
+                                   coordinator_ ? cfg_.storage.get() : nullptr, *names_);
+  }
+
+  // A task ends as soon as its input ended (no final checkpoint waits for it): without periodic checkpoints, or
+  // with execution.checkpointing.checkpoints-after-tasks-finish false. From then on no snapshot can complete.
+  bool tasks_finish_with_input() const { return !cfg_.checkpointing || !cfg_.checkpoints_after_tasks_finish; }
+
+  // Why a snapshot cannot include the finished task (vertex, subtask).
+  std::string finished_task_reason(int32_t vertex, int32_t subtask) const {
+    return "task " + jg_.vertices[static_cast<size_t>(vertex)].name + " (" + std::to_string(subtask + 1) +
+           ") finished" +
+           (cfg_.checkpointing ? " and execution.checkpointing.checkpoints-after-tasks-finish is false"
+                               : " (checkpointing is off, so a task ends with its input)");
   }
 
   // ---- StopWithSavepoint::Tasks ----
@@ -584,7 +602,7 @@ class JobMaster final : public CheckpointingJobClient,
   // terminal state.
   bool handle_region_failure(const Status& first_cause, size_t region) {
     const int64_t failed_at_ns = cfg_.clock->monotonic_ns();
-    if (!coordinator_) return handle_failure(first_cause);  // checkpointing off: the job fails
+    if (!cfg_.checkpointing) return handle_failure(first_cause);  // checkpointing off: the job fails
     {
       std::lock_guard trigger(trigger_mu_);
       region_restarting_ = true;
@@ -742,7 +760,9 @@ class JobMaster final : public CheckpointingJobClient,
   // `deployed`. False once the job reached a terminal state (failed for good, or cancelled during the wait).
   bool restart_after(const Status& cause, Status* deployed) {
     spdlog::warn("job {}: {}", jg_.job_name, cause.to_string());
-    if (!coordinator_) {  // checkpointing off: no restarts (Flink's default without checkpointing)
+    // Checkpointing off: no restarts (Flink's default without checkpointing), also with a coordinator for
+    // savepoints (failover never restores a savepoint).
+    if (!cfg_.checkpointing) {
       error_ = cause;
       move_to(JobStatus::kFailing);
       finish_job(JobStatus::kFailed, cause);

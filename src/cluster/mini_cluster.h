@@ -9,8 +9,9 @@
 // FAILING -> FAILED when the strategy gives up (and at once for a non-restartable cause); cancel(): ->
 // CANCELLING -> CANCELED. Checkpoint bookkeeping: cluster/job_checkpoints.h. With
 // checkpointing on, a bounded job finishes only after a final checkpoint that every task took after its input
-// ended, so two-phase-commit sinks commit everything. Thread-safety: submit_job from any thread; the JobClient
-// is thread-safe.
+// ended, so two-phase-commit sinks commit everything. With checkpointing off the job may still have its
+// coordinator, for savepoints only (MiniClusterConfig::savepoints_without_checkpointing). Thread-safety: submit_job
+// from any thread; the JobClient is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -83,20 +84,34 @@ struct MiniClusterConfig {
   // A restored run with a fixed id writes into the same job folder as the run it restores (checkpoint ids go on).
   std::optional<JobId> job_id;
 
-  // Checkpointing (off unless `checkpointing`).
+  // Periodic checkpointing (execution.checkpointing.interval > 0): the coordinator triggers checkpoints every
+  // interval, a failure restarts from the latest one (restart strategy), sinks commit when a checkpoint completes,
+  // and a bounded job ends with a final checkpoint. Off: no checkpoint is ever taken, a failure fails the job, tasks
+  // finish as their input ends and sinks commit then (OperatorSetup::checkpointing false).
   bool checkpointing = false;
+  // Savepoints while `checkpointing` is off (Flink creates its coordinator without a periodic trigger): the job
+  // still gets its CheckpointCoordinator (checkpoint_config.interval 0), `storage` (a filesystem storage,
+  // initialized for savepoints only: it creates no checkpoint folder) and checkpoint responders in its tasks, so
+  // savepoints, stop-with-savepoint and `restore` work; everything `checkpointing` decides stays as without it.
+  // Ignored while `checkpointing` is on (it implies all of this).
+  bool savepoints_without_checkpointing = false;
+  // The job has a checkpoint coordinator, storage and responders: periodic checkpoints or savepoints only.
+  bool has_coordinator() const { return checkpointing || savepoints_without_checkpointing; }
   coordinator::CheckpointCoordinatorConfig checkpoint_config;
   // execution.checkpointing.unaligned.enabled and .aligned-checkpoint-timeout (validated by the caller:
   // sluice::validate_unaligned_checkpoints).
   runtime::UnalignedCheckpointConfig unaligned;
-  std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required when checkpointing
+  std::shared_ptr<checkpoint::CheckpointStorage> storage;  // required when has_coordinator()
   int32_t num_retained = 1;
   checkpoint::ExternalizedCheckpointRetention retention = checkpoint::ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
-  RestartStrategyConfig restart;  // used when checkpointing; without it a failure fails the job
+  RestartStrategyConfig restart;  // used when `checkpointing`; without it a failure fails the job
   // jobmanager.execution.failover-strategy (Flink's default: region): a task's failure restarts its pipelined
   // region (graph/pipelined_regions.h) or, with kFull, every task. Failures that are no task's restart every task.
   FailoverStrategy failover_strategy = FailoverStrategy::kRegion;
-  std::optional<RestoreFrom> restore;
+  std::optional<RestoreFrom> restore;  // needs has_coordinator()
+  // execution.checkpointing.savepoint-dir (deprecated key state.savepoints.dir): where a savepoint request that
+  // names no folder goes; empty: such a request is refused, naming the key.
+  std::string savepoint_dir;
   std::map<std::string, std::string> properties;  // recorded in every checkpoint's metadata
   uint64_t jitter_seed = 1;
   // execution.checkpointing.mode AT_LEAST_ONCE: tasks track barriers without aligning (CheckpointBarrierTracker).
@@ -157,8 +172,9 @@ class CheckpointingJobClient : public JobClient {
   // to a checkpoint's shared files), commits no side effects (sinks get no notification for it), is never used
   // for failover and never deleted by the job. `format`: canonical (portable: another backend, max parallelism
   // re-hashing) or native (the backend's own files: faster, restores only into the same backend).
-  // kInvalidArgument for an empty `target_dir`; kFailedPrecondition when the job is not RUNNING or the
-  // coordinator refuses (the folder is removed again); kIOError when the folder cannot be created.
+  // An empty `target_dir` means MiniClusterConfig::savepoint_dir; kInvalidArgument naming the key when that is empty
+  // too; kFailedPrecondition when the job has no coordinator (BATCH), is not RUNNING or the coordinator refuses (the
+  // folder is removed again); kIOError when the folder cannot be created.
   virtual Result<std::string> trigger_savepoint(
       const std::string& target_dir,
       checkpoint::SavepointFormatType format = checkpoint::SavepointFormatType::kCanonical) = 0;
@@ -166,7 +182,8 @@ class CheckpointingJobClient : public JobClient {
   // windows and timers fire, and end of input), a final savepoint is taken, the sinks commit on its completion,
   // and the job FINISHES. The request (poll savepoint_status) completes only once the job finished. If the
   // savepoint fails the stop fails: without drain the sources resume and the job runs on; with drain the job
-  // ends through a final checkpoint instead. Errors as trigger_savepoint, and kFailedPrecondition when a stop is
+  // ends through a final checkpoint instead (without periodic checkpoints: at once; its sinks committed at the end
+  // of input). Errors as trigger_savepoint, and kFailedPrecondition when a stop is
   // already in progress or execution.checkpointing.checkpoints-after-tasks-finish is false.
   virtual Result<std::string> stop_with_savepoint(
       const std::string& target_dir, bool drain,

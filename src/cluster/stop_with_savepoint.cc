@@ -13,9 +13,10 @@ Result<std::string> create_savepoint_folder(const std::string& target_dir, bool 
                                             NameSource& names) {
   const std::string what = std::string(stop ? "stop-with-savepoint" : "savepoint") + " of job " + job_id.to_hex();
   if (storage == nullptr) {
-    return Status::failed_precondition(what + ": checkpointing is off, and the checkpoint coordinator takes "
-                                              "savepoints (set execution.checkpointing.interval)");
+    return Status::failed_precondition(what + ": the job has no checkpoint coordinator, which takes savepoints (a "
+                                              "BATCH job takes none)");
   }
+  if (target_dir.empty()) return checkpoint::no_savepoint_directory(what);
   if (status != JobStatus::kRunning) {
     return Status::failed_precondition(what + ": the job is " + job_status_name(status) + ", not RUNNING");
   }
@@ -97,6 +98,11 @@ void StopWithSavepoint::abandon(const Status& cause, bool running) {
   if (!running) return;
   if (!drain) {
     tasks_.with_tasks([](DeployedTasks& tasks) { tasks.resume_sources(); });
+  } else if (!coordinator_.config().periodic()) {
+    // The input ended and no final checkpoint will come: the tasks end now (their sinks committed at the end of
+    // their input, as without checkpointing).
+    tasks_.with_tasks([](DeployedTasks& tasks) { tasks.finish(); });
+    return;
   }
   coordinator_.start_periodic_scheduling();
 }

@@ -3,7 +3,8 @@
 // barriers follow the stop in every source mailbox), with drain once every task reached the end of its input. On
 // the savepoint's completion every task gets its completion notification (sinks commit) before any gets finish().
 // If the savepoint fails the stop fails: without drain the sources resume and the job runs on; with drain (the input
-// ended) periodic checkpoints take over and the next one is the final one.
+// ended) periodic checkpoints take over and the next one is the final one, or without periodic checkpoints the
+// tasks end at once (their sinks committed at the end of input).
 //
 // Also create_savepoint_folder: the checks and the new folder every savepoint request (stop or not) starts with.
 //
@@ -24,8 +25,9 @@
 namespace sluice::cluster {
 
 // The new folder savepoint-<job>-<random> under `target_dir` for a savepoint of job `job_id` ("stop-with-savepoint"
-// when `stop`). kFailedPrecondition when checkpointing is off (`storage` null), the job is not RUNNING, or the
-// storage cannot write savepoints; kInvalidArgument / kIOError from creating the folder.
+// when `stop`). kFailedPrecondition when the job has no coordinator (`storage` null), the job is not RUNNING, or the
+// storage cannot write savepoints; kInvalidArgument (checkpoint::no_savepoint_directory) for an empty `target_dir`;
+// kInvalidArgument / kIOError from creating the folder.
 // `names`: the job's name source (the folder's random part).
 Result<std::string> create_savepoint_folder(const std::string& target_dir, bool stop, const JobId& job_id,
                                             JobStatus status, const checkpoint::CheckpointStorage* storage,

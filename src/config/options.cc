@@ -209,8 +209,9 @@ const ConfigOption<bool> kRocksDBMetricsNumRunningCompactions =
 
 const ConfigOption<milliseconds> kCheckpointingInterval{
     "execution.checkpointing.interval", milliseconds(0),
-    "Period of checkpoint triggers. 0 (the default) disables checkpointing: Flink has no default and treats "
-    "an unset interval as disabled; Sluice stores unset as 0. Triggers may be delayed by "
+    "Period of checkpoint triggers. 0 (the default) disables periodic checkpointing: Flink has no default and "
+    "treats an unset interval as disabled; Sluice stores unset as 0. As in Flink, savepoints and restores still "
+    "work with it off. Triggers may be delayed by "
     "execution.checkpointing.min-pause and execution.checkpointing.max-concurrent-checkpoints.",
     {},
     {[](const milliseconds& v) { return v.count() == 0 || v >= kMinimalCheckpointTime; },

@@ -239,7 +239,7 @@ void CheckpointCoordinator::tick_locked() {
 
 void CheckpointCoordinator::start_periodic_scheduling() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (periodic_scheduling_ || shut_down_) return;
+  if (periodic_scheduling_ || shut_down_ || !config_.periodic()) return;
   periodic_scheduling_ = true;
   next_periodic_due_ms_ = now_mono_ms() + config_.interval.count();
 }
@@ -601,7 +601,7 @@ void CheckpointCoordinator::start() {
     std::lock_guard<std::mutex> lock(mu_);
     if (std::this_thread::get_id() == timer_thread_id_) {
       // Called from an action on the running timer thread: only (re)arm the periodic scheduler.
-      if (!shut_down_ && !periodic_scheduling_) {
+      if (!shut_down_ && !periodic_scheduling_ && config_.periodic()) {
         periodic_scheduling_ = true;
         next_periodic_due_ms_ = now_mono_ms() + config_.interval.count();
       }
@@ -612,7 +612,7 @@ void CheckpointCoordinator::start() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shut_down_) return;
-    if (!periodic_scheduling_) {
+    if (!periodic_scheduling_ && config_.periodic()) {
       periodic_scheduling_ = true;
       next_periodic_due_ms_ = now_mono_ms() + config_.interval.count();
     }

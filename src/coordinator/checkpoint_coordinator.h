@@ -153,7 +153,8 @@ class CheckpointCoordinator {
 
   // Periodic scheduling without a thread (tests tick by hand): the first periodic checkpoint is due one
   // interval from now; each next one an interval after the previous trigger. A due checkpoint that may not
-  // start yet (max concurrent, min pause) triggers at the first tick where it may.
+  // start yet (max concurrent, min pause) triggers at the first tick where it may. Nothing when the config has no
+  // interval (CheckpointCoordinatorConfig::periodic()): only triggers asked for (savepoints) are taken then.
   void start_periodic_scheduling();
   void stop_periodic_scheduling();
   // start_periodic_scheduling() plus the timer thread. stop() stops both (joins the thread, unless called

@@ -10,9 +10,9 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 }  // namespace
 
 Status CheckpointCoordinatorConfig::validate() const {
-  if (interval < kMinimalCheckpointTime) {
-    return Status::invalid_argument("execution.checkpointing.interval: expected at least " +
-                                    ms(kMinimalCheckpointTime) + ", got " + ms(interval));
+  if (interval.count() != 0 && interval < kMinimalCheckpointTime) {
+    return Status::invalid_argument("execution.checkpointing.interval: expected 0 (no periodic checkpoints) or at "
+                                    "least " + ms(kMinimalCheckpointTime) + ", got " + ms(interval));
   }
   if (timeout < kMinimalCheckpointTime) {
     return Status::invalid_argument("execution.checkpointing.timeout: expected at least " +

@@ -17,7 +17,9 @@ struct CheckpointCoordinatorConfig {
   // Flink's lower bound for both the interval and the timeout (CheckpointConfig's MINIMAL_CHECKPOINT_TIME).
   static constexpr std::chrono::milliseconds kMinimalCheckpointTime{10};
 
-  // execution.checkpointing.interval: time between the starts of two periodic checkpoints. >= 10 ms.
+  // execution.checkpointing.interval: time between the starts of two periodic checkpoints. >= 10 ms, or 0: no
+  // periodic checkpoints (the coordinator then takes only what it is asked for: savepoints; Flink's coordinator
+  // without a periodic trigger).
   std::chrono::milliseconds interval{0};
   // execution.checkpointing.timeout (default 10 min): a checkpoint not fully acknowledged this long after its
   // trigger is aborted. >= 10 ms.
@@ -35,6 +37,9 @@ struct CheckpointCoordinatorConfig {
 
   // kInvalidArgument naming the option, the value and what is expected.
   Status validate() const;
+
+  // False when interval is 0: nothing is triggered periodically.
+  bool periodic() const { return interval.count() > 0; }
 
   // max_concurrent, or 1 when min_pause > 0.
   int32_t effective_max_concurrent() const { return min_pause.count() > 0 ? 1 : max_concurrent; }

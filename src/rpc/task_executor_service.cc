@@ -338,13 +338,14 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   const graph::JobGraph& jg = *setup_.job_graph;
   const cluster::MiniClusterConfig& cfg = *setup_.config;
 
-  if (cfg.checkpointing && cfg.storage && request->job_id() != storage_job_) {
+  if (cfg.has_coordinator() && cfg.storage && request->job_id() != storage_job_) {
     // Tasks write their state under the run's job folder, which this process's storage must know.
     JobId job;
     if (!JobId::parse(request->job_id(), &job)) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "job id '" + request->job_id() + "' is not 32 hex digits");
     }
-    Status initialized = cfg.storage->initialize(job);
+    // Without periodic checkpoints the storage serves savepoints only: it makes no job folder here either.
+    Status initialized = cfg.checkpointing ? cfg.storage->initialize(job) : cfg.storage->initialize_for_savepoints(job);
     if (!initialized.is_ok()) {
       return to_grpc(initialized.with_context("initializing checkpoint storage " + cfg.storage->describe()));
     }
@@ -408,7 +409,7 @@ grpc::Status TaskExecutorService::SubmitAttempt(grpc::ServerContext*, const v1::
   context.job_graph = &jg;
   context.config = &cfg;
   context.listener = attempt->reports.get();
-  context.checkpoint_responder = cfg.checkpointing ? attempt->reports.get() : nullptr;
+  context.checkpoint_responder = cfg.has_coordinator() ? attempt->reports.get() : nullptr;
   context.job_metrics = setup_.job_metrics;
   context.fault_injector = setup_.fault_injector;
   context.job_id = request->job_id();

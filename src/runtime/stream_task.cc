@@ -232,8 +232,8 @@ void StreamTask::build_chain() {
     s.state_backend_type = d_.state_backend_type;
     s.rocksdb = d_.rocksdb;
     s.source_gateway = gateway_.get();
-    s.checkpointing = checkpointing() || d_.batch_commit_after_stage;
-    s.incremental_checkpoints = checkpointing() && d_.incremental_checkpoints;
+    s.checkpointing = periodic_checkpoints() || d_.batch_commit_after_stage;
+    s.incremental_checkpoints = periodic_checkpoints() && d_.incremental_checkpoints;
     s.job_id = d_.job_id;
     s.lineage_job_ids = d_.lineage_job_ids;
     s.file_systems = d_.file_systems;
@@ -333,7 +333,7 @@ void StreamTask::on_channel_ended(int32_t channel) {
 namespace sluice::runtime {
 
 void StreamTask::open_chain() {
-  if (checkpointing()) {
+  if (takes_snapshots()) {
     subtask_checkpointing_ = std::make_unique<SubtaskCheckpointCoordinator>(
         d_.vertex, d_.subtask_index, d_.checkpoint_responder, d_.checkpoint_storage, d_.async_executor, d_.clock);
     if (d_.input_gate) {
@@ -683,7 +683,7 @@ void StreamTask::loop() {
       }
       if (st == InputStatus::kEndOfInput) {
         source_->process_watermark(kMaxWatermark);  // the end of event time: every event-time timer fires
-        if (!d_.batch_commit_after_stage && (!checkpointing() || !d_.checkpoints_after_tasks_finish)) {
+        if (!d_.batch_commit_after_stage && (!periodic_checkpoints() || !d_.checkpoints_after_tasks_finish)) {
           mailbox_.drain();  // e.g. an earlier checkpoint's notify-complete: its commit still happens
           return;
         }

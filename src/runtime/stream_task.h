@@ -139,8 +139,13 @@ struct TaskDeployment {
   // after it retries the commit from the snapshots (docs/batch.md).
   bool batch_commit_after_stage = false;
 
-  // Checkpointing; off when checkpoint_responder is null.
+  // Checkpoints and savepoints; neither when checkpoint_responder is null.
   CheckpointResponder* checkpoint_responder = nullptr;
+  // With a checkpoint_responder: periodic checkpoints are on (execution.checkpointing.interval > 0). false: the
+  // responder serves savepoints only (cluster/mini_cluster.h, savepoints_without_checkpointing) - the operators see
+  // OperatorSetup::checkpointing false (sinks commit at the end of input) and the task finishes as soon as its
+  // input ended (no final checkpoint will come), exactly as without a responder.
+  bool periodic_checkpoints = true;
   // execution.checkpointing.mode AT_LEAST_ONCE: barriers are tracked (CheckpointBarrierTracker), never
   // aligned; false: EXACTLY_ONCE (AlignedBarrierHandler, or UnalignedBarrierHandler with `unaligned` enabled).
   bool at_least_once = false;
@@ -237,7 +242,10 @@ class StreamTask {
   void restore_input_channel_state();
   bool process_recovered_input();  // true if it processed a recovered buffer
   void reach_end_of_data();
-  bool checkpointing() const { return d_.checkpoint_responder != nullptr; }
+  // The task takes part in snapshots (checkpoints or savepoints): it has a responder.
+  bool takes_snapshots() const { return d_.checkpoint_responder != nullptr; }
+  // Periodic checkpoints are on (TaskDeployment::periodic_checkpoints): sinks commit on them, a final one ends the job.
+  bool periodic_checkpoints() const { return takes_snapshots() && d_.periodic_checkpoints; }
   void flush_outputs();
   // How long the loop may sleep: `max`, or less when a processing-time timer comes due earlier.
   std::chrono::nanoseconds timer_wait_bound(std::chrono::nanoseconds max) const;

@@ -10,7 +10,11 @@
 // - state of operators the job does not have: refused with the list, or dropped and reported with
 //   allow_non_restored_state;
 // - a damaged or missing savepoint file fails the restore, naming the file;
-// - stop with drain fires event-time windows (the final watermark), stop without drain does not.
+// - stop with drain fires event-time windows (the final watermark), stop without drain does not; also with
+//   checkpointing off;
+// - with checkpointing off (interval 0, the default) the job still takes savepoints: one taken while it runs is
+//   exactly once both when the job runs on to its end and when it is cancelled and restored (checkpointing still
+//   off); a stop commits the sinks; no checkpoint folder is made; a failure still fails the job (no restarts).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -204,10 +208,11 @@ TEST(SavepointIT, DamagedOrMissingSavepointFilesFailLoudlyNamingTheFile) {
 
 // Per (auction % 8) and 1 ms of event time, the number of bids. Returns (bids the job read, bids the fired windows
 // counted) after a stop with or without drain.
-std::pair<int64_t, int64_t> windowed_counts_after_stop(bool drain) {
-  const std::string base = temp_base(drain ? "drain" : "nodrain");
+// `checkpointing` false: interval 0 (savepoints only).
+std::pair<int64_t, int64_t> windowed_counts_after_stop(bool drain, bool checkpointing = true) {
+  const std::string base = temp_base(std::string(drain ? "drain" : "nodrain") + (checkpointing ? "" : "-off"));
   Configuration config;
-  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", "1h").is_ok());
+  EXPECT_TRUE(config.set_string("execution.checkpointing.interval", checkpointing ? "1h" : "0").is_ok());
   EXPECT_TRUE(config.set_string("execution.checkpointing.dir", base + "/ck").is_ok());
   StreamExecutionEnvironment env(config);
   env.set_parallelism(2);
@@ -251,6 +256,9 @@ std::pair<int64_t, int64_t> windowed_counts_after_stop(bool drain) {
   const std::string savepoint = stop(r, base + "/savepoints", drain);
   EXPECT_FALSE(savepoint.empty());
   r.client.reset();
+  if (!checkpointing) {
+    EXPECT_FALSE(fs::exists(base + "/ck")) << "no checkpoint folder without checkpointing";
+  }
   int64_t counted = 0;
   for (const auto& w : windows->snapshot()) counted += w.second;
   fs::remove_all(base);
@@ -258,16 +266,99 @@ std::pair<int64_t, int64_t> windowed_counts_after_stop(bool drain) {
 }
 
 TEST(SavepointIT, StopWithDrainFiresEventTimeWindowsAndStopWithoutDrainDoesNot) {
-  auto [read, counted] = windowed_counts_after_stop(/*drain=*/true);
-  std::printf("  drain: %lld bids read, %lld counted by fired windows\n", static_cast<long long>(read),
-              static_cast<long long>(counted));
-  EXPECT_GT(read, 0);
-  EXPECT_EQ(counted, read) << "with drain the final watermark fires every window";
-  auto [read2, counted2] = windowed_counts_after_stop(/*drain=*/false);
-  std::printf("  no drain: %lld bids read, %lld counted by fired windows\n", static_cast<long long>(read2),
-              static_cast<long long>(counted2));
-  EXPECT_GT(counted2, 0);
-  EXPECT_LT(counted2, read2) << "without drain open windows stay in the savepoint";
+  for (const bool checkpointing : {true, false}) {
+    std::printf("checkpointing %s\n", checkpointing ? "on" : "off");
+    auto [read, counted] = windowed_counts_after_stop(/*drain=*/true, checkpointing);
+    std::printf("  drain: %lld bids read, %lld counted by fired windows\n", static_cast<long long>(read),
+                static_cast<long long>(counted));
+    EXPECT_GT(read, 0);
+    EXPECT_EQ(counted, read) << "with drain the final watermark fires every window";
+    auto [read2, counted2] = windowed_counts_after_stop(/*drain=*/false, checkpointing);
+    std::printf("  no drain: %lld bids read, %lld counted by fired windows\n", static_cast<long long>(read2),
+                static_cast<long long>(counted2));
+    EXPECT_GT(counted2, 0);
+    EXPECT_LT(counted2, read2) << "without drain open windows stay in the savepoint";
+  }
+}
+
+// Checkpointing off: what the sink pre-committed at a savepoint's barrier is committed either by the run that goes
+// on to its end (at the end of input) or by a run restored from the savepoint - never by both, never by neither.
+TEST(SavepointIT, WithoutCheckpointingASavepointIsExactlyOnceWhetherTheJobRunsOnOrIsRestored) {
+  constexpr int64_t kOffEvents = 400'000;
+  const std::string base = temp_base("checkpointing-off");
+  const std::vector<std::pair<std::string, std::string>> off{{"execution.checkpointing.interval", "0"}};
+  auto take_savepoint = [&](savepoint_it::Run& r, const std::string& job) {
+    wait_for_events(r, job, kOffEvents / 5);
+    auto trigger = r.cp->trigger_savepoint(base + "/savepoints");
+    EXPECT_TRUE(trigger.is_ok()) << trigger.status().to_string();
+    if (!trigger.is_ok()) return std::string();
+    auto st = r.cp->wait_savepoint(*trigger, 60'000);
+    EXPECT_TRUE(st.has_value());
+    if (!st) return std::string();
+    EXPECT_EQ(st->state, cluster::SavepointRequestStatus::State::kCompleted) << st->cause.to_string();
+    return st->location;
+  };
+
+  // The job runs on to its end: the savepoint's committables are committed with the rest when the input ends.
+  auto on = start(base, "sp-off-on", 2, "hashmap", base + "/out-on", "", false, off, kOffEvents);
+  ASSERT_TRUE(on.is_ok()) << on.status().to_string();
+  ASSERT_FALSE(take_savepoint(*on, "sp-off-on").empty());
+  EXPECT_TRUE(committed_lines(base + "/out-on").empty()) << "a savepoint commits no side effects";
+  EXPECT_FALSE(on->cp->trigger_checkpoint().is_ok()) << "no checkpoint without checkpointing";
+  auto done = on->client->wait();
+  ASSERT_EQ(done.status, JobStatus::kFinished) << done.error.to_string();
+  on->client.reset();
+  expect_exactly_once(base + "/out-on", kOffEvents);
+
+  // Cancelled after the savepoint, then restored from it (at another parallelism and backend), checkpointing off.
+  auto first = start(base, "sp-off-first", 2, "hashmap", base + "/out", "", false, off, kOffEvents);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  const std::string savepoint = take_savepoint(*first, "sp-off-first");
+  ASSERT_FALSE(savepoint.empty());
+  first->client->cancel();
+  EXPECT_EQ(first->client->wait().status, JobStatus::kCanceled);
+  first->client.reset();
+  EXPECT_TRUE(committed_lines(base + "/out").empty()) << "a savepoint commits no side effects";
+  auto second = start(base, "sp-off-second", 3, "rocksdb", base + "/out", savepoint, false, off, kOffEvents);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  done = second->client->wait();
+  ASSERT_EQ(done.status, JobStatus::kFinished) << done.error.to_string();
+  ASSERT_EQ(second->cp->initial_restore()->second, savepoint);
+  second->client.reset();
+  expect_exactly_once(base + "/out", kOffEvents);
+  EXPECT_TRUE(fs::exists(savepoint + "/_metadata")) << "a savepoint is never deleted by the job";
+
+  // Stop-with-savepoint: the sinks commit on its completion; the restored run completes the output exactly once.
+  auto third = start(base, "sp-off-stop", 2, "hashmap", base + "/out-stop", "", false, off, kOffEvents);
+  ASSERT_TRUE(third.is_ok()) << third.status().to_string();
+  wait_for_events(*third, "sp-off-stop", kOffEvents / 5);
+  const std::string stopped = stop(*third, base + "/savepoints", /*drain=*/false);
+  ASSERT_FALSE(stopped.empty());
+  third->client.reset();
+  EXPECT_GT(committed_lines(base + "/out-stop").size(), 0u) << "the stop's savepoint committed the sink's output";
+  auto fourth = start(base, "sp-off-resume", 2, "hashmap", base + "/out-stop", stopped, false, off, kOffEvents);
+  ASSERT_TRUE(fourth.is_ok()) << fourth.status().to_string();
+  ASSERT_EQ(fourth->client->wait().status, JobStatus::kFinished);
+  fourth->client.reset();
+  expect_exactly_once(base + "/out-stop", kOffEvents);
+  EXPECT_FALSE(fs::exists(base + "/ck")) << "execution.checkpointing.dir is set, but no run checkpoints into it";
+  fs::remove_all(base);
+}
+
+// Checkpointing off keeps its meaning for failures: the restart strategy defaults to none, so the job fails (and a
+// savepoint is never restored by a failover).
+TEST(SavepointIT, WithoutCheckpointingAFailureFailsTheJob) {
+  const std::string base = temp_base("checkpointing-off-failure");
+  auto r = start(base, "sp-off-fail", 2, "hashmap", base + "/out", "", false,
+                 {{"execution.checkpointing.interval", "0"}}, 400'000);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  wait_for_events(*r, "sp-off-fail", 10'000);
+  r->cp->fail_task(-1, -1, "injected");
+  auto done = r->client->wait();
+  EXPECT_EQ(done.status, JobStatus::kFailed) << done.error.to_string();
+  EXPECT_EQ(r->cp->restarts(), 0);
+  r->client.reset();
+  fs::remove_all(base);
 }
 
 }  // namespace

@@ -9,11 +9,14 @@
 //   // --restore *folder (or execution.state-recovery.path) in the changed program
 //
 // A savepoint is aligned, self-contained, commits no side effects by itself (a stop's sinks commit on it) and is
-// never deleted by the job. Both functions block until the request ended, or `timeout_ms` passed.
-// Errors: kInvalidArgument for an empty target_dir; kFailedPrecondition when the job takes no checkpoints (set
-// execution.checkpointing.interval; BATCH jobs take none), is not RUNNING, a stop is already in progress, or its
-// coordinator refuses; kIOError when the folder cannot be created; kTimeout when timeout_ms passed first (the
-// request goes on: the savepoint may still complete); otherwise the reason the savepoint failed.
+// never deleted by the job. Every STREAMING job takes them, with or without periodic checkpoints
+// (execution.checkpointing.interval 0 keeps the coordinator, without periodic trigger, as in Flink). Both functions
+// block until the request ended, or `timeout_ms` passed.
+// Errors: kInvalidArgument for an empty target_dir while the job has no execution.checkpointing.savepoint-dir
+// (state.savepoints.dir); kFailedPrecondition for a BATCH job (it takes none), a job that is not RUNNING, a stop
+// already in progress, a task that already finished (its input ended), or a refusal of the coordinator; kIOError
+// when the folder cannot be created; kTimeout when timeout_ms passed first (the request goes on: the savepoint may
+// still complete); otherwise the reason the savepoint failed.
 // Thread-safety: call from any thread while the JobClient lives; one stop at a time.
 #pragma once
 
@@ -34,14 +37,15 @@ struct SavepointOptions {
   int64_t timeout_ms = 600'000;
 };
 
-// Takes a savepoint into a new folder savepoint-<job id prefix>-<random> under `target_dir` (created if missing)
-// and returns that folder once it completed. The job runs on.
+// Takes a savepoint into a new folder savepoint-<job id prefix>-<random> under `target_dir` (created if missing;
+// empty: the job's execution.checkpointing.savepoint-dir) and returns that folder once it completed. The job runs on.
 [[nodiscard]] Result<std::string> trigger_savepoint(JobClient& job, const std::string& target_dir,
                                                     const SavepointOptions& options = {});
 
 // Stop-with-savepoint: the sources stop (with `drain`: their input ends first - windows and timers fire), a final
 // savepoint is taken, the sinks commit on it and the job FINISHES; returns the folder once the job finished. If the
-// savepoint fails the stop fails: without drain the job runs on.
+// savepoint fails the stop fails: without drain the job runs on. Without periodic checkpoints a drained job's sinks
+// commit when the input ends, before the savepoint (as without checkpointing).
 [[nodiscard]] Result<std::string> stop_with_savepoint(JobClient& job, const std::string& target_dir, bool drain = false,
                                                       const SavepointOptions& options = {});
 

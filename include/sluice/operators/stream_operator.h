@@ -58,7 +58,9 @@ struct OperatorSetup {
   // fire as part of the task loop. Null (operator tests): the operator makes its own on `clock`, fired by hand
   // (StreamOperator::own_processing_time_service()).
   ProcessingTimeService* processing_time_service = nullptr;
-  bool checkpointing = false;  // execution.checkpointing.interval > 0
+  // Periodic checkpoints are on (execution.checkpointing.interval > 0): a checkpoint will come after the end of input.
+  // False also when the operator takes part in savepoints only (checkpointing off): none of them commits anything.
+  bool checkpointing = false;
   // execution.checkpointing.incremental: keyed state on RocksDB snapshots incrementally (checkpoints only).
   bool incremental_checkpoints = false;
   std::string job_id;          // this run's JobId, 32 hex digits

@@ -16,7 +16,9 @@
 // rescaled restore: each entry goes to one subtask, a subtask may get none or several) and handed back to the
 // restored writer through TwoPhaseCommitContext::restored_writer_state_bytes(). The file sink keeps its open part
 // files there. Sinks without writer state register no such state (their checkpoints are unchanged).
-// With checkpointing off, everything is committed when the input ends, as Flink's committer does.
+// With checkpointing off, everything is committed when the input ends, as Flink's committer does - also what a
+// savepoint's barrier pre-committed meanwhile (a savepoint commits nothing by itself, and no checkpoint will come):
+// the run that goes on to the end commits it then, a run restored from the savepoint commits it when it opens.
 // Threading: task thread only. Committers must be idempotent: committing something already committed is not
 // an error.
 #pragma once
@@ -157,6 +159,7 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   void end_input() override {
     call_user(this->info(), [&] { writer_->flush(true); });
     if (!this->operator_setup().checkpointing) {  // no checkpoint will come: commit now
+      commit_up_to(std::numeric_limits<int64_t>::max());  // pre-committed at savepoints' barriers
       auto comms = call_user(this->info(), [&] { return writer_->prepare_commit(); });
       call_user(this->info(), [&] { committer_->commit(comms); });
     }

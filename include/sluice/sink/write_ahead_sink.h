@@ -12,7 +12,8 @@
 //    commit_checkpoint(subtask, checkpoint) (a missed notification is caught up by the next);
 //  - restore from checkpoint n: the batches in n's state are written the same way when the operator opens (n is
 //    complete), so none waits for a notification that may never come;
-//  - without checkpointing, each batch is written when the input ends.
+//  - without checkpointing, each batch is written when the input ends (a batch a savepoint's barrier took first,
+//    with its marker, as a restore of that savepoint would write it).
 // A batch is identified by the subtask that took it and its checkpoint id, and is one element of the operator
 // state (never split between subtasks on restore): after a restore a subtask may write another index's batch,
 // under that batch's identity. Markers also carry the run's job id (write_ahead_batch_id):
@@ -97,6 +98,7 @@ class WriteAheadSinkOperator final : public OneInputStreamOperator<T, T>,
   void collect(T&& record) override { buffer_.push_back(std::move(record)); }
   void end_input() override {
     if (this->operator_setup().checkpointing) return;  // the final checkpoint takes the buffer
+    write_up_to(INT64_MAX);  // batches taken at savepoints' barriers: no checkpoint will write them
     // No checkpoint, no restore: nothing to recognise later, so no marker.
     if (!buffer_.empty()) call_user(this->info(), [&] { target_->send_values(buffer_, this->info().subtask_index, 0); });
     buffer_.clear();

@@ -1,5 +1,6 @@
 // Savepoints from the program itself (sluice/api/savepoint_control.h): a savepoint while the job runs, a stop with
-// a savepoint that the next run restores without losing or repeating a record in its state, and the refusals.
+// a savepoint that the next run restores without losing or repeating a record in its state - with checkpointing on
+// and off - and the refusal of a request without a folder.
 #include "sluice/api/savepoint_control.h"
 
 #include <gtest/gtest.h>
@@ -28,13 +29,10 @@ std::string savepoint_scratch(const std::string& name) {
   return dir;
 }
 
-Configuration checkpointed(const std::string& dir, const std::string& restore = "") {
+Configuration checkpointed(const std::string& dir) {
   Configuration c;
   EXPECT_TRUE(c.set_string("execution.checkpointing.interval", "50ms").is_ok());
   EXPECT_TRUE(c.set_string("execution.checkpointing.dir", dir + "/checkpoints").is_ok());
-  if (!restore.empty()) {
-    EXPECT_TRUE(c.set_string("execution.state-recovery.path", restore).is_ok());
-  }
   return c;
 }
 
@@ -55,6 +53,22 @@ std::map<int64_t, int64_t> final_sums(const std::vector<KeyedSum>& records) {
   std::map<int64_t, int64_t> out;
   for (const auto& [key, sum] : records) out[key] = std::max(out[key], sum);
   return out;
+}
+
+// Runs the job restoring `savepoint` (configured by `config`) to its end: with the `before` records of the run that
+// stopped, every record counts once, and every key's final sum is the sum of all its values.
+void expect_resumed_exactly_once(Configuration config, const std::string& savepoint, size_t before) {
+  ASSERT_TRUE(config.set_string("execution.state-recovery.path", savepoint).is_ok());
+  auto out = std::make_shared<CollectedRecords<KeyedSum>>();
+  StreamExecutionEnvironment env(config);
+  build_keyed_sums(env, out);
+  auto rerun = env.execute("keyed-sums");
+  ASSERT_TRUE(rerun.is_ok()) << rerun.status().to_string();
+  EXPECT_EQ(rerun->status, JobStatus::kFinished) << rerun->error.to_string();
+  EXPECT_EQ(before + out->size(), static_cast<size_t>(kSumRecords));
+  std::map<int64_t, int64_t> expected;
+  for (int64_t i = 0; i < kSumRecords; ++i) expected[i % kSumKeys] += i;
+  EXPECT_EQ(final_sums(out->snapshot()), expected);
 }
 
 TEST(SavepointControl, ASavepointWhileRunningThenAStopThatTheNextRunRestores) {
@@ -80,44 +94,51 @@ TEST(SavepointControl, ASavepointWhileRunningThenAStopThatTheNextRunRestores) {
   const size_t before = first_out->size();
   ASSERT_LT(before, static_cast<size_t>(kSumRecords)) << "the job ended before it was stopped";
 
-  // The next run resumes the sources and the sums where the stop left them: every key's final sum is the sum of
-  // all its values, each record counted once.
-  auto second_out = std::make_shared<CollectedRecords<KeyedSum>>();
-  StreamExecutionEnvironment second(checkpointed(dir, *stopped));
-  build_keyed_sums(second, second_out);
-  auto rerun = second.execute("keyed-sums");
-  ASSERT_TRUE(rerun.is_ok()) << rerun.status().to_string();
-  EXPECT_EQ(rerun->status, JobStatus::kFinished) << rerun->error.to_string();
-  EXPECT_EQ(before + second_out->size(), static_cast<size_t>(kSumRecords));
-  std::map<int64_t, int64_t> expected;
-  for (int64_t i = 0; i < kSumRecords; ++i) expected[i % kSumKeys] += i;
-  EXPECT_EQ(final_sums(second_out->snapshot()), expected);
+  // The next run resumes the sources and the sums where the stop left them.
+  expect_resumed_exactly_once(checkpointed(dir), *stopped, before);
   std::filesystem::remove_all(dir);
 }
 
-TEST(SavepointControl, AJobWithoutCheckpointingOrATargetIsRefusedByName) {
-  const std::string dir = savepoint_scratch("refused");
-  auto out = std::make_shared<CollectedRecords<KeyedSum>>();
+// Checkpointing off (the default interval 0): the job still takes savepoints (Flink's coordinator without periodic
+// trigger), a request without a folder is refused naming the key of the default one, and a stop's savepoint
+// restores into a run that is still without checkpointing.
+TEST(SavepointControl, WithoutCheckpointingSavepointsAreTakenAndAFolderlessRequestNamesTheKey) {
+  const std::string dir = savepoint_scratch("unchecked");
+  auto first_out = std::make_shared<CollectedRecords<KeyedSum>>();
   StreamExecutionEnvironment unchecked;
-  build_keyed_sums(unchecked, out);
+  build_keyed_sums(unchecked, first_out);
   auto job = unchecked.execute_async("no-checkpoints");
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
-  Result<std::string> r = trigger_savepoint(**job, dir);
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().to_string();
-  EXPECT_NE(r.status().message().find("execution.checkpointing.interval"), std::string::npos) << r.status().to_string();
+  while (first_out->size() < 2'000 && (*job)->status() != JobStatus::kFinished) ::usleep(10'000);
+  Result<std::string> taken = trigger_savepoint(**job, dir + "/savepoints");
+  ASSERT_TRUE(taken.is_ok()) << taken.status().to_string();
+  EXPECT_TRUE(std::filesystem::exists(*taken + "/_metadata")) << *taken;
+  Result<std::string> nameless = stop_with_savepoint(**job, "");
+  ASSERT_FALSE(nameless.is_ok());
+  EXPECT_EQ(nameless.status().code(), StatusCode::kInvalidArgument) << nameless.status().to_string();
+  EXPECT_NE(nameless.status().message().find("state.savepoints.dir"), std::string::npos)
+      << nameless.status().to_string();
+  EXPECT_EQ((*job)->status(), JobStatus::kRunning) << "a refused stop leaves the job running";
   (*job)->cancel();
-  (void)(*job)->wait();
+  EXPECT_EQ((*job)->wait().status, JobStatus::kCanceled);
 
-  StreamExecutionEnvironment checked(checkpointed(dir));
-  build_keyed_sums(checked, out);
-  auto running = checked.execute_async("empty-target");
+  // The default folder (Flink's key) takes a request without one; the stop's savepoint restores, still unchecked.
+  Configuration with_default;
+  ASSERT_TRUE(with_default.set_string("state.savepoints.dir", dir + "/default").is_ok());
+  auto second_out = std::make_shared<CollectedRecords<KeyedSum>>();
+  StreamExecutionEnvironment second(with_default);
+  build_keyed_sums(second, second_out);
+  auto running = second.execute_async("no-checkpoints");
   ASSERT_TRUE(running.is_ok()) << running.status().to_string();
-  Result<std::string> empty = stop_with_savepoint(**running, "");
-  ASSERT_FALSE(empty.is_ok());
-  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument) << empty.status().to_string();
-  (*running)->cancel();
-  EXPECT_EQ((*running)->wait().status, JobStatus::kCanceled);
+  while (second_out->size() < 2'000 && (*running)->status() != JobStatus::kFinished) ::usleep(10'000);
+  Result<std::string> stopped = stop_with_savepoint(**running, "");
+  ASSERT_TRUE(stopped.is_ok()) << stopped.status().to_string();
+  EXPECT_EQ(std::filesystem::path(*stopped).parent_path(), std::filesystem::path(dir + "/default"));
+  EXPECT_EQ((*running)->wait().status, JobStatus::kFinished);
+  const size_t before = second_out->size();
+  ASSERT_LT(before, static_cast<size_t>(kSumRecords)) << "the job ended before it was stopped";
+
+  expect_resumed_exactly_once(Configuration(), *stopped, before);
   std::filesystem::remove_all(dir);
 }
 

@@ -88,6 +88,42 @@ TEST(SavepointStorage, WritesIntoItsOwnFolderWithPlainNamesAndRestoresAfterAMove
   EXPECT_TRUE(report->ok()) << report->to_string();
 }
 
+// Checkpointing off: the storage serves savepoints only. It makes no folder of its own (not even with a base
+// directory), refuses checkpoints, and writes, aborts and reads savepoints as ever.
+TEST(SavepointStorage, InitializedForSavepointsOnlyItMakesNoFolderAndRefusesCheckpoints) {
+  TempDir tmp;
+  FileSystemCheckpointStorage storage(tmp / "ck", testing::threshold(0));
+  ASSERT_TRUE(storage.initialize_for_savepoints(kJob).is_ok());
+  EXPECT_FALSE(fs::exists(tmp / "ck"));
+  auto checkpoint = storage.stream_factory(CheckpointId(1));
+  ASSERT_FALSE(checkpoint.is_ok());
+  EXPECT_EQ(checkpoint.status().code(), StatusCode::kFailedPrecondition) << checkpoint.status().to_string();
+  EXPECT_NE(checkpoint.status().message().find("savepoints only"), std::string::npos) << checkpoint.status().to_string();
+  EXPECT_TRUE(storage.discard(CheckpointId(1)).is_ok()) << "nothing to remove for a checkpoint never written";
+  EXPECT_FALSE(storage.job_dir().is_ok());
+
+  auto folder = create_savepoint_dir(*local_file_system(), tmp / "sp", kJob);
+  ASSERT_TRUE(folder.is_ok()) << folder.status().to_string();
+  auto written = write_savepoint(storage, CheckpointId(2), *folder);
+  ASSERT_TRUE(written.is_ok()) << written.status().to_string();
+  EXPECT_EQ(written->second, *folder);
+  EXPECT_EQ(entries(*folder).size(), 3u);
+  auto md = storage.read_metadata(*folder);
+  ASSERT_TRUE(md.is_ok()) << md.status().to_string();
+  EXPECT_EQ(md->checkpoint_id, CheckpointId(2));
+
+  auto aborted = create_savepoint_dir(*local_file_system(), tmp / "sp", kJob);
+  ASSERT_TRUE(aborted.is_ok()) << aborted.status().to_string();
+  ASSERT_TRUE(storage.begin_savepoint(CheckpointId(3), *aborted).is_ok());
+  ASSERT_TRUE(storage.stream_factory(CheckpointId(3)).is_ok());
+  EXPECT_TRUE(storage.discard(CheckpointId(3)).is_ok());
+  EXPECT_FALSE(fs::exists(*aborted));
+  auto removed = storage.remove_job_dir_if_empty();
+  ASSERT_TRUE(removed.is_ok()) << removed.status().to_string();
+  EXPECT_FALSE(*removed);
+  EXPECT_EQ(entries(tmp.path()), (std::set<std::string>{"sp"})) << "the savepoint folder is all it wrote";
+}
+
 TEST(SavepointStorage, AnAbortedSavepointLeavesNoFolder) {
   TempDir tmp;
   FileSystemCheckpointStorage storage(tmp / "ck", testing::threshold(0));

@@ -31,9 +31,10 @@ TEST(CheckpointCoordinatorConfig, ValidationTable) {
   };
   const Case cases[] = {
       {"interval 9 ms", [](CheckpointCoordinatorConfig& c) { c.interval = milliseconds(9); }, false,
-       "execution.checkpointing.interval: expected at least 10 ms, got 9 ms"},
+       "execution.checkpointing.interval: expected 0 (no periodic checkpoints) or at least 10 ms, got 9 ms"},
       {"interval 10 ms", [](CheckpointCoordinatorConfig& c) { c.interval = milliseconds(10); }, true, ""},
-      {"interval 0", [](CheckpointCoordinatorConfig& c) { c.interval = milliseconds(0); }, false, "interval"},
+      // 0: a coordinator without periodic checkpoints (savepoints on request only).
+      {"interval 0", [](CheckpointCoordinatorConfig& c) { c.interval = milliseconds(0); }, true, ""},
       {"timeout 9 ms", [](CheckpointCoordinatorConfig& c) { c.timeout = milliseconds(9); }, false,
        "execution.checkpointing.timeout: expected at least 10 ms, got 9 ms"},
       {"timeout 10 ms", [](CheckpointCoordinatorConfig& c) { c.timeout = milliseconds(10); }, true, ""},

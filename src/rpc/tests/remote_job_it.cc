@@ -24,7 +24,9 @@ namespace {
 using namespace remote_test;  // NOLINT: test helpers
 constexpr int32_t kParallelism = 2;
 
-Program build_program(const per_auction::JobOptions& opt, const std::string& checkpoints) {
+// `checkpointing` false: interval 0 - the coordinator for savepoints only, with a storage rooted nowhere (as the
+// environment builds it) and no restarts.
+Program build_program(const per_auction::JobOptions& opt, const std::string& checkpoints, bool checkpointing = true) {
   StreamExecutionEnvironment env;
   env.set_parallelism(kParallelism);
   per_auction::build(env, opt);
@@ -34,11 +36,15 @@ Program build_program(const per_auction::JobOptions& opt, const std::string& che
   EXPECT_TRUE(jg.is_ok()) << jg.status().to_string();
   p.jg = std::move(jg).value();
   p.config.clock = SystemClock::shared();
-  p.config.checkpointing = true;
-  p.config.checkpoint_config.interval = std::chrono::milliseconds(50);
-  p.config.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(checkpoints, checkpoint::FileSystemStorageOptions{});
-  p.config.restart.type = RestartStrategyType::kFixedDelay;
-  p.config.restart.fixed_delay = {20, 10};
+  p.config.checkpointing = checkpointing;
+  p.config.savepoints_without_checkpointing = !checkpointing;
+  if (checkpointing) {
+    p.config.checkpoint_config.interval = std::chrono::milliseconds(50);
+    p.config.restart.type = RestartStrategyType::kFixedDelay;
+    p.config.restart.fixed_delay = {20, 10};
+  }
+  p.config.storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(checkpointing ? checkpoints : "",
+                                                                               checkpoint::FileSystemStorageOptions{});
   p.config.job_id = JobId(7, 7);
   return p;
 }
@@ -52,17 +58,19 @@ std::vector<runtime::FaultInjector::Task> every_point(const graph::JobGraph& jg)
 
 // The TaskManager's copy of the program, whose sources emit no further than `gate` (starting at `limit`) lets them.
 Program gated_program(const per_auction::JobOptions& opt, const std::string& base,
-                      const std::shared_ptr<nexmark::NexmarkEmitGate>& gate, int64_t limit) {
+                      const std::shared_ptr<nexmark::NexmarkEmitGate>& gate, int64_t limit, bool checkpointing = true) {
   gate->limit.store(limit);
   per_auction::JobOptions tm_opt = opt;
   tm_opt.source.gate = gate;
-  return build_program(tm_opt, base + "/ck");
+  return build_program(tm_opt, base + "/ck", checkpointing);
 }
 
 // Runs the job on `task_managers` TaskManagers (the job's two slots spread over them: with two, every exchange
 // crosses the TCP data plane); `failures` task failures are injected at seeded points of the stream. With
 // `savepoint`, a savepoint is taken through the control plane mid-stream and checked to hold its own state files.
-void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_managers = 1) {
+// `checkpointing` false: no periodic checkpoints (build_program); the output must be exactly once all the same.
+void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_managers = 1,
+         bool checkpointing = true) {
   const std::string base = ::testing::TempDir() + "remote-job-" + std::to_string(::getpid()) + "-" + std::to_string(seed);
   std::filesystem::remove_all(base);
   per_auction::JobOptions opt;
@@ -70,7 +78,7 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
   opt.source.generator.seed = seed;
   opt.source.num_splits = 4;
   opt.output_dir = base + "/out";
-  Program jm_program = build_program(opt, base + "/ck");
+  Program jm_program = build_program(opt, base + "/ck", checkpointing);
   // The TaskManagers' sources emit no further than the test lets them, so the failures land mid-stream.
   auto gate = std::make_shared<nexmark::NexmarkEmitGate>();
   const bool gated = failures > 0 || savepoint;
@@ -82,7 +90,8 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
   // Each TaskManager builds its own copy of the program, as its process would.
   std::vector<Program> tm_programs;
   for (int32_t i = 0; i < task_managers; ++i) {
-    tm_programs.push_back(gated ? gated_program(opt, base, gate, 0) : build_program(opt, base + "/ck"));
+    tm_programs.push_back(gated ? gated_program(opt, base, gate, 0, checkpointing)
+                                : build_program(opt, base + "/ck", checkpointing));
   }
   MetricRegistry tm_metrics;
   std::vector<std::unique_ptr<TaskManager>> tms;
@@ -114,7 +123,9 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
   }
   if (savepoint) {
     gate->raise_to(opt.source.generator.max_events / 2);
-    ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > 0; }, "a checkpoint"));
+    if (checkpointing) {
+      ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > 0; }, "a checkpoint"));
+    }
     auto trigger = cp->trigger_savepoint(base + "/savepoints");
     ASSERT_TRUE(trigger.is_ok()) << trigger.status().to_string();
     auto done = cp->wait_savepoint(*trigger, 60'000);
@@ -142,6 +153,9 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
   ASSERT_TRUE(report.is_ok()) << report.status().to_string();
   EXPECT_EQ(report->mismatches(), 0) << (report->first_mismatches.empty() ? "" : report->first_mismatches[0]);
   EXPECT_GT(report->records, 0);
+  if (!checkpointing) {
+    EXPECT_FALSE(std::filesystem::exists(base + "/ck")) << "no checkpoint folder without checkpointing";
+  }
   for (auto& tm : tms) tm->stop();
   jm.server->shutdown();
   std::filesystem::remove_all(base);
@@ -242,6 +256,12 @@ TEST(RemoteJob, ATaskManagerThatLosesItsJobManagerCancelsItsTasks) {
 }
 
 TEST(RemoteJob, TakesASavepointWhoseStateTheTaskManagerWroteIntoIt) { run(4, 0, /*savepoint=*/true); }
+
+// Checkpointing off: the TaskManager still takes the savepoint, and the sink's data it pre-committed is committed
+// when the input ends (exactly once against the oracle).
+TEST(RemoteJob, TakesASavepointWithoutCheckpointingAndCommitsItsDataAtTheEnd) {
+  run(8, 0, /*savepoint=*/true, 1, /*checkpointing=*/false);
+}
 
 TEST(RemoteJob, FailsOverThroughTheControlPlaneExactlyOnce) {
   for (uint64_t seed : {2, 3}) {
