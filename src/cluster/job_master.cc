@@ -212,13 +212,48 @@ class JobMaster final : public CheckpointingJobClient,
     for (const JobId& id : lineage_) context.lineage_job_ids.push_back(id.to_hex());
     deployer_ = deployers_(std::move(context));
     tasks_.bind(deployer_.get());
-    SLUICE_RETURN_IF_ERROR(deploy_attempt());
+    // RUNNING while the tasks are scheduled, as in Flink. The first deployment, which in cluster mode waits for
+    // TaskManagers' slots, is the control thread's first step: the caller gets the client at once, so a cancel, a
+    // signal and the REST endpoint reach the job while it waits.
     SLUICE_RETURN_IF_ERROR(lifecycle_.start());
-    if (coordinator_) coordinator_->start();
     control_ = std::thread([this] {
       log::ScopedLogContext log_context(job_id_.to_hex(), "");  // the job's id on the control thread's lines
-      control_loop();
+      if (first_deployment()) control_loop();
     });
+    return Status::ok();
+  }
+
+  // Deploys the first attempt. One that fails is a failure of the job and goes through the restart strategy, as
+  // Flink treats a first scheduling that finds no slots or a restore that fails; a cancel that interrupted it
+  // cancels the job. False when the job reached a terminal state.
+  bool first_deployment() {
+    const Status deployed = deploy_attempt();
+    if (deployed.is_ok()) {
+      if (coordinator_) coordinator_->start();
+    } else if (cancel_requested()) {
+      finish_job(JobStatus::kCanceled, Status::ok());
+      return false;
+    } else if (!handle_failure(deployed.with_context("deploying the job's tasks"))) {
+      return false;
+    }
+    std::lock_guard trigger(trigger_mu_);
+    deployed_ = true;
+    return true;
+  }
+
+  // Why a user's checkpoint or savepoint (`what`) cannot be triggered now; ok when it can. Called with trigger_mu_
+  // held, so a failover cannot start between the check and the trigger: a snapshot triggered is either refused
+  // or pending when the failover aborts the pending ones (an orphan would block max-concurrent-checkpoints until
+  // its timeout).
+  Status trigger_refusal(const std::string& what) const {
+    const JobStatus st = status();
+    const std::string of = what + " of job " + job_id_.to_hex();
+    if (st != JobStatus::kRunning) {
+      return Status::failed_precondition(of + ": the job is " + job_status_name(st) + ", not RUNNING");
+    }
+    // Flink refuses with "not all required tasks are currently running" as well.
+    if (!deployed_) return Status::failed_precondition(of + ": the job's tasks are being deployed");
+    if (region_restarting_) return Status::failed_precondition(of + ": a pipelined region of the job is restarting");
     return Status::ok();
   }
 
@@ -272,19 +307,8 @@ class JobMaster final : public CheckpointingJobClient,
       return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": checkpointing is off (" +
                                          "execution.checkpointing.interval is 0; savepoints can still be taken)");
     }
-    // With the status check: a failover cannot start between the check and the trigger, so a checkpoint
-    // triggered here is either refused or pending when the failover aborts the pending ones (an orphan would
-    // block max-concurrent-checkpoints until its timeout).
     std::lock_guard trigger(trigger_mu_);
-    const JobStatus st = status();
-    if (st != JobStatus::kRunning) {
-      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() + ": the job is " +
-                                         job_status_name(st) + ", not RUNNING");
-    }
-    if (region_restarting_) {
-      return Status::failed_precondition("checkpoint of job " + job_id_.to_hex() +
-                                         ": a pipelined region of the job is restarting");
-    }
+    SLUICE_RETURN_IF_ERROR(trigger_refusal("checkpoint"));
     return coordinator_->trigger_checkpoint(checkpoint::SnapshotType::kCheckpoint);
   }
 
@@ -292,15 +316,9 @@ class JobMaster final : public CheckpointingJobClient,
   Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_ASSIGN_OR_RETURN(std::string folder, new_savepoint_folder(target_dir, /*stop=*/false));
     const std::string trigger_id = savepoints_.add(/*stop=*/false);
-    std::lock_guard trigger(trigger_mu_);  // as trigger_checkpoint: never pending past a failover's abort
-    auto id = status() != JobStatus::kRunning
-                  ? Result<CheckpointId>(Status::failed_precondition("savepoint of job " + job_id_.to_hex() +
-                                                                     ": the job is " + job_status_name(status()) +
-                                                                     ", not RUNNING"))
-              : region_restarting_ ? Result<CheckpointId>(Status::failed_precondition(
-                                         "savepoint of job " + job_id_.to_hex() +
-                                         ": a pipelined region of the job is restarting"))
-                                   : coordinator_->trigger_savepoint(folder, format);
+    std::lock_guard trigger(trigger_mu_);
+    const Status refused = trigger_refusal("savepoint");
+    auto id = refused.is_ok() ? coordinator_->trigger_savepoint(folder, format) : Result<CheckpointId>(refused);
     if (!id.is_ok()) {
       remove_unused_savepoint_folder(cfg_.storage.get(), folder);
       savepoints_.fail(trigger_id, id.status());
@@ -841,8 +859,9 @@ class JobMaster final : public CheckpointingJobClient,
 
   std::unique_ptr<TaskDeployer> deployer_;  // set by start()
   JobTasks tasks_{*sg_, jg_, eg_, cfg_};  // the running attempt's tasks and source enumerators
-  // A user's checkpoint or savepoint trigger is refused while a region restarts (guarded by trigger_mu_): the job
-  // stays RUNNING meanwhile, as in Flink.
+  // A user's checkpoint or savepoint trigger is refused until the first deployment succeeded and while a region
+  // restarts (both guarded by trigger_mu_): the job is RUNNING meanwhile, as in Flink.
+  bool deployed_ = false;
   bool region_restarting_ = false;
   // A task that finished in the current attempt (checkpoints-after-tasks-finish false); task threads write it.
   struct FinishedTask {

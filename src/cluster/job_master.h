@@ -16,10 +16,12 @@
 
 namespace sluice::cluster {
 
-// Checks the configuration and the restore point, then deploys the first attempt through the deployer that
-// `deployers` makes. Errors: a refused restore or configuration (kInvalidArgument, kFailedPrecondition), an
-// unreadable or damaged checkpoint (kIOError, kCorruption, kNotFound), a failed deployment; nothing is left running and a job folder the
-// checkpoint storage made for this run is removed again when empty. `claims` as for submit_job.
+// Checks the configuration and the restore point, then starts the control thread, which deploys the first attempt
+// through the deployer that `deployers` makes; returns without waiting for that deployment (a failed one goes
+// through the restart strategy and ends in the job's result). Errors: a refused restore or configuration
+// (kInvalidArgument, kFailedPrecondition), an unreadable or damaged checkpoint metadata (kIOError, kCorruption,
+// kNotFound); nothing is left running and a job folder the checkpoint storage made for this run is removed again
+// when empty. `claims` as for submit_job.
 Result<std::unique_ptr<JobClient>> start_job_master(std::shared_ptr<const StreamGraph> stream_graph,
                                                     graph::JobGraph job_graph, const MiniClusterConfig& config,
                                                     std::vector<std::unique_ptr<HeldClaim>> claims,

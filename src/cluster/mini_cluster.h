@@ -4,7 +4,8 @@
 // (job_master.h) with the in-process deployer (in_process_deployer.h).
 //
 // Job lifecycle, an explicit state machine (coordinator/job_lifecycle.h) moved by one control thread: CREATED ->
-// RUNNING -> FINISHED; a task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's
+// RUNNING -> FINISHED. The job is RUNNING from its submission while the control thread deploys the first attempt
+// (in cluster mode: waits for slots); a first deployment that fails is a task failure. A task failure: RUNNING -> RESTARTING (all tasks cancelled; wait the restart strategy's
 // backoff; redeploy from the latest completed checkpoint, or from the start if there is none) -> RUNNING, or ->
 // FAILING -> FAILED when the strategy gives up (and at once for a non-restartable cause); cancel(): ->
 // CANCELLING -> CANCELED. Checkpoint bookkeeping: cluster/job_checkpoints.h. With

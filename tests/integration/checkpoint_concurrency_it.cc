@@ -316,8 +316,7 @@ TEST(CheckpointConcurrency, AFinalCheckpointRefusedWhileOneIsInFlightIsTriggered
   start(run, "deferred-final", c);
   ASSERT_TRUE(run.client);
   auto& cp = it::checkpointing(*run.client);
-  ASSERT_TRUE(it::wait_for([&] { return run.client->status() == JobStatus::kRunning; }));
-  auto first = cp.trigger_checkpoint();
+  auto first = it::when_deployed([&] { return cp.trigger_checkpoint(); });
   ASSERT_TRUE(first.is_ok()) << first.status().to_string();
   ASSERT_EQ(*first, CheckpointId(1));
   ASSERT_TRUE(it::wait_for([&] { return run.fs->holding("/chk-1/per-auction-keyed"); }));

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "fs/path.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/restore_path.h"
+#include "cluster/job_placement.h"
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
 #include "sluice/sluice.h"
@@ -64,6 +66,27 @@ inline cluster::CheckpointingJobClient& checkpointing(JobClient& client) {
   auto* cp = dynamic_cast<cluster::CheckpointingJobClient*>(&client);
   if (cp == nullptr) throw std::logic_error("the job client is not a checkpointing job client");
   return *cp;
+}
+
+// Waits (up to 120 s) until the job's first attempt is deployed: a submission returns while the JobMaster deploys it.
+inline bool wait_deployed(JobClient& client) {
+  auto* view = dynamic_cast<cluster::JobPlacementView*>(&client);
+  if (view == nullptr) throw std::logic_error("the job client has no placement view");
+  return wait_for([&] { return !view->subtask_locations().empty(); });
+}
+
+// `trigger()` (a checkpoint or savepoint request, returning a Result) once the job takes it: retried for up to 120 s
+// while the job's first attempt is being deployed, when the JobMaster refuses triggers (as Flink does).
+template <class Trigger>
+auto when_deployed(Trigger trigger) -> decltype(trigger()) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto r = trigger();
+  while (!r.is_ok() && r.status().message().find("being deployed") != std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    r = trigger();
+  }
+  return r;
 }
 
 // A fresh directory under the test temp dir, per process: test binaries of several builds may run at once.

@@ -19,6 +19,8 @@
 #             in-flight data of remote channels.
 #   matrix  - a JobManager and three TaskManagers at parallelism 3 on RocksDB with unaligned checkpoints; with MATRIX
 #             `all`, on both state backends, aligned and unaligned.
+#   waiting - a JobManager without TaskManagers: its job is listed RUNNING while it waits for slots, and SIGTERM
+#             ends it at once.
 # Usage: cluster_processes_test.sh SLUICE [SEEDS [MATRIX]]   (SEEDS: how many seeds of the failure scenarios;
 #        default 1. MATRIX: one (default) or all)
 # Every process runs under `timeout -s KILL 300` and is killed on exit.
@@ -60,6 +62,26 @@ pick_victim() {
   [ -n "$victim" ] || fail "no TaskManager runs the job"
   victim_id=$(sed -n "s/.*TaskManager '\([^']*\)': attempt 0 deployed.*/\1/p" "$run/tm$((victim + 1)).log")
 }
+
+# waiting: a JobManager whose job waits for its first slots (no TaskManager) is reachable meanwhile: its REST endpoint
+# lists the job RUNNING, and SIGTERM cancels it at once (exit 143), long before slot.request.timeout (300 s here).
+start_cluster waiting 0 1000000 "-D slot.request.timeout=300s"
+wait_for "$run/jm.log" "REST endpoint" 10 || fail "the JobManager waiting for slots serves no REST endpoint"
+url=$(sed -n 's|^job [0-9a-f]*: REST endpoint \(http://[0-9.]*:[0-9]*\)/.*|\1|p' "$run/jm.log")
+python3 - "$url" <<'PY' || fail "REST: the job waiting for slots"
+import json, sys, urllib.request
+jobs = json.loads(urllib.request.urlopen(sys.argv[1] + "/jobs", timeout=10).read())["jobs"]
+assert [j["status"] for j in jobs] == ["RUNNING"], jobs
+print("REST: job %s RUNNING while it waits for slots" % jobs[0]["id"])
+PY
+signalled=$(date +%s.%N)
+kill -TERM "$started"
+rc=0; wait "$jm" || rc=$?
+[ "$rc" = 143 ] || fail "SIGTERM to the JobManager waiting for slots: exit code $rc, expected 143"
+took_ms=$(( ($(date +%s%N) - $(date -d "@$signalled" +%s%N)) / 1000000 ))
+[ "$took_ms" -lt 20000 ] || fail "the JobManager waiting for slots took $took_ms ms to end after SIGTERM"
+grep -q "cancelled by SIGTERM" "$run/jm.log" || fail "no cancellation message"
+echo "waiting: OK (ended $took_ms ms after SIGTERM)"
 
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
 # JobGraph fingerprint) or another --output is refused naming both fingerprints, and ends. A second JobManager on the first one's

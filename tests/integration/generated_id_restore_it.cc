@@ -55,7 +55,7 @@ std::string checkpoint_of_one_counter(const std::string& dir, bool with_uids) {
   auto& cp = it::checkpointing(**job);
   EXPECT_TRUE(it::wait_for([&] { return (*job)->status() == JobStatus::kRunning; }));
   std::this_thread::sleep_for(100ms);  // some records counted
-  EXPECT_TRUE(cp.trigger_checkpoint().is_ok());
+  EXPECT_TRUE(it::when_deployed([&] { return cp.trigger_checkpoint(); }).is_ok());
   EXPECT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 1; }, 60s));
   const auto stats = cp.checkpoint_stats();
   (*job)->cancel();

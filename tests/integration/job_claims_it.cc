@@ -31,7 +31,7 @@ Result<std::unique_ptr<JobClient>> start_main_job(const it::MainJob& job, const 
 std::string checkpoint_now(JobClient& client) {
   auto& cp = it::checkpointing(client);
   const int64_t before = cp.checkpoint_stats().num_completed;
-  auto id = cp.trigger_checkpoint();
+  auto id = it::when_deployed([&] { return cp.trigger_checkpoint(); });
   EXPECT_TRUE(id.is_ok()) << id.status().to_string();
   EXPECT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed > before; }, 60s));
   const auto stats = cp.checkpoint_stats();

@@ -54,7 +54,7 @@ void run(LocalCopies copies, const std::string& name) {
   auto& cp = it::checkpointing(*client);
 
   std::this_thread::sleep_for(300ms);  // some state first
-  auto id = cp.trigger_checkpoint();
+  auto id = it::when_deployed([&] { return cp.trigger_checkpoint(); });
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
   ASSERT_TRUE(it::wait_for([&] {
     auto s = cp.checkpoint_stats();

@@ -67,6 +67,7 @@ TEST(RegionFailover, OnlyTheFailedRegionRestartsAndTheOutputIsExactlyOnce) {
     ASSERT_TRUE(submitted.is_ok()) << submitted.status().to_string();
     std::unique_ptr<JobClient> client = std::move(submitted).value();
     auto& cp = it::checkpointing(*client);
+    ASSERT_TRUE(it::wait_deployed(*client));
     auto before = attempts(*client);
     ASSERT_EQ(before.size(), 3u);
 

@@ -47,7 +47,7 @@ TEST(SlowSourceCheckpoint, ATriggerIsServedWithinOnePollOfASlowSource) {
   auto& cp = it::checkpointing(**first);
   ASSERT_TRUE(it::wait_for([&] { return (*first)->status() == JobStatus::kRunning && g_emitted >= 5; }));
   const int64_t emitted_at_trigger = g_emitted.load();
-  auto id = cp.trigger_checkpoint();
+  auto id = it::when_deployed([&] { return cp.trigger_checkpoint(); });
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
   ASSERT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 1; }, 60s));
   const auto stats = cp.checkpoint_stats();

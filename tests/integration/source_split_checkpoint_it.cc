@@ -93,7 +93,7 @@ TEST(SourceSplitCheckpoint, ACheckpointTriggeredWhileTheSourceOpensKeepsItsAssig
 
   // The split is assigned and the reader waits in start(): the checkpoint's trigger is queued behind the open.
   ASSERT_TRUE(it::wait_for([&] { return g_in_start.load(); }));
-  auto id = cp.trigger_checkpoint();
+  auto id = it::when_deployed([&] { return cp.trigger_checkpoint(); });
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
   g_hold_start = false;
   ASSERT_TRUE(it::wait_for([&] { return cp.checkpoint_stats().num_completed >= 1; }, 60s));

@@ -254,9 +254,9 @@ extern const ConfigOption<bool> kRocksDBMetricsNumRunningCompactions;
 
 // ---- checkpointing (Flink's CheckpointingOptions; effective values: derived_options.h) ----------------
 
-// execution.checkpointing.interval (Duration, 0 = checkpointing disabled; else >= 10ms): period of checkpoint
-// triggers. Flink has no default (unset = disabled); Sluice represents "unset" as 0, so unset and 0 are the
-// same. 10ms is Flink's minimum interval.
+// execution.checkpointing.interval (Duration, 0 = no periodic checkpoints; else >= 10ms, Flink's minimum): period of
+// checkpoint triggers. Flink has no default (unset = disabled); Sluice's unset is 0. With 0 a STREAMING job still takes
+// and restores savepoints (docs/savepoints.md, "Without periodic checkpoints"); restarts then default to none.
 extern const ConfigOption<std::chrono::milliseconds> kCheckpointingInterval;
 // execution.checkpointing.mode (Enum, EXACTLY_ONCE; or AT_LEAST_ONCE; see CheckpointingMode).
 extern const ConfigOption<CheckpointingMode> kCheckpointingMode;

@@ -173,6 +173,33 @@ class JobMasterTest : public ::testing::Test {
       return d;
     });
   }
+  // Waits up to 10 s until the first attempt's tasks are placed: start_job_master returns before the control thread
+  // deployed them.
+  bool wait_deployed(JobClient& job) {
+    auto& view = dynamic_cast<JobPlacementView&>(job);
+    for (int i = 0; i < 2000 && view.subtask_locations().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return !view.subtask_locations().empty();
+  }
+  // A checkpoint triggered as soon as the job takes one: it refuses while its first attempt is being deployed.
+  Result<CheckpointId> trigger_checkpoint(JobClient& job) {
+    auto& client = dynamic_cast<CheckpointingJobClient&>(job);
+    for (int i = 0;; ++i) {
+      Result<CheckpointId> id = client.trigger_checkpoint();
+      if (id.is_ok() || i == 2000 || id.status().message().find("being deployed") == std::string::npos) return id;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  // Cancels `job`, which waits for slots: the wait is interrupted, and the job is CANCELED within 2 s, without error.
+  static void expect_cancelled_at_once(JobClient& job) {
+    const auto cancelled_at = std::chrono::steady_clock::now();
+    job.cancel();
+    JobExecutionResult r = job.wait();
+    EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(2));
+    EXPECT_EQ(r.status, JobStatus::kCanceled);
+    EXPECT_TRUE(r.error.is_ok()) << r.error.to_string();
+  }
   // Waits up to 10 s until `call` was made `times` times (the JobMaster's threads act asynchronously).
   bool wait_for_call(const std::string& call, size_t times = 1) {
     for (int i = 0; i < 2000 && count(call) < times; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -192,6 +219,7 @@ class JobMasterTest : public ::testing::Test {
 TEST_F(JobMasterTest, AnAttemptDeploysEverySubtaskOnceWithItsKeyGroupsAndTheSourcesEnumerators) {
   auto job = start(false);
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  ASSERT_TRUE(wait_deployed(**job));
   ASSERT_EQ(log_.attempts.size(), 1u);
   const AttemptDeployment& a = log_.attempts[0];
   EXPECT_EQ(a.attempt_number, 0);
@@ -243,6 +271,7 @@ TEST_F(JobMasterTest, ThePlacementViewShowsTheRunningAttemptsSubtasksAndNothingO
   auto job = start(true, /*restart_attempts=*/1);
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
   auto& view = dynamic_cast<JobPlacementView&>(**job);
+  ASSERT_TRUE(wait_deployed(**job));
   ASSERT_EQ(view.task_managers().size(), 1u);
   EXPECT_EQ(view.task_managers()[0].registration.task_manager_id, "tm-0");
   std::vector<SubtaskLocation> placed = view.subtask_locations();
@@ -267,8 +296,7 @@ TEST_F(JobMasterTest, ThePlacementViewShowsTheRunningAttemptsSubtasksAndNothingO
 TEST_F(JobMasterTest, ACheckpointReachesTheTasksWithTheEnumeratorStateOfEachSourceVertex) {
   auto job = start(true);
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
-  auto& client = dynamic_cast<CheckpointingJobClient&>(**job);
-  auto id = client.trigger_checkpoint();
+  auto id = trigger_checkpoint(**job);
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
   ASSERT_TRUE(wait_for_call("trigger 0 " + std::to_string(id->value()))) << ::testing::PrintToString(log_.snapshot());
   {
@@ -286,7 +314,7 @@ TEST_F(JobMasterTest, ACheckpointReachesTheTasksWithTheEnumeratorStateOfEachSour
 TEST_F(JobMasterTest, AfterACompletedCheckpointTheNextAttemptRestoresFromIt) {
   auto job = start(true);
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
-  auto id = dynamic_cast<CheckpointingJobClient&>(**job).trigger_checkpoint();
+  auto id = trigger_checkpoint(**job);
   ASSERT_TRUE(id.is_ok()) << id.status().to_string();
   ASSERT_TRUE(wait_for_call("trigger 0 " + std::to_string(id->value())));
   // Every subtask acknowledges (stateless): the checkpoint completes and the tasks hear of it.
@@ -312,12 +340,7 @@ TEST_F(JobMasterTest, ACancelInterruptsADeploymentWaitingForSlotsAndTheJobIsCanc
   ASSERT_TRUE(job.is_ok()) << job.status().to_string();
   deployer_->listener()->on_task_failed(1, 2, Status::user_function("boom"));
   ASSERT_TRUE(wait_for_call("waiting 1")) << ::testing::PrintToString(log_.snapshot());
-  const auto cancelled_at = std::chrono::steady_clock::now();
-  (*job)->cancel();
-  JobExecutionResult r = (*job)->wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, std::chrono::seconds(2));
-  EXPECT_EQ(r.status, JobStatus::kCanceled);
-  EXPECT_TRUE(r.error.is_ok()) << r.error.to_string();
+  expect_cancelled_at_once(**job);
   EXPECT_EQ(count("waiting 2"), 0u);  // no restart after the interrupted deployment
 }
 
@@ -347,13 +370,47 @@ TEST_F(JobMasterTest, AStopWithSavepointQueuedBehindAFailureReachesTheNextAttemp
   EXPECT_TRUE(raced) << "no stop request was accepted before the failure was handled in 20 rounds";
 }
 
-TEST_F(JobMasterTest, ADeploymentThatFailsFailsTheSubmissionWithItsCause) {
+// The first deployment runs after the submission returned. One that fails is a failure of the job: the restart
+// strategy (one restart here) deploys again, and when that fails too the job FAILS with the deployment's cause.
+TEST_F(JobMasterTest, AFirstDeploymentThatFailsGoesThroughTheRestartStrategyAndFailsTheJobWithItsCause) {
   log_.fail_deploy = Status::timeout("no slots for subtask sum (1/3)");
-  auto job = start(true);
-  ASSERT_FALSE(job.is_ok());
-  EXPECT_NE(job.status().to_string().find("no slots for subtask sum (1/3)"), std::string::npos)
-      << job.status().to_string();
-  EXPECT_TRUE(log_.snapshot().empty());
+  auto job = start(true, /*restart_attempts=*/1);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  JobExecutionResult r = (*job)->wait();
+  EXPECT_EQ(r.status, JobStatus::kFailed);
+  EXPECT_NE(r.error.to_string().find("no slots for subtask sum (1/3)"), std::string::npos) << r.error.to_string();
+  EXPECT_NE(r.error.to_string().find("redeploying after a failure"), std::string::npos) << r.error.to_string();
+  EXPECT_EQ(dynamic_cast<CheckpointingJobClient&>(**job).restarts(), 1);
+  EXPECT_TRUE(log_.snapshot().empty());  // no attempt was ever deployed
+}
+
+// Without checkpointing there is no restart: the first deployment's failure fails the job at once.
+TEST_F(JobMasterTest, WithoutCheckpointingAFirstDeploymentThatFailsFailsTheJob) {
+  log_.fail_deploy = Status::timeout("no slots for subtask sum (1/3)");
+  auto job = start(false);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  JobExecutionResult r = (*job)->wait();
+  EXPECT_EQ(r.status, JobStatus::kFailed);
+  EXPECT_NE(r.error.to_string().find("no slots for subtask sum (1/3)"), std::string::npos) << r.error.to_string();
+  EXPECT_NE(r.error.to_string().find("deploying the job's tasks"), std::string::npos) << r.error.to_string();
+}
+
+// The client comes back while the first deployment waits for slots: the job is RUNNING, refuses a checkpoint
+// trigger (its tasks are being deployed), and a cancel interrupts the wait and cancels the job at once.
+TEST_F(JobMasterTest, WhileTheFirstDeploymentWaitsForSlotsTheJobIsReachableAndACancelEndsItAtOnce) {
+  log_.wait_from_attempt = 0;
+  const auto submitted_at = std::chrono::steady_clock::now();
+  auto job = start(true, /*restart_attempts=*/3);
+  ASSERT_TRUE(job.is_ok()) << job.status().to_string();
+  EXPECT_LT(std::chrono::steady_clock::now() - submitted_at, std::chrono::seconds(2));
+  ASSERT_TRUE(wait_for_call("waiting 0")) << ::testing::PrintToString(log_.snapshot());
+  EXPECT_EQ((*job)->status(), JobStatus::kRunning);
+  auto refused = dynamic_cast<CheckpointingJobClient&>(**job).trigger_checkpoint();
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("being deployed"), std::string::npos) << refused.status().to_string();
+  EXPECT_TRUE(dynamic_cast<JobPlacementView&>(**job).subtask_locations().empty());
+  expect_cancelled_at_once(**job);
+  EXPECT_EQ(count("waiting 1"), 0u);  // the interrupted deployment is not a failure: no restart
 }
 
 }  // namespace

@@ -125,6 +125,8 @@ struct RegionCluster {
     EXPECT_TRUE(started.is_ok()) << started.status().to_string();
     if (!started.is_ok()) return nullptr;
     client = std::move(*started);
+    // start_job returns while the JobMaster deploys the first attempt.
+    if (!wait_until([&] { return !placement(*client).empty(); }, "the first attempt's deployment")) return nullptr;
     return dynamic_cast<cluster::CheckpointingJobClient*>(client.get());
   }
   // Waits for the job to finish (the throttle off) and checks its committed output.
