@@ -35,6 +35,12 @@ install(TARGETS ${SLUICE_USER_TARGETS} ${SLUICE_INTERNAL_TARGETS} EXPORT SluiceT
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/sluice DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS sluice_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# `cmake --build ... --target sluice_package`: everything the install rules above install, and nothing else (no
+# tests, benchmarks or examples): what scripts/run-demo builds, so that `cmake --install` works after it.
+set(_sluice_package_targets ${SLUICE_USER_TARGETS} ${SLUICE_INTERNAL_TARGETS} sluice_cli)
+list(REMOVE_ITEM _sluice_package_targets sluice_warnings)  # an interface target: nothing to build
+add_custom_target(sluice_package)
+add_dependencies(sluice_package ${_sluice_package_targets})
 
 install(EXPORT SluiceTargets NAMESPACE Sluice:: DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/SluiceConfig.cmake.in

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   std::printf("job %s: %s in %lld ms\n", result->job_id.to_hex().c_str(), sluice::job_status_name(result->status),
               static_cast<long long>(result->runtime_ms));
   if (result->status != sluice::JobStatus::kFinished) {
-    std::fprintf(stderr, "%s\n", result->error.to_string().c_str());
+    if (!result->error.is_ok()) std::fprintf(stderr, "%s\n", result->error.to_string().c_str());  // FAILED: why
     return 1;
   }
   return 0;

@@ -22,5 +22,14 @@ int main(int argc, char** argv) {
           "out/word-count", [](const WordCount& wc, std::string& line) { line += wc.word + "," + std::to_string(wc.count); }))
       .uid("sink");
   auto result = env->execute("word-count");
-  return result.is_ok() && result->status == sluice::JobStatus::kFinished ? 0 : 1;
+  if (!result.is_ok()) {                                   // refused before it ran (a bad --restore, ...)
+    std::fprintf(stderr, "%s\n", result.status().to_string().c_str());
+    return 1;
+  }
+  if (result->status != sluice::JobStatus::kFinished) {    // FAILED (error says why) or CANCELED
+    std::fprintf(stderr, "word-count %s %s\n", sluice::job_status_name(result->status),
+                 result->error.is_ok() ? "" : result->error.to_string().c_str());
+    return 1;
+  }
+  return 0;
 }

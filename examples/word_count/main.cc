@@ -18,25 +18,25 @@ struct WordCount {
 };
 
 int main(int argc, char** argv) {
-  std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-D" || a == "--config") {
-      ++i;  // handled by from_args
-      continue;
+  // Sluice's flags (-D, --config, ...) configure the job; what they leave are the files to read.
+  auto args = sluice::parse_program_args(argc, argv);
+  if (!args.is_ok()) {
+    std::fprintf(stderr, "%s\n", args.status().to_string().c_str());
+    return 2;
+  }
+  const std::vector<std::string>& paths = args->remaining;
+  if (args->help_requested || paths.empty()) {
+    std::fprintf(args->help_requested ? stdout : stderr, "usage: word_count_example FILE_OR_DIR... [-D key=value]\n%s",
+                 sluice::program_args_help().c_str());
+    return args->help_requested ? 0 : 2;
+  }
+  for (const std::string& p : paths) {
+    if (p.rfind('-', 0) == 0) {
+      std::fprintf(stderr, "unknown flag '%s' (word_count_example --help lists them)\n", p.c_str());
+      return 2;
     }
-    if (a.rfind("-D", 0) == 0) continue;
-    paths.push_back(a);
   }
-  if (paths.empty()) {
-    std::fprintf(stderr, "usage: word_count_example FILE_OR_DIR... [-D key=value]\n");
-    return 2;
-  }
-  auto env = sluice::StreamExecutionEnvironment::from_args(argc, argv);
-  if (!env.is_ok()) {
-    std::fprintf(stderr, "%s\n", env.status().to_string().c_str());
-    return 2;
-  }
+  sluice::StreamExecutionEnvironment* env = &args->env;
   env->from_source(sluice::file::FileSource::for_paths(paths), "lines")
       .flat_map([](const std::string& line, sluice::Collector<WordCount>& out) {
         std::string word;

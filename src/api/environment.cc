@@ -39,7 +39,9 @@
 
 namespace sluice {
 
-StreamExecutionEnvironment::StreamExecutionEnvironment(Configuration config) : config_(std::move(config)) {}
+StreamExecutionEnvironment::StreamExecutionEnvironment(Configuration config) : config_(std::move(config)) {
+  logging::log_to_stderr();  // before anything logs: stdout is the program's own
+}
 
 Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int argc, const char* const* argv) {
   SLUICE_ASSIGN_OR_RETURN(ProgramArgs args, parse_program_args(argc, argv));
@@ -48,6 +50,12 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
     std::printf("%s", program_args_help().c_str());
     std::fflush(stdout);
     std::exit(0);
+  }
+  // A mistyped flag (--restor) must not run the job afresh as if it were absent.
+  if (!args.remaining.empty()) {
+    return Status::invalid_argument("unknown argument '" + args.remaining.front() +
+                                    "' (Sluice's flags: --help; a program with flags of its own reads them with "
+                                    "sluice::parse_program_args)");
   }
   return std::move(args.env);
 }

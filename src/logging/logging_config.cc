@@ -3,8 +3,10 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <mutex>
 
 #include <spdlog/cfg/env.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "logging/log_format.h"
@@ -27,7 +29,24 @@ spdlog::level::level_enum spdlog_level(LogLevel level) {
 
 }  // namespace
 
+void log_to_stderr() {
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  const std::shared_ptr<spdlog::logger> current = spdlog::default_logger();
+  if (!current->name().empty()) return;  // the program's own logger
+  // Ours already: spdlog's default has one stdout sink.
+  if (current->sinks().size() == 1 &&
+      std::dynamic_pointer_cast<spdlog::sinks::stderr_color_sink_mt>(current->sinks().front()) != nullptr) {
+    return;
+  }
+  auto logger = std::make_shared<spdlog::logger>("", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_level(current->level());
+  logger->flush_on(current->flush_level());
+  spdlog::set_default_logger(std::move(logger));
+}
+
 Status configure_logging(const Configuration& config) {
+  log_to_stderr();
   // A program that installed a default logger of its own (it has a name; spdlog's own is unnamed) keeps its format
   // unless the configuration sets one.
   const std::shared_ptr<spdlog::logger> logger = spdlog::default_logger();

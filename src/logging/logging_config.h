@@ -1,4 +1,4 @@
-// Sets spdlog's default logger - the one every part of Sluice logs through, to stderr - from the log.* keys
+// Sets spdlog's default logger - the one every part of Sluice logs through, to stderr (log_to_stderr) - from the log.* keys
 // (sluice/config/logging_options.h, docs/configuration.md "Logging"): the level (log.level; unset: the environment
 // variable SPDLOG_LEVEL through spdlog's own loader, spdlog/cfg/env.h; else left as it is, spdlog's default being
 // INFO), TEXT lines after log.pattern or JSON lines (logging/log_format.h). A default logger the program installed
@@ -15,5 +15,11 @@
 namespace sluice::logging {
 
 [[nodiscard]] Status configure_logging(const Configuration& config);
+
+// Puts spdlog's own default logger (unnamed; it writes to stdout) on stderr, keeping its level, so that a
+// job's output on stdout stays apart from its log lines (Flink's CLI logs to stderr as well). A default logger the
+// program installed itself (one with a name) is left alone. configure_logging does this first; the environment's
+// constructor and the `sluice` tool call it before they log anything. Idempotent; thread-safe.
+void log_to_stderr();
 
 }  // namespace sluice::logging

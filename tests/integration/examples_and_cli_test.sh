@@ -25,9 +25,19 @@ shown = readme[start:readme.index('```\n', start)]
 if shown != code:
     sys.exit('README.md "Write your own job" differs from examples/readme/main.cc: copy the program into the README')
 PY
-"$readme" > readme.out
+"$readme" > readme.out 2> readme.err
 cat out/word-count/part-* | sort | tr '\n' ' ' | grep -qx 'a,1 a,2 b,1 ' \
-  || { echo "README program committed:"; cat out/word-count/part-* readme.out; exit 1; }
+  || { echo "README program committed:"; cat out/word-count/part-* readme.out readme.err; exit 1; }
+# Its log lines go to stderr: stdout is the program's own.
+grep -q 'Completed checkpoint' readme.err || { echo "README program: no log line on stderr"; cat readme.err; exit 1; }
+[ ! -s readme.out ] || { echo "README program: log lines on stdout"; cat readme.out; exit 1; }
+# A mistyped flag is refused (a --restor run would start afresh), and a failed restore says why, committing nothing.
+committed=$(cat out/word-count/part-* | md5sum)
+code=0; "$readme" --restor nowhere > typo.out 2>&1 || code=$?
+[ "$code" -eq 2 ] && grep -q "unknown argument '--restor'" typo.out || { echo "typo: exit $code"; cat typo.out; exit 1; }
+code=0; "$readme" --restore "$PWD/nowhere" > norestore.out 2>&1 || code=$?
+[ "$code" -eq 1 ] && grep -q "nowhere" norestore.out || { echo "missing restore: exit $code"; cat norestore.out; exit 1; }
+[ "$(cat out/word-count/part-* | md5sum)" = "$committed" ] || { echo "refused runs changed the output"; exit 1; }
 
 "$per_auction" -D parallelism.default=2 > pa.out
 ls out/per-auction-example/part-* > /dev/null

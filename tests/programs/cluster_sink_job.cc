@@ -212,16 +212,17 @@ struct Args {
   std::exit(2);
 }
 
-Args parse_args(int argc, char** argv) {
-  if (argc < 2) usage("no command");
+// `rest`: what sluice::parse_program_args left of the command line (Sluice's own flags are gone).
+Args parse_args(const std::vector<std::string>& rest) {
+  if (rest.empty()) usage("no command");
   Args a;
-  a.command = argv[1];
+  a.command = rest[0];
   if (a.command != "prepare" && a.command != "run") usage("unknown command '" + a.command + "'");
-  for (int i = 2; i < argc; ++i) {
-    const std::string f = argv[i];
+  for (size_t i = 1; i < rest.size(); ++i) {
+    const std::string f = rest[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(f + ": expected a value after it");
-      return argv[++i];
+      if (i + 1 >= rest.size()) usage(f + ": expected a value after it");
+      return rest[++i];
     };
     auto number = [&]() -> int64_t {
       const std::string v = value();
@@ -248,10 +249,6 @@ Args parse_args(int argc, char** argv) {
     else if (f == "--checkpoint-dir") a.checkpoint_dir = value();
     else if (f == "--verify") a.verify = true;
     else if (f == "--kill-at") a.kill_at = value();
-    // StreamExecutionEnvironment::from_args's own flags.
-    else if (f == "--role" || f == "-D" || f == "--config" || f == "-c" || f == "--check-restore") ++i;
-    else if ((f.size() > 2 && f.rfind("-D", 0) == 0) || f.rfind("--config=", 0) == 0) continue;
-    else if (f == "--allow-non-restored-state" || f == "--rehash-key-groups") continue;
     else usage("unknown argument '" + f + "'");
   }
   const Workload& w = a.workload;
@@ -574,12 +571,7 @@ void build_job(sluice::StreamExecutionEnvironment& env, const Args& a) {
   }
 }
 
-int run(int argc, char** argv, const Args& a) {
-  auto env = sluice::StreamExecutionEnvironment::from_args(argc, argv);
-  if (!env.is_ok()) {
-    std::fprintf(stderr, "%s\n", env.status().to_string().c_str());
-    return 2;
-  }
+int run(sluice::StreamExecutionEnvironment* env, const Args& a) {
   sluice::Configuration& config = env->configuration();
   if (!config.contains(sluice::options::kCheckpointingInterval.key)) {
     (void)config.try_set(sluice::options::kCheckpointingInterval, std::chrono::milliseconds(100));
@@ -621,9 +613,14 @@ int run(int argc, char** argv, const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse_args(argc, argv);
+  auto program_args = sluice::parse_program_args(argc, argv);
+  if (!program_args.is_ok()) {
+    std::fprintf(stderr, "%s\n", program_args.status().to_string().c_str());
+    return 2;
+  }
+  const Args a = parse_args(program_args->remaining);
   try {
-    return a.command == "prepare" ? prepare(a) : run(argc, argv, a);
+    return a.command == "prepare" ? prepare(a) : run(&program_args->env, a);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cluster_sink_job %s: %s\n", a.command.c_str(), e.what());
     return 2;

@@ -5,11 +5,13 @@
 #include "demo.h"
 #include "guarantees_command.h"
 #include "jobs_command.h"
+#include "logging/logging_config.h"
 #include "nexmark_command.h"
 #include "savepoint_command.h"
 #include "sluice/config/configuration.h"
 
 int main(int argc, char** argv) {
+  sluice::logging::log_to_stderr();  // stdout carries the commands' results (sluice list, the demo's report)
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
   app.require_subcommand(1);
   // A usage error repeats the arguments it did not expect; a secret among them (-D s3.secret-key=...) stays out.

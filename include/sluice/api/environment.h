@@ -43,10 +43,10 @@ class StreamExecutionEnvironment {
 
   // Sluice's command-line flags (sluice/api/program_args.h lists them): `--config FILE`, `-D key=value`, `--restore
   // PATH|latest`, `--claim-mode`, `--allow-non-restored-state`, `--rehash-key-groups`, `--summary-json FILE`, `--role
-  // jobmanager|taskmanager` (docs/cluster.md) and `--check-restore PATH` (execute() then only checks whether the job
-  // would restore PATH, prints the report and exits the process: 0 it would, 1 not - docs/savepoints.md). `--help`
-  // prints them and exits the process with 0. Other arguments are ignored here: parse_program_args hands them to a
-  // program with flags of its own. Errors (kInvalidArgument, kNotFound, kIoError) name the flag or the file.
+  // jobmanager|taskmanager` (docs/cluster.md), `--check-restore PATH` (execute() only checks whether the job would
+  // restore PATH, prints the report, exits: 0 it would, 1 not; docs/savepoints.md); `--help` prints them, exits 0.
+  // Any other argument is refused, so a mistyped --restore cannot start afresh (parse_program_args hands them to a
+  // program with flags of its own). Errors (kInvalidArgument, kNotFound, kIoError) name the argument or the file.
   static Result<StreamExecutionEnvironment> from_args(int argc, const char* const* argv);
 
   // Default parallelism of operators that set none (parallelism.default).

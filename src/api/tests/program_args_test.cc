@@ -115,12 +115,26 @@ TEST(ProgramArgs, BadFlagsFailNamingTheFlag) {
   EXPECT_NE(error_of({"--config", file, "--config", file}).find("--config"), std::string::npos);
 }
 
-TEST(ProgramArgs, FromArgsKeepsTheConfigurationAndDropsTheRest) {
-  const std::vector<const char*> argv = {"my-job", "--input", "x", "-Dparallelism.default=5", "--restore", "p"};
+TEST(ProgramArgs, FromArgsTakesSluicesFlags) {
+  const std::vector<const char*> argv = {"my-job", "-Dparallelism.default=5", "--restore", "p"};
   auto env = StreamExecutionEnvironment::from_args(static_cast<int>(argv.size()), argv.data());
   ASSERT_TRUE(env.is_ok()) << env.status().to_string();
   EXPECT_EQ(env->parallelism(), 5);
   EXPECT_EQ(env->configuration().get(options::kStateRecoveryPath), "p");
+}
+
+// A mistyped flag would otherwise start the job afresh (a --restor p run from scratch next to the committed output).
+TEST(ProgramArgs, FromArgsRefusesAnArgumentItDoesNotKnowNamingIt) {
+  for (const std::vector<const char*>& argv : {std::vector<const char*>{"my-job", "--restor", "p"},
+                                               std::vector<const char*>{"my-job", "-p", "3"},
+                                               std::vector<const char*>{"my-job", "input.txt"}}) {
+    auto env = StreamExecutionEnvironment::from_args(static_cast<int>(argv.size()), argv.data());
+    ASSERT_FALSE(env.is_ok()) << argv[1];
+    EXPECT_EQ(env.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(env.status().message().find(std::string("unknown argument '") + argv[1] + "'"), std::string::npos)
+        << env.status().to_string();
+    EXPECT_NE(env.status().message().find("parse_program_args"), std::string::npos) << env.status().to_string();
+  }
 }
 
 TEST(ProgramArgsDeathTest, FromArgsPrintsTheHelpAndExitsZero) {
