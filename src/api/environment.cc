@@ -16,6 +16,7 @@
 #include "api/job_signals.h"
 #include "api/job_summary.h"
 #include "api/progress_line.h"
+#include "api/rocksdb_backend_options.h"
 #include "batch/batch_job.h"
 #include "batch/stage_plan.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
@@ -94,40 +95,6 @@ StreamExecutionEnvironment& StreamExecutionEnvironment::set_job_property(std::st
 }
 
 namespace {
-
-// state.backend.rocksdb.* and taskmanager.memory.managed.size as the backend's options.
-Result<RocksDBStateBackendOptions> rocksdb_options_of(const Configuration& config) {
-  RocksDBStateBackendOptions o;
-  o.local_dir = config.get(options::kRocksDBLocalDir);
-  switch (config.get(options::kRocksDBPredefinedOptions)) {
-    case PredefinedOptions::kDefault: o.predefined_options = RocksDBPredefinedOptions::kDefault; break;
-    case PredefinedOptions::kSpinningDiskOptimized:
-      o.predefined_options = RocksDBPredefinedOptions::kSpinningDiskOptimized;
-      break;
-    case PredefinedOptions::kSpinningDiskOptimizedHighMem:
-      o.predefined_options = RocksDBPredefinedOptions::kSpinningDiskOptimizedHighMem;
-      break;
-    case PredefinedOptions::kFlashSsdOptimized: o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimized; break;
-    case PredefinedOptions::kFlashSsdOptimizedHighMem:
-      o.predefined_options = RocksDBPredefinedOptions::kFlashSsdOptimizedHighMem;
-      break;
-  }
-  o.timer_service_factory = config.get(options::kRocksDBTimerServiceFactory) == TimerServiceFactory::kHeap
-                                ? RocksDBTimerServiceFactory::kHeap
-                                : RocksDBTimerServiceFactory::kRocksDB;
-  o.memory.managed = config.get(options::kRocksDBMemoryManaged);
-  o.memory.managed_size_bytes = static_cast<int64_t>(config.get(options::kManagedMemorySize).bytes);
-  if (auto fixed = config.get(options::kRocksDBMemoryFixedPerTm)) o.memory.fixed_per_tm_bytes = static_cast<int64_t>(fixed->bytes);
-  o.memory.write_buffer_ratio = config.get(options::kRocksDBMemoryWriteBufferRatio);
-  o.memory.high_prio_pool_ratio = config.get(options::kRocksDBMemoryHighPrioPoolRatio);
-  o.native_metrics.block_cache_capacity = config.get(options::kRocksDBMetricsBlockCacheCapacity);
-  o.native_metrics.block_cache_usage = config.get(options::kRocksDBMetricsBlockCacheUsage);
-  o.native_metrics.cur_size_all_mem_tables = config.get(options::kRocksDBMetricsCurSizeAllMemTables);
-  o.native_metrics.mem_table_flush_pending = config.get(options::kRocksDBMetricsMemTableFlushPending);
-  o.native_metrics.num_running_flushes = config.get(options::kRocksDBMetricsNumRunningFlushes);
-  o.native_metrics.num_running_compactions = config.get(options::kRocksDBMetricsNumRunningCompactions);
-  return o;
-}
 
 // The longest wait between a failure and the restart under `restart` (0 without restarts).
 int64_t longest_restart_delay_ms(const RestartStrategyConfig& restart) {
@@ -366,12 +333,9 @@ Result<std::unique_ptr<JobClient>> StreamExecutionEnvironment::execute_async(con
   mc.buffer_timeout_enabled = config_.get(options::kBufferTimeoutEnabled);
   mc.auto_watermark_interval_ms = config_.get(options::kAutoWatermarkInterval).count();
   mc.state_backend_type = OptionType<StateBackendType>::format(state_backend_kind_of(config_));
-  SLUICE_ASSIGN_OR_RETURN(mc.rocksdb, rocksdb_options_of(config_));
+  mc.rocksdb = api::rocksdb_backend_options(config_);
   if (state_backend_kind_of(config_) == StateBackendType::kRocksDB) SLUICE_RETURN_IF_ERROR(mc.rocksdb.memory.validate());
   mc.rocksdb.options_factory = rocksdb_options_factory_;
-  if (config_.get(options::kRocksDBCacheEnabled)) {
-    mc.rocksdb.write_back_cache_max_size_bytes = static_cast<int64_t>(config_.get(options::kRocksDBCacheMaxSize).bytes);
-  }
   mc.clock = clock_;
   mc.names = name_source_or_random(names_);
   if (const std::string fixed = config_.get(options::kFixedJobId); !fixed.empty()) {

@@ -124,16 +124,18 @@ const ConfigOption<std::string> kRocksDBLocalDir{
     {}, local_folder()};
 
 const ConfigOption<bool> kRocksDBCacheEnabled{
-    "state.backend.rocksdb.cache.enabled", false,
+    "state.backend.rocksdb.cache.enabled", true,
     "Puts a write-back cache of recently used keys in front of each subtask's RocksDB instance: reads and "
     "updates of hot keys stay in memory; changes are written to RocksDB on eviction and before every snapshot, "
-    "so checkpoints are the same as without it. Sluice's own option (Flink has none).",
+    "so checkpoints are the same as without it. On by default (about 7x the events per CPU-second of plain "
+    "RocksDB on a hot-key job); false gives Flink's behaviour. Sluice's own option (Flink has none).",
     {}, {}};
 
 const ConfigOption<MemorySize> kRocksDBCacheMaxSize{
     "state.backend.rocksdb.cache.max-size", MemorySize::of_mebibytes(64),
     "Memory of the write-back cache per keyed operator subtask (keys + values + about 128 bytes per entry); "
-    "least recently used entries are evicted beyond it.",
+    "least recently used entries are evicted beyond it. Not set while managed memory bounds RocksDB: the caches "
+    "share half of that budget instead (docs/state-backends.md); set: this size per subtask, beside the budget.",
     {},
     {[](const MemorySize& v) { return v.bytes >= (4u << 10); }, ">= 4kb"}};
 const ConfigOption<PredefinedOptions> kRocksDBPredefinedOptions{

@@ -17,6 +17,8 @@ Configuration rocksdb_config() {
   EXPECT_TRUE(c.set_string("state.backend.type", "rocksdb").is_ok());
   EXPECT_TRUE(c.set_string("state.backend.rocksdb.localdir", ::testing::TempDir() + "sluice-native-metrics-it").is_ok());
   EXPECT_TRUE(c.set_string("state.backend.rocksdb.memory.fixed-per-tm", "24mb").is_ok());
+  // RocksDB's own figures: every update reaches the memtables and the block cache has the whole budget.
+  EXPECT_TRUE(c.set_string("state.backend.rocksdb.cache.enabled", "false").is_ok());
   return c;
 }
 

@@ -220,8 +220,8 @@ extern const ConfigOption<StateBackendType> kStateBackendType;
 // subtask's working directory (deleted when the subtask ends). A local folder only: a value starting with a URI
 // scheme ("s3://b", "file:///x", "gs:/b") is refused (kInvalidArgument naming the key).
 extern const ConfigOption<std::string> kRocksDBLocalDir;
-// state.backend.rocksdb.cache.enabled (Boolean, false) and state.backend.rocksdb.cache.max-size (MemorySize,
-// 64mb, >= 4kb): a write-back cache of recently used keys per subtask in front of RocksDB (Sluice's own).
+// state.backend.rocksdb.cache.enabled (Boolean, true) and state.backend.rocksdb.cache.max-size (MemorySize,
+// 64mb, >= 4kb; unset under managed memory: half the budget shared): a write-back cache per subtask (Sluice's).
 extern const ConfigOption<bool> kRocksDBCacheEnabled;
 extern const ConfigOption<MemorySize> kRocksDBCacheMaxSize;
 // state.backend.rocksdb.predefined-options (Enum, DEFAULT): a profile of RocksDB settings (PredefinedOptions).

@@ -115,6 +115,25 @@ using RocksDBNativeMetricRegistrar =
 // code that implements a factory includes it.
 class RocksDBOptionsFactory;
 
+// How large each subtask's write-back cache is. Its size counts keys + values + about 128 bytes per entry; beyond it
+// the least recently used entries are written to RocksDB and dropped. Sluice's own (Flink has no such cache).
+struct RocksDBWriteBackCacheOptions {
+  enum class Sizing : uint8_t {
+    kOff,
+    // `max_size_bytes` (> 0) per subtask, beside the managed-memory budget (state.backend.rocksdb.cache.max-size set).
+    kFixed,
+    // The configuration's default while managed memory bounds RocksDB: the caches open in the process share half of
+    // the budget in equal parts, and RocksDB's block cache and write buffers the other half (docs/state-backends.md,
+    // "Memory management"). Without a budget each cache gets 64 MiB, cache.max-size's default.
+    kManagedMemoryShare,
+  };
+  Sizing sizing = Sizing::kOff;
+  int64_t max_size_bytes = 0;  // kFixed only
+
+  static RocksDBWriteBackCacheOptions fixed(int64_t max_size_bytes) { return {Sizing::kFixed, max_size_bytes}; }
+  static RocksDBWriteBackCacheOptions managed_memory_share() { return {Sizing::kManagedMemoryShare, 0}; }
+};
+
 // Job-wide settings of the RocksDB backend (`state.backend.rocksdb.*`), handed from the configuration to every
 // keyed operator subtask. Ignored by the heap backend.
 struct RocksDBStateBackendOptions {
@@ -125,10 +144,9 @@ struct RocksDBStateBackendOptions {
   // Part of the working directory's name, so one can tell whose it is: the runtime sets
   // "job_<job id>_op_<operator>_<subtask>". A random suffix keeps names unique across attempts and processes.
   std::string instance_name;
-  // state.backend.rocksdb.cache.enabled / .max-size: a write-back cache of recently used keys per subtask in
-  // front of RocksDB (rocksdb/rocksdb_store.h), at most this many bytes (keys + values + ~128 bytes per
-  // entry). 0: off (the default, as Flink has no such cache).
-  int64_t write_back_cache_max_size_bytes = 0;
+  // state.backend.rocksdb.cache.*: the write-back cache of recently used keys per subtask in front of RocksDB
+  // (detail/state/rocksdb/rocksdb_store.h). Off in this struct; the configuration turns it on.
+  RocksDBWriteBackCacheOptions write_back_cache = {};
   // state.backend.rocksdb.timer-service.factory.
   RocksDBTimerServiceFactory timer_service_factory = RocksDBTimerServiceFactory::kRocksDB;
   // state.backend.rocksdb.predefined-options.

@@ -331,11 +331,13 @@ TEST(DerivedOptions, IoTmpDirsAreLocalFolders) {
 
 TEST(DerivedOptions, RocksDBWriteBackCache) {
   Configuration c;
-  EXPECT_FALSE(c.get(options::kRocksDBCacheEnabled));
+  EXPECT_TRUE(c.get(options::kRocksDBCacheEnabled));  // on by default; false is the documented way off
   EXPECT_EQ(c.get(options::kRocksDBCacheMaxSize).bytes, 64u << 20);
-  ASSERT_TRUE(c.set_string("state.backend.rocksdb.cache.enabled", "true").is_ok());
+  EXPECT_FALSE(c.contains("state.backend.rocksdb.cache.max-size"));  // unset: a share of managed memory
+  ASSERT_TRUE(c.set_string("state.backend.rocksdb.cache.enabled", "false").is_ok());
+  EXPECT_FALSE(c.get(options::kRocksDBCacheEnabled));
   ASSERT_TRUE(c.set_string("state.backend.rocksdb.cache.max-size", "8 mb").is_ok());
-  EXPECT_TRUE(c.get(options::kRocksDBCacheEnabled));
+  EXPECT_TRUE(c.contains("state.backend.rocksdb.cache.max-size"));
   EXPECT_EQ(c.get(options::kRocksDBCacheMaxSize).bytes, 8u << 20);
   Status tiny = c.set_string("state.backend.rocksdb.cache.max-size", "1kb");
   ASSERT_FALSE(tiny.is_ok());

@@ -8,10 +8,11 @@
 
 namespace sluice::rocksdb_memory {
 
-MemoryBudgetSplit split_budget(int64_t total_bytes, double write_buffer_ratio) {
-  const double m = static_cast<double>(total_bytes);
+MemoryBudgetSplit split_budget(int64_t total_bytes, double write_buffer_ratio, double write_back_fraction) {
   MemoryBudgetSplit s;
   s.total_bytes = total_bytes;
+  s.write_back_caches_bytes = static_cast<int64_t>(write_back_fraction * static_cast<double>(total_bytes));
+  const double m = static_cast<double>(total_bytes - s.write_back_caches_bytes);
   s.cache_capacity_bytes = static_cast<int64_t>((3.0 - write_buffer_ratio) * m / 3.0);
   s.write_buffer_manager_bytes = static_cast<int64_t>(2.0 * m * write_buffer_ratio / 3.0);
   return s;
@@ -64,7 +65,8 @@ namespace sluice::rocksdb_memory {
 
 namespace {
 
-using Key = std::tuple<int64_t, double, double>;  // budget, write-buffer ratio, high-priority pool ratio
+// budget, write-buffer ratio, high-priority pool ratio, write-back caches' fraction
+using Key = std::tuple<int64_t, double, double, double>;
 
 struct Registry {
   std::mutex mu;
@@ -79,19 +81,23 @@ Registry& registry() {
 
 }  // namespace
 
-Result<std::shared_ptr<const SharedResources>> shared_resources_for(const RocksDBMemoryOptions& memory) {
+Result<std::shared_ptr<const SharedResources>> shared_resources_for(const RocksDBMemoryOptions& memory,
+                                                                    double write_back_fraction) {
   SLUICE_RETURN_IF_ERROR(memory.validate());
   const int64_t budget = memory.budget_bytes();
   if (budget == 0) return std::shared_ptr<const SharedResources>();
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  const Key key{budget, memory.write_buffer_ratio, memory.high_prio_pool_ratio};
+  const Key key{budget, memory.write_buffer_ratio, memory.high_prio_pool_ratio, write_back_fraction};
   auto it = r.entries.find(key);
   if (it != r.entries.end()) {
     if (std::shared_ptr<const SharedResources> alive = it->second.lock()) return alive;
   }
   auto res = std::make_shared<SharedResources>();
-  res->split = split_budget(budget, memory.write_buffer_ratio);
+  res->split = split_budget(budget, memory.write_buffer_ratio, write_back_fraction);
+  if (res->split.write_back_caches_bytes > 0) {
+    res->write_back_caches = std::make_unique<rocksdb_cache::WriteBackCachePool>(res->split.write_back_caches_bytes);
+  }
   res->high_prio_pool_ratio = memory.high_prio_pool_ratio;
   rocksdb::LRUCacheOptions co;
   co.capacity = static_cast<size_t>(res->split.cache_capacity_bytes);

@@ -171,8 +171,15 @@ Status apply_own_column_settings(rocksdb::ColumnFamilyOptions& cf, const rocksdb
 }  // namespace
 
 Result<InstanceOptions> instance_options(const RocksDBStateBackendOptions& options) {
+  if (options.write_back_cache.sizing == RocksDBWriteBackCacheOptions::Sizing::kFixed &&
+      options.write_back_cache.max_size_bytes <= 0) {
+    return Status::invalid_argument("state.backend.rocksdb.cache.max-size: a write-back cache of a fixed size needs "
+                                    "a positive number of bytes, got " +
+                                    std::to_string(options.write_back_cache.max_size_bytes));
+  }
   InstanceOptions out;
-  SLUICE_ASSIGN_OR_RETURN(out.shared, rocksdb_memory::shared_resources_for(options.memory));
+  SLUICE_ASSIGN_OR_RETURN(out.shared, rocksdb_memory::shared_resources_for(options.memory,
+                                                                          rocksdb_memory::write_back_fraction_of(options)));
   rocksdb::DBOptions db;
   rocksdb::ColumnFamilyOptions cf;
   base_db_options(db);

@@ -45,8 +45,8 @@ struct InstanceOptions {
   std::shared_ptr<const rocksdb_memory::SharedResources> shared;
 };
 
-// kInvalidArgument for bad memory settings (rocksdb_memory::validate) or, with managed memory, a factory that
-// installed a table factory other than the block-based one.
+// kInvalidArgument for bad memory settings (rocksdb_memory::validate), a fixed-size write-back cache without a
+// positive size, or, with managed memory, a factory that installed a table factory other than the block-based one.
 Result<InstanceOptions> instance_options(const RocksDBStateBackendOptions& options);
 
 // Step 2 alone, on top of whatever `db` and `cf` hold.

@@ -80,14 +80,26 @@ struct RocksDBStore::Impl {
 
   // What every open database gets after RocksDB opened it: the write-back cache and the native metrics.
   void finish_open(const RocksDBStore::Options& options) {
-    if (options.write_back_cache_max_size_bytes > 0) {
-      cache = std::make_unique<rocksdb_cache::WriteBackCache>(
-          options.write_back_cache_max_size_bytes, [this](int32_t cf, std::string_view key, const std::string* value) {
-            rocksdb::ColumnFamilyHandle* h = cfs[static_cast<size_t>(cf)];
-            rocksdb::Status st = value != nullptr ? db->Put(write_options, h, slice(key), slice(*value))
-                                                  : db->Delete(write_options, h, slice(key));
-            if (!st.ok()) fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
-          });
+    auto write_entry = [this](int32_t cf, std::string_view key, const std::string* value) {
+      rocksdb::ColumnFamilyHandle* h = cfs[static_cast<size_t>(cf)];
+      rocksdb::Status st = value != nullptr ? db->Put(write_options, h, slice(key), slice(*value))
+                                            : db->Delete(write_options, h, slice(key));
+      if (!st.ok()) fail(value != nullptr ? "write-back put" : "write-back delete", cf, st);
+    };
+    using Sizing = RocksDBWriteBackCacheOptions::Sizing;
+    switch (options.write_back_cache.sizing) {
+      case Sizing::kOff: break;
+      case Sizing::kFixed:
+        cache = std::make_unique<rocksdb_cache::WriteBackCache>(options.write_back_cache.max_size_bytes, write_entry);
+        break;
+      case Sizing::kManagedMemoryShare:
+        if (memory != nullptr && memory->write_back_caches != nullptr) {
+          cache = std::make_unique<rocksdb_cache::WriteBackCache>(memory->write_back_caches.get(), write_entry);
+        } else {  // no budget to share
+          cache = std::make_unique<rocksdb_cache::WriteBackCache>(rocksdb_memory::kUnmanagedWriteBackCacheBytes,
+                                                                  write_entry);
+        }
+        break;
     }
     if (options.native_metrics.any() && options.native_metric_registrar) {
       metrics = std::make_unique<RocksDBNativeMetricMonitor>(db, options.native_metrics, options.native_metric_registrar);

@@ -7,6 +7,15 @@ namespace sluice::rocksdb_cache {
 WriteBackCache::WriteBackCache(int64_t max_size_bytes, WriteEntry write_entry)
     : max_size_bytes_(max_size_bytes), write_entry_(std::move(write_entry)) {}
 
+WriteBackCache::WriteBackCache(WriteBackCachePool* pool, WriteEntry write_entry)
+    : max_size_bytes_(pool->pool_bytes()), pool_(pool), write_entry_(std::move(write_entry)) {
+  pool_->join();
+}
+
+WriteBackCache::~WriteBackCache() {
+  if (pool_ != nullptr) pool_->leave();
+}
+
 WriteBackCache::Index& WriteBackCache::index(int32_t cf) {
   if (static_cast<size_t>(cf) >= index_.size()) index_.resize(static_cast<size_t>(cf) + 1);
   return index_[static_cast<size_t>(cf)];
@@ -116,7 +125,8 @@ void WriteBackCache::erase(List::iterator e) {
 }
 
 void WriteBackCache::evict_over_budget() {
-  while (size_bytes_ > max_size_bytes_ && lru_.size() > 1) {
+  const int64_t limit = max_size_bytes();
+  while (size_bytes_ > limit && lru_.size() > 1) {
     auto victim = std::prev(lru_.end());
     ++evictions_;
     if (victim->dirty) {

@@ -9,15 +9,18 @@
 // reads.
 //
 // Size: each entry is charged its key and value bytes plus kEntryOverheadBytes (the list node, the hash node
-// and two string headers on a 64-bit libstdc++). When the charge exceeds max_size_bytes the least recently
-// used entries are evicted (dirty ones written through `write_entry` first); the entry just used is never
-// evicted, so one oversized entry stays until the next one replaces it.
+// and two string headers on a 64-bit libstdc++). When the charge exceeds the limit the least recently used
+// entries are evicted (dirty ones written through `write_entry` first); the entry just used is never evicted,
+// so one oversized entry stays until the next one replaces it. The limit is either a fixed max_size_bytes or
+// a share of a WriteBackCachePool (managed memory: rocksdb_memory.h), read again on every insert and growth,
+// so a cache shrinks to its new share at its next write when another cache joins the pool.
 //
 // Values handed out (get) point into the cache: valid until the next call on the cache.
 // Errors: write_entry's exceptions (RocksDBError) propagate; the entry it was writing stays cached and dirty.
 // Thread-safety: none; the task thread's, like the store's per-record operations.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -28,6 +31,27 @@
 
 namespace sluice::rocksdb_cache {
 
+// The memory the write-back caches of a process share when managed memory bounds RocksDB: each member cache
+// may hold pool_bytes / members (members = caches open now). Why fair shares and not one global LRU: a cache
+// belongs to one task thread and takes no lock; a share is one relaxed atomic read.
+// Thread-safety: join/leave and share_bytes from any thread.
+class WriteBackCachePool {
+ public:
+  explicit WriteBackCachePool(int64_t pool_bytes) : pool_bytes_(pool_bytes) {}
+  int64_t pool_bytes() const { return pool_bytes_; }
+  int32_t members() const { return members_.load(std::memory_order_relaxed); }
+  int64_t share_bytes() const {
+    const int32_t n = members();
+    return pool_bytes_ / (n > 0 ? n : 1);
+  }
+  void join() { members_.fetch_add(1, std::memory_order_relaxed); }
+  void leave() { members_.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  const int64_t pool_bytes_;
+  std::atomic<int32_t> members_{0};
+};
+
 class WriteBackCache {
  public:
   static constexpr int64_t kEntryOverheadBytes = 128;
@@ -37,6 +61,9 @@ class WriteBackCache {
   using WriteEntry = std::function<void(int32_t cf, std::string_view key, const std::string* value)>;
 
   WriteBackCache(int64_t max_size_bytes, WriteEntry write_entry);
+  // Limited by a share of `pool` (joined here, left in the destructor); pool must outlive the cache.
+  WriteBackCache(WriteBackCachePool* pool, WriteEntry write_entry);
+  ~WriteBackCache();
   WriteBackCache(const WriteBackCache&) = delete;
   WriteBackCache& operator=(const WriteBackCache&) = delete;
 
@@ -59,7 +86,8 @@ class WriteBackCache {
   void invalidate_column_family(int32_t cf);
 
   int64_t size_bytes() const { return size_bytes_; }
-  int64_t max_size_bytes() const { return max_size_bytes_; }
+  // The limit now: max_size_bytes, or the pool share.
+  int64_t max_size_bytes() const { return pool_ != nullptr ? pool_->share_bytes() : max_size_bytes_; }
   size_t entries() const { return lru_.size(); }
   size_t dirty_entries() const { return dirty_; }
   int64_t hits() const { return hits_; }
@@ -98,6 +126,7 @@ class WriteBackCache {
   void write(Entry& e);
 
   int64_t max_size_bytes_;
+  WriteBackCachePool* pool_ = nullptr;  // not owned; null: max_size_bytes_ is the limit
   WriteEntry write_entry_;
   List lru_;                  // front = most recently used
   std::vector<Index> index_;  // by column family id

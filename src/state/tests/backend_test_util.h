@@ -36,7 +36,7 @@ inline std::string backend_name(const ::testing::TestParamInfo<StateBackendKind>
 inline RocksDBStateBackendOptions test_rocksdb_options() {
   RocksDBStateBackendOptions o{::testing::TempDir() + "sluice-state-tests", "test"};
   if (const char* bytes = std::getenv("SLUICE_TEST_ROCKSDB_CACHE_BYTES")) {
-    o.write_back_cache_max_size_bytes = std::stoll(bytes);
+    o.write_back_cache = RocksDBWriteBackCacheOptions::fixed(std::stoll(bytes));
   }
   return o;
 }

@@ -71,7 +71,7 @@ class StateVariant {
  public:
   explicit StateVariant(const std::vector<int64_t>& keys, int64_t cache_bytes = 0) : keys_(keys) {
     RocksDBStateBackendOptions options{bench_dir(), "bench-state"};
-    options.write_back_cache_max_size_bytes = cache_bytes;
+    if (cache_bytes > 0) options.write_back_cache = RocksDBWriteBackCacheOptions::fixed(cache_bytes);
     auto b = RocksDBKeyedStateBackend<int64_t>::create(KeyGroupRange(0, kMaxParallelism - 1), kMaxParallelism,
                                                        options);
     if (!b.is_ok()) throw std::runtime_error(b.status().to_string());

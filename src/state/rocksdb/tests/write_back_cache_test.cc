@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 
 std::unique_ptr<RocksDBStore> open_store(int64_t cache_bytes) {
   const std::string dir = ::testing::TempDir() + "sluice-write-back-cache-test-" + std::to_string(::getpid());
-  auto s = RocksDBStore::open(RocksDBStore::Options{dir, "t", cache_bytes});
+  RocksDBStore::Options o{dir, "t"};
+  if (cache_bytes > 0) o.write_back_cache = RocksDBWriteBackCacheOptions::fixed(cache_bytes);
+  auto s = RocksDBStore::open(o);
   EXPECT_TRUE(s.is_ok()) << s.status().to_string();
   if (!s.is_ok()) return nullptr;
   auto store = std::move(s).value();
@@ -258,6 +260,75 @@ TEST(RocksDBWriteBackCache, OffByDefault) {
   s->put(0, "k", "v");
   EXPECT_FALSE(s->cache_stats().enabled);
   EXPECT_EQ(s->estimate_num_keys(), 1);
+}
+
+// Under managed memory (kManagedMemoryShare: the configuration's default) the caches of the process share half the
+// budget in equal parts: a cache shrinks to its share when another opens and grows back when it closes.
+TEST(WriteBackCachePool, CachesShareHalfTheBudget) {
+  const std::string dir = ::testing::TempDir() + "sluice-write-back-pool-test-" + std::to_string(::getpid());
+  RocksDBStore::Options o{dir, "pool", RocksDBWriteBackCacheOptions::managed_memory_share()};
+  o.memory.fixed_per_tm_bytes = int64_t{1} << 20;
+  const int64_t pool = o.memory.fixed_per_tm_bytes / 2;
+  auto a = RocksDBStore::open(o);
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  RocksDBStore& sa = **a;
+  ASSERT_TRUE(sa.column_family("a").is_ok());
+  EXPECT_TRUE(sa.cache_stats().enabled);
+  EXPECT_EQ(sa.cache_stats().max_size_bytes, pool);
+  const std::string value(1000, 'v');
+  auto fill = [&](RocksDBStore& s) {
+    for (int i = 0; i < 1000; ++i) s.put(0, "k" + std::to_string(i), value);
+  };
+  fill(sa);
+  EXPECT_GT(sa.cache_stats().size_bytes, pool / 2);
+  EXPECT_LE(sa.cache_stats().size_bytes, pool);
+  {
+    auto b = RocksDBStore::open(o);
+    ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+    ASSERT_TRUE((*b)->column_family("a").is_ok());
+    EXPECT_EQ(sa.cache_stats().max_size_bytes, pool / 2);
+    EXPECT_EQ((*b)->cache_stats().max_size_bytes, pool / 2);
+    fill(**b);
+    sa.put(0, "one more", value);  // a's next write evicts it down to its new share
+    EXPECT_LE(sa.cache_stats().size_bytes + (*b)->cache_stats().size_bytes, pool);
+  }
+  EXPECT_EQ(sa.cache_stats().max_size_bytes, pool);
+  for (int i = 0; i < 1000; ++i) {  // nothing lost on the way: evicted changes reached RocksDB
+    std::string_view v;
+    ASSERT_TRUE(sa.get(0, "k" + std::to_string(i), &v)) << i;
+    EXPECT_EQ(v, value);
+  }
+}
+
+// Off and a fixed size are not drawn from the budget.
+TEST(WriteBackCachePool, FixedSizeAndOffAreNotShared) {
+  const std::string dir = ::testing::TempDir() + "sluice-write-back-pool-test-" + std::to_string(::getpid());
+  RocksDBStore::Options o{dir, "fixed", RocksDBWriteBackCacheOptions::fixed(64 << 10)};
+  o.memory.fixed_per_tm_bytes = int64_t{1} << 20;
+  auto fixed = RocksDBStore::open(o);
+  ASSERT_TRUE(fixed.is_ok()) << fixed.status().to_string();
+  EXPECT_EQ((*fixed)->cache_stats().max_size_bytes, 64 << 10);
+  o.write_back_cache = {};
+  auto off = RocksDBStore::open(o);
+  ASSERT_TRUE(off.is_ok()) << off.status().to_string();
+  EXPECT_FALSE((*off)->cache_stats().enabled);
+}
+
+// A share without a budget to share is cache.max-size's default; a fixed size must be positive.
+TEST(WriteBackCachePool, AShareWithoutABudgetIsTheDefaultSizeAndAFixedSizeMustBePositive) {
+  const std::string dir = ::testing::TempDir() + "sluice-write-back-pool-test-" + std::to_string(::getpid());
+  RocksDBStore::Options o{dir, "unmanaged", RocksDBWriteBackCacheOptions::managed_memory_share()};
+  o.memory.managed = false;
+  ASSERT_EQ(o.memory.budget_bytes(), 0);
+  auto share = RocksDBStore::open(o);
+  ASSERT_TRUE(share.is_ok()) << share.status().to_string();
+  EXPECT_EQ((*share)->cache_stats().max_size_bytes, int64_t{64} << 20);
+  o.write_back_cache = RocksDBWriteBackCacheOptions::fixed(0);
+  auto zero = RocksDBStore::open(o);
+  ASSERT_FALSE(zero.is_ok());
+  EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.status().message().find("state.backend.rocksdb.cache.max-size"), std::string::npos)
+      << zero.status().to_string();
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 // write-ahead log (recovery comes from checkpoints, as in Flink), so nothing written survives the process.
 // Every column family concatenates merge operands (ListState appends: rocksdb_state_codec.h).
 //
-// Write-back cache (Options::write_back_cache_max_size_bytes > 0; `state.backend.rocksdb.cache.*`): get, put,
+// Write-back cache (Options::write_back_cache, unless kOff; `state.backend.rocksdb.cache.*`): get, put,
 // merge and remove of recently used keys are served by a bounded in-memory cache (src/state/rocksdb/
 // write_back_cache.h); changed entries reach RocksDB when evicted and before anything reads RocksDB as a whole:
 // snapshot(), new_iterator()/has_key_in() and write()/try_write() first write every cached change back. So
