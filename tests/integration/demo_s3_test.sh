@@ -4,7 +4,8 @@
 #   1. kill -9 mid-run, then `--restore latest` from s3:// at another parallelism, heap and RocksDB incremental;
 #   2. stop-with-savepoint to s3://, `sluice savepoint inspect` of it, the savepoint copied to another prefix, and
 #      a restore from the copy at another parallelism on the other backend;
-#   3. --output on s3:// (twice: the second run replaces the first one's part files), verified through S3;
+#   3. --output on s3:// (twice: the second run removes the first one's part files, its job id recorded in the
+#      folder's .sluice-demo-runs on S3), verified through S3; another job's part file there makes a third run refuse;
 # and `sluice checkpoint verify|inspect` read s3:// paths, an unsupported scheme is refused naming it.
 # The seeded failures of every class on S3 are demo_s3_failures_test.sh's; damaged restore points
 # demo_s3_damaged_test.sh's.
@@ -58,8 +59,9 @@ done < savepoint-keys.txt
   > restored-sp.out 2>&1 || fail "restore of the copied savepoint from S3"
 contains restored-sp "verified: OK"
 
-# 3. The demo's output on S3: written through the exactly-once file sink, its earlier part files replaced by a
-#    second run, and read back by --verify through the S3 API (nothing lands in a local folder).
+# 3. The demo's output on S3: written through the exactly-once file sink, the first run's part files removed by a
+#    second run (both runs' job ids recorded in .sluice-demo-runs), and read back by --verify through the S3 API
+#    (nothing lands in a local folder). A part file of another job is never removed: a third run refuses (exit 2).
 for run in 1 2; do
   "$sluice" demo --events 200000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir "$base/out-ck" \
     --output "$base/output" "${s3[@]}" --verify > "s3-output-$run.out" 2>&1 || fail "demo with --output on S3 (run $run)"
@@ -68,6 +70,16 @@ done
 # Listed into a file first: `s3_keys | grep -q` fails under pipefail when grep stops reading early (broken pipe).
 s3_keys "${base#"s3://$SLUICE_S3_BUCKET/"}/output" > output-keys.txt
 grep -Eq '/part-[0-9a-f]{32}-[0-9]+-[0-9]+-[0-9]+$' output-keys.txt || fail "no part file on S3: $(head -5 output-keys.txt)"
+output_key=${base#"s3://$SLUICE_S3_BUCKET/"}/output
+[ "$(s3_request GET "$output_key/.sluice-demo-runs" | grep -cv '^#')" = 2 ] \
+  || fail "the S3 output's record does not list both runs"
+foreign_part="$output_key/part-0123456789abcdef0123456789abcdef-0-1-0"
+s3_request PUT "$foreign_part" --data-binary "another job's row" > /dev/null
+rc=0; "$sluice" demo --events 1000 --checkpoint-dir "$base/out-ck" --output "$base/output" "${s3[@]}" \
+  > s3-foreign.out 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "a demo beside another job's part file on S3: exit $rc, expected 2"
+contains s3-foreign "of job id 0123456789abcdef0123456789abcdef"
+[ "$(s3_request GET "$foreign_part")" = "another job's row" ] || fail "the other job's part file on S3 changed"
 [ ! -e "s3:" ] || fail "a local folder named 's3:' was created"
 
 # Unsupported schemes and mistyped URIs are refused, naming them; nothing local is created for them.

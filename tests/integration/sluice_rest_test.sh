@@ -92,6 +92,19 @@ done
 json_field "$stats" 'j["latest"]["completed"]["external_path"]' | grep -q "$job_id/chk-" \
   || fail "latest completed checkpoint's path: $stats"
 
+# A --timeout that is not positive is refused by savepoint and stop as by cancel (exit 2, naming the option) before
+# any request: no savepoint is taken and the job keeps running.
+for args in "savepoint ${job_id:0:6} $work/bad-timeout --timeout -5" \
+            "savepoint ${job_id:0:6} $work/bad-timeout --timeout 0" \
+            "stop ${job_id:0:6} --savepoint-dir $work/bad-timeout --timeout -1" "cancel ${job_id:0:6} --timeout 0"; do
+  # shellcheck disable=SC2086 # args holds several arguments
+  rc=0; "$sluice" $args > timeout.out 2>&1 || rc=$?
+  [ "$rc" = 2 ] && grep -q -- "--timeout: expected a number of seconds > 0" timeout.out \
+    || { cat timeout.out; fail "sluice $args: exit $rc, expected 2"; }
+done
+[ ! -e "$work/bad-timeout" ] || fail "a savepoint was taken for a refused --timeout"
+kill -0 "$demo_pid" || fail "the job ended after a refused --timeout"
+
 # A savepoint while the job runs (`sluice savepoint PREFIX DIR`), inspected and disposed of; a stop without a
 # directory (none configured) is refused with 400 and the job keeps running.
 "$sluice" savepoint "${job_id:0:6}" "$work/savepoints" > savepoint.out 2>&1 || { cat savepoint.out; fail "sluice savepoint"; }

@@ -28,12 +28,9 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/restore_path.h"
 #include "fs/file_system.h"
-#include "fs/folder_lock.h"
 #include "fs/file_systems_from_config.h"
 #include "fs/path.h"
-#include "cluster/job_claims.h"
 #include "cluster/mini_cluster.h"
-#include "core/host_name.h"
 #include "sluice/config/derived_options.h"
 #include "sluice/connectors/file/transactional_file_sink.h"
 #include "sluice/config/options.h"
@@ -43,6 +40,7 @@
 #include "coordinator/checkpoint_stats_json.h"
 #include "api/job_flags.h"
 #include "api/job_summary.h"
+#include "demo_output.h"
 #include "task_manager_run.h"
 #include "job_report.h"
 #include "verify.h"
@@ -97,55 +95,32 @@ std::optional<int64_t> stream_events_before(const std::string& location, const C
   return total;
 }
 
-// Removes the part files left by an earlier run (only names the file sink generates, is_part_file_name: the
-// directory may hold other things, a user's "part-notes.txt" included), on any
-// filesystem the job's configuration serves (a local path, file://, s3://). A local folder is locked while it is
-// cleaned, so a folder a running job writes to is refused (naming that job) before anything is removed; the job
-// takes the lock again when it is submitted.
-Status clean_output(const sluice::fs::FileSystemRegistry& file_systems, const std::string& dir,
-                    const std::string& checkpoint_dir) {
-  // Both paths' schemes first: a run refused for one of them must not leave the other folder created.
-  auto output_fs = file_systems.for_path(dir);
-  if (!output_fs.is_ok()) return output_fs.status().with_context("--output");
-  if (!checkpoint_dir.empty()) {
-    if (auto checkpoint_fs = file_systems.for_path(checkpoint_dir); !checkpoint_fs.is_ok()) {
-      return checkpoint_fs.status().with_context("execution.checkpointing.dir");
+// The run's output folder as prepare_demo_output needs it. The job id is fixed here ($internal.pipeline.job-id,
+// unless configured), before the job starts, so the folder's record of the demo's runs names it first.
+Result<DemoOutputRun> output_run_of(Configuration& config, const std::string& output_dir, OutputStart start) {
+  DemoOutputRun run;
+  run.output_dir = output_dir;
+  run.checkpoint_dir = config.get(options::kCheckpointsDirectory);
+  run.start = start;
+  run.job_id = config.get(options::kFixedJobId);
+  if (JobId id; !run.job_id.empty() && (!JobId::parse(run.job_id, &id) || id.to_hex() != run.job_id)) {
+    return Status::invalid_argument(options::kFixedJobId.key + ": '" + run.job_id +
+                                    "' is not 32 lowercase hex digits");
+  }
+  if (run.job_id.empty()) {
+    run.job_id = JobId::generate().to_hex();
+    SLUICE_RETURN_IF_ERROR(config.set_string(options::kFixedJobId.key, run.job_id));
+  }
+  if (start == OutputStart::kRestored) {
+    // A checkpoint that does not resolve fails the job's own restore, which names it; nothing to record then.
+    auto point = checkpoint::resolve_restore_path(config.get(options::kStateRecoveryPath), run.checkpoint_dir,
+                                                  sluice::fs::file_systems_from(config));
+    if (point.is_ok()) {
+      run.restored_job_ids.push_back(point->metadata.job_id.to_hex());
+      for (const JobId& id : point->metadata.lineage) run.restored_job_ids.push_back(id.to_hex());
     }
   }
-  // Both folders the job will claim are taken next: a run that a running job's claim will refuse must not remove
-  // anything (the part files may be a killed run's committed output, which its --restore latest still needs).
-  sluice::ClaimingJob cleaner;
-  cleaner.description = "sluice demo pid " + std::to_string(::getpid()) + " on host " + sluice::host_name() +
-                        " (removing an earlier run's part files before its job starts)";
-  std::vector<std::unique_ptr<sluice::HeldClaim>> held;
-  struct Folder {
-    std::string path, what, by;
-  };
-  const Folder folders[] = {
-      {checkpoint_dir, "checkpoint folder '" + checkpoint_dir + "' (execution.checkpointing.dir)", "the checkpoint storage"},
-      {dir, "output folder '" + dir + "'", "the output"}};
-  std::vector<sluice::cluster::WantedClaim> claims;
-  for (const Folder& f : folders) {
-    if (f.path.empty()) continue;
-    if (auto claim = sluice::fs::local_folder_claim(f.path, f.what)) claims.push_back({std::move(*claim), f.by});
-  }
-  // One folder for both is the job's own mistake, refused as the job's claims refuse it; taking its lock twice
-  // would instead blame this very process for holding it.
-  SLUICE_RETURN_IF_ERROR(sluice::cluster::check_claims_distinct("demo", claims));
-  for (const sluice::cluster::WantedClaim& w : claims) {
-    SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<sluice::HeldClaim> lock, w.claim.take(cleaner));
-    held.push_back(std::move(lock));
-  }
-  const std::shared_ptr<sluice::fs::FileSystem>& fsys = *output_fs;
-  if (Status s = sluice::fs::create_directories_durable(*fsys, dir); !s.is_ok()) {
-    return s.with_context("cannot create output directory '" + dir + "'");
-  }
-  SLUICE_ASSIGN_OR_RETURN(std::vector<sluice::fs::DirEntry> entries, fsys->list_dir(dir));
-  for (const auto& e : entries) {
-    if (e.kind != sluice::fs::PathKind::kFile || !sluice::file::is_part_file_name(e.name)) continue;
-    SLUICE_RETURN_IF_ERROR(fsys->remove_file(sluice::fs::join_path(dir, e.name)));
-  }
-  return Status::ok();
+  return run;
 }
 
 int run_demo(const DemoFlags& f) {
@@ -177,7 +152,8 @@ int run_demo(const DemoFlags& f) {
     }
   }
   // Restoring when the option is set at all (--restore, -D, --config): then the output's part files are the
-  // committed output of the earlier run and must stay. Set but empty is an error, checked before any cleanup.
+  // committed output of the earlier run and must stay (demo_output.h). Set but empty is an error, checked before
+  // any cleanup.
   const bool restoring = config.contains(options::kStateRecoveryPath.key);
   if (restoring && config.get(options::kStateRecoveryPath).empty()) {
     std::fprintf(stderr, "error: %s\n", checkpoint::resolve_restore_path("", "").status().to_string().c_str());
@@ -196,9 +172,11 @@ int run_demo(const DemoFlags& f) {
                          "MiniCluster use --inject-failures\n");
     return 2;
   }
-  if (!restoring && role != ProcessRole::kTaskManager) {
-    const std::string checkpoint_dir = config.get(options::kCheckpointsDirectory);
-    if (Status s = clean_output(sluice::fs::file_systems_from(config), f.output, checkpoint_dir); !s.is_ok()) {
+  if (role != ProcessRole::kTaskManager) {
+    const OutputStart start = restoring ? OutputStart::kRestored : OutputStart::kFresh;
+    Result<DemoOutputRun> run = output_run_of(config, f.output, start);
+    Status s = run.is_ok() ? prepare_demo_output(sluice::fs::file_systems_from(config), *run) : run.status();
+    if (!s.is_ok()) {
       std::fprintf(stderr, "error: %s\n", s.to_string().c_str());  // names the folder (output or checkpoint)
       return 2;
     }
@@ -421,7 +399,11 @@ void add_demo_command(CLI::App& app, int* exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 65536));
   cmd->add_option("--rate", flags->rate, "Declared event rate (events/s of event time)")->capture_default_str()->check(rate_check);
   cmd->add_option("--seed", flags->seed, "Generator seed")->capture_default_str();
-  cmd->add_option("--output", flags->output, "Output directory (the part files of an earlier run, part-<job id>-..., are replaced; other files stay)")->capture_default_str();
+  cmd->add_option("--output", flags->output,
+                  "Output directory. Without --restore, the part files of earlier sluice demo runs (their job ids "
+                  "recorded in its .sluice-demo-runs) are removed; other files stay, and part files of any other job "
+                  "make the demo refuse to start")
+      ->capture_default_str();
   CLI::Option* interval = cmd->add_option("--checkpoint-interval", flags->checkpoint_interval,
                                           "Checkpoint interval (Flink duration syntax; 0 turns checkpointing off; "
                                           "no default in BATCH)")->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <random>
@@ -28,19 +29,31 @@ CLI::Validator whole_number_at_least_one() {
       "INT >= 1");
 }
 
-CLI::Validator declared_rate_check() {
+namespace {
+
+// A validator of one number (the whole text a double) that `accept` takes; else "expected <expected>, got '<v>'".
+CLI::Validator number_check(bool (*accept)(double), std::string expected, std::string name) {
   return CLI::Validator(
-      [](std::string& v) -> std::string {
+      [accept, expected = std::move(expected)](std::string& v) -> std::string {
         try {
           size_t used = 0;
-          double r = std::stod(v, &used);
-          if (used != v.size() || !(r >= 1 && r <= 1e12)) return "expected events/s in [1, 1e12], got '" + v + "'";
+          const double d = std::stod(v, &used);
+          if (used == v.size() && accept(d)) return "";
         } catch (const std::exception&) {
-          return "expected events/s in [1, 1e12], got '" + v + "'";
         }
-        return "";
+        return "expected " + expected + ", got '" + v + "'";
       },
-      "RATE in [1, 1e12]");
+      std::move(name));
+}
+
+}  // namespace
+
+CLI::Validator declared_rate_check() {
+  return number_check([](double r) { return r >= 1 && r <= 1e12; }, "events/s in [1, 1e12]", "RATE in [1, 1e12]");
+}
+
+CLI::Validator positive_seconds() {
+  return number_check([](double s) { return std::isfinite(s) && s > 0; }, "a number of seconds > 0", "SECONDS > 0");
 }
 
 int64_t source_events(const MetricRegistry& metrics, const std::string& source_name) {

@@ -26,9 +26,11 @@
 namespace sluice::cli {
 
 // Option validators with plain messages (CLI11's numeric ranges print 300-digit bounds): a whole number >= 1,
-// and a declared event rate in [1, 1e12] events/s.
+// a declared event rate in [1, 1e12] events/s, and a finite number of seconds > 0 (the --timeout of the commands
+// that wait for a running job).
 CLI::Validator whole_number_at_least_one();
 CLI::Validator declared_rate_check();
+CLI::Validator positive_seconds();
 
 // Events the source emitted so far: the sum of numRecordsOut over the subtasks of the operator named
 // `source_name` (scopes "<job>.<operator>.<subtask>").

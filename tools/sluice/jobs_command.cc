@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "job_report.h"
 #include "rest/job_registry.h"
 #include "rest/rest_client.h"
 
@@ -138,7 +139,7 @@ void add_jobs_commands(CLI::App& app, int* exit_code) {
   cancel->add_option("JOB", flags->job, "The job id, or any prefix of it that names one running job")->required();
   cancel->add_option("--timeout", flags->timeout_s, "Seconds to wait for the job to end")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   cancel->add_flag("--no-wait", flags->no_wait, "Return once the job accepted the request, without waiting");
   cancel->callback([flags, exit_code] { *exit_code = run_cancel(*flags); });
 }

@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/savepoint_files.h"
 #include "cli_config.h"
+#include "job_report.h"
 #include "jobs_command.h"
 #include "savepoint_check.h"
 #include "rest/rest_client.h"
@@ -164,7 +165,9 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
   savepoint->add_option("JOB", sp->job, "The job id, or any prefix of it that names one running job");
   savepoint->add_option("DIR", sp->dir,
                         "Target directory (default: the job's execution.checkpointing.savepoint-dir)");
-  savepoint->add_option("--timeout", sp->timeout_s, "Seconds to wait for the savepoint")->capture_default_str();
+  savepoint->add_option("--timeout", sp->timeout_s, "Seconds to wait for the savepoint")
+      ->capture_default_str()
+      ->check(positive_seconds());
   savepoint->add_option("--type", sp->type,
                         "Savepoint format: canonical (portable: any backend and parallelism) or native (the state "
                         "backend's own files: faster, restores only into the same backend)")
@@ -202,7 +205,9 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
   stop->add_option("--savepoint-dir", st->dir, "Target directory (default: execution.checkpointing.savepoint-dir)");
   stop->add_flag("--drain", st->drain,
                  "End the input first: emit the final watermark (MAX) so event-time windows and timers fire");
-  stop->add_option("--timeout", st->timeout_s, "Seconds to wait for the job to stop")->capture_default_str();
+  stop->add_option("--timeout", st->timeout_s, "Seconds to wait for the job to stop")
+      ->capture_default_str()
+      ->check(positive_seconds());
   stop->add_option("--type", st->type, "Savepoint format: canonical or native (see `sluice savepoint --help`)")
       ->capture_default_str()
       ->check(CLI::IsMember({"canonical", "native"}, CLI::ignore_case));
