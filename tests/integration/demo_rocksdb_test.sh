@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# `sluice demo` on the RocksDB state backend: with failures injected (seed 3: at 59 % and 84 % of the events,
-# so after checkpoints completed) the job restores RocksDB state from a checkpoint, the output is still exactly
-# once (verified against the oracle), and every subtask's RocksDB working directory is gone when the job ends.
+# `sluice demo` on the RocksDB state backend: with failures injected (seed 3: at 59 % and 84 % of 10^6 events, a
+# second or more into the run even with the write-back cache, so after checkpoints completed) the job restores
+# RocksDB state from a checkpoint, the output is still exactly once (verified against the oracle), and every
+# subtask's RocksDB working directory is gone when the job ends.
 # Also the legacy name RocksDBStateBackend (RocksDB + filesystem checkpoint storage), and the write-back cache.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-"$sluice" demo --events 300000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck \
+"$sluice" demo --events 1000000 --parallelism 2 --checkpoint-interval 100ms --checkpoint-dir ck \
   --inject-failures 2 --seed 3 --output out -D state.backend.type=rocksdb -D state.backend.rocksdb.localdir="$work/rocks" \
   --verify --summary-json summary.json > demo.out 2>&1 || { echo "demo on RocksDB failed"; cat demo.out; exit 1; }
 grep -q '"verified": true' summary.json || { echo "demo on RocksDB did not verify"; cat demo.out summary.json; exit 1; }

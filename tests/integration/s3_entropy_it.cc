@@ -103,9 +103,12 @@ class S3EntropyIT : public ::testing::TestWithParam<Backend> {
     return out;
   }
 
-  void build(StreamExecutionEnvironment& env, const std::string& out, const std::string& sink_uid = "sink") const {
+  // `records_per_second`: the first run's input lasts 12 s, so that the seeded failures come before its end even
+  // when its checkpoints and savepoint take seconds on a loaded machine (the run must still be going then).
+  void build(StreamExecutionEnvironment& env, const std::string& out, const std::string& sink_uid = "sink",
+             double records_per_second = 2'500) const {
     env.set_parallelism(2);
-    env.from_generator(kRecords, [](int64_t i) { return i; }, /*records_per_second=*/15'000)
+    env.from_generator(kRecords, [](int64_t i) { return i; }, records_per_second)
         .name("numbers")
         .uid("numbers")
         .key_by([](const int64_t& v) { return v % kKeys; })
@@ -238,7 +241,7 @@ TEST_P(S3EntropyIT, DataUnderEntropyMetadataAndSavepointsWithoutAndNothingLeftAf
   // nothing), so its state is left out (execution.state-recovery.ignore-unclaimed-state).
   ASSERT_TRUE(restored_config.set_string("execution.state-recovery.ignore-unclaimed-state", "true").is_ok());
   StreamExecutionEnvironment restored_env(restored_config);
-  build(restored_env, base_ + "/out2", "sink-2");
+  build(restored_env, base_ + "/out2", "sink-2", /*records_per_second=*/15'000);
   auto restored = restored_env.execute("s3-entropy-restored");
   ASSERT_TRUE(restored.is_ok()) << restored.status().to_string();
   ASSERT_EQ(restored->status, JobStatus::kFinished) << restored->error.to_string();
