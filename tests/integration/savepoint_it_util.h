@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/filesystem_checkpoint_storage.h"
 #include "cluster/mini_cluster.h"
+#include "sluice/connectors/nexmark/nexmark_source.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/state/key_group_snapshot.h"
 
@@ -49,10 +51,11 @@ struct Run {
 
 // The main job at `parallelism` on `backend`; restoring `restore` when set. Checkpoints are due only every hour
 // (unless `extra` sets another interval): in these runs only savepoints and the final checkpoint of a bounded job
-// complete. `extra` is applied last, over these defaults.
+// complete. `extra` is applied last, over these defaults. `gate`: holds the sources at an event number (null: none).
 inline Result<Run> start(const std::string& base, const std::string& job, int32_t parallelism, const std::string& backend,
                   const std::string& output, const std::string& restore = "", bool allow_non_restored = false,
-                  const std::vector<std::pair<std::string, std::string>>& extra = {}, int64_t events = kEvents) {
+                  const std::vector<std::pair<std::string, std::string>>& extra = {}, int64_t events = kEvents,
+                  std::shared_ptr<nexmark::NexmarkEmitGate> gate = nullptr) {
   Configuration config;
   for (auto st : {config.set_string("execution.checkpointing.interval", "1h"),
                   config.set_string("execution.checkpointing.dir", base + "/ck"),
@@ -69,6 +72,7 @@ inline Result<Run> start(const std::string& base, const std::string& job, int32_
   per_auction::JobOptions opt;
   opt.source.generator.max_events = events;
   opt.source.num_splits = 8;
+  opt.source.gate = std::move(gate);
   opt.output_dir = output;
   per_auction::build(env, opt);
   SLUICE_ASSIGN_OR_RETURN(std::unique_ptr<JobClient> client, env.execute_async(job));
