@@ -128,11 +128,13 @@ void run(uint64_t seed, int32_t failures, bool savepoint = false, int32_t task_m
       ASSERT_TRUE(wait_until([&] { return ended() || cp->checkpoint_stats().num_completed > 0; }, "a checkpoint"));
     }
     // Retried while the first attempt is being deployed (start_job returns before; the JobMaster refuses then).
-    Result<std::string> trigger = cp->trigger_savepoint(base + "/savepoints");
-    for (int i = 0; i < 5000 && !trigger.is_ok() && trigger.status().message().find("being deployed") != std::string::npos; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      trigger = cp->trigger_savepoint(base + "/savepoints");
-    }
+    Result<std::string> trigger = Status::failed_precondition("not triggered");
+    ASSERT_TRUE(wait_until(
+        [&] {
+          trigger = cp->trigger_savepoint(base + "/savepoints");
+          return trigger.is_ok() || trigger.status().message().find("being deployed") == std::string::npos;
+        },
+        "a savepoint trigger the job takes"));
     ASSERT_TRUE(trigger.is_ok()) << trigger.status().to_string();
     auto done = cp->wait_savepoint(*trigger, 60'000);
     ASSERT_TRUE(done.has_value());
