@@ -11,8 +11,9 @@ Prints one JSON object:
 Each step reports `wall_s` and `cpu_s` (user + system time of the build tool and the compilers it ran). On a busy
 machine the wall time grows with the load; the CPU time is the figure to compare between runs.
 
-Usage: bench/build/build_time.py [--jobs N] [--work DIR] [--keep]
+Usage: bench/build/build_time.py [--jobs N] [--work DIR] [--keep] [--installed PREFIX]
 The work folder (default: a new temporary one) holds the build and the prefix; it is removed unless --keep.
+--installed PREFIX: only the word-count steps, against a package already installed there (`cmake --install`).
 """
 import argparse
 import json
@@ -46,6 +47,7 @@ def main():
     parser.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
     parser.add_argument('--work', default=None)
     parser.add_argument('--keep', action='store_true')
+    parser.add_argument('--installed', default=None, help='an installed prefix: measure only the word count')
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix='sluice-build-time-')
     os.makedirs(work, exist_ok=True)
@@ -55,22 +57,28 @@ def main():
         env.pop(launcher, None)
     build, prefix, user = (os.path.join(work, d) for d in ('build', 'prefix', 'user'))
     try:
-        subprocess.run(['cmake', '-S', REPO, '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release',
-                        '-DSLUICE_BUILD_TESTS=OFF', '-DSLUICE_BUILD_BENCH=OFF', f'-DCMAKE_INSTALL_PREFIX={prefix}'],
-                       env=env, check=True, stdout=subprocess.DEVNULL)
-        library = timed(['cmake', '--build', build, '-j', str(args.jobs), '--target', 'sluice'], env)
-        installed = timed(['cmake', '--build', build, '-j', str(args.jobs), '--target', 'sluice_package'], env)
-        subprocess.run(['cmake', '--install', build], env=env, check=True, stdout=subprocess.DEVNULL)
+        library = installed = None
+        if args.installed:
+            prefix = os.path.abspath(args.installed)
+        else:
+            subprocess.run(['cmake', '-S', REPO, '-B', build, '-G', 'Ninja', '-DCMAKE_BUILD_TYPE=Release',
+                            '-DSLUICE_BUILD_TESTS=OFF', '-DSLUICE_BUILD_BENCH=OFF', f'-DCMAKE_INSTALL_PREFIX={prefix}'],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
+            library = timed(['cmake', '--build', build, '-j', str(args.jobs), '--target', 'sluice'], env)
+            installed = timed(['cmake', '--build', build, '-j', str(args.jobs), '--target', 'sluice_package'], env)
+            subprocess.run(['cmake', '--install', build], env=env, check=True, stdout=subprocess.DEVNULL)
         configure = timed(['cmake', '-S', os.path.join(REPO, 'examples', 'out-of-tree'), '-B', user, '-G', 'Ninja',
                            '-DCMAKE_BUILD_TYPE=Release', f'-DCMAKE_PREFIX_PATH={prefix}'], env)
         compile_job = timed(['cmake', '--build', user, '-j', str(args.jobs)], env)
-        print(json.dumps({
+        report = {
             'jobs': args.jobs,
             'cores': os.cpu_count(),
             'load_average_1m_at_end': round(os.getloadavg()[0], 2),
-            'library': {'sluice_target': library, 'rest_of_the_installed_package': installed},
             'word_count': {'configure': configure, 'compile_and_link': compile_job},
-        }, indent=2))
+        }
+        if library is not None:
+            report['library'] = {'sluice_target': library, 'rest_of_the_installed_package': installed}
+        print(json.dumps(report, indent=2))
     finally:
         if not args.keep and not args.work:
             shutil.rmtree(work, ignore_errors=True)

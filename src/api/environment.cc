@@ -13,6 +13,7 @@
 
 #include "api/checkpointing_config.h"
 #include "api/job_endpoint.h"
+#include "api/job_flags.h"
 #include "api/job_signals.h"
 #include "api/job_summary.h"
 #include "api/progress_line.h"
@@ -48,7 +49,7 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
   SLUICE_ASSIGN_OR_RETURN(ProgramArgs args, parse_program_args(argc, argv));
   if (args.help_requested) {
     // A program with flags of its own calls parse_program_args and prints them after these.
-    std::printf("%s", program_args_help().c_str());
+    std::printf("%s", api::program_args_help_for(argc > 0 ? argv[0] : nullptr).c_str());
     std::fflush(stdout);
     std::exit(0);
   }
@@ -421,7 +422,7 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
   for (const StreamNode& node : graph_->nodes) {
     if (node.kind == StreamNode::Kind::kSource) sources.push_back(node.name);
   }
-  const ProgressLineMode progress_mode = config_.get(options::kProgressLine);
+  const bool show_progress = api::progress_line_wanted(config_, stderr);
   auto client = execute_async(job_name);
   if (!client.is_ok()) {
     signals.set_cancel({});
@@ -438,7 +439,7 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
     spdlog::info("job {}: REST endpoint {} (sluice list, cancel, savepoint, stop)", job_id, endpoint->url());
   }
   std::optional<api::ProgressLine> progress;
-  if (progress_mode == ProgressLineMode::kOn || (progress_mode == ProgressLineMode::kAuto && ::isatty(STDERR_FILENO))) {
+  if (show_progress) {
     progress.emplace(**client, std::move(sources), stderr, "records");
   }
   JobExecutionResult result = (*client)->wait();

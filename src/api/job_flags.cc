@@ -41,12 +41,12 @@ Result<Configuration> job_configuration(const JobFlags& flags) {
   }
   for (const std::string& kv : flags.dynamic) {
     if (Status s = config.apply_dynamic_property(kv); !s.is_ok()) {
-      return Status::invalid_argument("-D " + redact_sensitive_values(kv) + ": " + s.to_string());
+      return s.with_context("-D " + redact_sensitive_values(kv));
     }
   }
   const auto set = [&config](const char* flag, const std::string& key, const std::string& value) -> Status {
     Status s = config.set_string(key, value);
-    return s.is_ok() ? s : Status::invalid_argument(std::string(flag) + ": " + s.to_string());
+    return s.with_context(flag);
   };
   if (flags.restore) SLUICE_RETURN_IF_ERROR(set("--restore", options::kStateRecoveryPath.key, *flags.restore));
   if (!flags.claim_mode.empty()) {

@@ -44,4 +44,8 @@ void add_job_flags(CLI::App* app, JobFlags* flags, const JobFlagsSpec& spec = {}
 // (kInvalidArgument, kNotFound, kIoError) name the flag or the file; a -D value that holds a secret is redacted.
 [[nodiscard]] Result<Configuration> job_configuration(const JobFlags& flags);
 
+// program_args_help() with the program's name in its usage line ("Usage: my_job [OPTIONS]"): from_args prints it
+// for a program without flags of its own. `argv0` is the program's argv[0]; its folder is dropped.
+std::string program_args_help_for(const char* argv0);
+
 }  // namespace sluice::api

@@ -20,8 +20,9 @@ struct ProgramFlags {
 };
 
 // One definition for parsing and for the help text.
-std::unique_ptr<CLI::App> program_app(ProgramFlags* f) {
-  auto app = std::make_unique<CLI::App>("Sluice options (every program built on StreamExecutionEnvironment)");
+std::unique_ptr<CLI::App> program_app(ProgramFlags* f, std::string name = "") {
+  auto app = std::make_unique<CLI::App>("Sluice options (every program built on StreamExecutionEnvironment)",
+                                        std::move(name));
   app->set_help_flag();  // --help is a flag like the others: the program adds its own flags to the text
   app->allow_extras();   // the program's own arguments, handed back in order
   app->add_flag("--help,-h", f->help, "Print this help (and the program's own flags, if it has any) and exit");
@@ -65,5 +66,16 @@ std::string program_args_help() {
   ProgramFlags f;
   return program_app(&f)->help();
 }
+
+namespace api {
+
+std::string program_args_help_for(const char* argv0) {
+  std::string name = argv0 != nullptr ? argv0 : "";
+  if (const size_t slash = name.rfind('/'); slash != std::string::npos) name.erase(0, slash + 1);
+  ProgramFlags f;
+  return program_app(&f, std::move(name))->help();
+}
+
+}  // namespace api
 
 }  // namespace sluice

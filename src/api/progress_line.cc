@@ -1,12 +1,27 @@
 #include "api/progress_line.h"
 
+#include <unistd.h>
+
 #include <utility>
 
 #include "cluster/mini_cluster.h"
+#include "sluice/config/logging_options.h"
 #include "sluice/metrics/metric_names.h"
 #include "sluice/metrics/metric_registry.h"
 
 namespace sluice::api {
+
+bool progress_line_wanted(const Configuration& config, std::FILE* out) {
+  switch (config.get(options::kProgressLine)) {
+    case ProgressLineMode::kOn:
+      return true;
+    case ProgressLineMode::kOff:
+      return false;
+    case ProgressLineMode::kAuto:
+      break;
+  }
+  return ::isatty(::fileno(out)) == 1;
+}
 
 int64_t records_emitted(const MetricRegistry& metrics, const std::vector<std::string>& source_operators) {
   double total = 0;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sluice/api/job_client.h"
+#include "sluice/config/configuration.h"
 
 namespace sluice::api {
 
@@ -34,6 +35,10 @@ class ProgressLine {
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
+
+// Whether a progress line goes to `out`, per execution.progress-line: ON always, OFF never, AUTO when `out` is a
+// terminal (a line a second would clutter a log file or a pipe).
+bool progress_line_wanted(const Configuration& config, std::FILE* out);
 
 // The sum of numRecordsOut over the subtasks of the operators named `source_operators` (metric scopes
 // "<job>.<operator>.<subtask>"), as the registry holds them now.

@@ -153,7 +153,8 @@ Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, con
     return Status::invalid_argument(
         (input_name == "--restore" ? std::string("--restore / execution.state-recovery.path is set but empty")
                                    : input_name + " is empty") +
-        ": expected a chk-<n> folder, its _metadata file, or 'latest' (leave it unset to start fresh)");
+        ": expected a savepoint folder, a chk-<n> folder, its _metadata file, or 'latest' (leave it unset to start "
+        "fresh)");
   }
   auto fsys = file_systems.for_path(path_or_latest);
   if (!fsys.is_ok()) return fsys.status().with_context(input_name);

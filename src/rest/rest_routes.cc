@@ -142,7 +142,11 @@ void RestRoutes::install(httplib::Server& server) {
   // What no route answered (an unknown path, a malformed id) gets Flink's error shape too, never an empty body.
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    error(res, res.status, res.status == 404 ? "Not found: " + req.path : "HTTP " + std::to_string(res.status));
+    if (res.status != 404) return error(res, res.status, "HTTP " + std::to_string(res.status));
+    // A short or mistyped job id (a prefix copied from a log line) matches no route: say what an id looks like.
+    const bool job_path = req.path.rfind("/jobs/", 0) == 0;
+    error(res, 404, "Not found: " + req.path +
+                        (job_path ? " (a job id is 32 hexadecimal digits; GET /jobs lists the jobs)" : ""));
   });
   server.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
     std::shared_lock lock(jobs_mu_);

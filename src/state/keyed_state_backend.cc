@@ -41,5 +41,12 @@ template Result<std::unique_ptr<KeyedStateBackend<int64_t>>> make_keyed_state_ba
     StateBackendKind, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
 template std::unique_ptr<KeyedStateBackend<int64_t>> create_keyed_state_backend<int64_t>(
     std::string_view, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+template class KeyedStateBackend<std::string>;
+template class HeapKeyedStateBackend<std::string>;
+template class RocksDBKeyedStateBackend<std::string>;
+template Result<std::unique_ptr<KeyedStateBackend<std::string>>> make_keyed_state_backend<std::string>(
+    StateBackendKind, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+template std::unique_ptr<KeyedStateBackend<std::string>> create_keyed_state_backend<std::string>(
+    std::string_view, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
 
 }  // namespace sluice

@@ -160,6 +160,12 @@ std::vector<std::string> OperatorStateStore::take_restored(const std::string& na
   return elements;
 }
 
+void OperatorStateStore::register_state(const std::string& name, OperatorStateMode mode,
+                                        TypeSerializerSnapshot serializer,
+                                        std::unique_ptr<detail::OperatorStateBase> state) {
+  states_[name] = Registered{mode, std::move(serializer), std::move(state)};
+}
+
 std::vector<uint8_t> OperatorStateStore::snapshot() const {
   std::vector<SerializedOperatorState> all;
   for (const auto& [name, r] : states_) all.push_back(r.state->serialize());
@@ -167,4 +173,11 @@ std::vector<uint8_t> OperatorStateStore::snapshot() const {
   return encode_operator_state(all);
 }
 
+}  // namespace sluice
+
+namespace sluice {
+// Declared at the end of operator_state_store.h.
+template class detail::OperatorListState<std::vector<uint8_t>>;
+template ListState<std::vector<uint8_t>>& OperatorStateStore::get_list<std::vector<uint8_t>>(const std::string&,
+                                                                                           OperatorStateMode);
 }  // namespace sluice

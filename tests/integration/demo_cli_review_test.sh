@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Review findings on the `sluice demo` command line: --claim-mode accepts any case (CLAIM, claim, Claim)
-# and a bad value is refused with exit 2, listing the choices; an unsupported URI scheme creates no folder.
+# and a bad value is refused with exit 2, listing the choices; an unsupported URI scheme creates no folder; the progress
+# line follows execution.progress-line.
 set -euo pipefail
 sluice=$1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -38,4 +39,21 @@ grep -qF "no restore is possible after this process dies; set state.backend.type
   > mem2.out 2>&1 || { echo "demo with jobmanager storage failed"; cat mem2.out; exit 1; }
 grep -qF "set execution.checkpointing.storage to filesystem to keep them in ck-mem" mem2.out \
   || { echo "the in-memory warning does not name the storage as the fix"; cat mem2.out; exit 1; }
+# The progress line follows execution.progress-line: ON prints one a second to stdout, AUTO (the default) only onto a
+# terminal, so not into this file. A run shorter than 2 s may end before its first line; the runs are long enough
+# on these machines, and the elapsed time says whether the check applied.
+for mode in ON AUTO; do
+  start=$(date +%s%N)
+  "$sluice" demo --events 10000000 --parallelism 2 --checkpoint-dir "ck-progress-$mode" --output "out-progress-$mode" \
+    -D execution.progress-line=$mode > "progress-$mode.out" 2>&1 || { echo "demo with progress-line $mode failed"; cat "progress-$mode.out"; exit 1; }
+  elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  lines=$(grep -c "^  progress: [0-9]* events" "progress-$mode.out" || true)
+  echo "progress-line $mode: $lines lines in $elapsed_ms ms"
+  if [ "$mode" = ON ] && [ "$elapsed_ms" -ge 2000 ] && [ "$lines" -eq 0 ]; then
+    echo "no progress line with execution.progress-line=ON"; cat "progress-ON.out"; exit 1
+  fi
+  if [ "$mode" = AUTO ] && [ "$lines" -ne 0 ]; then
+    echo "a progress line into a file with execution.progress-line=AUTO"; cat "progress-AUTO.out"; exit 1
+  fi
+done
 echo "demo cli review test: OK"

@@ -128,7 +128,8 @@ for bad in restore dynamic; do
   if "$sluice" demo --events 10000000 --checkpoint-dir ck2 --output demo-kill "$@" > empty.out 2>&1; then
     echo "an empty restore path ($bad) did not fail"; cat empty.out; exit 1
   fi
-  grep -q "execution.state-recovery.path is set but empty" empty.out || { echo "unclear empty-restore error"; cat empty.out; exit 1; }
+  grep -q "execution.state-recovery.path is set but empty: expected a savepoint folder, a chk-<n> folder" empty.out ||
+    { echo "unclear empty-restore error"; cat empty.out; exit 1; }
 done
 [ "$(ls demo-kill | grep -c '^part-' || true)" -eq "$parts_before" ] || { echo "an empty restore path deleted output"; exit 1; }
 if "$sluice" demo --events 10000000 --seed 2 --parallelism 2 --checkpoint-dir ck2 --output demo-kill --restore latest \

@@ -146,7 +146,19 @@ assert any(re.fullmatch(r"running-count.* \([12]/2\)#0", t) for t in tasks), tas
 print("JSON log: %d lines of job %s, tasks %s" % (len(lines), next(iter(jobs)), sorted(tasks)))
 PY
 
-# 3. `sluice cancel` ends a run CANCELED (exit 1), its registry entry gone.
+# 3. A stopped process accepts the connection and never answers: `sluice cancel --timeout 2` gives up within about
+# its timeout (every request waits at most what is left of it), not after an HTTP timeout of its own. Continued,
+# the process may still read the request it was sent; either way SIGTERM ends it.
+start stopped "${common[@]}" --output "$work/out-stopped" --rate 2000
+kill -STOP "$pid"
+t0=$(date +%s%N); cancel_rc=0
+"$sluice" cancel "${job_id:0:8}" --timeout 2 > cancel-stopped.out 2>&1 || cancel_rc=$?
+elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT "$pid"; kill -TERM "$pid" 2>/dev/null || true
+finish
+[ "$cancel_rc" = 1 ] || fail "sluice cancel of a stopped process: exit $cancel_rc, expected 1" cancel-stopped.out
+[ "$elapsed_ms" -lt 3500 ] || fail "sluice cancel --timeout 2 of a stopped process took $elapsed_ms ms" cancel-stopped.out
+# `sluice cancel` ends a run CANCELED (exit 1), its registry entry gone.
 start cancel "${common[@]}" --output "$work/out-cancel" --rate 2000
 "$sluice" cancel "${job_id:0:8}" > cancel.out 2>&1 || fail "sluice cancel" cancel.out cancel.log
 finish

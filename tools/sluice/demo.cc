@@ -263,11 +263,12 @@ int run_demo(const DemoFlags& f) {
   if (f.inject_failures > 0 && batch_client != nullptr) {
     arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
   }
-  api::ProgressLine progress(**client, {"bids"}, stdout, "events");
+  std::optional<api::ProgressLine> progress;  // -D execution.progress-line=OFF, or AUTO into a file or pipe: none
+  if (api::progress_line_wanted(config, stdout)) progress.emplace(**client, std::vector<std::string>{"bids"}, stdout, "events");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   signals.set_cancel({});  // the job ended: a signal now exits at once
-  progress.stop();
+  if (progress) progress->stop();
   if (injector) injector->stop();
   // Distinct events of the stream this run processed: a finished run covers the whole stream, or after --restore
   // the rest of it after the restored checkpoint's source positions. Sources re-emit events after a recovery:

@@ -1,5 +1,6 @@
 #include "jobs_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -36,6 +37,12 @@ bool still_registered(const rest::JobRegistration& r) {
     if (live.job_id == r.job_id) return true;
   }
   return false;
+}
+
+std::chrono::milliseconds request_timeout(std::chrono::steady_clock::time_point deadline) {
+  using std::chrono::milliseconds;
+  const auto left = std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
+  return std::clamp(left, milliseconds(1), milliseconds(std::chrono::seconds(5)));
 }
 
 Result<rest::JobRegistration> find_running_job(const std::string& prefix) {
@@ -97,7 +104,11 @@ int run_cancel(const CancelFlags& f) {
     return 1;
   }
   const std::string id = job->job_id.to_hex();
-  auto res = rest::http_request("PATCH", job->address, job->port, "/jobs/" + id + "?mode=cancel");
+  const std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(f.timeout_s));
+  auto res = rest::http_request("PATCH", job->address, job->port, "/jobs/" + id + "?mode=cancel", "",
+                                request_timeout(deadline));
   if (!res.is_ok()) {
     std::fprintf(stderr, "error: cannot cancel job %s: %s\n", id.c_str(), res.status().message().c_str());
     return 1;
@@ -112,11 +123,10 @@ int run_cancel(const CancelFlags& f) {
     return 0;
   }
   // The job's process unregisters once the job reached CANCELED (or exits): wait for that.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(f.timeout_s);
   while (still_registered(*job)) {
     if (std::chrono::steady_clock::now() >= deadline) {
       std::fprintf(stderr, "error: job %s was asked to cancel but still runs after %.0f s (state %s)\n", id.c_str(),
-                   f.timeout_s, state_of(*job, std::chrono::seconds(2)).c_str());
+                   f.timeout_s, state_of(*job, milliseconds(200)).c_str());  // a short look: the time is up
       return 1;
     }
     std::this_thread::sleep_for(milliseconds(100));

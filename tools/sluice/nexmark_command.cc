@@ -179,11 +179,12 @@ int run_nexmark(const NexmarkFlags& f) {
   if (f.inject_failures > 0 && batch_client != nullptr) {
     arm_batch_failures(*batch_client, f.inject_failures, f.seed, parallelism);
   }
-  api::ProgressLine progress(**client, {nq::kSourceName}, stdout, "events");
+  std::optional<api::ProgressLine> progress;  // -D execution.progress-line=OFF, or AUTO into a file or pipe: none
+  if (api::progress_line_wanted(config, stdout)) progress.emplace(**client, std::vector<std::string>{nq::kSourceName}, stdout, "events");
   JobExecutionResult result = (*client)->wait();
   (*endpoint)->close();  // unregistered and no longer served: `sluice cancel` returns now
   signals.set_cancel({});  // the job ended: a signal now exits at once
-  progress.stop();
+  if (progress) progress->stop();
   if (injector) injector->stop();
   const int64_t emitted = source_events((*client)->metrics(), nq::kSourceName);
   // Stopped with a savepoint (`sluice stop`): FINISHED, but only the part of the stream before the savepoint.

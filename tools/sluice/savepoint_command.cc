@@ -45,8 +45,11 @@ int trigger_and_wait(const TriggerFlags& f, bool stop) {
   }
   body["formatType"] = checkpoint::savepoint_format_name(*format);
   if (!f.dir.empty()) body[stop ? "targetDirectory" : "target-directory"] = f.dir;
+  const std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(f.timeout_s));
   auto res = rest::http_request("POST", job->address, job->port, "/jobs/" + id + (stop ? "/stop" : "/savepoints"),
-                                body.dump());
+                                body.dump(), request_timeout(deadline));
   if (!res.is_ok() || res->status != 202) {
     std::fprintf(stderr, "error: cannot %s %s: %s\n", verb, id.c_str(),
                  res.is_ok() ? rest::error_message(*res).c_str() : res.status().message().c_str());
@@ -61,9 +64,9 @@ int trigger_and_wait(const TriggerFlags& f, bool stop) {
   std::printf("%s job %s (%s): request %s\n", stop ? "Stopping" : "Triggering a savepoint of", id.c_str(),
               job->name.c_str(), trigger.c_str());
   std::fflush(stdout);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(f.timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    auto poll = rest::http_request("GET", job->address, job->port, "/jobs/" + id + "/savepoints/" + trigger);
+    auto poll = rest::http_request("GET", job->address, job->port, "/jobs/" + id + "/savepoints/" + trigger, "",
+                                   request_timeout(deadline));
     if (!poll.is_ok() || poll->status != 200) {
       std::fprintf(stderr, "error: lost job %s while waiting for request %s: %s\n", id.c_str(), trigger.c_str(),
                    poll.is_ok() ? rest::error_message(*poll).c_str() : poll.status().message().c_str());

@@ -24,13 +24,13 @@
 #pragma once
 
 #include <limits>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sluice/core/serializer.h"
+#include "sluice/detail/sink/committable_collector.h"
 #include "sluice/sink/sink.h"
 
 namespace sluice {
@@ -135,13 +135,8 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
 
   void initialize_state(const OperatorRestoreState* restored) override {
     OneInputStreamOperator<T, T>::initialize_state(restored);
-    state_ = &this->operator_state_.get_list_state(ListStateDescriptor<std::pair<int64_t, CommT>>("pending-committables"));
-    restored_ = restored != nullptr;
-    if (restored != nullptr) next_checkpoint_ = restored->checkpoint_id.value() + 1;
-    for (auto& [id, c] : state_->get()) {
-      pending_[id].push_back(c);
-      restored_bytes_.push_back(serialize_bytes(c));
-    }
+    committables_.initialize(this->operator_state_, restored != nullptr,
+                             restored != nullptr ? restored->checkpoint_id.value() : 0);
     if (sink_->has_writer_state()) {
       writer_state_ = &this->operator_state_.get_list_state(ListStateDescriptor<std::vector<uint8_t>>("writer-state"));
       restored_writer_state_ = writer_state_->get();
@@ -169,13 +164,7 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
     if (writer_state_ != nullptr) {
       writer_state_->update(call_user(this->info(), [&] { return writer_->snapshot_writer_state(id.value()); }));
     }
-    auto& bucket = pending_[id.value()];
-    for (auto& c : comms) bucket.push_back(std::move(c));
-    next_checkpoint_ = id.value() + 1;
-    std::vector<std::pair<int64_t, CommT>> all;
-    for (const auto& [cid, cs] : pending_)
-      for (const auto& c : cs) all.emplace_back(cid, c);
-    state_->update(std::move(all));
+    committables_.add_and_snapshot(id.value(), std::move(comms));
     return OneInputStreamOperator<T, T>::snapshot_state(id, ts);
   }
   void notify_checkpoint_complete(CheckpointId id) override { commit_up_to(id.value()); }
@@ -185,19 +174,17 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
 
  private:
   void commit_up_to(int64_t id) {
-    std::vector<CommT> batch;
-    for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
-      for (auto& c : it->second) batch.push_back(std::move(c));
-      it = pending_.erase(it);
-    }
+    std::vector<CommT> batch = committables_.take_up_to(id);
     if (!batch.empty()) call_user(this->info(), [&] { committer_->commit(batch); });
   }
 
   std::string job_id() const override { return this->operator_setup().job_id; }
   std::vector<std::string> lineage_job_ids() const override { return this->operator_setup().lineage_job_ids; }
-  bool is_restored() const override { return restored_; }
-  const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override { return restored_bytes_; }
-  int64_t next_checkpoint_id() const override { return next_checkpoint_; }
+  bool is_restored() const override { return committables_.is_restored(); }
+  const std::vector<std::vector<uint8_t>>& restored_committables_bytes() const override {
+    return committables_.restored_bytes();
+  }
+  int64_t next_checkpoint_id() const override { return committables_.next_checkpoint_id(); }
   const std::vector<std::vector<uint8_t>>& restored_writer_state_bytes() const override {
     return restored_writer_state_;
   }
@@ -205,13 +192,9 @@ class TwoPhaseCommitSinkOperator final : public OneInputStreamOperator<T, T>,
   std::shared_ptr<const TwoPhaseCommittingSink<T, CommT>> sink_;
   std::unique_ptr<PrecommittingSinkWriter<T, CommT>> writer_;
   std::unique_ptr<Committer<CommT>> committer_;
-  ListState<std::pair<int64_t, CommT>>* state_ = nullptr;
-  std::map<int64_t, std::vector<CommT>> pending_;  // checkpoint id -> committables not committed yet
-  std::vector<std::vector<uint8_t>> restored_bytes_;
+  detail::CommittableCollector<CommT> committables_;
   ListState<std::vector<uint8_t>>* writer_state_ = nullptr;  // only when the sink has writer state
   std::vector<std::vector<uint8_t>> restored_writer_state_;
-  bool restored_ = false;
-  int64_t next_checkpoint_ = 1;
 };
 
 }  // namespace sluice

@@ -4,7 +4,7 @@
 // gives (the enumerator's), so it may change the enumerator and assign splits.
 //
 // Timing: steady clock; a call runs first after initial_delay_ms, then every period_ms after the end of the previous
-// run (0: once). Exceptions from either part are logged (spdlog) and the call keeps its schedule: a periodic lookup
+// run (0: once). Exceptions from either part are logged (core/log.h) and the call keeps its schedule: a periodic lookup
 // that fails once tries again next period. Thread-safety: add() may be called from any thread, also with the
 // enumerator's lock held; stop() (also from the destructor) waits for a running call to finish and must be called
 // without that lock.
@@ -17,10 +17,11 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
-#include <spdlog/spdlog.h>
+#include "sluice/core/log.h"
 
 namespace sluice {
 
@@ -78,14 +79,14 @@ class AsyncCalls {
       try {
         then = work();
       } catch (const std::exception& e) {
-        spdlog::error("split enumerator: an asynchronous call failed: {}", e.what());
+        log::error(std::string("split enumerator: an asynchronous call failed: ") + e.what());
       }
       if (then) {
         std::lock_guard enumerator(lock_);
         try {
           then();
         } catch (const std::exception& e) {
-          spdlog::error("split enumerator: handling an asynchronous call failed: {}", e.what());
+          log::error(std::string("split enumerator: handling an asynchronous call failed: ") + e.what());
         }
       }
       guard.lock();

@@ -401,14 +401,20 @@ std::unique_ptr<KeyedStateBackend<K>> create_keyed_state_backend(std::string_vie
   return std::move(backend).value();
 }
 
-// Keys of int64_t are the most common: the backends' non-template members for them are compiled once, in the state
-// library, instead of in every program that keys by int64_t (about 60 of this project's test programs did). The
-// member templates (one per state type: get_state & co.) still instantiate where they are used. The backends'
+// Keys of int64_t and std::string are the most common: the backends' non-template members for them are compiled
+// once, in the state library, instead of in every program that keys by them (about 60 of this project's test
+// programs key by int64_t; a word count keys by std::string: 2 s of its compile, docs/benchmarks.md "Build time").
+// The member templates (one per state type: get_state & co.) still instantiate where they are used. The backends'
 // own declarations end their headers (heap_keyed_state_backend.h, rocksdb_keyed_state_backend.h).
 extern template class KeyedStateBackend<int64_t>;
 extern template Result<std::unique_ptr<KeyedStateBackend<int64_t>>> make_keyed_state_backend<int64_t>(
     StateBackendKind, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
 extern template std::unique_ptr<KeyedStateBackend<int64_t>> create_keyed_state_backend<int64_t>(
+    std::string_view, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+extern template class KeyedStateBackend<std::string>;
+extern template Result<std::unique_ptr<KeyedStateBackend<std::string>>> make_keyed_state_backend<std::string>(
+    StateBackendKind, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
+extern template std::unique_ptr<KeyedStateBackend<std::string>> create_keyed_state_backend<std::string>(
     std::string_view, KeyGroupRange, int32_t, const RocksDBStateBackendOptions&);
 
 }  // namespace sluice

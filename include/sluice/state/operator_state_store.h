@@ -201,13 +201,17 @@ class OperatorStateStore {
   std::vector<std::string> take_restored(const std::string& name, OperatorStateMode mode,
                                          const TypeSerializerSnapshot& serializer);
   void register_state(const std::string& name, OperatorStateMode mode, TypeSerializerSnapshot serializer,
-                      std::unique_ptr<detail::OperatorStateBase> state) {
-    states_[name] = Registered{mode, std::move(serializer), std::move(state)};
-  }
+                      std::unique_ptr<detail::OperatorStateBase> state);
 
   std::map<std::string, Registered> states_;
   std::map<std::string, SerializedOperatorState> pending_;  // restored, not yet registered
   bool restored_ = false;
 };
+
+// Byte-string list states (sources' enumerator state, sinks' writer state) are in every job: compiled once, in the
+// state library, instead of in every program (docs/benchmarks.md "Build time").
+extern template class detail::OperatorListState<std::vector<uint8_t>>;
+extern template ListState<std::vector<uint8_t>>& OperatorStateStore::get_list<std::vector<uint8_t>>(
+    const std::string&, OperatorStateMode);
 
 }  // namespace sluice

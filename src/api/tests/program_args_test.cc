@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/job_flags.h"
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/logging_options.h"
 #include "sluice/config/options.h"
@@ -113,6 +114,26 @@ TEST(ProgramArgs, BadFlagsFailNamingTheFlag) {
   EXPECT_NE(error_of({"--summary-json"}).find("--summary-json"), std::string::npos);
   const std::string file = yaml_file("program-args-twice", "parallelism.default: 2\n");
   EXPECT_NE(error_of({"--config", file, "--config", file}).find("--config"), std::string::npos);
+}
+
+// The error names the code once: "InvalidArgument: -D x=y: ...", not "InvalidArgument: -D x=y: InvalidArgument: ...".
+TEST(ProgramArgs, AFlagsErrorNamesItsCodeOnce) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-D", "no-equals-sign"}, std::vector<std::string>{"-Dparallelism.default=zero"},
+        std::vector<std::string>{"--claim-mode", "KEEP"}, std::vector<std::string>{"--role", "worker"}}) {
+    const std::string error = error_of(args);
+    const size_t first = error.find("InvalidArgument");
+    ASSERT_NE(first, std::string::npos) << error;
+    EXPECT_EQ(error.find("InvalidArgument", first + 1), std::string::npos) << error;
+  }
+}
+
+// from_args prints this for --help: the usage line names the program as it was started, without its folder.
+TEST(ProgramArgs, TheHelpOfAProgramNamesIt) {
+  const std::string help = api::program_args_help_for("/opt/jobs/my-job");
+  EXPECT_NE(help.find("Usage: my-job [OPTIONS]"), std::string::npos) << help;
+  EXPECT_EQ(help.find("/opt/jobs"), std::string::npos) << help;
+  EXPECT_NE(help.find("--restore"), std::string::npos) << help;
 }
 
 TEST(ProgramArgs, FromArgsTakesSluicesFlags) {

@@ -193,3 +193,8 @@ std::unique_ptr<SourceReader<std::string, FileSplit>> FileSource::create_reader(
 }
 
 }  // namespace sluice::file
+
+namespace sluice {
+template class SourceOperator<std::string, file::FileSplit>;
+template class SourceCoordinator<std::string, file::FileSplit>;
+}  // namespace sluice

@@ -289,4 +289,63 @@ void TransactionalPartWriter::abort_unreferenced() noexcept {
   }
 }
 
+void FileCommitter::commit(const std::vector<FileCommittable>& committables) {
+  if (file_systems_) {
+    commit_part_files_in(*file_systems_, dir_, committables);
+  } else {
+    commit_part_files_in(dir_, committables);
+  }
+}
+
+namespace {
+
+template <class V>
+V decode(const std::vector<uint8_t>& bytes, const char* what) {
+  auto v = deserialize_bytes<V>(bytes.data(), bytes.size(), what);
+  if (!v.is_ok()) throw std::runtime_error(v.status().to_string());
+  return std::move(v).value();
+}
+
+}  // namespace
+
+std::unique_ptr<TransactionalPartWriter> open_part_writer(const std::string& dir, const RollingPolicy& rolling,
+                                                          TwoPhaseCommitContext& ctx) {
+  PartWriterConfig config;
+  config.dir = dir;
+  config.job_id = ctx.job_id();
+  config.subtask = ctx.subtask_index();
+  config.next_checkpoint_id = [&ctx] { return ctx.next_checkpoint_id(); };
+  config.rolling = rolling;
+  config.recover = ctx.is_restored();
+  config.lineage_job_ids = ctx.lineage_job_ids();
+  for (const auto& b : ctx.restored_committables_bytes()) {
+    config.keep.push_back(decode<FileCommittable>(b, "file sink committable"));
+  }
+  for (const auto& b : ctx.restored_writer_state_bytes()) {
+    config.resume.push_back(decode<InProgressPart>(b, "file sink in-progress part"));
+  }
+  config.parallelism = ctx.parallelism();
+  config.file_systems = ctx.file_systems();
+  config.clock = &ctx.clock();
+  return std::make_unique<TransactionalPartWriter>(std::move(config));
+}
+
+std::vector<std::vector<uint8_t>> encode_in_progress_parts(const std::vector<InProgressPart>& parts) {
+  std::vector<std::vector<uint8_t>> out;
+  out.reserve(parts.size());
+  for (const InProgressPart& p : parts) out.push_back(serialize_bytes(p));
+  return out;
+}
+
 }  // namespace sluice::file
+
+namespace sluice {
+// Declared at the end of transactional_file_sink.h.
+template class detail::CommittableCollector<file::FileCommittable>;
+template class detail::OperatorListState<std::pair<int64_t, file::FileCommittable>>;
+template ListState<std::pair<int64_t, file::FileCommittable>>&
+OperatorStateStore::get_list<std::pair<int64_t, file::FileCommittable>>(const std::string&, OperatorStateMode);
+template std::vector<uint8_t> serialize_bytes<file::FileCommittable>(const file::FileCommittable&);
+template Result<file::FileCommittable> deserialize_bytes<file::FileCommittable>(const uint8_t*, size_t,
+                                                                                std::string_view);
+}  // namespace sluice

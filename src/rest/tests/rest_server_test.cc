@@ -21,6 +21,7 @@ namespace sluice::rest {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Sends `request` as is to 127.0.0.1:port and returns everything the server answers until it closes.
 std::string raw_http(int32_t port, const std::string& request) {
@@ -259,6 +260,8 @@ TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
     EXPECT_EQ(p.status, 404) << path;
     EXPECT_THAT(error_message(p), HasSubstr("Not found: " + path)) << p.body;
   }
+  EXPECT_THAT(error_message(call("GET", "/jobs/abc")), HasSubstr("a job id is 32 hexadecimal digits"));
+  EXPECT_THAT(error_message(call("GET", "/no-such-path")), Not(HasSubstr("job id")));
   HttpResponse v = call("GET", "/jobs/" + std::string(32, '0') + "/vertices/0");
   EXPECT_EQ(v.status, 404);
   EXPECT_THAT(error_message(v), HasSubstr("not found"));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sluice/core/serializer.h"
+#include "sluice/operators/source_operator.h"
 #include "sluice/source/source.h"
 
 namespace sluice::file {
@@ -45,3 +46,10 @@ class FileSource final : public Source<std::string, FileSplit> {
 };
 
 }  // namespace sluice::file
+
+// The file source's operator and coordinator are compiled once, in the file connector's library, instead of in
+// every program that reads files (docs/benchmarks.md "Build time").
+namespace sluice {
+extern template class SourceOperator<std::string, file::FileSplit>;
+extern template class SourceCoordinator<std::string, file::FileSplit>;
+}  // namespace sluice

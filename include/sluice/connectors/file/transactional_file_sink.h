@@ -70,6 +70,7 @@
 #include "sluice/core/clock.h"
 #include "sluice/core/serializer.h"
 #include "sluice/sink/two_phase_commit_sink.h"
+#include "sluice/state/operator_state_store.h"
 
 namespace sluice::fs {
 class FileSystemRegistry;
@@ -200,6 +201,26 @@ class TransactionalPartWriter {
   std::set<std::string> referenced_;    // file names a checkpoint taken or restored by this writer references
 };
 
+// The committer of TransactionalFileSink: commits part files in `dir` (commit_part_files_in), through
+// `file_systems` (null: the local disk only).
+class FileCommitter final : public Committer<FileCommittable> {
+ public:
+  FileCommitter(std::string dir, std::shared_ptr<const fs::FileSystemRegistry> file_systems)
+      : dir_(std::move(dir)), file_systems_(std::move(file_systems)) {}
+  void commit(const std::vector<FileCommittable>& committables) override;
+
+ private:
+  std::string dir_;
+  std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
+};
+
+// The part writer of TransactionalFileSink's subtask: configured from the sink's context (job id, subtask, what a
+// restore keeps and resumes). Throws std::runtime_error on a corrupt restored committable or writer state entry.
+std::unique_ptr<TransactionalPartWriter> open_part_writer(const std::string& dir, const RollingPolicy& rolling,
+                                                          TwoPhaseCommitContext& ctx);
+// The writer state entries of the file sink: one serialized InProgressPart each.
+std::vector<std::vector<uint8_t>> encode_in_progress_parts(const std::vector<InProgressPart>& parts);
+
 template <class T>
 class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommittable> {
  public:
@@ -218,24 +239,7 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
   }
 
   std::unique_ptr<PrecommittingSinkWriter<T, FileCommittable>> create_writer(TwoPhaseCommitContext& ctx) const override {
-    PartWriterConfig config;
-    config.dir = dir_;
-    config.job_id = ctx.job_id();
-    config.subtask = ctx.subtask_index();
-    config.next_checkpoint_id = [&ctx] { return ctx.next_checkpoint_id(); };
-    config.rolling = rolling_;
-    config.recover = ctx.is_restored();
-    config.lineage_job_ids = ctx.lineage_job_ids();
-    for (const auto& b : ctx.restored_committables_bytes()) {
-      config.keep.push_back(decode<FileCommittable>(b, "file sink committable"));
-    }
-    for (const auto& b : ctx.restored_writer_state_bytes()) {
-      config.resume.push_back(decode<InProgressPart>(b, "file sink in-progress part"));
-    }
-    config.parallelism = ctx.parallelism();
-    config.file_systems = ctx.file_systems();
-    config.clock = &ctx.clock();
-    return std::make_unique<Writer>(std::make_unique<TransactionalPartWriter>(std::move(config)), encoder_);
+    return std::make_unique<Writer>(open_part_writer(dir_, rolling_, ctx), encoder_);
   }
   // Outside a job: commits on the local disk only.
   std::unique_ptr<Committer<FileCommittable>> create_committer() const override {
@@ -260,9 +264,7 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
     }
     std::vector<FileCommittable> prepare_commit() override { return files_->prepare_commit(); }
     std::vector<std::vector<uint8_t>> snapshot_writer_state(int64_t) override {
-      std::vector<std::vector<uint8_t>> out;
-      for (const InProgressPart& p : files_->snapshot_state()) out.push_back(serialize_bytes(p));
-      return out;
+      return encode_in_progress_parts(files_->snapshot_state());
     }
     void close() override { files_->close(); }
 
@@ -271,33 +273,21 @@ class TransactionalFileSink final : public TwoPhaseCommittingSink<T, FileCommitt
     Encoder encoder_;
     std::string line_;
   };
-  class FileCommitter final : public Committer<FileCommittable> {
-   public:
-    FileCommitter(std::string dir, std::shared_ptr<const fs::FileSystemRegistry> file_systems)
-        : dir_(std::move(dir)), file_systems_(std::move(file_systems)) {}
-    void commit(const std::vector<FileCommittable>& c) override {
-      if (file_systems_) {
-        commit_part_files_in(*file_systems_, dir_, c);
-      } else {
-        commit_part_files_in(dir_, c);
-      }
-    }
-
-   private:
-    std::string dir_;
-    std::shared_ptr<const fs::FileSystemRegistry> file_systems_;
-  };
-
-  template <class V>
-  static V decode(const std::vector<uint8_t>& bytes, const char* what) {
-    auto v = deserialize_bytes<V>(bytes.data(), bytes.size(), what);
-    if (!v.is_ok()) throw std::runtime_error(v.status().to_string());
-    return std::move(v).value();
-  }
-
   std::string dir_;
   Encoder encoder_;
   RollingPolicy rolling_;
 };
 
 }  // namespace sluice::file
+
+// The sink's own state types, compiled once in the file connector's library instead of in every program that writes
+// files (docs/benchmarks.md "Build time").
+namespace sluice {
+extern template class detail::CommittableCollector<file::FileCommittable>;
+extern template class detail::OperatorListState<std::pair<int64_t, file::FileCommittable>>;
+extern template ListState<std::pair<int64_t, file::FileCommittable>>&
+OperatorStateStore::get_list<std::pair<int64_t, file::FileCommittable>>(const std::string&, OperatorStateMode);
+extern template std::vector<uint8_t> serialize_bytes<file::FileCommittable>(const file::FileCommittable&);
+extern template Result<file::FileCommittable> deserialize_bytes<file::FileCommittable>(const uint8_t*, size_t,
+                                                                                        std::string_view);
+}  // namespace sluice

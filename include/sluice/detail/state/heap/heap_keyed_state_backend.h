@@ -366,5 +366,6 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
 
 // Compiled once in the state library (see the end of keyed_state_backend.h).
 extern template class HeapKeyedStateBackend<int64_t>;
+extern template class HeapKeyedStateBackend<std::string>;
 
 }  // namespace sluice

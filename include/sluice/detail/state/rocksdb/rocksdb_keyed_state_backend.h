@@ -257,5 +257,6 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
 
 // Compiled once in the state library (see the end of keyed_state_backend.h).
 extern template class RocksDBKeyedStateBackend<int64_t>;
+extern template class RocksDBKeyedStateBackend<std::string>;
 
 }  // namespace sluice
