@@ -106,7 +106,7 @@ void JobCheckpoints::release_shared_files(const std::vector<CheckpointId>& ids) 
   }
 }
 
-void JobCheckpoints::acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+void JobCheckpoints::acknowledge(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask,
                                  std::map<std::string, checkpoint::OperatorSubtaskState> state,
                                  runtime::SubtaskSnapshotStats stats) {
   coordinator::SubtaskCheckpointStats s;
@@ -121,7 +121,7 @@ void JobCheckpoints::acknowledge(int32_t vertex, int32_t subtask, CheckpointId i
   coordinator_->acknowledge(id, vertex, subtask, std::move(state), s);
 }
 
-void JobCheckpoints::decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) {
+void JobCheckpoints::decline(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask, const Status& reason) {
   coordinator_->decline(id, vertex, subtask, reason);
 }
 

@@ -84,10 +84,10 @@ class JobCheckpoints final : public runtime::CheckpointResponder {
   void bind_coordinator(coordinator::CheckpointCoordinator* coordinator) { coordinator_ = coordinator; }
 
   // ---- runtime::CheckpointResponder (task and async-snapshot threads) ----
-  void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+  void acknowledge(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask,
                    std::map<std::string, checkpoint::OperatorSubtaskState> state,
                    runtime::SubtaskSnapshotStats stats) override;
-  void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override;
+  void decline(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask, const Status& reason) override;
 
  private:
   void release_shared_files(const std::vector<CheckpointId>& ids);  // store_mu_ held or not: registry has its own

@@ -388,7 +388,7 @@ class JobMaster final : public CheckpointingJobClient,
       }
       if (f.attempt == attempt) {
         // Flink without checkpoints after tasks finish: a finished task cannot take part any more.
-        coordinator_->decline(id, f.vertex, f.subtask,
+        coordinator_->decline(id, JobVertexId(f.vertex), SubtaskIndex(f.subtask),
                               Status::failed_precondition(finished_task_reason(f.vertex, f.subtask) +
                                                           ": no checkpoint or savepoint can complete any more"),
                               coordinator::CheckpointFailureReason::kTaskNotReady);

@@ -251,9 +251,11 @@ void CheckpointCoordinator::stop_periodic_scheduling() {
 
 // ---- acknowledgements and declines ----
 
-MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t vertex, int32_t subtask,
+MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, JobVertexId vertex_id, SubtaskIndex subtask_index,
                                                   std::map<std::string, checkpoint::OperatorSubtaskState> state,
                                                   const SubtaskCheckpointStats& stats) {
+  const int32_t vertex = vertex_id.value();
+  const int32_t subtask = subtask_index.value();
   std::unique_lock<std::mutex> lock(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end()) {
@@ -278,7 +280,7 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
   const std::vector<std::string> shared_files =
       it->second.type() == SnapshotType::kCheckpoint ? shared_files_of(state) : std::vector<std::string>{};
   std::string error;
-  switch (p.acknowledge(vertex, subtask, state, &error)) {
+  switch (p.acknowledge(vertex_id, subtask_index, state, &error)) {
     case PendingCheckpoint::AckResult::kUnknownTask:
       spdlog::warn("Ignoring acknowledgement of checkpoint {} from task (vertex {}, subtask {}), which is not part "
                    "of the checkpoint",
@@ -314,8 +316,10 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, int32_t verte
   return MessageOutcome::kAccepted;
 }
 
-MessageOutcome CheckpointCoordinator::decline(CheckpointId id, int32_t vertex, int32_t subtask, const Status& reason,
-                                              CheckpointFailureReason kind) {
+MessageOutcome CheckpointCoordinator::decline(CheckpointId id, JobVertexId vertex_id, SubtaskIndex subtask_index,
+                                              const Status& reason, CheckpointFailureReason kind) {
+  const int32_t vertex = vertex_id.value();
+  const int32_t subtask = subtask_index.value();
   std::unique_lock<std::mutex> lock(mu_);
   auto it = pending_.find(id);
   if (it == pending_.end()) {

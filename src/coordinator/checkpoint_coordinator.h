@@ -139,12 +139,12 @@ class CheckpointCoordinator {
 
   // Task (vertex, subtask) acknowledges checkpoint `id` with its operators' state (by operator id; operators
   // without state may be left out) and its statistics.
-  MessageOutcome acknowledge(CheckpointId id, int32_t vertex, int32_t subtask,
+  MessageOutcome acknowledge(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask,
                              std::map<std::string, checkpoint::OperatorSubtaskState> state,
                              const SubtaskCheckpointStats& stats);
   // Task (vertex, subtask) cannot complete checkpoint `id`: aborts it. `kind` is kDeclined, kAsyncFailure
   // or kTaskNotReady (the latter is not counted as a failure).
-  MessageOutcome decline(CheckpointId id, int32_t vertex, int32_t subtask, const Status& reason,
+  MessageOutcome decline(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask, const Status& reason,
                          CheckpointFailureReason kind = CheckpointFailureReason::kDeclined);
 
   // Aborts pending checkpoints that passed the timeout, then triggers the periodic checkpoint if it is due

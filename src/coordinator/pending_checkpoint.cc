@@ -37,8 +37,10 @@ PendingCheckpoint::PendingCheckpoint(CheckpointId id, checkpoint::SnapshotType t
       acknowledged_(static_cast<size_t>(plan_->num_tasks()), false),
       states_(static_cast<size_t>(plan_->num_tasks())) {}
 
-PendingCheckpoint::AckResult PendingCheckpoint::acknowledge(int32_t vertex, int32_t subtask, SubtaskStateMap& state,
-                                                            std::string* error) {
+PendingCheckpoint::AckResult PendingCheckpoint::acknowledge(JobVertexId vertex_id, SubtaskIndex subtask_index,
+                                                            SubtaskStateMap& state, std::string* error) {
+  const int32_t vertex = vertex_id.value();
+  const int32_t subtask = subtask_index.value();
   const int32_t index = plan_->task_index(vertex, subtask);
   if (index < 0) return AckResult::kUnknownTask;
   const auto i = static_cast<size_t>(index);
@@ -67,8 +69,8 @@ PendingCheckpoint::AckResult PendingCheckpoint::acknowledge(int32_t vertex, int3
   return AckResult::kAccepted;
 }
 
-bool PendingCheckpoint::is_acknowledged(int32_t vertex, int32_t subtask) const {
-  const int32_t index = plan_->task_index(vertex, subtask);
+bool PendingCheckpoint::is_acknowledged(JobVertexId vertex, SubtaskIndex subtask) const {
+  const int32_t index = plan_->task_index(vertex.value(), subtask.value());
   return index >= 0 && acknowledged_[static_cast<size_t>(index)];
 }
 

@@ -48,8 +48,8 @@ class PendingCheckpoint {
 
   // Records the task's state (moved from `state` when accepted). The subtask index of every
   // OperatorSubtaskState is set to `subtask`. On kUnexpectedOperator, `error` (if given) says which operator.
-  AckResult acknowledge(int32_t vertex, int32_t subtask, SubtaskStateMap& state, std::string* error = nullptr);
-  bool is_acknowledged(int32_t vertex, int32_t subtask) const;
+  AckResult acknowledge(JobVertexId vertex, SubtaskIndex subtask, SubtaskStateMap& state, std::string* error = nullptr);
+  bool is_acknowledged(JobVertexId vertex, SubtaskIndex subtask) const;
   int32_t num_acknowledged() const { return num_acknowledged_; }
   int32_t num_tasks() const { return plan_->num_tasks(); }
   bool is_complete() const { return num_acknowledged_ == plan_->num_tasks(); }

@@ -91,11 +91,10 @@ grpc::Status JobMasterService::AcknowledgeCheckpoint(grpc::ServerContext*,
       "the acknowledgement of checkpoint " + std::to_string(checkpoint.value()) + " by " + id.to_string());
   if (!states.is_ok()) {
     spdlog::warn("{}", states.status().to_string());
-    t.responder->decline(id.vertex.value(), id.subtask.value(), checkpoint, states.status());
+    t.responder->decline(checkpoint, id.vertex, id.subtask, states.status());
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, states.status().message());
   }
-  t.responder->acknowledge(id.vertex.value(), id.subtask.value(), checkpoint, std::move(*states),
-                          from_proto(request->stats()));
+  t.responder->acknowledge(checkpoint, id.vertex, id.subtask, std::move(*states), from_proto(request->stats()));
   return grpc::Status::OK;
 }
 
@@ -106,8 +105,8 @@ grpc::Status JobMasterService::DeclineCheckpoint(grpc::ServerContext*, const v1:
   if (grpc::Status s = admit(request->session(), request->attempt(), &t); !s.ok() || !t.listener) return s;
   Status reason = from_proto(request->reason());
   if (reason.is_ok()) reason = Status::internal("a checkpoint was declined without a reason");
-  t.responder->decline(request->attempt().vertex(), request->attempt().subtask(), CheckpointId(request->checkpoint_id()),
-                      reason);
+  const runtime::ExecutionAttemptId id = from_proto(request->attempt());
+  t.responder->decline(CheckpointId(request->checkpoint_id()), id.vertex, id.subtask, reason);
   return grpc::Status::OK;
 }
 

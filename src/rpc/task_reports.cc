@@ -89,9 +89,11 @@ void TaskReports::on_task_cancelled(int32_t vertex, int32_t subtask) {
   impl_->state_change(vertex, subtask, v1::TASK_CANCELLED, nullptr);
 }
 
-void TaskReports::acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+void TaskReports::acknowledge(CheckpointId id, JobVertexId vertex_id, SubtaskIndex subtask_index,
                               std::map<std::string, checkpoint::OperatorSubtaskState> state,
                               runtime::SubtaskSnapshotStats stats) {
+  const int32_t vertex = vertex_id.value();
+  const int32_t subtask = subtask_index.value();
   v1::AcknowledgeCheckpointRequest req;
   impl_->fill(req.mutable_session());
   to_proto(impl_->attempt(vertex, subtask), req.mutable_attempt());
@@ -105,7 +107,9 @@ void TaskReports::acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
                  [&](grpc::ClientContext* ctx) { return impl_->stub->AcknowledgeCheckpoint(ctx, req, &resp); });
 }
 
-void TaskReports::decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) {
+void TaskReports::decline(CheckpointId id, JobVertexId vertex_id, SubtaskIndex subtask_index, const Status& reason) {
+  const int32_t vertex = vertex_id.value();
+  const int32_t subtask = subtask_index.value();
   v1::DeclineCheckpointRequest req;
   impl_->fill(req.mutable_session());
   to_proto(impl_->attempt(vertex, subtask), req.mutable_attempt());

@@ -38,10 +38,10 @@ class TaskReports final : public runtime::TaskListener, public runtime::Checkpoi
   void on_task_failed(int32_t vertex, int32_t subtask, const Status& cause) override;
   void on_task_cancelled(int32_t vertex, int32_t subtask) override;
 
-  void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+  void acknowledge(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask,
                    std::map<std::string, checkpoint::OperatorSubtaskState> state,
                    runtime::SubtaskSnapshotStats stats) override;
-  void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) override;
+  void decline(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask, const Status& reason) override;
 
   // The attempt is being cancelled here: reports in retry give up now and later ones are sent once, so cancelling
   // does not wait for a JobManager that is gone.

@@ -531,7 +531,7 @@ void StreamTask::apply_barrier_actions(const std::vector<BarrierAction>& actions
         if (stash_checkpoint_ <= a.checkpoint) overtaken_stash_.clear();
         d_.input_gate->unblock_all();
         for (auto& o : d_.outputs) o.partition->broadcast_event(encode_cancel_marker(a.checkpoint));
-        d_.checkpoint_responder->decline(d_.vertex, d_.subtask_index, a.checkpoint,
+        d_.checkpoint_responder->decline(a.checkpoint, JobVertexId(d_.vertex), SubtaskIndex(d_.subtask_index),
                                          Status::cancelled("barrier handling aborted (a newer checkpoint or a "
                                                            "cancellation marker arrived)"));
         break;

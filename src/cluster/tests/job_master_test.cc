@@ -319,7 +319,7 @@ TEST_F(JobMasterTest, AfterACompletedCheckpointTheNextAttemptRestoresFromIt) {
   ASSERT_TRUE(wait_for_call("trigger 0 " + std::to_string(id->value())));
   // Every subtask acknowledges (stateless): the checkpoint completes and the tasks hear of it.
   for (const auto& s : log_.attempts[0].subtasks) {
-    deployer_->responder()->acknowledge(s.id.vertex.value(), s.id.subtask.value(), *id, {}, {});
+    deployer_->responder()->acknowledge(*id, s.id.vertex, s.id.subtask, {}, {});
   }
   ASSERT_TRUE(wait_for_call("complete 0 " + std::to_string(id->value()))) << ::testing::PrintToString(log_.snapshot());
   deployer_->listener()->on_task_failed(0, 1, Status::user_function("boom"));

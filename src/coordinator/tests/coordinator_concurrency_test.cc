@@ -170,7 +170,7 @@ TEST(CheckpointCoordinatorConcurrency, StopFromInsideFailJob) {
   h.coordinator->start();
   h.clock->advance_ms(100);
   ASSERT_TRUE(eventually([&] { return h.log.count(K::kTrigger) == 1; }));
-  EXPECT_EQ(h.coordinator->decline(CheckpointId(1), 0, 0, Status::internal("no")), MessageOutcome::kAccepted);
+  EXPECT_EQ(h.coordinator->decline(CheckpointId(1), JobVertexId(0), SubtaskIndex(0), Status::internal("no")), MessageOutcome::kAccepted);
   ASSERT_TRUE(eventually([&] { return stopped.load(); }));
   // The scheduler is stopped: no more checkpoints. start() again brings it back.
   h.clock->advance_ms(1000);
@@ -206,7 +206,7 @@ TEST(CheckpointCoordinatorConcurrency, RandomConcurrentCalls) {
           } else if (roll < 75) {
             h.ack(id, task);
           } else if (roll < 78) {
-            h.coordinator->decline(id, task.vertex, task.subtask, Status::internal("random"));
+            h.coordinator->decline(id, JobVertexId(task.vertex), SubtaskIndex(task.subtask), Status::internal("random"));
           } else if (roll < 80) {
             h.storage->fail_next_writes(1);
           } else if (roll < 90) {

@@ -279,7 +279,7 @@ void run_seed(uint64_t seed, Coverage* coverage) {
       } else if (chance(2)) {
         std::map<std::string, checkpoint::OperatorSubtaskState> bogus;
         bogus["not-an-operator"] = testing::operator_state_of(1);
-        if (h.coordinator->acknowledge(CheckpointId(id), t.vertex, t.subtask, bogus, {}) == MessageOutcome::kRejected) {
+        if (h.coordinator->acknowledge(CheckpointId(id), JobVertexId(t.vertex), SubtaskIndex(t.subtask), bogus, {}) == MessageOutcome::kRejected) {
           checker.expected_reason[id] = R::kDeclined;
         }
       } else {
@@ -290,7 +290,7 @@ void run_seed(uint64_t seed, Coverage* coverage) {
         const R kind = pick<R>(rng, {R::kDeclined, R::kAsyncFailure, R::kTaskNotReady});
         const TaskToAck& t = h.tasks[std::uniform_int_distribution<size_t>(0, h.tasks.size() - 1)(rng)];
         checker.expected_reason[*o] = kind;  // set first: the abort is logged inside the call
-        const MessageOutcome out = h.coordinator->decline(CheckpointId(*o), t.vertex, t.subtask,
+        const MessageOutcome out = h.coordinator->decline(CheckpointId(*o), JobVertexId(t.vertex), SubtaskIndex(t.subtask),
                                                           Status::internal("declined by the test"), kind);
         ASSERT_EQ(out, MessageOutcome::kAccepted);
       }

@@ -77,7 +77,7 @@ TEST(CheckpointCoordinator, SharedFilesOfAbortedCheckpointsAreDeletedCompletedOn
   auto ack_with = [&](CheckpointId id, const TaskToAck& t, std::vector<std::string> files) {
     std::map<std::string, checkpoint::OperatorSubtaskState> state;
     state[t.operators.front().operator_id] = incremental(std::move(files));
-    return h.coordinator->acknowledge(id, t.vertex, t.subtask, std::move(state), SubtaskCheckpointStats{});
+    return h.coordinator->acknowledge(id, JobVertexId(t.vertex), SubtaskIndex(t.subtask), std::move(state), SubtaskCheckpointStats{});
   };
   const CheckpointId c1 = trigger(h);
   for (const TaskToAck& t : h.tasks) {
@@ -90,7 +90,7 @@ TEST(CheckpointCoordinator, SharedFilesOfAbortedCheckpointsAreDeletedCompletedOn
   // Checkpoint 2: one task reuses its file of checkpoint 1 and uploads one more, then another task declines.
   const CheckpointId c2 = trigger(h);
   EXPECT_EQ(ack_with(c2, h.tasks[0], {"shared/v0s0", "shared/new"}), MessageOutcome::kAccepted);
-  EXPECT_EQ(h.coordinator->decline(c2, h.tasks[1].vertex, h.tasks[1].subtask, Status::io_error("disk full")),
+  EXPECT_EQ(h.coordinator->decline(c2, JobVertexId(h.tasks[1].vertex), SubtaskIndex(h.tasks[1].subtask), Status::io_error("disk full")),
             MessageOutcome::kAccepted);
   EXPECT_EQ(h.storage->deleted_shared(), std::vector<std::string>{"shared/new"});
   EXPECT_EQ(registry->reference_count("shared/v0s0"), 1);
@@ -275,7 +275,7 @@ TEST(CheckpointCoordinator, DeclineAbortsCountsAndFailsTheJobPastTolerable) {
   Harness h(config_with());  // tolerable 0
   const CheckpointId id = trigger(h);
   h.ack(id, h.tasks[0]);
-  EXPECT_EQ(h.coordinator->decline(id, 1, 1, Status::io_error("disk gone")), MessageOutcome::kAccepted);
+  EXPECT_EQ(h.coordinator->decline(id, JobVertexId(1), SubtaskIndex(1), Status::io_error("disk gone")), MessageOutcome::kAccepted);
   EXPECT_EQ(kinds(h.log.events()),
             (std::vector<K>{K::kTrigger, K::kDiscard, K::kNotifyAborted, K::kOnAborted, K::kFailJob}));
   const std::vector<Event> events = h.log.events();
@@ -284,7 +284,7 @@ TEST(CheckpointCoordinator, DeclineAbortsCountsAndFailsTheJobPastTolerable) {
   EXPECT_NE(events[4].text.find("disk gone"), std::string::npos) << events[4].text;
   EXPECT_NE(events[4].text.find("tolerable-failed-checkpoints (0)"), std::string::npos) << events[4].text;
   // Later messages for it are ignored.
-  EXPECT_EQ(h.coordinator->decline(id, 0, 0, Status::io_error("again")), MessageOutcome::kCheckpointEnded);
+  EXPECT_EQ(h.coordinator->decline(id, JobVertexId(0), SubtaskIndex(0), Status::io_error("again")), MessageOutcome::kCheckpointEnded);
   CheckpointStatsSnapshot s = h.coordinator->stats();
   EXPECT_EQ(s.num_failed, 1);
   ASSERT_TRUE(s.latest_failed);
@@ -298,7 +298,7 @@ TEST(CheckpointCoordinator, TolerableFailuresAndResetOnSuccess) {
   Harness h(c);
   auto fail_one = [&] {
     const CheckpointId id = trigger(h);
-    EXPECT_EQ(h.coordinator->decline(id, 0, 0, Status::internal("boom"), R::kAsyncFailure), MessageOutcome::kAccepted);
+    EXPECT_EQ(h.coordinator->decline(id, JobVertexId(0), SubtaskIndex(0), Status::internal("boom"), R::kAsyncFailure), MessageOutcome::kAccepted);
   };
   fail_one();
   fail_one();
@@ -318,7 +318,7 @@ TEST(CheckpointCoordinator, TolerableFailuresAndResetOnSuccess) {
 TEST(CheckpointCoordinator, NotCountedAbortsNeverFailTheJob) {
   Harness h(config_with());  // tolerable 0
   CheckpointId id = trigger(h);
-  EXPECT_EQ(h.coordinator->decline(id, 0, 0, Status::failed_precondition("not running"), R::kTaskNotReady),
+  EXPECT_EQ(h.coordinator->decline(id, JobVertexId(0), SubtaskIndex(0), Status::failed_precondition("not running"), R::kTaskNotReady),
             MessageOutcome::kAccepted);
   trigger(h);
   h.coordinator->abort_pending(R::kJobFailover, Status::cancelled("task failed"));
@@ -360,9 +360,9 @@ TEST(CheckpointCoordinator, LateDeclineOfAnAbortedCheckpointDiscardsItAgain) {
   c.tolerable_failures = 5;
   Harness h(c);
   const CheckpointId aborted = trigger(h);
-  EXPECT_EQ(h.coordinator->decline(aborted, 0, 0, Status::io_error("disk full")), MessageOutcome::kAccepted);
+  EXPECT_EQ(h.coordinator->decline(aborted, JobVertexId(0), SubtaskIndex(0), Status::io_error("disk full")), MessageOutcome::kAccepted);
   h.log.clear();
-  EXPECT_EQ(h.coordinator->decline(aborted, 1, 0, Status::io_error("disk full")), MessageOutcome::kCheckpointEnded);
+  EXPECT_EQ(h.coordinator->decline(aborted, JobVertexId(1), SubtaskIndex(0), Status::io_error("disk full")), MessageOutcome::kCheckpointEnded);
   EXPECT_EQ(kinds(h.log.events()), (std::vector<K>{K::kDiscard}));
   EXPECT_EQ(h.log.events()[0].id, aborted.value());
   EXPECT_EQ(h.coordinator->stats().consecutive_failures, 1) << "counted once";
@@ -370,7 +370,7 @@ TEST(CheckpointCoordinator, LateDeclineOfAnAbortedCheckpointDiscardsItAgain) {
   const CheckpointId completed = trigger(h);
   h.ack_all(completed);
   h.log.clear();
-  EXPECT_EQ(h.coordinator->decline(completed, 1, 1, Status::io_error("late")), MessageOutcome::kCheckpointEnded);
+  EXPECT_EQ(h.coordinator->decline(completed, JobVertexId(1), SubtaskIndex(1), Status::io_error("late")), MessageOutcome::kCheckpointEnded);
   EXPECT_EQ(h.ack(completed, h.tasks[0]), MessageOutcome::kCheckpointEnded);
   EXPECT_TRUE(h.log.events().empty());
   EXPECT_TRUE(h.storage->is_durable(completed));
@@ -417,12 +417,12 @@ TEST(CheckpointCoordinator, IgnoredMessages) {
   Harness h(config_with());
   const CheckpointId id = trigger(h);
   EXPECT_EQ(h.ack(CheckpointId(5), h.tasks[0]), MessageOutcome::kUnknownCheckpoint);
-  EXPECT_EQ(h.coordinator->decline(CheckpointId(5), 0, 0, Status::internal("x")), MessageOutcome::kUnknownCheckpoint);
+  EXPECT_EQ(h.coordinator->decline(CheckpointId(5), JobVertexId(0), SubtaskIndex(0), Status::internal("x")), MessageOutcome::kUnknownCheckpoint);
   EXPECT_EQ(h.ack(id, h.tasks[0]), MessageOutcome::kAccepted);
   EXPECT_EQ(h.ack(id, h.tasks[0]), MessageOutcome::kDuplicate);
   TaskToAck stranger{7, 0, {}};
   EXPECT_EQ(h.ack(id, stranger), MessageOutcome::kUnknownTask);
-  EXPECT_EQ(h.coordinator->decline(id, 7, 0, Status::internal("x")), MessageOutcome::kUnknownTask);
+  EXPECT_EQ(h.coordinator->decline(id, JobVertexId(7), SubtaskIndex(0), Status::internal("x")), MessageOutcome::kUnknownTask);
   EXPECT_EQ(h.coordinator->num_pending(), 1);
   for (size_t i = 1; i < h.tasks.size(); ++i) h.ack(id, h.tasks[i]);
   h.log.clear();
@@ -438,7 +438,7 @@ TEST(CheckpointCoordinator, StateForAnOperatorTheTaskDoesNotRunIsRejected) {
   const CheckpointId id = trigger(h);
   std::map<std::string, checkpoint::OperatorSubtaskState> state;
   state["sink"] = testing::operator_state_of(1);  // vertex 0 runs op-0 only
-  EXPECT_EQ(h.coordinator->acknowledge(id, 0, 0, state, {}), MessageOutcome::kRejected);
+  EXPECT_EQ(h.coordinator->acknowledge(id, JobVertexId(0), SubtaskIndex(0), state, {}), MessageOutcome::kRejected);
   EXPECT_EQ(h.log.ids(K::kNotifyAborted), (std::vector<int64_t>{1}));
   EXPECT_NE(h.coordinator->stats().latest_failed->failure_message.find("operator 'sink'"), std::string::npos);
 }
@@ -546,7 +546,7 @@ TEST(CheckpointCoordinator, FinalizingCheckpointIgnoresDeclinesAndTimeouts) {
   Harness h(c);
   MessageOutcome outcome = MessageOutcome::kAccepted;
   h.storage->set_write_hook([&](const checkpoint::CheckpointMetadata& md) {
-    outcome = h.coordinator->decline(md.checkpoint_id, 0, 0, Status::internal("late decline"));
+    outcome = h.coordinator->decline(md.checkpoint_id, JobVertexId(0), SubtaskIndex(0), Status::internal("late decline"));
     h.clock->advance_ms(1000);
     h.coordinator->tick();
   });

@@ -299,7 +299,7 @@ struct Harness {
   MessageOutcome ack(CheckpointId id, const TaskToAck& t, uint64_t bytes = 100) {
     std::map<std::string, checkpoint::OperatorSubtaskState> state;
     for (const OperatorDescriptor& op : t.operators) state[op.operator_id] = operator_state_of(bytes);
-    return coordinator->acknowledge(id, t.vertex, t.subtask, std::move(state), SubtaskCheckpointStats{1, 2, 3, bytes});
+    return coordinator->acknowledge(id, JobVertexId(t.vertex), SubtaskIndex(t.subtask), std::move(state), SubtaskCheckpointStats{1, 2, 3, bytes});
   }
 };
 

@@ -76,10 +76,10 @@ TEST(PendingCheckpoint, CompleteOnlyWhenEveryTaskAcknowledged) {
   const std::pair<int, int> order[] = {{1, 1}, {0, 0}, {1, 0}, {0, 1}};
   int acked = 0;
   for (auto [v, s] : order) {
-    EXPECT_FALSE(p.is_acknowledged(v, s));
+    EXPECT_FALSE(p.is_acknowledged(JobVertexId(v), SubtaskIndex(s)));
     SubtaskStateMap m = v == 0 ? states({{"op-0", 10}}) : states({{"op-1", 20}, {"sink", 5}});
-    EXPECT_EQ(p.acknowledge(v, s, m), PendingCheckpoint::AckResult::kAccepted);
-    EXPECT_TRUE(p.is_acknowledged(v, s));
+    EXPECT_EQ(p.acknowledge(JobVertexId(v), SubtaskIndex(s), m), PendingCheckpoint::AckResult::kAccepted);
+    EXPECT_TRUE(p.is_acknowledged(JobVertexId(v), SubtaskIndex(s)));
     EXPECT_EQ(p.num_acknowledged(), ++acked);
     EXPECT_EQ(p.is_complete(), acked == 4);
   }
@@ -89,16 +89,16 @@ TEST(PendingCheckpoint, CompleteOnlyWhenEveryTaskAcknowledged) {
 TEST(PendingCheckpoint, DuplicateUnknownAndUnexpectedAcknowledgements) {
   PendingCheckpoint p(CheckpointId(1), SnapshotType::kCheckpoint, 0, 0, plan_of(make_tasks(1, 2)));
   SubtaskStateMap m = states({{"op-0", 1}});
-  EXPECT_EQ(p.acknowledge(0, 0, m), PendingCheckpoint::AckResult::kAccepted);
+  EXPECT_EQ(p.acknowledge(JobVertexId(0), SubtaskIndex(0), m), PendingCheckpoint::AckResult::kAccepted);
   SubtaskStateMap again = states({{"op-0", 1}});
-  EXPECT_EQ(p.acknowledge(0, 0, again), PendingCheckpoint::AckResult::kDuplicate);
-  EXPECT_EQ(p.acknowledge(0, 7, again), PendingCheckpoint::AckResult::kUnknownTask);
-  EXPECT_EQ(p.acknowledge(3, 0, again), PendingCheckpoint::AckResult::kUnknownTask);
+  EXPECT_EQ(p.acknowledge(JobVertexId(0), SubtaskIndex(0), again), PendingCheckpoint::AckResult::kDuplicate);
+  EXPECT_EQ(p.acknowledge(JobVertexId(0), SubtaskIndex(7), again), PendingCheckpoint::AckResult::kUnknownTask);
+  EXPECT_EQ(p.acknowledge(JobVertexId(3), SubtaskIndex(0), again), PendingCheckpoint::AckResult::kUnknownTask);
   SubtaskStateMap wrong = states({{"op-0", 1}, {"not-mine", 1}});
   std::string error;
-  EXPECT_EQ(p.acknowledge(0, 1, wrong, &error), PendingCheckpoint::AckResult::kUnexpectedOperator);
+  EXPECT_EQ(p.acknowledge(JobVertexId(0), SubtaskIndex(1), wrong, &error), PendingCheckpoint::AckResult::kUnexpectedOperator);
   EXPECT_NE(error.find("operator 'not-mine', which it does not run"), std::string::npos) << error;
-  EXPECT_FALSE(p.is_acknowledged(0, 1));
+  EXPECT_FALSE(p.is_acknowledged(JobVertexId(0), SubtaskIndex(1)));
   EXPECT_EQ(p.num_acknowledged(), 1);
   EXPECT_EQ(p.state_size_bytes(), 1u);
 }
@@ -120,7 +120,7 @@ TEST(PendingCheckpoint, FinalizeBuildsMetadataGroupedByOperatorWithSortedSubtask
       m["sink"] = it->subtask == 1 ? OperatorSubtaskState{} : operator_state_of(7);
       m["sink"].subtask_index = 99;  // overwritten by the acknowledging subtask's index
     }
-    ASSERT_EQ(p.acknowledge(it->vertex, it->subtask, m), PendingCheckpoint::AckResult::kAccepted);
+    ASSERT_EQ(p.acknowledge(JobVertexId(it->vertex), SubtaskIndex(it->subtask), m), PendingCheckpoint::AckResult::kAccepted);
   }
   ASSERT_TRUE(p.is_complete());
   EXPECT_FALSE(p.is_finalizing());
@@ -166,7 +166,7 @@ TEST(PendingCheckpoint, FinalizeKeepsASubtaskWhoseOnlyStateIsChannelState) {
       h.size_bytes = 3;
       m["op-0"].channel_state = h;
     }
-    ASSERT_EQ(p.acknowledge(0, s, m), PendingCheckpoint::AckResult::kAccepted);
+    ASSERT_EQ(p.acknowledge(JobVertexId(0), SubtaskIndex(s), m), PendingCheckpoint::AckResult::kAccepted);
   }
   const checkpoint::CheckpointMetadata md = p.finalize(JobId(1, 2), {});
   ASSERT_EQ(md.operators[0].operator_id, "op-0");

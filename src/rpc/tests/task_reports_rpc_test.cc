@@ -28,17 +28,18 @@ struct Recorder final : runtime::TaskListener, runtime::CheckpointResponder {
     failures.push_back(cause);
     events.push_back("failed " + at(v, s));
   }
-  void acknowledge(int32_t v, int32_t s, CheckpointId id, std::map<std::string, checkpoint::OperatorSubtaskState> st,
+  void acknowledge(CheckpointId id, JobVertexId v, SubtaskIndex s,
+                   std::map<std::string, checkpoint::OperatorSubtaskState> st,
                    runtime::SubtaskSnapshotStats stats_) override {
     std::lock_guard lock(mu);
     acked = std::move(st);
     stats = stats_;
-    events.push_back("ack " + std::to_string(id.value()) + " " + at(v, s));
+    events.push_back("ack " + std::to_string(id.value()) + " " + at(v.value(), s.value()));
   }
-  void decline(int32_t v, int32_t s, CheckpointId id, const Status& reason) override {
+  void decline(CheckpointId id, JobVertexId v, SubtaskIndex s, const Status& reason) override {
     std::lock_guard lock(mu);
     failures.push_back(reason);
-    events.push_back("decline " + std::to_string(id.value()) + " " + at(v, s));
+    events.push_back("decline " + std::to_string(id.value()) + " " + at(v.value(), s.value()));
   }
   static std::string at(int32_t v, int32_t s) { return std::to_string(v) + "/" + std::to_string(s); }
   void add(std::string e) {
@@ -135,7 +136,7 @@ TEST_F(TaskReportsTest, AnAcknowledgementArrivesWithItsStateHandlesIntact) {
   std::map<std::string, checkpoint::OperatorSubtaskState> state{{"uid-sum", keyed}, {"uid-window", incremental}};
   runtime::SubtaskSnapshotStats stats{3, 40, 5, 4536, 2, 4416, 2, true};
 
-  reports().acknowledge(4, 1, CheckpointId(7), state, stats);
+  reports().acknowledge(CheckpointId(7), JobVertexId(4), SubtaskIndex(1), state, stats);
   EXPECT_EQ(events(), (std::vector<std::string>{"ack 7 4/1"}));
   std::lock_guard lock(rec_.mu);
   EXPECT_EQ(rec_.acked, state);
@@ -146,7 +147,7 @@ TEST_F(TaskReportsTest, AnAcknowledgementArrivesWithItsStateHandlesIntact) {
 }
 
 TEST_F(TaskReportsTest, ADeclineArrivesWithItsReason) {
-  reports().decline(0, 0, CheckpointId(5), Status::io_error("s3://bucket/chk-5: SlowDown"));
+  reports().decline(CheckpointId(5), JobVertexId(0), SubtaskIndex(0), Status::io_error("s3://bucket/chk-5: SlowDown"));
   EXPECT_EQ(events(), (std::vector<std::string>{"decline 5 0/0"}));
   std::lock_guard lock(rec_.mu);
   EXPECT_EQ(rec_.failures[0].code(), StatusCode::kIOError);
@@ -156,7 +157,7 @@ TEST_F(TaskReportsTest, ADeclineArrivesWithItsReason) {
 TEST_F(TaskReportsTest, ReportsOfAnAttemptThatIsNoLongerCurrentAreDropped) {
   TaskReports old = reports(kCurrentAttempt - 1);
   old.on_task_failed(1, 0, Status::user_function("late"));
-  old.acknowledge(1, 0, CheckpointId(3), {}, {});
+  old.acknowledge(CheckpointId(3), JobVertexId(1), SubtaskIndex(0), {}, {});
   EXPECT_TRUE(events().empty());
 }
 

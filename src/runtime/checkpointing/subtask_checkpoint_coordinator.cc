@@ -61,7 +61,7 @@ struct SubtaskCheckpointCoordinator::PendingAck {
       st.subtask_index = subtask;
       st.channel_state = std::move(*channel_handle);
     }
-    responder->acknowledge(vertex, subtask, id, std::move(states), stats);
+    responder->acknowledge(id, JobVertexId(vertex), SubtaskIndex(subtask), std::move(states), stats);
   }
 };
 
@@ -86,7 +86,7 @@ void SubtaskCheckpointCoordinator::complete_channel_state(CheckpointId id, check
         std::lock_guard lock(pending->mu);
         if (pending->done) return;
         pending->done = true;
-        responder->decline(vertex, pending->subtask, id, h.status().with_context(owner));
+        responder->decline(id, JobVertexId(vertex), SubtaskIndex(pending->subtask), h.status().with_context(owner));
         return;
       }
       handle = std::move(h).value();
@@ -156,7 +156,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
         if (pending->done) return;
         pending->done = true;
       }
-      responder->decline(vertex, subtask, id, reason);
+      responder->decline(id, JobVertexId(vertex), SubtaskIndex(subtask), reason);
     };
     const int64_t async_start = clock->monotonic_ns();
     auto opened = storage->stream_factory(id);
@@ -226,7 +226,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
       if (--pending->parts_left == 0) pending->acknowledge_locked(responder, vertex, id);
       return;
     }
-    responder->acknowledge(vertex, subtask, id, std::move(states), stats);
+    responder->acknowledge(id, JobVertexId(vertex), SubtaskIndex(subtask), std::move(states), stats);
   });
   return true;
 }

@@ -48,13 +48,14 @@ Result<checkpoint::IncrementalKeyedStateHandle> upload_incremental_snapshot(
     IncrementalKeyedSnapshot& snapshot, checkpoint::CheckpointStreamFactory& factory, const std::string& owner,
     const std::string& operator_id, int32_t subtask);
 
-// Where a subtask reports its part of a checkpoint (the cluster forwards to the CheckpointCoordinator).
+// Where a subtask reports its part of a checkpoint (the cluster forwards to the CheckpointCoordinator). The same
+// argument order and id types as CheckpointCoordinator::acknowledge / decline: a swapped argument does not compile.
 class CheckpointResponder {
  public:
   virtual ~CheckpointResponder() = default;
-  virtual void acknowledge(int32_t vertex, int32_t subtask, CheckpointId id,
+  virtual void acknowledge(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask,
                            std::map<std::string, checkpoint::OperatorSubtaskState> state, SubtaskSnapshotStats stats) = 0;
-  virtual void decline(int32_t vertex, int32_t subtask, CheckpointId id, const Status& reason) = 0;
+  virtual void decline(CheckpointId id, JobVertexId vertex, SubtaskIndex subtask, const Status& reason) = 0;
 };
 
 struct ChainOperator {

@@ -25,13 +25,13 @@ using namespace std::chrono_literals;
 // Records what the task reports to the coordinator and to the cluster.
 class Recorder final : public CheckpointResponder, public TaskListener {
  public:
-  void acknowledge(int32_t, int32_t, CheckpointId id, std::map<std::string, checkpoint::OperatorSubtaskState> state,
+  void acknowledge(CheckpointId id, JobVertexId, SubtaskIndex, std::map<std::string, checkpoint::OperatorSubtaskState> state,
                    SubtaskSnapshotStats) override {
     std::lock_guard lock(mu_);
     acks_[id.value()] = std::move(state);
     cv_.notify_all();
   }
-  void decline(int32_t, int32_t, CheckpointId id, const Status&) override {
+  void decline(CheckpointId id, JobVertexId, SubtaskIndex, const Status&) override {
     std::lock_guard lock(mu_);
     declines_.push_back(id.value());
     cv_.notify_all();
