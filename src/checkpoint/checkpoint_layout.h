@@ -17,6 +17,8 @@ inline constexpr std::string_view kMetadataFileName = "_metadata";
 inline constexpr std::string_view kSharedDirName = "shared";
 inline constexpr std::string_view kTaskOwnedDirName = "taskowned";
 inline constexpr std::string_view kCheckpointDirPrefix = "chk-";
+// In a job folder: written when a run that restored a checkpoint FINISHED (restore_path.h, `latest`).
+inline constexpr std::string_view kFinishedRestoreFileName = "_finished-restore";
 
 // "chk-7".
 std::string checkpoint_dir_name(CheckpointId id);

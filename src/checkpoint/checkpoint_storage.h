@@ -95,8 +95,16 @@ class CheckpointStorage {
   virtual Status discard(CheckpointId id) = 0;
   // At job end, after its checkpoints were discarded: removes the job's folder (<dir>/<job-id>/ with its
   // shared/ and taskowned/) if nothing else is left in it. True if removed; false if something remains (a
-  // retained checkpoint, files in shared/ or taskowned/) or it did not exist.
+  // retained checkpoint, files in shared/ or taskowned/; a `_finished-restore` record stays, alone) or it did not
+  // exist.
   virtual Result<bool> remove_job_dir_if_empty() = 0;
+  // At the end of a run that restored `restored_location` and FINISHED (its input processed, its output
+  // committed): records that in the job's folder (`_finished-restore`, which keeps the folder), so `--restore
+  // latest` does not pick that checkpoint again and process its input a second time (restore_path.h). Call before
+  // the job-end cleanup. The default (nothing kept on disk): Ok, nothing recorded.
+  virtual Status record_finished_restore(const std::string& /*restored_location*/, int64_t /*finished_at_ms*/) {
+    return Status::ok();
+  }
   virtual std::string describe() const = 0;  // for logs: "filesystem:/var/ck" / "jobmanager (max 5 MiB)"
 
   // ---- incremental checkpoints (shared files; the defaults are those of a storage without them) ----

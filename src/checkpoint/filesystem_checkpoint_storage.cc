@@ -17,6 +17,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/checkpoint_layout.h"
 #include "checkpoint/metadata_codec.h"
+#include "checkpoint/restore_path.h"
 #include "fs/path.h"
 
 namespace sluice::checkpoint {
@@ -639,21 +640,42 @@ Result<bool> FileSystemCheckpointStorage::remove_job_dir_if_empty() {
   SLUICE_ASSIGN_OR_RETURN(fs::PathKind kind, fs.stat(jd));
   if (kind == fs::PathKind::kMissing) return false;
   SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(jd));
+  bool finished_restore = false;  // the record stays, and the folder with it; its empty subfolders go
   for (const fs::DirEntry& e : entries) {
+    if (e.name == kFinishedRestoreFileName && e.kind == fs::PathKind::kFile) {
+      finished_restore = true;
+      continue;
+    }
     bool known_subdir = e.kind == fs::PathKind::kDirectory && (e.name == kSharedDirName || e.name == kTaskOwnedDirName);
     if (!known_subdir) return false;
     SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> inner, fs.list_dir(fs::join_path(jd, e.name)));
     if (!inner.empty()) return false;
   }
   for (const fs::DirEntry& e : entries) {
+    if (e.kind != fs::PathKind::kDirectory) continue;
     Status st = fs.remove_empty_dir(fs::join_path(jd, e.name));
     if (st.code() == StatusCode::kFailedPrecondition) return false;  // something arrived meanwhile
     SLUICE_RETURN_IF_ERROR(st);
   }
+  if (finished_restore) return false;
   Status st = fs.remove_empty_dir(jd);
   if (st.code() == StatusCode::kFailedPrecondition) return false;
   SLUICE_RETURN_IF_ERROR(st);
   return true;
+}
+
+Status FileSystemCheckpointStorage::record_finished_restore(const std::string& restored_location,
+                                                            int64_t finished_at_ms) {
+  {
+    std::lock_guard lock(shared_->mu);
+    if (shared_->savepoints_only) return Status::ok();  // no job folder under a checkpoint directory
+  }
+  SLUICE_ASSIGN_OR_RETURN(std::string jd, job_dir());
+  fs::FileSystem& fs = *shared_->fs;
+  SLUICE_RETURN_IF_ERROR(fs.create_dir(jd));
+  const std::string text = format_finished_restore(FinishedRestore{restored_location, finished_at_ms});
+  return fs.write_file(fs::join_path(jd, kFinishedRestoreFileName), std::vector<uint8_t>(text.begin(), text.end()),
+                       fs::Durability::kSync);
 }
 
 std::string FileSystemCheckpointStorage::describe() const {

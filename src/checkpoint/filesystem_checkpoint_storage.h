@@ -103,6 +103,7 @@ class FileSystemCheckpointStorage final : public CheckpointStorage {
                              RestoreFileCheck check) override;
   Status discard(CheckpointId id) override;
   Result<bool> remove_job_dir_if_empty() override;
+  Status record_finished_restore(const std::string& restored_location, int64_t finished_at_ms) override;
   std::string describe() const override;  // "filesystem:/var/ck (state below 20 KiB inline)"
 
   // Incremental checkpoints: shared files go to <job>/shared/ (CheckpointStreamFactory::write_shared_file).

@@ -73,6 +73,9 @@ class LocalRecoveryStorage final : public CheckpointStorage,
   }
   Status discard(CheckpointId id) override;
   Result<bool> remove_job_dir_if_empty() override { return primary_->remove_job_dir_if_empty(); }
+  Status record_finished_restore(const std::string& restored_location, int64_t finished_at_ms) override {
+    return primary_->record_finished_restore(restored_location, finished_at_ms);
+  }
   std::string describe() const override;
   bool supports_incremental() const override { return primary_->supports_incremental(); }
   Status discard_shared_files(const std::vector<std::string>& relative_paths) override {

@@ -13,6 +13,14 @@
 namespace sluice::checkpoint {
 namespace {
 
+// The job folder and checkpoint of a chk-<n> location, which name it whatever the path's form (relative,
+// absolute, a trailing slash).
+std::pair<std::string, std::string> job_and_checkpoint(const std::string& location) {
+  std::string path = location;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return {fs::path_file_name(fs::path_parent(path)), fs::path_file_name(path)};
+}
+
 struct Candidate {
   CheckpointId id;
   std::string job_folder;  // name, for the tie-break
@@ -35,11 +43,23 @@ Result<RestorePoint> resolve_latest(fs::FileSystem& fs, const std::string& check
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> jobs, fs.list_dir(checkpoint_dir));
   std::vector<Candidate> complete;
+  std::vector<std::pair<FinishedRestore, std::string>> finished;  // record, the job folder of the run that wrote it
   for (const fs::DirEntry& job : jobs) {
     if (job.kind != fs::PathKind::kDirectory) continue;
     const std::string job_dir = fs::join_path(checkpoint_dir, job.name);
     SLUICE_ASSIGN_OR_RETURN(std::vector<fs::DirEntry> entries, fs.list_dir(job_dir));
     for (const fs::DirEntry& e : entries) {
+      if (e.name == kFinishedRestoreFileName && e.kind == fs::PathKind::kFile) {
+        SLUICE_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, fs.read_file(fs::join_path(job_dir, e.name)));
+        auto record = parse_finished_restore(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+        if (!record) {
+          return Status::corruption("--restore latest: " + fs::join_path(job_dir, e.name) +
+                                    " is not a finished-restore record (expected \"restored <chk-<n> folder>\" and "
+                                    "\"finished_at_ms <ms>\" lines); remove it or pass a checkpoint explicitly");
+        }
+        finished.emplace_back(std::move(*record), job.name);
+        continue;
+      }
       auto id = parse_checkpoint_dir_name(e.name);
       if (!id || e.kind != fs::PathKind::kDirectory) continue;
       const std::string dir = fs::join_path(job_dir, e.name);
@@ -70,6 +90,15 @@ Result<RestorePoint> resolve_latest(fs::FileSystem& fs, const std::string& check
     if (!best || key(*point, c.job_folder) > key(best->first, best->second)) {
       best.emplace(std::move(point).value(), c.job_folder);
     }
+  }
+  const auto chosen = job_and_checkpoint(best->first.location);
+  for (const auto& [record, by_job] : finished) {
+    if (job_and_checkpoint(record.restored_location) != chosen) continue;
+    return Status::failed_precondition(
+        "--restore latest: the newest checkpoint, " + best->first.location + ", was restored by run " + by_job +
+        ", which FINISHED: it processed that checkpoint's input to the end and committed its output, so restoring "
+        "it again would process the same input a second time. Start without --restore for a new run, or pass the "
+        "checkpoint explicitly (--restore " + best->first.location + ") to process it again on purpose");
   }
   return std::move(best->first);
 }
@@ -118,6 +147,29 @@ Status explain_folder(fs::FileSystem& fs, const std::string& path) {
 }
 
 }  // namespace
+
+std::string format_finished_restore(const FinishedRestore& record) {
+  return "restored " + record.restored_location + "\nfinished_at_ms " + std::to_string(record.finished_at_ms) + "\n";
+}
+
+std::optional<FinishedRestore> parse_finished_restore(std::string_view text) {
+  constexpr std::string_view kRestored = "restored ", kFinished = "\nfinished_at_ms ";
+  if (text.substr(0, kRestored.size()) != kRestored) return std::nullopt;
+  const size_t split = text.find(kFinished);
+  if (split == std::string_view::npos || split <= kRestored.size()) return std::nullopt;
+  FinishedRestore out;
+  out.restored_location = std::string(text.substr(kRestored.size(), split - kRestored.size()));
+  std::string_view ms = text.substr(split + kFinished.size());
+  if (!ms.empty() && ms.back() == '\n') ms.remove_suffix(1);
+  if (ms.empty() || ms.size() > 19) return std::nullopt;
+  int64_t value = 0;
+  for (char c : ms) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  out.finished_at_ms = value;
+  return out;
+}
 
 Status check_restore_properties(const CheckpointMetadata& metadata, const std::map<std::string, std::string>& job) {
   std::string diffs;

@@ -5,13 +5,19 @@
 // without `_metadata` (in progress, aborted, or cut short by a crash) are not complete and are skipped. If the
 // highest one's `_metadata` is corrupt the resolution fails loudly, naming the file: it never falls back to an
 // older checkpoint silently (the user can pass that one explicitly). Several runs with the same highest id:
-// the one triggered last (trigger timestamp, then folder name) wins.
+// the one triggered last (trigger timestamp, then folder name) wins. A checkpoint that a run restored and then
+// FINISHED with (its job folder holds `_finished-restore` naming it) is refused: that run processed its input to the
+// end and committed the output, so restoring it again would process the same input a second time (duplicates in
+// an exactly-once sink). The user passes it explicitly to do that on purpose.
 //
 // Thread-safety: functions; safe to call concurrently.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "checkpoint/checkpoint_metadata.h"
 #include "fs/file_system.h"
@@ -41,6 +47,16 @@ struct RestorePoint {
 Result<RestorePoint> resolve_restore_path(const std::string& path_or_latest, const std::string& checkpoint_dir,
                                           const fs::FileSystemRegistry& file_systems = fs::FileSystemRegistry(),
                                           const std::string& input_name = "--restore");
+
+// What `_finished-restore` records: the checkpoint a run restored (as it was given, a chk-<n> folder) and when the
+// run finished (wall clock, ms since the epoch). Text: "restored <location>\nfinished_at_ms <ms>\n".
+struct FinishedRestore {
+  std::string restored_location;
+  int64_t finished_at_ms = 0;
+};
+std::string format_finished_restore(const FinishedRestore& record);
+// nullopt for text that is not such a record.
+std::optional<FinishedRestore> parse_finished_restore(std::string_view text);
 
 // Compares the job properties a checkpoint recorded (CheckpointMetadata::properties, set from the job's
 // properties, e.g. the demo's "demo.seed") with those of the job about to restore it. kFailedPrecondition

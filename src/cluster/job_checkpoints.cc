@@ -1,5 +1,7 @@
 #include "cluster/job_checkpoints.h"
 
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 
 namespace sluice::cluster {
@@ -86,6 +88,18 @@ void JobCheckpoints::cleanup_on_job_end(checkpoint::JobTerminalStatus status) {
   }
   // Whatever was kept, a job folder this run created and never wrote a checkpoint into holds nothing to keep.
   if (!cleanup->job_dir_removed) remove_job_folder_if_empty();
+}
+
+void JobCheckpoints::record_finished_restore(const std::string& restored_location) {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  Status st = storage_->record_finished_restore(restored_location, now_ms);
+  if (!st.is_ok()) {
+    spdlog::warn("job {}: recording that it finished after restoring {}: {} (`--restore latest` may pick that "
+                 "checkpoint again)",
+                 job_name_, restored_location, st.to_string());
+  }
 }
 
 void JobCheckpoints::remove_job_folder_if_empty() {

@@ -74,6 +74,9 @@ class JobCheckpoints final : public runtime::CheckpointResponder {
   // unreferenced shared files, and the job's folder once empty (in every mode: an empty job folder keeps nothing).
   // Failures are logged. Call once.
   void cleanup_on_job_end(checkpoint::JobTerminalStatus status);
+  // The job FINISHED after restoring `restored_location`: CheckpointStorage::record_finished_restore, now. Failures
+  // are logged (the output is committed; only `--restore latest` loses the record).
+  void record_finished_restore(const std::string& restored_location);
   // Removes the job's folder in the checkpoint storage if it holds nothing (no checkpoint, empty shared and
   // task-owned folders): for a job refused after its storage was initialized. Failures are logged.
   void remove_job_folder_if_empty();

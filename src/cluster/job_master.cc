@@ -823,6 +823,9 @@ class JobMaster final : public CheckpointingJobClient,
     tasks_.stop_all();
     if (coordinator_ && checkpoints_) {
       using checkpoint::JobTerminalStatus;
+      // Before the cleanup: the record keeps the job folder, and `--restore latest` from picking the restored
+      // checkpoint again (its input is processed and committed now).
+      if (terminal == JobStatus::kFinished && cfg_.restore) checkpoints_->record_finished_restore(cfg_.restore->location);
       checkpoints_->cleanup_on_job_end(terminal == JobStatus::kFinished   ? JobTerminalStatus::kFinished
                                        : terminal == JobStatus::kCanceled ? JobTerminalStatus::kCanceled
                                        : restore_point_unusable_ ? JobTerminalStatus::kFailedUnusableRestorePoint

@@ -20,8 +20,14 @@ Result<HttpResponse> http_request(const std::string& method, const std::string& 
                            : method == "PATCH" ? client.Patch(path, body, "application/json")
                                                : client.Post(path, body, "application/json");
   if (!result) {
-    return Status::io_error("no answer from the REST endpoint http://" + address + ":" + std::to_string(port) + path +
-                            ": " + httplib::to_string(result.error()));
+    // httplib names a timeout after the step that waited ("Read", "Write"); say what the user can act on.
+    const httplib::Error e = result.error();
+    const std::string why = e == httplib::Error::Read || e == httplib::Error::Write
+                                ? "no answer within " + std::to_string(timeout.count()) +
+                                      " ms (the process may be stopped or overloaded)"
+                            : e == httplib::Error::Connection ? "cannot connect (" + httplib::to_string(e) + ")"
+                                                              : httplib::to_string(e);
+    return Status::io_error("REST endpoint http://" + address + ":" + std::to_string(port) + path + ": " + why);
   }
   return HttpResponse{result->status, result->body};
 }

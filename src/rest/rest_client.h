@@ -17,7 +17,7 @@ struct HttpResponse {
 
 // Sends `method` ("GET", "PATCH", "POST") to http://address:port/path (path with its query string) with a JSON
 // `body` for PATCH / POST. kIoError when the endpoint cannot be reached or does not answer within `timeout`
-// (naming the address, port and httplib's reason). An HTTP error status is a response, not an error.
+// (naming the endpoint, and "no answer within <timeout> ms" for a timeout). An HTTP error status is a response, not an error.
 Result<HttpResponse> http_request(const std::string& method, const std::string& address, int32_t port,
                                   const std::string& path, const std::string& body = "",
                                   std::chrono::milliseconds timeout = std::chrono::seconds(5));

@@ -150,6 +150,15 @@ set +e; "$sluice" checkpoint verify > /dev/null 2>&1; code=$?; set -e
 grep -q '"verified": true' restore.json || { echo "restored run did not verify"; cat restore.json; exit 1; }
 grep -q '^restored checkpoint [1-9][0-9]* from ' restore.out || { echo "the restore is not reported"; cat restore.out; exit 1; }
 grep -q '"checkpoints_failed": 0' restore.json || { echo "a clean run reported a failed checkpoint"; cat restore.json; exit 1; }
+# That restored run FINISHED: `--restore latest` must not pick the killed run's checkpoint again (it would process
+# the same events a second time into the same output); the refusal names the checkpoint, and writes nothing.
+parts_before=$(ls demo-kill | grep -c '^part-' || true)
+if "$sluice" demo --events 10000000 --parallelism 2 --checkpoint-dir ck2 --output demo-kill --restore latest \
+  > again.out 2>&1; then echo "a second --restore latest after a finished restore ran"; tail -20 again.out; exit 1; fi
+grep -q "which FINISHED" again.out && grep -q "would process the same input a second time" again.out \
+  || { echo "the second --restore latest is not explained"; cat again.out; exit 1; }
+ls ck2/*/_finished-restore > /dev/null || { echo "no finished-restore record in ck2"; ls -R ck2 | head -20; exit 1; }
+[ "$(ls demo-kill | grep -c '^part-' || true)" -eq "$parts_before" ] || { echo "the refused restore wrote output"; exit 1; }
 
 # AT_LEAST_ONCE: failures may duplicate records, never lose one; --verify passes on no losses and reports the
 # duplicates as a figure.

@@ -158,6 +158,7 @@ kill -CONT "$pid"; kill -TERM "$pid" 2>/dev/null || true
 finish
 [ "$cancel_rc" = 1 ] || fail "sluice cancel of a stopped process: exit $cancel_rc, expected 1" cancel-stopped.out
 [ "$elapsed_ms" -lt 3500 ] || fail "sluice cancel --timeout 2 of a stopped process took $elapsed_ms ms" cancel-stopped.out
+grep -q "no answer within" cancel-stopped.out || fail "sluice cancel of a stopped process does not say it timed out" cancel-stopped.out
 # `sluice cancel` ends a run CANCELED (exit 1), its registry entry gone.
 start cancel "${common[@]}" --output "$work/out-cancel" --rate 2000
 "$sluice" cancel "${job_id:0:8}" > cancel.out 2>&1 || fail "sluice cancel" cancel.out cancel.log

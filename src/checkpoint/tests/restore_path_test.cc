@@ -49,6 +49,60 @@ TEST(RestorePath, LatestSkipsIncompleteFoldersAndNoise) {
   EXPECT_EQ(p->location, seven);
 }
 
+// Run B restored A's chk-4 (latest) and FINISHED, its own checkpoints deleted at the end: `latest` must not pick
+// A's chk-4 again (a third run would process B's input a second time), however B was given the path.
+TEST(RestorePath, LatestRefusesACheckpointARunRestoredAndFinishedWith) {
+  for (const std::string form : {"", "./", "/"}) {
+    TempDir tmp;
+    make_checkpoint(tmp.path(), kRunA, 3);
+    const std::string a4 = make_checkpoint(tmp.path(), kRunA, 4);
+    const std::string b_job = tmp / kRunB.to_hex();
+    fs::create_directories(b_job);
+    std::string given = form == "/" ? a4 + "/" : form == "./" ? fs::relative(a4).string() : a4;
+    const std::string record = format_finished_restore(FinishedRestore{given, 1'700'000'000'000});
+    testing::write_raw(b_job + "/" + std::string(kFinishedRestoreFileName),
+                       std::vector<uint8_t>(record.begin(), record.end()));
+    auto p = resolve_restore_path("latest", tmp.path());
+    ASSERT_FALSE(p.is_ok()) << "picked " << p->location << " again";
+    EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(p.status().message().find(a4), std::string::npos) << p.status().message();
+    EXPECT_NE(p.status().message().find(kRunB.to_hex()), std::string::npos) << p.status().message();
+    EXPECT_NE(p.status().message().find("FINISHED"), std::string::npos) << p.status().message();
+    // Named explicitly, it restores (processing it again on purpose).
+    EXPECT_TRUE(resolve_restore_path(a4, tmp.path()).is_ok());
+    // A newer checkpoint of another chain is not affected.
+    const std::string b7 = make_checkpoint(tmp.path(), kRunB, 7);
+    p = resolve_restore_path("latest", tmp.path());
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    EXPECT_EQ(p->location, b7);
+  }
+}
+
+TEST(RestorePath, AFinishedRestoreRecordThatDoesNotParseFailsLatestNamingIt) {
+  TempDir tmp;
+  make_checkpoint(tmp.path(), kRunA, 4);
+  const std::string b_job = tmp / kRunB.to_hex();
+  fs::create_directories(b_job);
+  testing::write_raw(b_job + "/" + std::string(kFinishedRestoreFileName), {'x', 'y'});
+  auto p = resolve_restore_path("latest", tmp.path());
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(p.status().message().find(b_job + "/" + std::string(kFinishedRestoreFileName)), std::string::npos)
+      << p.status().message();
+}
+
+TEST(RestorePath, FinishedRestoreRecordRoundTrips) {
+  const FinishedRestore r{"s3://bucket/ck/0123/chk-9", 1'765'000'000'123};
+  auto back = parse_finished_restore(format_finished_restore(r));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->restored_location, r.restored_location);
+  EXPECT_EQ(back->finished_at_ms, r.finished_at_ms);
+  for (const char* bad : {"", "restored \nfinished_at_ms 1\n", "restored x\nfinished_at_ms \n",
+                          "restored x\nfinished_at_ms 12a\n", "chk x\nfinished_at_ms 1\n"}) {
+    EXPECT_FALSE(parse_finished_restore(bad).has_value()) << bad;
+  }
+}
+
 TEST(RestorePath, CorruptHighestFailsLoudlyNamingTheFile) {
   TempDir tmp;
   make_checkpoint(tmp.path(), kRunA, 8);
