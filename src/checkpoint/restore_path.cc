@@ -1,6 +1,7 @@
 #include "checkpoint/restore_path.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -161,13 +162,9 @@ std::optional<FinishedRestore> parse_finished_restore(std::string_view text) {
   out.restored_location = std::string(text.substr(kRestored.size(), split - kRestored.size()));
   std::string_view ms = text.substr(split + kFinished.size());
   if (!ms.empty() && ms.back() == '\n') ms.remove_suffix(1);
-  if (ms.empty() || ms.size() > 19) return std::nullopt;
-  int64_t value = 0;
-  for (char c : ms) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + (c - '0');
-  }
-  out.finished_at_ms = value;
+  if (ms.empty() || ms.front() == '-') return std::nullopt;
+  const auto [end, ec] = std::from_chars(ms.data(), ms.data() + ms.size(), out.finished_at_ms);
+  if (ec != std::errc() || end != ms.data() + ms.size()) return std::nullopt;
   return out;
 }
 

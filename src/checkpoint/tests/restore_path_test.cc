@@ -98,7 +98,8 @@ TEST(RestorePath, FinishedRestoreRecordRoundTrips) {
   EXPECT_EQ(back->restored_location, r.restored_location);
   EXPECT_EQ(back->finished_at_ms, r.finished_at_ms);
   for (const char* bad : {"", "restored \nfinished_at_ms 1\n", "restored x\nfinished_at_ms \n",
-                          "restored x\nfinished_at_ms 12a\n", "chk x\nfinished_at_ms 1\n"}) {
+                          "restored x\nfinished_at_ms 12a\n", "chk x\nfinished_at_ms 1\n",
+                          "restored x\nfinished_at_ms -5\n", "restored x\nfinished_at_ms 99999999999999999999\n"}) {
     EXPECT_FALSE(parse_finished_restore(bad).has_value()) << bad;
   }
 }
