@@ -4,7 +4,8 @@
 // Writes "word,count" lines - the running count per word after each occurrence, so the last line of a word is its
 // total - into part files in DIR through the two-phase-commit file sink: a part file becomes visible when the
 // checkpoint after it completes (docs/checkpoints.md), the last one when the input ended and the final checkpoint
-// completed. Checkpoints every second unless execution.checkpointing.interval says otherwise.
+// completed. Checkpoints every second into DIR-checkpoints unless execution.checkpointing.interval and
+// execution.checkpointing.dir say otherwise; after a crash, --restore latest goes on from the last one.
 // --fail-once-after-lines N throws from the tokenizer once, at the Nth line: the job restarts from its latest
 // checkpoint (restart-strategy.*, docs/fault-tolerance.md) and DIR still ends with every line exactly once.
 #include <atomic>
@@ -79,6 +80,15 @@ int main(int argc, char** argv) {
   }
   sluice::StreamExecutionEnvironment* env = &args->env;
   if (!env->configuration().contains("execution.checkpointing.interval")) env->enable_checkpointing(1'000);
+  if (!env->configuration().contains("execution.checkpointing.dir")) {
+    // Beside the output, so a run that died can go on with --restore latest.
+    while (output.size() > 1 && output.back() == '/') output.pop_back();
+    if (auto set = env->configuration().set_string("execution.checkpointing.dir", output + "-checkpoints");
+        !set.is_ok()) {
+      std::fprintf(stderr, "%s\n", set.to_string().c_str());
+      return 2;
+    }
+  }
 
   env->from_source(sluice::file::FileSource::for_paths(inputs), "lines")
       .uid("lines")

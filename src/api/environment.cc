@@ -299,14 +299,16 @@ Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& confi
   std::map<std::string, std::string> settings = task_settings(config, mc);
   for (auto& [key, value] : write_locations(*graph, jg.job_name, config, mc)) settings[key] = std::move(value);
   const uint64_t fingerprint = graph::job_graph_fingerprint(*graph, jg, mc.properties, settings);
+  std::map<std::string, std::string> named = graph::fingerprint_settings(mc.properties, settings);
   std::shared_ptr<const StreamGraph> sg = std::move(graph);
   graph = std::make_shared<StreamGraph>();
   if (role == ProcessRole::kTaskManager) {
     // The JobManager holds the job's claims; a TaskManager only runs the subtasks it is given.
-    return rpc::start_task_manager(std::move(sg), std::move(jg), mc, process, fingerprint);
+    return rpc::start_task_manager(std::move(sg), std::move(jg), mc, process, fingerprint, std::move(named));
   }
   SLUICE_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<HeldClaim>> claims, take_claims(config, *sg, mc, claimant));
-  return rpc::start_job_manager(std::move(sg), std::move(jg), mc, std::move(claims), process, fingerprint);
+  return rpc::start_job_manager(std::move(sg), std::move(jg), mc, std::move(claims), process, fingerprint,
+                                std::move(named));
 }
 
 }  // namespace
@@ -462,5 +464,10 @@ Result<JobExecutionResult> StreamExecutionEnvironment::execute(const std::string
   }
   return result;
 }
+
+template class SourceOperator<std::string, IndexRangeSplit>;
+template class SourceCoordinator<std::string, IndexRangeSplit>;
+template class SourceOperator<int64_t, IndexRangeSplit>;
+template class SourceCoordinator<int64_t, IndexRangeSplit>;
 
 }  // namespace sluice

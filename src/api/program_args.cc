@@ -19,10 +19,19 @@ struct ProgramFlags {
   bool help = false;
 };
 
+// Without a program name the help has no usage line: a program with flags of its own prints its usage line first,
+// and CLI11's would read "Usage: [OPTIONS]", naming nothing.
+class OptionsOnlyFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* /*app*/, std::string /*name*/) const override { return "\n"; }
+};
+
 // One definition for parsing and for the help text.
 std::unique_ptr<CLI::App> program_app(ProgramFlags* f, std::string name = "") {
+  const bool named = !name.empty();
   auto app = std::make_unique<CLI::App>("Sluice options (every program built on StreamExecutionEnvironment)",
                                         std::move(name));
+  if (!named) app->formatter(std::make_shared<OptionsOnlyFormatter>());
   app->set_help_flag();  // --help is a flag like the others: the program adds its own flags to the text
   app->allow_extras();   // the program's own arguments, handed back in order
   app->add_flag("--help,-h", f->help, "Print this help (and the program's own flags, if it has any) and exit");

@@ -54,7 +54,8 @@ ProgressLine::ProgressLine(JobClient& client, std::vector<std::string> source_op
       const int64_t n = records_emitted(client.metrics(), sources);
       std::string checkpoints;
       if (checkpointing != nullptr) {
-        checkpoints = ", " + std::to_string(checkpointing->checkpoint_stats().num_completed) + " checkpoints";
+        const int64_t completed = checkpointing->checkpoint_stats().num_completed;
+        checkpoints = ", " + std::to_string(completed) + (completed == 1 ? " checkpoint" : " checkpoints");
       }
       std::fprintf(out, "  progress: %lld %s, %.0f %s/s%s, %.1f s elapsed\n", static_cast<long long>(n), what.c_str(),
                    static_cast<double>(n) / elapsed, what.c_str(), checkpoints.c_str(), elapsed);

@@ -1,7 +1,10 @@
 #include "cluster/resource_manager.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,6 +12,31 @@ namespace sluice::cluster {
 namespace {
 
 std::string hex(uint64_t v) { return fmt::format("{:016x}", v); }
+
+// "setting checkpointing.dir: TaskManager 'a', JobManager 'b'; ..." for each name whose value differs or is missing on
+// one side (the first five, then how many more); empty when the two agree.
+std::string settings_differences(const std::map<std::string, std::string>& task_manager,
+                                 const std::map<std::string, std::string>& job_manager) {
+  if (task_manager.empty() && !job_manager.empty()) return "the TaskManager sent no job options";
+  auto value = [](const std::map<std::string, std::string>& m, const std::string& key) {
+    auto it = m.find(key);
+    return it == m.end() ? std::string("not set") : "'" + it->second + "'";
+  };
+  std::map<std::string, std::string> all = task_manager;
+  all.insert(job_manager.begin(), job_manager.end());
+  std::vector<std::string> lines;
+  for (const auto& [key, unused] : all) {
+    auto tm = task_manager.find(key);
+    auto jm = job_manager.find(key);
+    if (tm != task_manager.end() && jm != job_manager.end() && tm->second == jm->second) continue;
+    lines.push_back(key + ": TaskManager " + value(task_manager, key) + ", JobManager " + value(job_manager, key));
+  }
+  constexpr size_t kShown = 5;
+  std::string out;
+  for (size_t i = 0; i < lines.size() && i < kShown; ++i) out += (i == 0 ? "" : "; ") + lines[i];
+  if (lines.size() > kShown) out += "; and " + std::to_string(lines.size() - kShown) + " more";
+  return out;
+}
 
 }  // namespace
 
@@ -29,9 +57,10 @@ Status HeartbeatSettings::validate() const {
 }
 
 ResourceManager::ResourceManager(std::string sluice_version, uint64_t job_graph_fingerprint,
-                                 HeartbeatSettings heartbeats, const Clock* clock)
-    : sluice_version_(std::move(sluice_version)), fingerprint_(job_graph_fingerprint), heartbeats_(heartbeats),
-      clock_(clock) {}
+                                 HeartbeatSettings heartbeats, const Clock* clock,
+                                 std::map<std::string, std::string> job_settings)
+    : sluice_version_(std::move(sluice_version)), fingerprint_(job_graph_fingerprint),
+      job_settings_(std::move(job_settings)), heartbeats_(heartbeats), clock_(clock) {}
 
 Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistration& r, bool connected) {
   const std::string who = "TaskManager '" + r.task_manager_id + "' at " + r.host + ":" + std::to_string(r.rpc_port);
@@ -53,9 +82,11 @@ Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistr
                                        sluice_version_ + ": every process of a cluster runs the same release");
   }
   if (r.job_graph_fingerprint != fingerprint_) {
+    std::string differences = settings_differences(r.job_settings, job_settings_);
+    if (differences.empty()) differences = "the job options agree, so the program's operators differ";
     return Status::failed_precondition(who + " built JobGraph " + hex(r.job_graph_fingerprint) +
-                                       ", the JobManager JobGraph " + hex(fingerprint_) +
-                                       ": every process must run the same program with the same job options");
+                                       ", the JobManager JobGraph " + hex(fingerprint_) + " (" + differences +
+                                       "): every process must run the same program with the same job options");
   }
   std::lock_guard lock(mu_);
   if (auto it = task_managers_.find(r.task_manager_id); it != task_managers_.end()) {

@@ -42,6 +42,8 @@ struct TaskManagerRegistration {
   int32_t num_slots = 1;        // taskmanager.numberOfTaskSlots, >= 1
   std::string sluice_version;   // the Sluice release the process runs
   uint64_t job_graph_fingerprint = 0;  // of the JobGraph the process built (application mode: the same program)
+  // The options the fingerprint covers, by name (graph::fingerprint_settings): named in a refusal when they differ.
+  std::map<std::string, std::string> job_settings;
 };
 
 // A registered TaskManager, as /taskmanagers shows it.
@@ -69,16 +71,17 @@ struct LostTaskManager {
 
 class ResourceManager {
  public:
-  // `sluice_version` and `job_graph_fingerprint`: what every TaskManager must run. `clock` must outlive this.
+  // `sluice_version` and `job_graph_fingerprint`: what every TaskManager must run; `job_settings`: the options that
+  // fingerprint covers (graph::fingerprint_settings), to name those that differ. `clock` must outlive this.
   ResourceManager(std::string sluice_version, uint64_t job_graph_fingerprint, HeartbeatSettings heartbeats,
-                  const Clock* clock);
+                  const Clock* clock, std::map<std::string, std::string> job_settings = {});
 
   const HeartbeatSettings& heartbeats() const { return heartbeats_; }
 
   // Registers a TaskManager and returns its registration id. A known id registers again (a restarted process):
   // the old registration is lost (its slots reported by take_lost) and the new one starts with free slots.
   // kFailedPrecondition naming both values when its Sluice version or JobGraph fingerprint differs from the
-  // JobManager's; kInvalidArgument for an empty id or host, an RPC port outside 1..65535, a data port outside
+  // JobManager's (and each of the job settings that differ, with both values); kInvalidArgument for an empty id or host, an RPC port outside 1..65535, a data port outside
   // 0..65535, or fewer than 1 slot.
   // `connected` false: its slots are offered only once mark_connected says the TaskManager knows its registration
   // (a TaskManager registering over RPC answers deployments only from then on).
@@ -131,6 +134,7 @@ class ResourceManager {
 
   const std::string sluice_version_;
   const uint64_t fingerprint_;
+  const std::map<std::string, std::string> job_settings_;
   const HeartbeatSettings heartbeats_;
   const Clock* clock_;
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <exception>
+#include <string>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -417,10 +418,21 @@ void CheckpointCoordinator::abort_locked(CheckpointId id, CheckpointFailureReaso
   } else if (reason == CheckpointFailureReason::kSubsumed) {
     spdlog::info("Checkpoint {} of job {} subsumed: {}", id.value(), job_id_.to_hex(), cause.message());
   } else {
-    spdlog::warn("{} {} of job {} failed ({}): {} ({} consecutive counted failures, {} tolerable)", type_name(type),
-                 id.value(), job_id_.to_hex(), failure_reason_name(reason), cause.to_string(),
-                 fail_job ? failure_manager_.tolerable_failures() + 1 : failure_manager_.consecutive_failures(),
-                 failure_manager_.tolerable_failures());
+    // Which failures count: CheckpointFailureManager (Flink's rules); a task failure's aborts do not.
+    const int32_t tolerable = failure_manager_.tolerable_failures();
+    std::string count_note;
+    if (fail_job) {
+      count_note = fmt::format("{} consecutive failures, more than execution.checkpointing.tolerable-failed-checkpoints "
+                               "= {}: the job fails",
+                               tolerable + 1, tolerable);
+    } else if (!counts_against_tolerable(reason)) {
+      count_note = "not counted against execution.checkpointing.tolerable-failed-checkpoints";
+    } else {
+      count_note = fmt::format("{} consecutive counted failures, {} tolerated",
+                               failure_manager_.consecutive_failures(), tolerable);
+    }
+    spdlog::warn("{} {} of job {} failed ({}): {} ({})", type_name(type), id.value(), job_id_.to_hex(),
+                 failure_reason_name(reason), cause.to_string(), count_note);
   }
   auto abort = std::make_unique<Action>();
   abort->kind = Action::Kind::kAbort;

@@ -61,4 +61,12 @@ uint64_t job_graph_fingerprint(const StreamGraph& sg, const JobGraph& jg,
   return XXH3_64bits(e.bytes().data(), e.bytes().size());
 }
 
+std::map<std::string, std::string> fingerprint_settings(const std::map<std::string, std::string>& job_properties,
+                                                        const std::map<std::string, std::string>& task_settings) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : job_properties) out.emplace("job property " + key, value);
+  for (const auto& [key, value] : task_settings) out.emplace("setting " + key, value);
+  return out;
+}
+
 }  // namespace sluice::graph

@@ -21,4 +21,10 @@ uint64_t job_graph_fingerprint(const StreamGraph& stream_graph, const JobGraph& 
                                const std::map<std::string, std::string>& job_properties,
                                const std::map<std::string, std::string>& task_settings = {});
 
+// The job properties and task settings a fingerprint covers, by one name each ("job property <key>", "setting
+// <key>"): a TaskManager sends them with its fingerprint, so a refusal names the options that differ instead of two
+// hash values. The operators themselves are only in the hash.
+std::map<std::string, std::string> fingerprint_settings(const std::map<std::string, std::string>& job_properties,
+                                                        const std::map<std::string, std::string>& task_settings);
+
 }  // namespace sluice::graph

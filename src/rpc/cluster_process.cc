@@ -58,8 +58,8 @@ constexpr uint64_t kLeaderEpoch = 1;
 // A JobManager process's control plane: its ResourceManager and the job's services on one gRPC port, the monitor
 // that reports lost TaskManagers, and the metrics the TaskManagers report. Lives as long as the job's deployer.
 struct JobManagerServices {
-  JobManagerServices(const ClusterProcessConfig& p, uint64_t fingerprint)
-      : rm(sluice_version(), fingerprint, p.heartbeats, SystemClock::shared().get()),
+  JobManagerServices(const ClusterProcessConfig& p, uint64_t fingerprint, std::map<std::string, std::string> job_settings)
+      : rm(sluice_version(), fingerprint, p.heartbeats, SystemClock::shared().get(), std::move(job_settings)),
         rm_service(&rm, kLeaderEpoch, task_manager_metrics.get()) {
     // A lost TaskManager's figures go with it (its tasks run again elsewhere and count there).
     monitor.add([metrics = task_manager_metrics](const cluster::LostTaskManager& lost) {
@@ -96,7 +96,7 @@ class TaskManagerClient final : public cluster::TaskManagerJobClient {
     if (tm_) tm_->stop();
   }
 
-  Status start(const ClusterProcessConfig& p, uint64_t fingerprint) {
+  Status start(const ClusterProcessConfig& p, uint64_t fingerprint, std::map<std::string, std::string> job_settings) {
     TaskManagerConfig c;
     c.bind_address = p.taskmanager_host;
     c.rpc_port = p.taskmanager_rpc_port;
@@ -104,6 +104,7 @@ class TaskManagerClient final : public cluster::TaskManagerJobClient {
     c.sluice_version = sluice_version();
     c.registration_timeout_ms = p.registration_timeout_ms;
     c.job_graph_fingerprint = fingerprint;
+    c.job_settings = std::move(job_settings);
     c.executor.stream_graph = sg_.get();
     c.executor.job_graph = &jg_;
     c.executor.config = &config_;
@@ -181,8 +182,9 @@ class TaskManagerClient final : public cluster::TaskManagerJobClient {
 Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const StreamGraph> stream_graph,
                                                      graph::JobGraph job_graph, const cluster::MiniClusterConfig& config,
                                                      std::vector<std::unique_ptr<HeldClaim>> claims,
-                                                     const ClusterProcessConfig& process, uint64_t fingerprint) {
-  auto services = std::make_shared<JobManagerServices>(process, fingerprint);
+                                                     const ClusterProcessConfig& process, uint64_t fingerprint,
+                                                     std::map<std::string, std::string> job_settings) {
+  auto services = std::make_shared<JobManagerServices>(process, fingerprint, std::move(job_settings));
   SLUICE_ASSIGN_OR_RETURN(services->server,
                           RpcServer::start(process.jobmanager_address, process.jobmanager_port,
                                            {&services->rm_service, &services->job_master_service, &services->split_service}));
@@ -215,10 +217,11 @@ Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const Strea
 
 Result<std::unique_ptr<JobClient>> start_task_manager(std::shared_ptr<const StreamGraph> stream_graph,
                                                       graph::JobGraph job_graph, cluster::MiniClusterConfig config,
-                                                      const ClusterProcessConfig& process, uint64_t fingerprint) {
+                                                      const ClusterProcessConfig& process, uint64_t fingerprint,
+                                                      std::map<std::string, std::string> job_settings) {
   const JobId id = config.job_id ? *config.job_id : JobId();
   auto client = std::make_unique<TaskManagerClient>(std::move(stream_graph), std::move(job_graph), std::move(config), id);
-  SLUICE_RETURN_IF_ERROR(client->start(process, fingerprint));
+  SLUICE_RETURN_IF_ERROR(client->start(process, fingerprint, std::move(job_settings)));
   return std::unique_ptr<JobClient>(std::move(client));
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,16 +47,19 @@ struct ClusterProcessConfig {
 
 // Serves the JobManager on jobmanager.rpc.address:jobmanager.rpc.port and starts the job: its first attempt waits
 // up to slot.request.timeout for the TaskManagers' slots. Errors: kIOError when the port cannot be bound; those of
-// cluster::start_job_master. `fingerprint`: the program's JobGraph fingerprint.
+// cluster::start_job_master. `fingerprint`: the program's JobGraph fingerprint; `job_settings`: the options it
+// covers (graph::fingerprint_settings), so a refused TaskManager is told which of them differ.
 Result<std::unique_ptr<JobClient>> start_job_manager(std::shared_ptr<const StreamGraph> stream_graph,
                                                      graph::JobGraph job_graph, const cluster::MiniClusterConfig& config,
                                                      std::vector<std::unique_ptr<HeldClaim>> claims,
-                                                     const ClusterProcessConfig& process, uint64_t fingerprint);
+                                                     const ClusterProcessConfig& process, uint64_t fingerprint,
+                                                     std::map<std::string, std::string> job_settings);
 
 // Starts a TaskManager for the program and registers it with the JobManager (again and again until one answers).
 // Errors: kIOError when its TaskExecutor port cannot be bound.
 Result<std::unique_ptr<JobClient>> start_task_manager(std::shared_ptr<const StreamGraph> stream_graph,
                                                       graph::JobGraph job_graph, cluster::MiniClusterConfig config,
-                                                      const ClusterProcessConfig& process, uint64_t fingerprint);
+                                                      const ClusterProcessConfig& process, uint64_t fingerprint,
+                                                      std::map<std::string, std::string> job_settings);
 
 }  // namespace sluice::rpc

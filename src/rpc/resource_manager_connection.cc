@@ -184,6 +184,7 @@ struct ResourceManagerConnection::Impl {
     req.set_num_slots(static_cast<uint32_t>(r.num_slots));
     req.set_sluice_version(r.sluice_version);
     req.set_job_graph_fingerprint(r.job_graph_fingerprint);
+    req.mutable_job_settings()->insert(r.job_settings.begin(), r.job_settings.end());
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(std::max<int64_t>(config.retry_interval_ms, 1'000)));
     grpc::Status s = stub.RegisterTaskManager(&ctx, req, out);

@@ -54,6 +54,7 @@ grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* co
   r.num_slots = static_cast<int32_t>(std::min<uint32_t>(request->num_slots(), 1u << 20));
   r.sluice_version = request->sluice_version();
   r.job_graph_fingerprint = request->job_graph_fingerprint();
+  r.job_settings.insert(request->job_settings().begin(), request->job_settings().end());
   auto id = rm_->register_task_manager(r, /*connected=*/false);
   if (!id.is_ok()) {
     spdlog::warn("refused TaskManager registration from {}: {}", context->peer(), id.status().to_string());

@@ -18,7 +18,7 @@ Result<std::unique_ptr<TaskManager>> TaskManager::start(TaskManagerConfig config
                                                         {tm->executor_.get()}, RpcServerKeys::task_manager()));
   cluster::TaskManagerRegistration r{tm->config_.task_manager_id, tm->config_.bind_address, tm->server_->port(),
                                      tm->config_.executor.data_port,   tm->config_.num_slots, tm->config_.sluice_version,
-                                     tm->config_.job_graph_fingerprint};
+                                     tm->config_.job_graph_fingerprint, tm->config_.job_settings};
   ResourceManagerConnectionConfig connection{tm->config_.executor.jobmanager_address, std::move(r),
                                              tm->config_.registration_retry_ms, tm->config_.registration_timeout_ms,
                                              {}};

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@ struct TaskManagerConfig {
   int32_t num_slots = 1;       // taskmanager.numberOfTaskSlots
   std::string sluice_version;  // this build's release
   uint64_t job_graph_fingerprint = 0;
+  std::map<std::string, std::string> job_settings;  // the options the fingerprint covers (graph::fingerprint_settings)
   int64_t registration_retry_ms = 500;
   int64_t registration_timeout_ms = 300'000;  // taskmanager.registration.timeout (0: never give up)
   // The registry `executor.job_metrics` belongs to: its task metrics go with every heartbeat (the JobManager shows

@@ -84,9 +84,9 @@ grep -q "cancelled by SIGTERM" "$run/jm.log" || fail "no cancellation message"
 echo "waiting: OK (ended $took_ms ms after SIGTERM)"
 
 # plain: every process ends with the job. A TaskManager started with another seed (another job property, so another
-# JobGraph fingerprint) or another --output is refused naming both fingerprints, and ends. A second JobManager on the first one's
-# jobmanager.rpc.port, and a TaskManager on a taskmanager.host not on this machine, fail at start (exit 2) naming
-# the key.
+# JobGraph fingerprint) or another --output is refused naming both fingerprints and the option that differs, and
+# ends. A second JobManager on the first one's jobmanager.rpc.port, and a TaskManager on a taskmanager.host not on
+# this machine, fail at start (exit 2) naming the key.
 start_cluster plain 2 4000000 ""
 rc=0
 timeout -s KILL 60 "$sluice" demo --events 1000 --checkpoint-dir "$run/second-ck" --output "$run/second-out" \
@@ -113,6 +113,11 @@ for rogue in other elsewhere; do
   [ "$rc" = 1 ] || fail "a TaskManager of another program ($rogue): exit code $rc, expected 1 ($(tail -n 3 "$run/$rogue.log"))"
   grep -q "built JobGraph .* the JobManager JobGraph" "$run/$rogue.log" || fail "the refusal ($rogue) does not name both JobGraphs"
 done
+# ... and what differs, with both values.
+grep -q "job property demo.seed: TaskManager '2', JobManager '1'" "$run/other.log" \
+  || fail "the refusal of another seed does not name demo.seed: $(grep -m1 'built JobGraph' "$run/other.log")"
+grep -q "setting writes.sink.[0-9]*: TaskManager '.*elsewhere.*', JobManager '.*out.*'" "$run/elsewhere.log" \
+  || fail "the refusal of another --output does not name where the sink writes: $(grep -m1 'built JobGraph' "$run/elsewhere.log")"
 expect_verified 0
 expect_task_managers_finished
 # The JobManager's closing figures come from the TaskManagers' metric reports (docs/cluster.md "Metrics at the

@@ -120,16 +120,16 @@ check_output() {  # $1: run name, $2: output folder, $3: log
     fail "$1: the committed output differs from the expected counts ($(wc -l < "$1.got") lines, $(wc -l < expected.txt) expected)" "$3"
   }
 }
-common=(-D parallelism.default=2 -D execution.checkpointing.interval=10ms
-        -D execution.checkpointing.dir="$work/checkpoints" -D restart-strategy.type=fixed-delay
+common=(-D parallelism.default=2 -D execution.checkpointing.interval=10ms -D restart-strategy.type=fixed-delay
         -D restart-strategy.fixed-delay.attempts=3 -D restart-strategy.fixed-delay.delay=50ms)
-"$work/build/word_count" --input in/a.txt --input in/more --output out-clean "${common[@]}" > clean.log 2>&1 \
+"$work/build/word_count" --input in/a.txt --input in/more --output out-clean "${common[@]}" \
+  -D execution.checkpointing.dir="$work/checkpoints" > clean.log 2>&1 \
   || fail "the clean run failed" clean.log
 grep -q ': FINISHED in ' clean.log || fail "the clean run did not report FINISHED" clean.log
 grep -q 'Completed checkpoint' clean.log || fail "the clean run completed no checkpoint" clean.log
 check_output clean out-clean clean.log
 "$work/build/word_count" --input in/a.txt --input in/more --output out-failure --fail-once-after-lines 20000 \
-  "${common[@]}" > failure.log 2>&1 || fail "the run with an injected failure failed" failure.log
+  "${common[@]}" -D execution.checkpointing.dir="$work/checkpoints" > failure.log 2>&1 || fail "the run with an injected failure failed" failure.log
 grep -q 'injected failure at line 20000' failure.log || fail "the injected failure did not happen" failure.log
 grep -q ': FINISHED in ' failure.log || fail "the run with an injected failure did not report FINISHED" failure.log
 check_output failure out-failure failure.log
@@ -145,9 +145,14 @@ pc_include=$(pkg-config --cflags-only-I sluice | tr ' ' '\n' | sed -n 's/^-I//p'
 # shellcheck disable=SC2086  # pc_libs is a list of flags
 "$cxx" $cxx_flags "$object" -o word_count_pc $pc_libs > pc-link.log 2>&1 \
   || fail "linking the example with pkg-config --libs sluice failed" pc-link.log
-./word_count_pc --input in/a.txt --input in/more --output out-pc "${common[@]}" > pc.log 2>&1 \
+# Without execution.checkpointing.dir: the example keeps its checkpoints beside the output, with no warning that
+# they would live in memory only.
+./word_count_pc --input in/a.txt --input in/more --output out-pc/ "${common[@]}" > pc.log 2>&1 \
   || fail "the pkg-config-linked program failed" pc.log
 check_output pc out-pc pc.log
+grep -q 'Completed checkpoint .* at .*out-pc-checkpoints/' pc.log \
+  || fail "no checkpoint completed in the example's default folder out-pc-checkpoints" pc.log
+! grep -q 'no checkpoint folder' pc.log || fail "the example warned that its checkpoints live in memory" pc.log
 
 echo "out_of_tree_example: ok ($(wc -l < expected.txt) lines, exactly once in every run)"
 cd /

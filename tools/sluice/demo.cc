@@ -112,13 +112,17 @@ Result<DemoOutputRun> output_run_of(Configuration& config, const std::string& ou
     SLUICE_RETURN_IF_ERROR(config.set_string(options::kFixedJobId.key, run.job_id));
   }
   if (start == OutputStart::kRestored) {
-    // A checkpoint that does not resolve fails the job's own restore, which names it; nothing to record then.
+    // A checkpoint that does not resolve would fail the job's restore: refused here, before the banner and before
+    // anything in the output folder is touched, with the same message. Not in BATCH (or AUTOMATIC, BATCH over the
+    // demo's bounded source): the job refuses any restore there, saying why.
     auto point = checkpoint::resolve_restore_path(config.get(options::kStateRecoveryPath), run.checkpoint_dir,
                                                   sluice::fs::file_systems_from(config));
-    if (point.is_ok()) {
-      run.restored_job_ids.push_back(point->metadata.job_id.to_hex());
-      for (const JobId& id : point->metadata.lineage) run.restored_job_ids.push_back(id.to_hex());
+    if (!point.is_ok()) {
+      if (config.get(options::kRuntimeMode) != RuntimeExecutionMode::kStreaming) return run;
+      return point.status();
     }
+    run.restored_job_ids.push_back(point->metadata.job_id.to_hex());
+    for (const JobId& id : point->metadata.lineage) run.restored_job_ids.push_back(id.to_hex());
   }
   return run;
 }

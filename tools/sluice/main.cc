@@ -1,4 +1,6 @@
-// `sluice`: the command line (DESIGN.md section 6). Verbs arrive with the features behind them.
+// `sluice`: the command line (DESIGN.md section 6).
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 
 #include "checkpoint_command.h"
@@ -12,6 +14,8 @@
 
 int main(int argc, char** argv) {
   sluice::logging::log_to_stderr();  // stdout carries the commands' results (sluice list, the demo's report)
+  // Line by line even into a pipe or file, so a log that captures both streams keeps them in the order written.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
   app.require_subcommand(1);
   // A usage error repeats the arguments it did not expect; a secret among them (-D s3.secret-key=...) stays out.

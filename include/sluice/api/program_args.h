@@ -42,7 +42,8 @@ struct ProgramArgs {
 
 [[nodiscard]] Result<ProgramArgs> parse_program_args(int argc, const char* const* argv);
 
-// "Sluice options:" and one line per flag above, with its description (CLI11's layout).
+// "Sluice options", then "Options:" and one line per flag above with its description (CLI11's layout). It has no
+// usage line: the program prints its own, naming itself and its flags, before this text.
 std::string program_args_help();
 
 }  // namespace sluice

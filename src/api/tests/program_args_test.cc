@@ -102,6 +102,8 @@ TEST(ProgramArgs, HelpIsReportedAndListsEveryFlag) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag << " missing from:\n" << help;
   }
   EXPECT_NE(help.find("execution.state-recovery.path"), std::string::npos) << help;
+  // The program prints its own usage line before this text; CLI11's would name no program.
+  EXPECT_EQ(help.find("Usage:"), std::string::npos) << help;
 }
 
 TEST(ProgramArgs, BadFlagsFailNamingTheFlag) {

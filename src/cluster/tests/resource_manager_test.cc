@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 
 #include "cluster/task_manager_loss_monitor.h"
@@ -16,7 +17,7 @@ namespace {
 constexpr uint64_t kFingerprint = 0xfeedf00d12345678ULL;
 
 TaskManagerRegistration tm(const std::string& id, int32_t slots) {
-  return TaskManagerRegistration{id, "10.0.0." + std::to_string(id.size()), 6122, 6121, slots, "0.1.0", kFingerprint};
+  return TaskManagerRegistration{id, "10.0.0." + std::to_string(id.size()), 6122, 6121, slots, "0.1.0", kFingerprint, {}};
 }
 
 class ResourceManagerTest : public ::testing::Test {
@@ -51,6 +52,39 @@ TEST_F(ResourceManagerTest, ATaskManagerOfAnotherReleaseOrProgramIsRefusedNaming
   EXPECT_NE(r.status().message().find("0000000000001111"), std::string::npos) << r.status().to_string();
   EXPECT_NE(r.status().message().find("feedf00d12345678"), std::string::npos) << r.status().to_string();
   EXPECT_EQ(rm_.total_slots(), 0);
+}
+
+// The fingerprint is a hash; the refusal names the job options behind it that differ, with both values.
+TEST(ResourceManagerRefusal, NamesTheJobOptionsThatDiffer) {
+  ManualClock clock{1'000};
+  const std::map<std::string, std::string> ours = {
+      {"job property demo.seed", "1"}, {"setting checkpointing.dir", "/ck"}, {"setting state.backend", "hashmap"}};
+  ResourceManager rm("0.1.0", kFingerprint, HeartbeatSettings{100, 500, 2}, &clock, ours);
+  TaskManagerRegistration other = tm("tm-1", 2);
+  other.job_graph_fingerprint = 0x1111;
+  other.job_settings = {{"job property demo.seed", "2"}, {"setting checkpointing.dir", "/ck"}};
+  auto r = rm.register_task_manager(other);
+  ASSERT_FALSE(r.is_ok());
+  const std::string message = r.status().message();
+  EXPECT_NE(message.find("job property demo.seed: TaskManager '2', JobManager '1'"), std::string::npos) << message;
+  EXPECT_NE(message.find("setting state.backend: TaskManager not set, JobManager 'hashmap'"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("checkpointing.dir"), std::string::npos) << message;  // the same on both sides
+  EXPECT_NE(message.find("0000000000001111"), std::string::npos) << message;
+
+  // The same options: the operators differ.
+  other.job_settings = ours;
+  r = rm.register_task_manager(other);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("the program's operators differ"), std::string::npos) << r.status().to_string();
+
+  // Many differences: the first five, then how many more.
+  other.job_settings.clear();
+  for (int i = 0; i < 7; ++i) other.job_settings["setting s" + std::to_string(i)] = "x";
+  r = rm.register_task_manager(other);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("; and 5 more"), std::string::npos) << r.status().to_string();
+  EXPECT_EQ(rm.total_slots(), 0);
 }
 
 TEST_F(ResourceManagerTest, AMalformedRegistrationIsRefusedNamingTheField) {

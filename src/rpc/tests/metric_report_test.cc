@@ -124,7 +124,7 @@ TEST(MetricReport, TravelsWithTheHeartbeatsIntoTheJobManagersStore) {
   } listener;
   std::atomic<double> count{5};
   ResourceManagerConnectionConfig config{"127.0.0.1:" + std::to_string((*server)->port()),
-                                         cluster::TaskManagerRegistration{"tm-1", "127.0.0.1", 6122, 0, 1, "0.1.0", 42},
+                                         cluster::TaskManagerRegistration{"tm-1", "127.0.0.1", 6122, 0, 1, "0.1.0", 42, {}},
                                          50, 0, {}};
   config.task_metrics = [&] {
     return std::vector<MetricValue>{metric("sink", 0, metric_names::kNumRecordsIn, MetricKind::kCounter, count.load())};

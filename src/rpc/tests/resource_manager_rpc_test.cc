@@ -78,7 +78,7 @@ struct JobManagerSide {
 };
 
 cluster::TaskManagerRegistration registration(const std::string& id, uint64_t fingerprint = kFingerprint) {
-  return cluster::TaskManagerRegistration{id, "127.0.0.1", 6122, 6121, 2, "0.1.0", fingerprint};
+  return cluster::TaskManagerRegistration{id, "127.0.0.1", 6122, 6121, 2, "0.1.0", fingerprint, {}};
 }
 
 std::unique_ptr<ResourceManagerConnection> connect(const std::string& address, Recorder* recorder,
