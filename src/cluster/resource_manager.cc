@@ -89,10 +89,24 @@ Result<uint64_t> ResourceManager::register_task_manager(const TaskManagerRegistr
                                        "): every process must run the same program with the same job options");
   }
   std::lock_guard lock(mu_);
+  const int64_t now = clock_->now_ms();
   if (auto it = task_managers_.find(r.task_manager_id); it != task_managers_.end()) {
+    // The same endpoint is the same process (or its restart on a fixed port): it replaces its registration. Another
+    // endpoint while the holder is connected and heartbeating is a second process given the same
+    // taskmanager.resource-id: refused for now (retriable), so the two do not take turns replacing each other; once
+    // the holder is gone (its connection ends, or its heartbeats time out) the newcomer gets in.
+    const TaskManagerRegistration& held = it->second.info.registration;
+    const bool same_endpoint = held.host == r.host && held.rpc_port == r.rpc_port;
+    const int64_t silent_ms = now - it->second.info.last_heartbeat_ms;
+    if (!same_endpoint && it->second.connected && silent_ms < heartbeats_.timeout_ms) {
+      return Status(StatusCode::kFailedPrecondition,
+                    who + ": taskmanager.resource-id '" + r.task_manager_id + "' is held by the live TaskManager at " +
+                        held.host + ":" + std::to_string(held.rpc_port) + " (last heartbeat " +
+                        std::to_string(silent_ms) + " ms ago): give each TaskManager its own id (or none)",
+                    /*retriable=*/true);
+    }
     lose_locked(it, "registered again (the TaskManager restarted or lost its JobManager)");
   }
-  const int64_t now = clock_->now_ms();
   Entry e;
   e.info.registration = r;
   e.info.registration_id = next_registration_id_++;

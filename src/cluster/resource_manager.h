@@ -83,6 +83,9 @@ class ResourceManager {
   // kFailedPrecondition naming both values when its Sluice version or JobGraph fingerprint differs from the
   // JobManager's (and each of the job settings that differ, with both values); kInvalidArgument for an empty id or host, an RPC port outside 1..65535, a data port outside
   // 0..65535, or fewer than 1 slot.
+  // An id held by a connected TaskManager at another host:port whose heartbeats are within heartbeat.timeout is
+  // refused as kFailedPrecondition with retriable() set: two processes with one taskmanager.resource-id; the
+  // newcomer may try again once the holder is gone.
   // `connected` false: its slots are offered only once mark_connected says the TaskManager knows its registration
   // (a TaskManager registering over RPC answers deployments only from then on).
   Result<uint64_t> register_task_manager(const TaskManagerRegistration& registration, bool connected = true);

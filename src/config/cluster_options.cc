@@ -58,8 +58,9 @@ const ConfigOption<int32_t> kNumberOfTaskSlots{
 const ConfigOption<std::string> kTaskManagerResourceId{
     "taskmanager.resource-id", "",
     "The TaskManager's id; empty: <taskmanager.host>:<taskmanager.rpc.port> with a fixed RPC port, else the host and "
-    "a random suffix (127.0.0.1:2f6b015d). A process that starts again with the same id replaces its predecessor "
-    "at once.",
+    "a random suffix (127.0.0.1:2f6b015d). A process that starts again with the same id and RPC address replaces "
+    "its predecessor at once; one at another address waits until the holder's connection ends or its heartbeats "
+    "time out, so two live processes never share an id.",
     {}, {}};
 
 const ConfigOption<milliseconds> kHeartbeatInterval{

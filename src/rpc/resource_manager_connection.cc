@@ -98,10 +98,18 @@ struct ResourceManagerConnection::Impl {
       v1::RegisterTaskManagerResponse registered;
       Status refused = Status::ok();
       std::string unanswered;
-      if (!register_once(*stub, &registered, &refused, &unanswered)) {
+      bool held_elsewhere = false;
+      if (!register_once(*stub, &registered, &refused, &unanswered, &held_elsewhere)) {
         const auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                                      unregistered_since).count();
-        if (refused.is_ok() && waited_ms - warned_at_ms >= kUnansweredWarningMs) {
+        const bool warn_now = warned_at_ms == 0 || waited_ms - warned_at_ms >= kUnansweredWarningMs;
+        if (refused.is_ok() && held_elsewhere && warn_now) {
+          warned_at_ms = std::max<int64_t>(waited_ms, 1);
+          spdlog::warn("TaskManager '{}': the JobManager at {} refuses it for now: {}; trying again until "
+                       "taskmanager.registration.timeout ({} s)",
+                       config.registration.task_manager_id, config.jobmanager_address, unanswered,
+                       config.registration_timeout_ms / 1000);
+        } else if (refused.is_ok() && waited_ms - warned_at_ms >= kUnansweredWarningMs) {
           warned_at_ms = waited_ms;
           spdlog::warn("TaskManager '{}': no JobManager answers at {} (jobmanager.rpc.address, jobmanager.rpc.port) "
                        "for {} s: {}; trying again until taskmanager.registration.timeout ({} s)",
@@ -111,7 +119,7 @@ struct ResourceManagerConnection::Impl {
         if (refused.is_ok() && config.registration_timeout_ms > 0 && waited_ms >= config.registration_timeout_ms) {
           refused = Status::timeout("no JobManager at " + config.jobmanager_address + " accepted this TaskManager within " +
                                     "taskmanager.registration.timeout (" + std::to_string(config.registration_timeout_ms) +
-                                    " ms)");
+                                    " ms)" + (unanswered.empty() ? "" : ": " + unanswered));
         }
         if (!refused.is_ok()) {
           spdlog::error("TaskManager '{}': {}", config.registration.task_manager_id, refused.to_string());
@@ -172,8 +180,9 @@ struct ResourceManagerConnection::Impl {
 
   // True when registered. False with *refused set when the JobManager refused for good; false with *refused ok
   // when no JobManager answered (retry; *unanswered says what gRPC saw).
+  // *held_elsewhere: the JobManager answered that another live TaskManager holds this one's id (retry).
   bool register_once(v1::ResourceManagerGateway::Stub& stub, v1::RegisterTaskManagerResponse* out, Status* refused,
-                     std::string* unanswered) {
+                     std::string* unanswered, bool* held_elsewhere) {
     const cluster::TaskManagerRegistration& r = config.registration;
     v1::RegisterTaskManagerRequest req;
     req.set_protocol_version(kControlProtocolVersion);
@@ -194,6 +203,7 @@ struct ResourceManagerConnection::Impl {
       *refused = from_grpc(s, "registering with the JobManager at " + config.jobmanager_address);
     }
     *unanswered = s.error_message();
+    *held_elsewhere = c == grpc::StatusCode::ALREADY_EXISTS;
     return false;
   }
 

@@ -57,6 +57,16 @@ grpc::Status ResourceManagerService::RegisterTaskManager(grpc::ServerContext* co
   r.job_settings.insert(request->job_settings().begin(), request->job_settings().end());
   auto id = rm_->register_task_manager(r, /*connected=*/false);
   if (!id.is_ok()) {
+    if (id.status().retriable()) {
+      // Its id is held by a live TaskManager: it tries again every half second, so say so once per 10 s.
+      const int64_t now = SystemClock::shared()->now_ms();
+      int64_t last = last_retriable_warning_ms_.load();
+      if (now - last >= 10'000 && last_retriable_warning_ms_.compare_exchange_strong(last, now)) {
+        spdlog::warn("TaskManager registration from {} refused until its id is free: {}", context->peer(),
+                     id.status().to_string());
+      }
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, id.status().message());
+    }
     spdlog::warn("refused TaskManager registration from {}: {}", context->peer(), id.status().to_string());
     return to_grpc(id.status());
   }

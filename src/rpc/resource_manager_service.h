@@ -62,6 +62,7 @@ class ResourceManagerService final : public v1::ResourceManagerGateway::Service 
   cluster::ResourceManager* rm_;
   const uint64_t leader_epoch_;
   cluster::TaskManagerMetrics* const metrics_;
+  std::atomic<int64_t> last_retriable_warning_ms_{INT64_MIN / 2};
   std::mutex mu_;
   std::condition_variable cv_;
   bool shutting_down_ = false;

@@ -87,6 +87,41 @@ TEST(ResourceManagerRefusal, NamesTheJobOptionsThatDiffer) {
   EXPECT_EQ(rm.total_slots(), 0);
 }
 
+// Two processes started with one taskmanager.resource-id: the second is refused for now (retriable), naming the id and
+// the holder, instead of the two replacing each other's registration in turns; it gets in once the holder is gone.
+TEST_F(ResourceManagerTest, AnIdHeldByAnotherLiveTaskManagerIsRefusedUntilTheHolderIsGone) {
+  TaskManagerRegistration first = tm("tm-1", 2);
+  auto first_id = rm_.register_task_manager(first);
+  ASSERT_TRUE(first_id.is_ok());
+  TaskManagerRegistration second = first;
+  second.rpc_port = 7122;  // another process on the same host
+  auto r = rm_.register_task_manager(second);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(r.status().retriable());
+  EXPECT_NE(r.status().message().find("taskmanager.resource-id 'tm-1' is held by the live TaskManager at " + first.host +
+                                      ":6122"),
+            std::string::npos)
+      << r.status().to_string();
+  EXPECT_TRUE(rm_.is_registered("tm-1", *first_id));  // the holder keeps its registration and slots
+  EXPECT_EQ(rm_.total_slots(), 2);
+  EXPECT_TRUE(rm_.take_lost().empty());
+
+  // The same endpoint is the same process (or its restart on a fixed port): it replaces its registration at once.
+  auto again = rm_.register_task_manager(first);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(rm_.take_lost().size(), 1u);
+
+  // The holder's heartbeats stop: past heartbeat.timeout the newcomer gets in, and the holder is lost.
+  clock_.advance_ms(499);
+  EXPECT_FALSE(rm_.register_task_manager(second).is_ok());
+  clock_.advance_ms(1);
+  auto newcomer = rm_.register_task_manager(second);
+  ASSERT_TRUE(newcomer.is_ok()) << newcomer.status().to_string();
+  EXPECT_FALSE(rm_.is_registered("tm-1", *again));
+  EXPECT_EQ(rm_.take_lost().size(), 1u);
+}
+
 TEST_F(ResourceManagerTest, AMalformedRegistrationIsRefusedNamingTheField) {
   TaskManagerRegistration r = tm("tm-1", 0);
   EXPECT_NE(rm_.register_task_manager(r).status().message().find("taskmanager.numberOfTaskSlots"), std::string::npos);

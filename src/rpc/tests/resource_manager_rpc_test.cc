@@ -153,6 +153,40 @@ TEST(ResourceManagerRpc, TheJobManagerLosesATaskManagerWhoseConnectionEndsAtOnce
   EXPECT_LT(ms, 2'000);
 }
 
+// A second process with the same taskmanager.resource-id waits (it is told why, and tries again) instead of
+// replacing the live one; when the live one goes, the second registers by itself.
+TEST(ResourceManagerRpc, ASecondTaskManagerWithTheSameIdWaitsUntilTheFirstIsGone) {
+  JobManagerSide jm(1);
+  Recorder first_rec;
+  auto first = connect(jm.address(), &first_rec, registration("tm-1"));
+  ASSERT_TRUE(first_rec.wait([&] { return !first_rec.registrations.empty(); }));
+  for (int i = 0; i < 1000 && jm.rm.free_slots() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(jm.rm.free_slots(), 2);
+  Recorder second_rec;
+  cluster::TaskManagerRegistration other = registration("tm-1");
+  other.rpc_port = 7122;
+  auto second = connect(jm.address(), &second_rec, other);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'000));  // 20 tries at the 50 ms retry interval
+  {
+    std::lock_guard lock(second_rec.mu);
+    EXPECT_TRUE(second_rec.registrations.empty());
+    EXPECT_TRUE(second_rec.refused.is_ok()) << second_rec.refused.to_string();  // not refused for good
+  }
+  ASSERT_EQ(jm.rm.task_managers().size(), 1u);
+  EXPECT_EQ(jm.rm.task_managers()[0].registration.rpc_port, 6122);
+  EXPECT_TRUE(jm.rm.take_lost().empty());
+  {
+    std::lock_guard lock(first_rec.mu);
+    EXPECT_EQ(first_rec.registrations.size(), 1u);
+    EXPECT_TRUE(first_rec.lost.empty());
+  }
+  first->stop();  // the holder goes
+  ASSERT_TRUE(second_rec.wait([&] { return !second_rec.registrations.empty(); }));
+  ASSERT_EQ(jm.rm.task_managers().size(), 1u);
+  EXPECT_EQ(jm.rm.task_managers()[0].registration.rpc_port, 7122);
+  second->stop();
+}
+
 TEST(ResourceManagerRpc, ATaskManagerSeesItsJobManagerGoAtOnceAndRegistersWithTheNextUnderItsEpoch) {
   auto jm = std::make_unique<JobManagerSide>(1);
   const int32_t port = jm->server->port();
