@@ -59,11 +59,16 @@ int main(int argc, char** argv) {
   const std::vector<std::string>& rest = args->remaining;
   for (size_t i = 0; i < rest.size(); ++i) {
     const std::string_view a = rest[i];
-    if (i + 1 < rest.size() && a == "--input") {
+    const bool takes_value = a == "--input" || a == "--output" || a == "--fail-once-after-lines";
+    if (takes_value && i + 1 == rest.size()) {
+      std::fprintf(stderr, "%s: expected a value\n%s", rest[i].c_str(), kUsage);
+      return 2;
+    }
+    if (a == "--input") {
       inputs.push_back(rest[++i]);
-    } else if (i + 1 < rest.size() && a == "--output") {
+    } else if (a == "--output") {
       output = rest[++i];
-    } else if (i + 1 < rest.size() && a == "--fail-once-after-lines") {
+    } else if (a == "--fail-once-after-lines") {
       std::string_view n = rest[++i];
       if (std::from_chars(n.data(), n.data() + n.size(), fail_after_lines).ptr != n.data() + n.size()) {
         std::fprintf(stderr, "--fail-once-after-lines: expected a number of lines, got '%s'\n", rest[i].c_str());

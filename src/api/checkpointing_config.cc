@@ -110,14 +110,17 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   }
   SLUICE_ASSIGN_OR_RETURN(CheckpointStorageType type, checkpoint_storage_type(config));
   std::string dir = config.get(options::kCheckpointsDirectory);
+  checkpoint::FileSystemStorageOptions fo;
+  fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
+  fo.file_systems = file_systems;
+  fo.names = mc->names;
   if (type == CheckpointStorageType::kFileSystem) {
-    checkpoint::FileSystemStorageOptions fo;
-    fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
-    fo.file_systems = file_systems;
-    fo.names = mc->names;
     mc->storage = std::make_shared<checkpoint::FileSystemCheckpointStorage>(dir, fo);
   } else {
-    mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>();
+    // Savepoints (and restores from files) go to files, as in Flink: a storage rooted nowhere, which makes no
+    // checkpoint folder.
+    mc->storage = std::make_shared<checkpoint::JobManagerCheckpointStorage>(
+        checkpoint::JobManagerStorageOptions{}, std::make_shared<checkpoint::FileSystemCheckpointStorage>("", fo));
     // Flink's default too, but rarely what someone enabling checkpointing means: say it once, at job start.
     // The legacy state.backend.type jobmanager implies this storage whatever else is set: the fix starts there.
     const bool legacy = config.get(options::kStateBackendType) == StateBackendType::kLegacyJobManager;

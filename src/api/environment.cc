@@ -55,8 +55,9 @@ Result<StreamExecutionEnvironment> StreamExecutionEnvironment::from_args(int arg
   }
   // A mistyped flag (--restor) must not run the job afresh as if it were absent.
   if (!args.remaining.empty()) {
-    return Status::invalid_argument("unknown argument '" + args.remaining.front() +
-                                    "' (Sluice's flags: --help; a program with flags of its own reads them with "
+    const std::string& arg = args.remaining.front();
+    return Status::invalid_argument("unknown argument '" + arg + "'" + api::unknown_argument_hint(arg) +
+                                    " (Sluice's flags: --help; a program with flags of its own reads them with "
                                     "sluice::parse_program_args)");
   }
   return std::move(args.env);
@@ -177,7 +178,8 @@ Result<batch::BatchJobConfig> batch_config(const Configuration& config, const cl
   };
   const std::string path = config.get(options::kStateRecoveryPath);
   if (path.empty()) fail("--check-restore: no savepoint or checkpoint path given (execution.state-recovery.path)");
-  auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory), file_systems);
+  auto rp = checkpoint::resolve_restore_path(path, config.get(options::kCheckpointsDirectory), file_systems,
+                                             "--check-restore");
   if (!rp.is_ok()) fail(rp.status().to_string());
   cluster::RestoreFrom restore{std::move(rp->metadata), std::move(rp->location)};
   restore.allow_non_restored_state = config.get(options::kIgnoreUnclaimedState);
@@ -241,7 +243,7 @@ std::map<std::string, std::string> task_settings(const Configuration& config, co
 std::map<std::string, std::string> write_locations(const StreamGraph& graph, const std::string& job_name,
                                                    const Configuration& config, const cluster::MiniClusterConfig& mc) {
   std::map<std::string, std::string> out;
-  if (mc.checkpointing && mc.storage->supports_savepoints()) {
+  if (mc.checkpointing && !mc.storage->keeps_checkpoints_in_memory()) {
     const std::string dir = config.get(options::kCheckpointsDirectory);
     const std::optional<ExclusiveClaim> local = fs::local_folder_claim(dir, dir);
     out["writes.checkpoints"] = local && !local->key.empty() ? local->key : dir;
@@ -261,7 +263,7 @@ std::map<std::string, std::string> write_locations(const StreamGraph& graph, con
 // checkpoint storage (checkpoint/local_recovery_storage.h), in a directory of this process's own.
 Status keep_local_state(const Configuration& config, cluster::MiniClusterConfig& mc) {
   if (!mc.checkpointing || !config.get(options::kLocalRecovery)) return Status::ok();
-  if (!mc.storage->supports_savepoints()) {
+  if (mc.storage->keeps_checkpoints_in_memory()) {
     spdlog::warn("{} is on, but the checkpoints are kept in memory ({}): there are no state files to copy, so local "
                  "recovery does nothing",
                  options::kLocalRecovery.key, mc.storage->describe());
@@ -289,7 +291,7 @@ Result<std::unique_ptr<JobClient>> execute_in_cluster(const Configuration& confi
                                                       const cluster::MiniClusterConfig& mc, const ClaimingJob& claimant) {
   const std::string role_name(OptionType<ProcessRole>::format(role));
   SLUICE_ASSIGN_OR_RETURN(rpc::ClusterProcessConfig process, rpc::ClusterProcessConfig::from(config));
-  if (mc.checkpointing && !mc.storage->supports_savepoints()) {
+  if (mc.checkpointing && mc.storage->keeps_checkpoints_in_memory()) {
     // JobManager checkpoint storage is one process's memory: a TaskManager could not read back what it restores.
     return Status::invalid_argument(options::kProcessRole.key + " " + role_name + ": checkpoint storage " +
                                     mc.storage->describe() + " lives in one process's memory; set " +

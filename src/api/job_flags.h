@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -47,5 +48,9 @@ void add_job_flags(CLI::App* app, JobFlags* flags, const JobFlagsSpec& spec = {}
 // program_args_help() with the program's name in its usage line ("Usage: my_job [OPTIONS]"): from_args prints it
 // for a program without flags of its own. `argv0` is the program's argv[0]; its folder is dropped.
 std::string program_args_help_for(const char* argv0);
+
+// What to say after "unknown argument 'ARG'": ": did you mean '--restore'?" for a Sluice flag at most two edits
+// away, ": the parallelism is -D parallelism.default=N" for -p / --parallelism (the built-in jobs' flag), else "".
+std::string unknown_argument_hint(std::string_view arg);
 
 }  // namespace sluice::api

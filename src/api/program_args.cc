@@ -1,11 +1,14 @@
 #include "sluice/api/program_args.h"
 
+#include <cctype>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "api/job_flags.h"
+#include "config/edit_distance.h"
 #include "sluice/config/cluster_options.h"
 #include "sluice/config/options.h"
 
@@ -23,7 +26,7 @@ struct ProgramFlags {
 // and CLI11's would read "Usage: [OPTIONS]", naming nothing.
 class OptionsOnlyFormatter : public CLI::Formatter {
  public:
-  std::string make_usage(const CLI::App* /*app*/, std::string /*name*/) const override { return "\n"; }
+  std::string make_usage(const CLI::App* /*app*/, std::string /*name*/) const override { return ""; }
 };
 
 // One definition for parsing and for the help text.
@@ -77,6 +80,29 @@ std::string program_args_help() {
 }
 
 namespace api {
+
+std::string unknown_argument_hint(std::string_view arg) {
+  const bool parallelism = arg == "-p" || arg.starts_with("--parallelism") ||
+                           (arg.size() > 2 && arg.starts_with("-p") && std::isdigit(static_cast<unsigned char>(arg[2])));
+  if (parallelism) return ": the parallelism is -D parallelism.default=N";
+  if (!arg.starts_with("--") || arg.size() < 4) return "";
+  const std::string_view name = arg.substr(2, arg.find('=') == std::string_view::npos ? std::string_view::npos
+                                                                                       : arg.find('=') - 2);
+  ProgramFlags f;
+  std::unique_ptr<CLI::App> app = program_app(&f);
+  std::string best;
+  size_t best_distance = 3;  // at most two edits away
+  for (const CLI::Option* option : app->get_options()) {
+    for (const std::string& long_name : option->get_lnames()) {
+      const size_t d = config::edit_distance(name, long_name);
+      if (d < best_distance) {
+        best_distance = d;
+        best = long_name;
+      }
+    }
+  }
+  return best.empty() ? "" : ": did you mean '--" + best + "'?";
+}
 
 std::string program_args_help_for(const char* argv0) {
   std::string name = argv0 != nullptr ? argv0 : "";

@@ -20,6 +20,10 @@ bool progress_line_wanted(const Configuration& config, std::FILE* out) {
     case ProgressLineMode::kAuto:
       break;
   }
+  // A JSON log is read by a program, and OFF asked for silence: a plain-text line would break either.
+  if (config.get(options::kLogFormat) == LogFormat::kJson || config.get(options::kLogLevel) == LogLevel::kOff) {
+    return false;
+  }
   return ::isatty(::fileno(out)) == 1;
 }
 

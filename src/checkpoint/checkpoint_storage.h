@@ -106,6 +106,9 @@ class CheckpointStorage {
     return Status::ok();
   }
   virtual std::string describe() const = 0;  // for logs: "filesystem:/var/ck" / "jobmanager (max 5 MiB)"
+  // True when checkpoints live in this process's memory (JobManager storage): no other process can read them, and
+  // nothing survives the process. Savepoints may still go to files (supports_savepoints).
+  virtual bool keeps_checkpoints_in_memory() const { return false; }
 
   // ---- incremental checkpoints (shared files; the defaults are those of a storage without them) ----
   // True when the stream factories implement write_shared_file / write_private_file.

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <mutex>
+#include <set>
+#include <string_view>
 #include <optional>
 #include <utility>
 
@@ -18,6 +20,7 @@ struct JobManagerCheckpointStorage::Shared {
   std::mutex mu;
   std::optional<JobId> job;
   std::map<int64_t, CheckpointMetadata> completed;
+  std::set<int64_t> savepoint_ids;  // begun by begin_savepoint: the file storage's
 };
 
 namespace {
@@ -46,11 +49,12 @@ class JmStreamFactory final : public CheckpointStreamFactory {
   int64_t max_;
 };
 
+constexpr std::string_view kLocationScheme = "jobmanager://";
+
 // Parses "jobmanager://<job>/<n>".
 bool parse_location(const std::string& location, JobId* job, int64_t* id) {
-  static constexpr std::string_view kScheme = "jobmanager://";
-  if (location.compare(0, kScheme.size(), kScheme) != 0) return false;
-  std::string rest = location.substr(kScheme.size());
+  if (!location.starts_with(kLocationScheme)) return false;
+  std::string rest = location.substr(kLocationScheme.size());
   size_t slash = rest.find('/');
   if (slash == std::string::npos || !JobId::parse(rest.substr(0, slash), job)) return false;
   std::string n = rest.substr(slash + 1);
@@ -61,9 +65,19 @@ bool parse_location(const std::string& location, JobId* job, int64_t* id) {
 
 }  // namespace
 
-JobManagerCheckpointStorage::JobManagerCheckpointStorage(JobManagerStorageOptions options)
-    : shared_(std::make_shared<Shared>()) {
+JobManagerCheckpointStorage::JobManagerCheckpointStorage(JobManagerStorageOptions options,
+                                                         std::shared_ptr<CheckpointStorage> savepoints)
+    : shared_(std::make_shared<Shared>()), savepoints_(std::move(savepoints)) {
   shared_->max_state_size_bytes = options.max_state_size_bytes;
+}
+
+CheckpointStorage* JobManagerCheckpointStorage::files_for(const std::string& location) const {
+  return location.starts_with(kLocationScheme) ? nullptr : savepoints_.get();
+}
+
+bool JobManagerCheckpointStorage::is_savepoint(CheckpointId id) const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->savepoint_ids.count(id.value()) > 0;
 }
 
 JobManagerCheckpointStorage::~JobManagerCheckpointStorage() = default;
@@ -77,13 +91,54 @@ Status JobManagerCheckpointStorage::initialize(const JobId& job) {
     return Status::invalid_argument("JobManager checkpoint storage: max state size must be positive, got " +
                                     std::to_string(shared_->max_state_size_bytes) + " bytes");
   }
+  if (savepoints_) SLUICE_RETURN_IF_ERROR(savepoints_->initialize_for_savepoints(job));
   std::lock_guard lock(shared_->mu);
-  if (shared_->job != job) shared_->completed.clear();
+  if (shared_->job != job) {
+    shared_->completed.clear();
+    shared_->savepoint_ids.clear();
+  }
   shared_->job = job;
   return Status::ok();
 }
 
+Status JobManagerCheckpointStorage::initialize_for_savepoints(const JobId& job) {
+  if (!savepoints_) return CheckpointStorage::initialize_for_savepoints(job);
+  return savepoints_->initialize_for_savepoints(job);
+}
+
+Status JobManagerCheckpointStorage::begin_savepoint(CheckpointId id, const std::string& savepoint_dir) {
+  if (!savepoints_) return CheckpointStorage::begin_savepoint(id, savepoint_dir);
+  SLUICE_RETURN_IF_ERROR(savepoints_->begin_savepoint(id, savepoint_dir));
+  std::lock_guard lock(shared_->mu);
+  shared_->savepoint_ids.insert(id.value());
+  return Status::ok();
+}
+
+Status JobManagerCheckpointStorage::check_restore_files(const std::string& location, const CheckpointMetadata& metadata,
+                                                        RestoreFileCheck check) {
+  if (CheckpointStorage* files = files_for(location)) return files->check_restore_files(location, metadata, check);
+  return Status::ok();
+}
+
+Status JobManagerCheckpointStorage::write_side_file(const std::string& location, const std::string& name,
+                                                    const std::vector<uint8_t>& bytes) {
+  if (CheckpointStorage* files = files_for(location)) return files->write_side_file(location, name, bytes);
+  return Status::ok();
+}
+
+std::optional<std::string> JobManagerCheckpointStorage::file_path(const std::string& location,
+                                                                  const std::string& relative_path) const {
+  if (CheckpointStorage* files = files_for(location)) return files->file_path(location, relative_path);
+  return std::nullopt;
+}
+
+Result<std::shared_ptr<fs::FileSystem>> JobManagerCheckpointStorage::file_system(const std::string& path) const {
+  if (savepoints_) return savepoints_->file_system(path);
+  return CheckpointStorage::file_system(path);
+}
+
 Result<std::shared_ptr<CheckpointStreamFactory>> JobManagerCheckpointStorage::stream_factory(CheckpointId id) {
+  if (is_savepoint(id)) return savepoints_->stream_factory(id);
   std::lock_guard lock(shared_->mu);
   if (!shared_->job) {
     return Status::failed_precondition("checkpoint " + std::to_string(id.value()) +
@@ -93,6 +148,7 @@ Result<std::shared_ptr<CheckpointStreamFactory>> JobManagerCheckpointStorage::st
 }
 
 Result<std::string> JobManagerCheckpointStorage::write_metadata(const CheckpointMetadata& metadata) {
+  if (is_savepoint(metadata.checkpoint_id)) return savepoints_->write_metadata(metadata);
   const std::string ctx = "checkpoint " + std::to_string(metadata.checkpoint_id.value());
   SLUICE_RETURN_IF_ERROR(validate_metadata(metadata).with_context(ctx));
   if (!metadata.referenced_files().empty()) {
@@ -112,6 +168,7 @@ Result<std::string> JobManagerCheckpointStorage::write_metadata(const Checkpoint
 }
 
 Result<CheckpointMetadata> JobManagerCheckpointStorage::read_metadata(const std::string& location) {
+  if (CheckpointStorage* files = files_for(location)) return files->read_metadata(location);
   JobId job;
   int64_t id = 0;
   if (!parse_location(location, &job, &id)) {
@@ -128,6 +185,7 @@ Result<CheckpointMetadata> JobManagerCheckpointStorage::read_metadata(const std:
 
 Result<std::vector<uint8_t>> JobManagerCheckpointStorage::read_state(const std::string& location,
                                                                       const StreamStateHandle& handle) {
+  if (CheckpointStorage* files = files_for(location)) return files->read_state(location, handle);
   if (!handle.is_inline()) {
     return Status::invalid_argument(location + ": state file '" + handle.relative_path +
                                     "' cannot be read from the JobManager checkpoint storage (inline state only)");
@@ -138,6 +196,7 @@ Result<std::vector<uint8_t>> JobManagerCheckpointStorage::read_state(const std::
 }
 
 Status JobManagerCheckpointStorage::discard(CheckpointId id) {
+  if (is_savepoint(id)) return savepoints_->discard(id);
   std::lock_guard lock(shared_->mu);
   shared_->completed.erase(id.value());
   return Status::ok();

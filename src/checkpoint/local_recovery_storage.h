@@ -97,6 +97,7 @@ class LocalRecoveryStorage final : public CheckpointStorage,
     return primary_->rebase_shared_path(location, relative_path);
   }
   bool supports_savepoints() const override { return primary_->supports_savepoints(); }
+  bool keeps_checkpoints_in_memory() const override { return primary_->keeps_checkpoints_in_memory(); }
   Status begin_savepoint(CheckpointId id, const std::string& savepoint_dir) override;
 
  private:

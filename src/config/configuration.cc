@@ -67,7 +67,11 @@ std::string redact_sensitive_values(std::string_view text) {
     }
     const size_t eq = word.find('=');
     const std::string_view key = word.substr(0, eq);
-    if (!is_sensitive_key(key)) {
+    // Without '=', only a word shaped like a configuration key (dotted, or "key:") announces a value: an operator
+    // named "tokenize" in a log line is not a key, and the word after it is not a secret.
+    const bool key_shaped =
+        eq != std::string_view::npos || key.find('.') != std::string_view::npos || key.ends_with(':');
+    if (!key_shaped || !is_sensitive_key(key)) {
       out += word;
     } else if (eq == std::string_view::npos) {
       out += word;

@@ -11,7 +11,8 @@ const ConfigOption<std::optional<LogLevel>> kLogLevel{
 
 const ConfigOption<LogFormat> kLogFormat{
     "log.format", LogFormat::kText,
-    "TEXT: lines after log.pattern. JSON: one JSON object per line with time (UTC, ISO 8601), level, thread, job "
+    "TEXT: lines after log.pattern. JSON: one JSON object per line with time (UTC, ISO 8601), level (TRACE ... "
+    "ERROR, as log.level), thread, job "
     "(the job id, when known), task (on a task's thread: \"<chain name> (2/4)#0\") and message.",
     {}, {}};
 
@@ -24,7 +25,8 @@ const ConfigOption<std::string> kLogPattern{
 const ConfigOption<ProgressLineMode> kProgressLine{
     "execution.progress-line", ProgressLineMode::kAuto,
     "Whether execute() prints a line to stderr every second while the job runs: records its sources emitted, "
-    "records per second, completed checkpoints, time elapsed. AUTO: when stderr is a terminal; ON; OFF.",
+    "records per second, completed checkpoints, time elapsed. AUTO: when stderr is a terminal, unless log.format "
+    "is JSON or log.level OFF; ON; OFF.",
     {}, {}};
 
 const ConfigOption<std::string> kJobSummaryPath{

@@ -8,6 +8,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "config/edit_distance.h"
 #include "sluice/core/duration.h"
 #include "sluice/core/ids.h"
 
@@ -704,23 +705,6 @@ std::string to_lower(std::string_view s) {
   return out;
 }
 
-// Levenshtein distance with a single rolling row.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 bool is_segment_prefix_or_suffix(std::string_view part, std::string_view key) {
   if (part.empty() || part.size() >= key.size()) return false;
   bool prefix = key.substr(0, part.size()) == part && key[part.size()] == '.';
@@ -752,7 +736,7 @@ std::vector<std::string> suggest_keys(std::string_view unknown_key, size_t max_c
       // matches; computing it anyway for a long unknown key took seconds per megabyte of key.
       const size_t length_difference =
           wanted.size() > name.size() ? wanted.size() - name.size() : name.size() - wanted.size();
-      if (structural || length_difference <= threshold) best = std::min(best, edit_distance(wanted, name));
+      if (structural || length_difference <= threshold) best = std::min(best, config::edit_distance(wanted, name));
     }
     if (best <= threshold || structural) candidates.emplace_back(best, &option->key);
   }

@@ -302,6 +302,8 @@ MessageOutcome CheckpointCoordinator::acknowledge(CheckpointId id, JobVertexId v
       break;
   }
   stats_.report_acknowledged(id, vertex, subtask, now_mono_ms(), stats, handle_bytes, checkpointed_bytes);
+  spdlog::debug("{} {} acknowledged by task (vertex {}, subtask {}): {} bytes of state{}", type_name(p.type()),
+                id.value(), vertex, subtask, handle_bytes, p.is_complete() ? "; every task acknowledged" : "");
   registry_->register_files(id, shared_files);
   if (p.is_complete()) {
     auto action = std::make_unique<Action>();

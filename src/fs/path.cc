@@ -141,9 +141,12 @@ std::string canonical_path(std::string_view path) {
   const std::string scheme = uri_scheme(path);
   if (!scheme.empty() && scheme != "file") return normalize_path(path);
   std::error_code ec;
-  auto p = std::filesystem::weakly_canonical(strip_file_scheme(path), ec);
+  // Absolute first: weakly_canonical leaves a relative path relative when no part of it exists yet.
+  const std::filesystem::path absolute = std::filesystem::absolute(strip_file_scheme(path), ec);
+  const std::string local = ec ? strip_file_scheme(path) : absolute.string();
+  auto p = std::filesystem::weakly_canonical(local, ec);
   // The part that does not exist yet is normalized lexically, which keeps a trailing "/" ("a/b/." -> "a/b/").
-  std::string out = ec ? normalize_path(strip_file_scheme(path)) : p.string();
+  std::string out = ec ? normalize_path(local) : p.string();
   while (out.size() > 1 && out.back() == '/') out.pop_back();
   return out;
 }

@@ -15,6 +15,21 @@
 namespace sluice::logging {
 namespace {
 
+// The level as log.level names it (log4j's names, as Flink's JSON log lines carry them), not spdlog's "warning".
+const char* log4j_level_name(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace: return "TRACE";
+    case spdlog::level::debug: return "DEBUG";
+    case spdlog::level::info: return "INFO";
+    case spdlog::level::warn: return "WARN";
+    case spdlog::level::err: return "ERROR";
+    case spdlog::level::critical: return "FATAL";
+    case spdlog::level::off:
+    case spdlog::level::n_levels: break;
+  }
+  return "OFF";
+}
+
 // %J: "[<job id>] " or "[<job id> <task>] ", nothing without either.
 class JobFlag final : public spdlog::custom_flag_formatter {
  public:
@@ -59,11 +74,10 @@ class JsonFormatter final : public spdlog::formatter {
     char time_text[96];  // room for any int the compiler cannot rule out
     std::snprintf(time_text, sizeof time_text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
                   utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, static_cast<int>(ms));
-    const spdlog::string_view_t level = spdlog::level::to_string_view(msg.level);
     std::string line = "{\"time\":\"";
     line += time_text;
     line += "\",\"level\":\"";
-    line.append(level.data(), level.size());
+    line += log4j_level_name(msg.level);
     line += "\",\"thread\":" + std::to_string(msg.thread_id);
     const log::LogContext c = log::current();
     if (!c.job_id.empty()) {

@@ -13,6 +13,7 @@
 #include "rest/prometheus_text.h"
 #include "rest/vertex_metrics.h"
 #include "sluice/core/clock.h"
+#include "sluice/core/log.h"
 #include "sluice/core/version.h"
 
 namespace sluice::rest {
@@ -281,6 +282,11 @@ void RestRoutes::install(httplib::Server& server) {
       if (state == "FINISHED" || state == "FAILED") {
         return error(res, 409, "Job " + job.overview().job_id.to_hex() + " already reached the terminal state " +
                                    state + "; it cannot be cancelled");
+      }
+      // The program's own log says why its job ended CANCELED (sluice cancel, curl, the dashboard).
+      if (state != "CANCELLING" && state != "CANCELED") {
+        log::info("job " + job.overview().job_id.to_hex() + ": cancel requested through the REST endpoint (PATCH " +
+                  req.path + " from " + req.remote_addr + ")");
       }
       job.cancel();  // CANCELLING / CANCELED already: cancelling again changes nothing
       reply(res, 202, nlohmann::json::object());

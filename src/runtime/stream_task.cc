@@ -721,6 +721,8 @@ void StreamTask::run() {
   try {
     build_chain();
     open_chain();
+    spdlog::debug("task running: {} operator(s) open, {} input channel(s), {} output(s)", chain_ops_.size(),
+                  d_.input_gate != nullptr ? d_.input_gate->num_channels() : 0, d_.outputs.size());
     loop();
     if (cancelled_.load()) {
       close_chain();
@@ -731,6 +733,7 @@ void StreamTask::run() {
     publish_state_sizes();
     close_chain_or_throw();
     for (auto& o : d_.outputs) o.partition->finish();
+    spdlog::debug("task finished: its input ended and its operators closed");
     listener_->on_task_finished(d_.vertex, d_.subtask_index);
   } catch (const OperatorFailure& e) {
     fail(Status::user_function(e.what()));

@@ -24,10 +24,12 @@ void throw_state_conflict(const StateMetaInfo& registered, const StateMetaInfo& 
   if (registered.type_description() == requested.type_description()) {
     msg += " with a different C++ type";
   }
-  throw std::invalid_argument(msg);
+  throw StatusError(Status::invalid_argument(msg));
 }
 
-void throw_empty_state_name() { throw std::invalid_argument("a state descriptor needs a non-empty name"); }
+void throw_empty_state_name() {
+  throw StatusError(Status::invalid_argument("a state descriptor needs a non-empty name"));
+}
 
 }  // namespace sluice::detail
 

@@ -137,10 +137,10 @@ detail::OperatorStateBase* OperatorStateStore::find_registered(const std::string
   auto it = states_.find(name);
   if (it == states_.end()) return nullptr;
   if (it->second.mode != mode || it->second.serializer != serializer) {
-    throw std::invalid_argument("operator state '" + name + "' is registered as " +
-                                operator_state_mode_name(it->second.mode) + " state of " +
-                                it->second.serializer.to_string() + ", requested as " + operator_state_mode_name(mode) +
-                                " state of " + serializer.to_string());
+    throw StatusError(Status::invalid_argument(
+        "operator state '" + name + "' is registered as " + operator_state_mode_name(it->second.mode) + " state of " +
+        it->second.serializer.to_string() + ", requested as " + operator_state_mode_name(mode) + " state of " +
+        serializer.to_string()));
   }
   return it->second.state.get();
 }
@@ -151,9 +151,10 @@ std::vector<std::string> OperatorStateStore::take_restored(const std::string& na
   if (it == pending_.end()) return {};
   // same_schema: a snapshot written before field names were recorded restores (operator state does not migrate).
   if (it->second.mode != mode || !same_schema(it->second.element_serializer, serializer)) {
-    throw std::invalid_argument("restored operator state '" + name + "' is " + operator_state_mode_name(it->second.mode) +
-                                " state of " + it->second.element_serializer.to_string() + ", but the program asks for " +
-                                operator_state_mode_name(mode) + " state of " + serializer.to_string());
+    throw StatusError(Status::invalid_argument(
+        "restored operator state '" + name + "' is " + operator_state_mode_name(it->second.mode) + " state of " +
+        it->second.element_serializer.to_string() + ", but the program asks for " + operator_state_mode_name(mode) +
+        " state of " + serializer.to_string()));
   }
   std::vector<std::string> elements = std::move(it->second.elements);
   pending_.erase(it);

@@ -14,6 +14,10 @@ done
 rc=0; "$sluice" demo --events 2000 --claim-mode sometimes > bad.out 2>&1 || rc=$?
 [ "$rc" = 2 ] || { echo "--claim-mode sometimes: exit $rc, expected 2"; cat bad.out; exit 1; }
 grep -q "CLAIM" bad.out && grep -q "NO_CLAIM" bad.out || { echo "the error does not list the choices"; cat bad.out; exit 1; }
+# A mistyped command is named, with the commands there are.
+rc=0; "$sluice" stpo abc > unknown-command.out 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "unknown command 'stpo' (the commands: .*stop" unknown-command.out \
+  || { echo "sluice stpo: exit $rc"; cat unknown-command.out; exit 1; }
 # An unsupported scheme for either folder is refused naming the option, before any folder is created (neither the
 # refused one nor the other, valid one).
 refused_scheme() {  # expected message, then demo arguments

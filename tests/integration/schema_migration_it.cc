@@ -145,8 +145,10 @@ std::string write_v1_savepoint(const std::string& dir) {
 // Restores `savepoint` into the program with struct Stats, at `parallelism` on `backend`, and probes every key.
 template <class Stats>
 Result<JobExecutionResult> restore(const std::string& savepoint, const std::string& ck, const char* backend,
-                                   int32_t parallelism, std::vector<std::string>* lines) {
+                                   int32_t parallelism, std::vector<std::string>* lines,
+                                   const std::vector<std::string>& settings = {}) {
   Configuration config = base_config(ck);
+  for (const std::string& kv : settings) EXPECT_TRUE(config.apply_dynamic_property(kv).is_ok()) << kv;
   EXPECT_TRUE(config.set_string("state.backend.type", backend).is_ok());
   EXPECT_TRUE(config.set_string("execution.state-recovery.path", savepoint).is_ok());
   EXPECT_TRUE(config.set_string("execution.state-recovery.ignore-unclaimed-state", "true").is_ok());
@@ -184,10 +186,16 @@ TEST(SchemaMigrationIT, AStructThatGainedAFieldRestoresOnBothBackendsAndAChanged
     EXPECT_EQ(lines, expected);
   }
 
+  // An incompatible state fails the job at once, whatever the restart strategy: restarting cannot change the
+  // savepoint's bytes (kInvalidArgument is never restarted; docs/fault-tolerance.md). A restart would first wait 60 s.
   std::vector<std::string> lines;
-  auto failed = restore<v3::Stats>(savepoint, base + "/ck-v3", "rocksdb", 2, &lines);
+  auto failed = restore<v3::Stats>(savepoint, base + "/ck-v3", "rocksdb", 2, &lines,
+                                   {"restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=3",
+                                    "restart-strategy.fixed-delay.delay=60s"});
   ASSERT_TRUE(failed.is_ok()) << failed.status().to_string();
   EXPECT_EQ(failed->status, JobStatus::kFailed);
+  EXPECT_EQ(failed->error.code(), StatusCode::kInvalidArgument) << failed->error.to_string();
+  EXPECT_LT(failed->runtime_ms, 60'000) << "restarted: " << failed->error.to_string();
   const std::string error = failed->error.to_string();
   EXPECT_NE(error.find("state 'stats'"), std::string::npos) << error;
   EXPECT_NE(error.find("field 'count': restored as i64, registered as f64"), std::string::npos) << error;

@@ -95,11 +95,18 @@ start v1 "${common[@]}" --rate 6000 -D execution.progress-line=ON
 body=$(http_get "$url/jobs/$job_id") || fail "GET /jobs/:id" v1.log
 echo "$body" | grep -q '"state": *"RUNNING"' || fail "GET /jobs/:id is not RUNNING: $body" v1.log
 echo "$body" | grep -q 'running-count' || fail "GET /jobs/:id does not list the keyed operator: $body" v1.log
-"$sluice" savepoint "${job_id:0:8}" "$work/savepoints" > savepoint.out 2>&1 || fail "sluice savepoint" savepoint.out v1.log
+# A relative folder is the shell's, not the job's working directory.
+mkdir -p "$work/shell"
+(cd "$work/shell" && "$sluice" savepoint "${job_id:0:8}" savepoints) > savepoint.out 2>&1 \
+  || fail "sluice savepoint" savepoint.out v1.log
 sp=$(sed -n 's/^Savepoint completed: //p' savepoint.out)
 [ -f "$sp/_metadata" ] || fail "no savepoint _metadata at '$sp'" savepoint.out
+case "$sp" in
+  "$work/shell/savepoints/"*) ;;
+  *) fail "the relative savepoint folder was not taken from the shell's directory: $sp" savepoint.out ;;
+esac
 for _ in $(seq 1 50); do grep -q "progress: " v1.log && break; sleep 0.1; done  # the first one after 1 s
-grep -Eq "^  progress: [0-9]+ records, [0-9]+ records/s, [0-9]+ checkpoints, [0-9.]+ s elapsed$" v1.log \
+grep -Eq "^  progress: [0-9]+ records, [0-9]+ records/s, [0-9]+ checkpoints?, [0-9.]+ s elapsed$" v1.log \
   || fail "no progress line (execution.progress-line=ON)" v1.log
 "$sluice" stop "${job_id:0:8}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || fail "sluice stop" stop.out v1.log
 stopped=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)
@@ -146,6 +153,24 @@ assert any(re.fullmatch(r"running-count.* \([12]/2\)#0", t) for t in tasks), tas
 print("JSON log: %d lines of job %s, tasks %s" % (len(lines), next(iter(jobs)), sorted(tasks)))
 PY
 
+# 2b. Checkpointing without execution.checkpointing.dir (JobManager checkpoint storage: checkpoints in memory):
+# savepoints still go to files, as in Flink, and a later run restores from one; the output is exactly once.
+jm_common=(--events "$events" --keys "$keys" --output "$work/out-jm" -D parallelism.default=2
+           -D state.backend.type=rocksdb -D state.backend.rocksdb.localdir="$work/rocks")
+start jm "${jm_common[@]}" --rate 6000
+for _ in $(seq 1 50); do grep -q "Completed checkpoint" jm.log && break; sleep 0.1; done
+"$sluice" stop "${job_id:0:8}" --savepoint-dir "$work/savepoints-jm" > stop-jm.out 2>&1 \
+  || fail "sluice stop of a job on JobManager checkpoint storage" stop-jm.out jm.log
+jm_savepoint=$(sed -n 's/^Job stopped; savepoint stored in //p' stop-jm.out)
+[ -f "$jm_savepoint/_metadata" ] || fail "no savepoint at '$jm_savepoint'" stop-jm.out
+finish
+[ "$rc" = 0 ] || fail "the stopped program on JobManager checkpoint storage exited with $rc" jm.log
+grep -q "JobManager checkpoint storage" jm.log || fail "the run did not use the JobManager checkpoint storage" jm.log
+"$job" "${jm_common[@]}" --rate 0 --restore "$jm_savepoint" > jm-restored.log 2>&1 \
+  || fail "the restore of a JobManager-storage run's savepoint failed" jm-restored.log
+verify_output "$work/out-jm" "$events" "$keys" \
+  || fail "the output of the JobManager-storage runs is not exactly once" jm-restored.log
+
 # 3. A stopped process accepts the connection and never answers: `sluice cancel --timeout 2` gives up within about
 # its timeout (every request waits at most what is left of it), not after an HTTP timeout of its own. Continued,
 # the process may still read the request it was sent; either way SIGTERM ends it.
@@ -165,6 +190,8 @@ start cancel "${common[@]}" --output "$work/out-cancel" --rate 2000
 finish
 [ "$rc" = 1 ] || fail "the cancelled program exited with $rc, expected 1" cancel.log
 grep -q "CANCELED" cancel.log || fail "the cancelled program does not report CANCELED" cancel.log
+grep -q "cancel requested through the REST endpoint" cancel.log \
+  || fail "the program's log does not say who cancelled it" cancel.log
 [ ! -f "$XDG_RUNTIME_DIR/sluice/$job_id.json" ] || fail "the cancelled job is still registered"
 
 # 4. SIGTERM and SIGINT cancel cleanly: the job ends CANCELED, its RocksDB working directories are removed.

@@ -1,5 +1,7 @@
 // `sluice`: the command line (DESIGN.md section 6).
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -29,6 +31,21 @@ int main(int argc, char** argv) {
   sluice::cli::add_jobs_commands(app, &exit_code);
   sluice::cli::add_savepoint_commands(app, &exit_code);
   sluice::cli::add_guarantees_command(app, &exit_code);
+  // CLI11 answers an unknown command with "A subcommand is required", which does not name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
+    std::string names;
+    bool known = false;
+    for (const CLI::App* c : commands) {
+      known = known || c->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "error: unknown command '%s' (the commands: %s; sluice --help)\n",
+                   sluice::redact_sensitive_values(argv[1]).c_str(), names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

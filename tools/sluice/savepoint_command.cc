@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint_files.h"
 #include "checkpoint/savepoint_files.h"
 #include "cli_config.h"
+#include "fs/path.h"
 #include "job_report.h"
 #include "jobs_command.h"
 #include "savepoint_check.h"
@@ -44,7 +45,8 @@ int trigger_and_wait(const TriggerFlags& f, bool stop) {
     return 2;
   }
   body["formatType"] = checkpoint::savepoint_format_name(*format);
-  if (!f.dir.empty()) body[stop ? "targetDirectory" : "target-directory"] = f.dir;
+  // A relative folder is this shell's, not the job's working directory (which the user may not know).
+  if (!f.dir.empty()) body[stop ? "targetDirectory" : "target-directory"] = fs::canonical_path(f.dir);
   const std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::now() +
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(f.timeout_s));
@@ -167,7 +169,8 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
   savepoint->require_subcommand(0, 1);
   savepoint->add_option("JOB", sp->job, "The job id, or any prefix of it that names one running job");
   savepoint->add_option("DIR", sp->dir,
-                        "Target directory (default: the job's execution.checkpointing.savepoint-dir)");
+                        "Target directory, a path (relative: to this shell's directory) or s3:// URI (default: the "
+                        "job's execution.checkpointing.savepoint-dir)");
   savepoint->add_option("--timeout", sp->timeout_s, "Seconds to wait for the savepoint")
       ->capture_default_str()
       ->check(positive_seconds());
@@ -205,7 +208,9 @@ void add_savepoint_commands(CLI::App& app, int* exit_code) {
       "stop", "Stop a running job with a savepoint (POST /jobs/:jobid/stop): sources stop, a final savepoint is "
               "taken, sinks commit, the job finishes");
   stop->add_option("JOB", st->job, "The job id, or any prefix of it that names one running job")->required();
-  stop->add_option("--savepoint-dir", st->dir, "Target directory (default: execution.checkpointing.savepoint-dir)");
+  stop->add_option("--savepoint-dir", st->dir,
+                   "Target directory, a path (relative: to this shell's directory) or s3:// URI (default: the job's "
+                   "execution.checkpointing.savepoint-dir)");
   stop->add_flag("--drain", st->drain,
                  "End the input first: emit the final watermark (MAX) so event-time windows and timers fire");
   stop->add_option("--timeout", st->timeout_s, "Seconds to wait for the job to stop")

@@ -115,7 +115,8 @@ bool is_sensitive_key(std::string_view key);
 inline constexpr std::string_view kRedacted = "<redacted>";
 
 // `text` (a command line, an error message) with the value of every sensitive key replaced by kRedacted: the part
-// after '=' of a word "key=value", or the word after a sensitive word without '='. Other text unchanged.
+// after '=' of a word "key=value", or the word after a sensitive key-shaped word without '=' (dotted, as
+// "s3.secret-key VALUE", or ending in ':', as "password: VALUE"). Other text unchanged: "tokenize (1/2)" stays.
 std::string redact_sensitive_values(std::string_view text);
 
 }  // namespace sluice

@@ -10,9 +10,10 @@
 // only the state objects' methods are virtual (one call per access).
 //
 // Registration: get_*_state with a name registered before returns the same object. The same name with
-// another kind, value type, namespace type or TTL on/off throws std::invalid_argument naming the state (it
-// comes from user open(); the task turns it into a failure), as does an empty name or a restored state whose
-// schema is incompatible with the registration (compatible changes migrate: state_schema.h; TTL: TtlValue<...>).
+// another kind, value type, namespace type or TTL on/off throws StatusError (kInvalidArgument) naming the state (it
+// comes from user open(); the task fails with that Status, which the restart strategy never restarts), as does an
+// empty name or a restored state whose schema is incompatible with the registration (compatible changes migrate:
+// state_schema.h; TTL: TtlValue<...>); restored bytes that do not decode throw StatusError (kCorruption).
 //
 // State TTL: states whose descriptor enables a time-to-live read processing time from the backend's TTL clock
 // (set_ttl_clock; default SystemClock). States without TTL pay nothing for the feature: they are other classes.
@@ -163,8 +164,8 @@ class KeyedStateBackend {
 
   // The timer queue (timer_queue.h) named `name` with namespace type N: timers stored per key group in this
   // backend (heap: HeapTimerQueue; RocksDB: a column family, or the heap with timer-service.factory HEAP) and
-  // checkpointed with the keyed state. The same name returns the same queue. Throws std::invalid_argument for an
-  // empty name, a name a state or a queue of another namespace type has, or restored timers of another
+  // checkpointed with the keyed state. The same name returns the same queue. Throws StatusError (kInvalidArgument)
+  // for an empty name, a name a state or a queue of another namespace type has, or restored timers of another
   // namespace type (naming the queue). The queue's add/remove take the current-key context: timer services
   // (operators/internal_timer_service.h) pass current_key_context().
   template <class N>
@@ -386,18 +387,15 @@ Result<std::unique_ptr<KeyedStateBackend<K>>> make_keyed_state_backend(
 }
 
 // The same from a `state.backend.type` string, for operator setup code that reports failures by exception:
-// throws std::invalid_argument with the Status message (std::runtime_error for a kIOError).
+// throws StatusError with that Status (kInvalidArgument, or kIOError for a disk that refused).
 template <class K>
 std::unique_ptr<KeyedStateBackend<K>> create_keyed_state_backend(std::string_view state_backend_type,
                                                                  KeyGroupRange range, int32_t max_parallelism,
                                                                  const RocksDBStateBackendOptions& rocksdb = {}) {
   Result<StateBackendKind> kind = parse_state_backend_type(state_backend_type);
-  if (!kind) throw std::invalid_argument(kind.status().to_string());
+  if (!kind) throw StatusError(kind.status());
   auto backend = make_keyed_state_backend<K>(*kind, range, max_parallelism, rocksdb);
-  if (!backend) {
-    if (backend.status().code() == StatusCode::kIOError) throw std::runtime_error(backend.status().to_string());
-    throw std::invalid_argument(backend.status().to_string());
-  }
+  if (!backend) throw StatusError(backend.status());  // keeps its code: kIOError for a disk that refused
   return std::move(backend).value();
 }
 

@@ -17,7 +17,7 @@
 //   string name, u8 mode, TypeSerializerSnapshot element serializer, varint n, n x string element bytes;
 //   then u64 XXH3-64 of all preceding bytes.
 // Errors: restore of malformed bytes is kCorruption; registering a name with another mode or element type
-// than restored throws std::invalid_argument naming the state (it happens in user initialize_state()).
+// than restored throws StatusError (kInvalidArgument) naming the state (it happens in user initialize_state()).
 // Thread-safety: the task thread only.
 #pragma once
 
@@ -159,7 +159,7 @@ class OperatorStateStore {
     for (const auto& bytes : take_restored(d.name(), OperatorStateMode::kBroadcast, TypeSerializer<std::pair<K, V>>::snapshot())) {
       auto kv = deserialize_bytes<std::pair<K, V>>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                                                    "broadcast state '" + d.name() + "'");
-      if (!kv.is_ok()) throw std::invalid_argument(kv.status().to_string());
+      if (!kv.is_ok()) throw StatusError(kv.status());
       state->put(std::move(kv->first), std::move(kv->second));
     }
     auto* raw = state.get();
@@ -187,7 +187,7 @@ class OperatorStateStore {
     for (const auto& bytes : take_restored(name, mode, TypeSerializer<T>::snapshot())) {
       auto v = deserialize_bytes<T>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                                     "operator state '" + name + "'");
-      if (!v.is_ok()) throw std::invalid_argument(v.status().to_string());
+      if (!v.is_ok()) throw StatusError(v.status());
       state->add(std::move(v).value());
     }
     auto* raw = state.get();

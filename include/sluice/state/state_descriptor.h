@@ -3,7 +3,7 @@
 //
 // The name identifies the state within one operator: it is the key under which the state is snapshotted and
 // restored, so renaming a state loses its restored contents. Registering a name twice returns the same
-// state; registering it with another kind or type throws std::invalid_argument (see keyed_state_backend.h).
+// state; registering it with another kind or type throws StatusError (see keyed_state_backend.h).
 // Every kind can have a time-to-live (enable_time_to_live; state_ttl_config.h); a state with TTL stores and
 // snapshots TtlValue<...> (value + last-access timestamp), so TTL is part of its registered type.
 // Thread-safety: values.

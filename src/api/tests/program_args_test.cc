@@ -104,6 +104,7 @@ TEST(ProgramArgs, HelpIsReportedAndListsEveryFlag) {
   EXPECT_NE(help.find("execution.state-recovery.path"), std::string::npos) << help;
   // The program prints its own usage line before this text; CLI11's would name no program.
   EXPECT_EQ(help.find("Usage:"), std::string::npos) << help;
+  EXPECT_EQ(help.find("\n\n\n"), std::string::npos) << help;  // no empty lines where the usage line was
 }
 
 TEST(ProgramArgs, BadFlagsFailNamingTheFlag) {
@@ -136,6 +137,22 @@ TEST(ProgramArgs, TheHelpOfAProgramNamesIt) {
   EXPECT_NE(help.find("Usage: my-job [OPTIONS]"), std::string::npos) << help;
   EXPECT_EQ(help.find("/opt/jobs"), std::string::npos) << help;
   EXPECT_NE(help.find("--restore"), std::string::npos) << help;
+}
+
+// A mistyped flag names the flag it was probably meant to be; -p (the built-in jobs' flag) names the key.
+TEST(ProgramArgs, AnUnknownArgumentOfFromArgsSuggestsTheFlagItResembles) {
+  auto error = [](std::vector<const char*> argv) {
+    auto env = StreamExecutionEnvironment::from_args(static_cast<int>(argv.size()), argv.data());
+    return env.is_ok() ? std::string("accepted") : env.status().to_string();
+  };
+  EXPECT_NE(error({"my-job", "--restor", "latest"}).find("unknown argument '--restor': did you mean '--restore'?"),
+            std::string::npos)
+      << error({"my-job", "--restor", "latest"});
+  EXPECT_NE(error({"my-job", "--sumary-json=x"}).find("did you mean '--summary-json'?"), std::string::npos);
+  for (const char* p : {"-p", "--parallelism", "-p4"}) {
+    EXPECT_NE(error({"my-job", p, "2"}).find("-D parallelism.default=N"), std::string::npos) << p;
+  }
+  EXPECT_EQ(error({"my-job", "--frobnicate"}).find("did you mean"), std::string::npos);
 }
 
 TEST(ProgramArgs, FromArgsTakesSluicesFlags) {

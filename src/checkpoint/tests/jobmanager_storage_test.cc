@@ -2,14 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <memory>
 #include <string>
 
+#include "checkpoint/filesystem_checkpoint_storage.h"
 #include "checkpoint/tests/test_util.h"
 
 namespace sluice::checkpoint {
 namespace {
 
 using testing::pattern;
+using testing::TempDir;
 
 const JobId kJob(0x1234, 0x5678);
 const std::string kOwner = "operator 'per-auction' subtask 2";
@@ -101,6 +105,47 @@ TEST(JobManagerStorage, RefusesFileHandlesAndForeignJobs) {
 
   JobManagerCheckpointStorage bad({.max_state_size_bytes = 0});
   EXPECT_EQ(bad.initialize(kJob).code(), StatusCode::kInvalidArgument);
+}
+
+// Flink's JobManagerCheckpointStorage writes savepoints to their target folder: checkpoints stay in memory, a
+// savepoint's state files and _metadata go to files, and a restore reads them back through the same storage.
+TEST(JobManagerStorage, SavepointsGoToTheirFolderWhileCheckpointsStayInMemory) {
+  TempDir tmp;
+  const std::string folder = tmp.path() + "/savepoint-1";
+  std::filesystem::create_directories(folder);
+  auto files = std::make_shared<FileSystemCheckpointStorage>("", FileSystemStorageOptions{});
+  JobManagerCheckpointStorage storage({}, files);
+  EXPECT_TRUE(storage.supports_savepoints());
+  EXPECT_TRUE(storage.keeps_checkpoints_in_memory());
+  ASSERT_TRUE(storage.initialize(kJob).is_ok());
+
+  auto checkpoint_handle = *(*storage.stream_factory(CheckpointId(1)))->write_state(kOwner, "s", pattern(300));
+  auto checkpoint = storage.write_metadata(inline_metadata(CheckpointId(1), checkpoint_handle));
+  ASSERT_TRUE(checkpoint.is_ok()) << checkpoint.status().to_string();
+  EXPECT_EQ(*checkpoint, "jobmanager://" + kJob.to_hex() + "/1");
+
+  ASSERT_TRUE(storage.begin_savepoint(CheckpointId(2), folder).is_ok());
+  auto handle = (*storage.stream_factory(CheckpointId(2)))->write_state(kOwner, "s", pattern(100'000));
+  ASSERT_TRUE(handle.is_ok()) << handle.status().to_string();  // over the 20 KiB inline threshold: a file
+  EXPECT_FALSE(handle->is_inline());
+  CheckpointMetadata savepoint_metadata = inline_metadata(CheckpointId(2), *handle);
+  savepoint_metadata.type = SnapshotType::kSavepoint;
+  auto savepoint = storage.write_metadata(savepoint_metadata);
+  ASSERT_TRUE(savepoint.is_ok()) << savepoint.status().to_string();
+  EXPECT_TRUE(std::filesystem::exists(*savepoint + "/_metadata")) << *savepoint;
+  EXPECT_TRUE(std::filesystem::equivalent(*savepoint, folder)) << *savepoint;
+  EXPECT_EQ(storage.read_metadata(*savepoint)->checkpoint_id, CheckpointId(2));
+  EXPECT_EQ(*storage.read_state(*savepoint, *handle), pattern(100'000));
+  // The checkpoint is still the memory's.
+  EXPECT_EQ(*storage.read_state(*checkpoint, checkpoint_handle), pattern(300));
+
+  // Without a file storage a savepoint is refused, naming the key that gives one.
+  JobManagerCheckpointStorage plain;
+  ASSERT_TRUE(plain.initialize(kJob).is_ok());
+  EXPECT_FALSE(plain.supports_savepoints());
+  const Status refused = plain.begin_savepoint(CheckpointId(3), tmp.path() + "/other");
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("execution.checkpointing.dir"), std::string::npos) << refused.to_string();
 }
 
 }  // namespace

@@ -188,6 +188,10 @@ TEST(Configuration, SecretsAreRedactedFromMessages) {
             "not expected: s3.secret-key <redacted> --x");
   EXPECT_EQ(redact_sensitive_values("'s3.secret.key=TOPSECRET'"), "'s3.secret.key=<redacted>'");
   EXPECT_EQ(redact_sensitive_values("s3.endpoint=http://h:1"), "s3.endpoint=http://h:1");
+  EXPECT_EQ(redact_sensitive_values("password: TOPSECRET"), "password: <redacted>");
+  // Words that merely contain a sensitive word are not keys: an operator named "tokenize" keeps its subtask.
+  EXPECT_EQ(redact_sensitive_values("task Source: lines -> tokenize (1/2): operator 'tokenize' (subtask 1/2) failed"),
+            "task Source: lines -> tokenize (1/2): operator 'tokenize' (subtask 1/2) failed");
   Configuration c;
   Status s = c.apply_dynamic_property("s3.secret-key TOPSECRET");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

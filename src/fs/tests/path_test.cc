@@ -61,7 +61,9 @@ TEST(FileSystemPaths, NormalizeResolvesDotsLexicallyAndKeepsTheRoot) {
 TEST(FileSystemPaths, CanonicalPathsOfOneFolderAreEqual) {
   const std::string cwd = std::filesystem::current_path().string();
   const std::string missing = cwd + "/no-such-folder-" + std::to_string(::getpid());
-  for (const std::string& spelling : {missing, missing + "/", missing + "/.", missing + "/x/..", "file://" + missing}) {
+  const std::string relative = "no-such-folder-" + std::to_string(::getpid());  // nothing of it exists
+  for (const std::string& spelling : {missing, missing + "/", missing + "/.", missing + "/x/..", "file://" + missing,
+                                      relative, "./" + relative + "/", relative + "/x/.."}) {
     EXPECT_EQ(canonical_path(spelling), missing) << spelling;
   }
   EXPECT_EQ(canonical_path("."), cwd);

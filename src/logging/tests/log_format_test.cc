@@ -68,7 +68,7 @@ TEST(LogFormat, JsonLinesParseAndCarryEveryField) {
     c.logger->error("quote \" backslash \\ newline \n tab \t bell \a done");
   }
   const nlohmann::json j = nlohmann::json::parse(c.out.str());
-  EXPECT_EQ(j["level"], "error");
+  EXPECT_EQ(j["level"], "ERROR");  // log4j's name, as log.level takes it
   EXPECT_EQ(j["job"], "0123abcd");
   EXPECT_EQ(j["task"], "Window \"x\" (1/2)#0");
   EXPECT_EQ(j["message"], "quote \" backslash \\ newline \n tab \t bell \a done");

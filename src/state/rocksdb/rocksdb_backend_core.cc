@@ -192,13 +192,13 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
     // Restored from RocksDB files (incremental checkpoint, native savepoint): the entries are in the column family already, in the layout of the snapshot's
     // serializers. Rewriting them in place is not built: such a restore needs them compatible as is.
     Result<StateSchemaResolution> r = codec->resolve_restored(it->second, meta);
-    if (!r.is_ok()) throw std::invalid_argument(r.status().to_string());
+    if (!r.is_ok()) throw StatusError(r.status());
     if (!r->compatibility.is_as_is()) {
-      throw std::invalid_argument(
+      throw StatusError(Status::invalid_argument(
           "state '" + meta.name + "': restored from RocksDB files (an incremental checkpoint or a native savepoint) as " +
           it->second.type_description() + ", registered as " + meta.type_description() + " (" +
           r->compatibility.reason + "): migrating state restored from RocksDB files is not supported; restore from a canonical savepoint "
-          "or a full checkpoint (execution.checkpointing.incremental: false), which migrates");
+          "or a full checkpoint (execution.checkpointing.incremental: false), which migrates"));
     }
     reports_.push_back(make_schema_report(it->second, meta, r->compatibility, 0));
     Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
@@ -212,7 +212,7 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
   const RestoredStateStore::State* restored = pending_.find(meta.name);
   if (restored != nullptr) {
     Result<StateSchemaResolution> r = codec->resolve_restored(restored->meta, meta);
-    if (!r.is_ok()) throw std::invalid_argument(r.status().to_string());
+    if (!r.is_ok()) throw StatusError(r.status());
   }
   // A column family left by a registration that failed below is empty and reused.
   Result<int32_t> cf = store_->column_family(column_family_of(meta.name), ttl);
@@ -226,7 +226,7 @@ int32_t RocksDBBackendCore::register_state(const StateMetaInfo& meta, std::share
       const std::vector<uint8_t>& bytes = *entries.bytes;
       StateSnapshotView view{restored->meta, entries.count, bytes.data(), bytes.size()};
       Status st = add_restored(*codec, meta, view, KeyGroup(kg), *cf, batch, scratch, reports);
-      if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+      if (!st.is_ok()) throw StatusError(st);
     }
     Status st = store_->try_write(batch);
     if (!st.is_ok()) throw RocksDBError(st.to_string());
@@ -244,14 +244,14 @@ void RocksDBBackendCore::register_heap_state(StateTableBase* table, std::shared_
     Result<SchemaCompatibility> c = table->stage_restored(kg, index, view, max_parallelism_, nullptr);
     if (!c.is_ok()) {
       table->discard_staged();
-      throw std::invalid_argument(c.status().to_string());
+      throw StatusError(c.status());
     }
     table->commit_staged(index);
   };
   if (auto it = restored_cf_meta_.find(meta.name); it != restored_cf_meta_.end()) {
     // Restored incrementally: read the column family into the table, then empty it.
     Status st = check_state_compatible(it->second, meta);
-    if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+    if (!st.is_ok()) throw StatusError(st);
     Result<int32_t> cf = store_->column_family(column_family_of(meta.name));
     if (!cf.is_ok()) throw RocksDBError(cf.status().to_string());
     RocksDBCodecScratch scratch;
@@ -261,7 +261,7 @@ void RocksDBBackendCore::register_heap_state(StateTableBase* table, std::shared_
       auto iter = store_->new_iterator(*cf, rocksdb_layout::key_group_prefix(kg.value()),
                                        rocksdb_layout::key_group_prefix(kg.value() + 1));
       Result<uint64_t> n = codec->append_snapshot_entries(*iter, entries, scratch);
-      if (!n.is_ok()) throw std::invalid_argument(n.status().to_string());
+      if (!n.is_ok()) throw StatusError(n.status());
       if (*n > 0) fill(kg, StateSnapshotView{meta, *n, entries.data(), entries.size()});
     }
     RocksDBStore::WriteBatch batch(*store_);

@@ -152,7 +152,7 @@ TEST(HeapNamespacedState, ForEachEntrySeesNamespaces) {
   EXPECT_EQ(starts, (std::vector<int64_t>{0, 1, 2, 3, 4}));
   // Wrong namespace type: not this state.
   EXPECT_THROW(b.for_each_entry(d, b.current_key_group(), [](const auto&, const auto&, const auto&) {}),
-               std::invalid_argument);
+               StatusError);
 }
 
 SLUICE_INSTANTIATE_FOR_BACKENDS(NamespacedState);

@@ -11,13 +11,13 @@ namespace {
 
 class StateRegistration : public testing_backends::BackendTest {};
 
-// Runs fn, expects std::invalid_argument whose message contains every needle.
+// Runs fn, expects a StatusError (kInvalidArgument) whose message contains every needle.
 template <class F>
 void expect_invalid_argument(F&& fn, std::initializer_list<std::string> needles) {
   try {
     fn();
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected a StatusError";
+  } catch (const StatusError& e) {
     for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
   }
 }
@@ -93,7 +93,7 @@ TEST_P(StateRegistration, FailedRegistrationRegistersNothing) {
 
 TEST_P(StateRegistration, EmptyNameFails) {
   auto& b = backend<int64_t>(KeyGroupRange(0, 127), 128);
-  EXPECT_THROW((void)b.get_state(ValueStateDescriptor<int64_t>("")), std::invalid_argument);
+  EXPECT_THROW((void)b.get_state(ValueStateDescriptor<int64_t>("")), StatusError);
 }
 
 SLUICE_INSTANTIATE_FOR_BACKENDS(StateRegistration);

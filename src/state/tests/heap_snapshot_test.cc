@@ -266,8 +266,9 @@ TEST_P(KeyedSnapshot, MismatchedRegistrationIsRejectedNamingTheState) {
   ASSERT_TRUE(c.restore_key_group(snap.data(), snap.size()).is_ok());
   try {
     (void)c.get_list_state(ListStateDescriptor<int64_t>("value"));
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected a StatusError";
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find("state 'value'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("ValueState<i64>"), std::string::npos) << e.what();
   }

@@ -420,7 +420,7 @@ TEST_P(KeyedStateSemantics, FactoryValidatesArguments) {
   auto by_name = create_keyed_state_backend<int64_t>(type, KeyGroupRange(0, 9), 10, opts);
   ASSERT_NE(by_name, nullptr);
   EXPECT_EQ(by_name->kind(), kind());
-  EXPECT_THROW(create_keyed_state_backend<int64_t>("memory", KeyGroupRange(0, 9), 10), std::invalid_argument);
+  EXPECT_THROW(create_keyed_state_backend<int64_t>("memory", KeyGroupRange(0, 9), 10), StatusError);
 }
 
 TEST(StateBackendType, ParsesFlinkNamesAndTheSeedsLegacyNames) {

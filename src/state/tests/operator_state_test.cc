@@ -97,14 +97,15 @@ TEST(OperatorState, TypeOrModeMismatchNamesTheState) {
   auto bytes = subtask_snapshot(0, 1);
   OperatorStateStore s;
   ASSERT_TRUE(s.restore(bytes, "x").is_ok());
-  EXPECT_THROW(s.get_list_state(ListStateDescriptor<std::string>("offsets")), std::invalid_argument);
-  EXPECT_THROW(s.get_union_list_state(ListStateDescriptor<int64_t>("offsets")), std::invalid_argument);
+  EXPECT_THROW(s.get_list_state(ListStateDescriptor<std::string>("offsets")), StatusError);
+  EXPECT_THROW(s.get_union_list_state(ListStateDescriptor<int64_t>("offsets")), StatusError);
   OperatorStateStore fresh;
   fresh.get_list_state(ListStateDescriptor<int64_t>("a"));
   try {
     fresh.get_list_state(ListStateDescriptor<double>("a"));
     FAIL() << "expected a type mismatch";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos);
   }
 }

@@ -228,7 +228,7 @@ TEST_P(SchemaMigrationTest, AChangedFieldTypeFailsNamingTheStateAndTheField) {
         target.get_list_state(ListStateDescriptor<v4::Trade>(name));
       }
       ADD_FAILURE() << name << ": registration must fail";
-    } catch (const std::invalid_argument& e) {
+    } catch (const StatusError& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find("state '" + std::string(name) + "'"), std::string::npos) << what;
       EXPECT_NE(what.find("field 'qty': restored as i64, registered as string"), std::string::npos) << what;
@@ -265,7 +265,7 @@ TEST_P(SchemaMigrationTest, EnablingTtlIsStillRefusedNamingTheState) {
   try {
     target.get_state(d);
     ADD_FAILURE() << "TTL switched on must fail";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
     EXPECT_NE(std::string(e.what()).find("time-to-live"), std::string::npos) << e.what();
   }
 }
@@ -345,7 +345,7 @@ TEST_P(SchemaMigrationTest, AChangedUserKeyOrNamespaceTypeFailsNamingTheState) {
   try {
     target.get_map_state(MapStateDescriptor<std::string, v1::Trade>("map"));
     ADD_FAILURE() << "a MapState whose user key became a string must not register";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("'map'"), std::string::npos) << what;
     EXPECT_NE(what.find("user key"), std::string::npos) << what;
@@ -353,7 +353,7 @@ TEST_P(SchemaMigrationTest, AChangedUserKeyOrNamespaceTypeFailsNamingTheState) {
   try {
     target.get_internal_state<std::string>(ValueStateDescriptor<int64_t>("windowed"));
     ADD_FAILURE() << "a state whose namespace became a string must not register";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("'windowed'"), std::string::npos) << what;
     EXPECT_NE(what.find("namespace"), std::string::npos) << what;

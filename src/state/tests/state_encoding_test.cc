@@ -220,7 +220,7 @@ TEST(StateEncodingTest, FixedSizeRestoreRejectsWrongSizesAndForeignKeys) {
     } else {
       const std::vector<uint8_t> b = snapshot_with(kg, 2, foreign_key);
       ASSERT_TRUE(dst.restore_key_group(b.data(), b.size()).is_ok());  // kept as bytes until registered
-      EXPECT_THROW(dst.get_state(ValueStateDescriptor<int64_t>("v")), std::invalid_argument);
+      EXPECT_THROW(dst.get_state(ValueStateDescriptor<int64_t>("v")), StatusError);
     }
   }
 }

@@ -165,9 +165,9 @@ TEST_P(TimerQueueTest, ANameHasOneNamespaceTypeAndIsNotAState) {
   auto b = make<std::string>(GetParam(), KeyGroupRange(0, 127), 128);
   auto& q = b->get_timer_queue<int64_t>("timers");
   EXPECT_EQ(&b->get_timer_queue<int64_t>("timers"), &q);
-  EXPECT_THROW(b->get_timer_queue<std::string>("timers"), std::invalid_argument);
-  EXPECT_THROW(b->get_state(ValueStateDescriptor<int64_t>("timers")), std::invalid_argument);
-  EXPECT_THROW(b->get_timer_queue<int64_t>(""), std::invalid_argument);
+  EXPECT_THROW(b->get_timer_queue<std::string>("timers"), StatusError);
+  EXPECT_THROW(b->get_state(ValueStateDescriptor<int64_t>("timers")), StatusError);
+  EXPECT_THROW(b->get_timer_queue<int64_t>(""), StatusError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, TimerQueueTest,

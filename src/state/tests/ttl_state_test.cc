@@ -268,7 +268,7 @@ TEST_P(TtlTest, StatesWithoutTtlNeverExpire) {
 TEST_P(TtlTest, RegisteringTheSameNameWithAndWithoutTtlThrows) {
   auto& b = make();
   (void)b.get_state(ValueStateDescriptor<int64_t>("v"));
-  EXPECT_THROW((void)b.get_state(with_ttl(ValueStateDescriptor<int64_t>("v"), ttl_config())), std::invalid_argument);
+  EXPECT_THROW((void)b.get_state(with_ttl(ValueStateDescriptor<int64_t>("v"), ttl_config())), StatusError);
 }
 
 // fn(kg bytes) for every non-empty key group of b's synchronous snapshot.
@@ -393,7 +393,8 @@ TEST_P(TtlCrossBackendTest, SwitchingTtlOnOrOffFailsTheRestoreNamingTheState) {
   try {
     (void)dst2.get_state(ValueStateDescriptor<int64_t>("counter"));
     ADD_FAILURE() << "registration without TTL accepted a state snapshotted with TTL";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find("time-to-live"), std::string::npos) << e.what();
   }
 }

@@ -182,8 +182,9 @@ TEST_P(DamagedEntries, AreRefusedNamingTheStateAndChangeNothing) {
   ASSERT_TRUE(fresh.restore_key_group(cases[0].snapshot.data(), cases[0].snapshot.size()).is_ok());
   try {
     (void)fresh.get_state(ValueStateDescriptor<int64_t>("v"));
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected a StatusError";
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kCorruption) << e.what();  // damaged bytes, not a wrong program
     EXPECT_NE(std::string(e.what()).find("state 'v'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(fresh.registered_state_names().empty());

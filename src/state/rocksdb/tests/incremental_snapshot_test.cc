@@ -335,7 +335,7 @@ TEST(IncrementalSnapshot, RegistrationChecksTheRestoredMetaInfo) {
   }
   auto r = testing_backends::make_backend<std::string>(StateBackendKind::kRocksDB, kIncrementalAll, kIncrementalMaxP);
   ASSERT_TRUE(r->restore_incremental({h}).is_ok());
-  EXPECT_THROW(r->get_state(ValueStateDescriptor<std::string>("v")), std::invalid_argument);
+  EXPECT_THROW(r->get_state(ValueStateDescriptor<std::string>("v")), StatusError);
   // Not registered: a full snapshot cannot write it, an incremental one carries it.
   std::vector<uint8_t> out;
   EXPECT_EQ(r->snapshot_key_group(KeyGroup(0), &out).code(), StatusCode::kFailedPrecondition);
@@ -380,7 +380,8 @@ TEST(IncrementalSnapshot, ASchemaChangeThatNeedsMigrationIsRefusedNamingTheState
   try {
     r->get_state(ValueStateDescriptor<v2::Order>("orders"));
     FAIL() << "a migration of state restored from RocksDB files was accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
     const std::string what = e.what();
     EXPECT_NE(what.find("state 'orders'"), std::string::npos) << what;
     EXPECT_NE(what.find("field 'note' added"), std::string::npos) << what;

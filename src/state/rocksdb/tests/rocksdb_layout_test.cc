@@ -170,8 +170,9 @@ TEST(RocksDBLayout, ListElementsMustTakeAtLeastOneByte) {
   auto b = make<int64_t>();
   try {
     (void)b->get_list_state(ListStateDescriptor<VoidNamespace>("empties"));
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
+    FAIL() << "expected a StatusError";
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.what();
     EXPECT_NE(std::string(e.what()).find("state 'empties'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(b->registered_state_names().empty());

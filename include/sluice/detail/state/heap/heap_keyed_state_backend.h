@@ -113,11 +113,13 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
     auto it = tables_.find(d.name());
     const Table* table = it == tables_.end() ? nullptr : dynamic_cast<const Table*>(it->second.get());
     if (table == nullptr) {
-      throw std::invalid_argument("for_each_entry: state '" + d.name() + "' is not registered with these types");
+      throw StatusError(
+          Status::invalid_argument("for_each_entry: state '" + d.name() + "' is not registered with these types"));
     }
     if (!this->key_group_range().contains(kg)) {
-      throw std::invalid_argument("for_each_entry: key group " + std::to_string(kg.value()) + " is outside " +
-                                  this->key_group_range().to_string());
+      throw StatusError(
+          Status::invalid_argument("for_each_entry: key group " + std::to_string(kg.value()) + " is outside " +
+                                   this->key_group_range().to_string()));
     }
     table->for_each_entry(this->key_group_range().index_of(kg), std::forward<F>(fn));
   }
@@ -247,7 +249,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
           table->commit_staged(index);
         }
       }
-      if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+      if (!st.is_ok()) throw StatusError(st);
       report = make_schema_report(restored->meta, meta, compatibility, migrated);
     }
     auto state = make_state<N>(d, table.get());  // may throw: nothing has changed yet
@@ -282,7 +284,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
         st = queue->stage_key_group(kg, index, view, this->max_parallelism());
         if (st.is_ok()) queue->commit_staged(index);
       }
-      if (!st.is_ok()) throw std::invalid_argument(st.to_string());
+      if (!st.is_ok()) throw StatusError(st);
     }
     HeapTimerQueue<K, N>* raw = queue.get();
     pending_.erase(meta.name);
@@ -311,7 +313,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   std::unique_ptr<HeapTtlReducingState<K, N, T>> make_state(const ReducingStateDescriptor<T>& d,
                                                             StateTable<K, N, TtlValue<T>>* t) {
     if (!d.reduce_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function"));
     }
     return std::make_unique<HeapTtlReducingState<K, N, T>>(&this->key_context(), t, d.reduce_function(),
                                                            d.ttl_config(), this->ttl_clock());
@@ -320,7 +323,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   std::unique_ptr<HeapTtlAggregatingState<K, N, IN, ACC, OUT>> make_state(
       const AggregatingStateDescriptor<IN, ACC, OUT>& d, StateTable<K, N, TtlValue<ACC>>* t) {
     if (!d.aggregate_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function"));
     }
     return std::make_unique<HeapTtlAggregatingState<K, N, IN, ACC, OUT>>(
         &this->key_context(), t, d.aggregate_function(), d.ttl_config(), this->ttl_clock());
@@ -344,7 +348,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   std::unique_ptr<InternalReducingState<N, T>> make_state(const ReducingStateDescriptor<T>& d,
                                                           StateTable<K, N, T>* t) {
     if (!d.reduce_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function"));
     }
     return std::make_unique<HeapReducingState<K, N, T>>(&this->key_context(), t, d.reduce_function());
   }
@@ -352,7 +357,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend<K> {
   std::unique_ptr<InternalAggregatingState<N, IN, ACC, OUT>> make_state(
       const AggregatingStateDescriptor<IN, ACC, OUT>& d, StateTable<K, N, ACC>* t) {
     if (!d.aggregate_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function"));
     }
     return std::make_unique<HeapAggregatingState<K, N, IN, ACC, OUT>>(&this->key_context(), t,
                                                                        d.aggregate_function());

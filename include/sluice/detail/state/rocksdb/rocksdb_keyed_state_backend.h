@@ -202,9 +202,10 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   static void check_descriptor(const ListStateDescriptor<T>& d) {
     if constexpr (std::is_default_constructible_v<T>) {
       if (serialize_bytes(T{}).empty()) {
-        throw std::invalid_argument("state '" + d.name() + "': the RocksDB backend stores list elements back to "
-                                    "back and needs an element type that serializes to at least one byte; " +
-                                    TypeSerializer<T>::snapshot().to_string() + " serializes to none");
+        throw StatusError(
+            Status::invalid_argument("state '" + d.name() + "': the RocksDB backend stores list elements back to "
+                                     "back and needs an element type that serializes to at least one byte; " +
+                                     TypeSerializer<T>::snapshot().to_string() + " serializes to none"));
       }
     }
   }
@@ -213,13 +214,15 @@ class RocksDBKeyedStateBackend final : public KeyedStateBackend<K> {
   template <class T>
   static void check_descriptor(const ReducingStateDescriptor<T>& d) {
     if (!d.reduce_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': ReducingStateDescriptor needs a reduce function"));
     }
   }
   template <class IN, class ACC, class OUT>
   static void check_descriptor(const AggregatingStateDescriptor<IN, ACC, OUT>& d) {
     if (!d.aggregate_function()) {
-      throw std::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function");
+      throw StatusError(
+          Status::invalid_argument("state '" + d.name() + "': AggregatingStateDescriptor needs an aggregate function"));
     }
   }
 
