@@ -110,6 +110,7 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
   }
   SLUICE_ASSIGN_OR_RETURN(CheckpointStorageType type, checkpoint_storage_type(config));
   std::string dir = config.get(options::kCheckpointsDirectory);
+  std::string memory_warning;
   checkpoint::FileSystemStorageOptions fo;
   fo.inline_threshold_bytes = static_cast<int64_t>(config.get(options::kCheckpointDataInlineThreshold).bytes);
   fo.file_systems = file_systems;
@@ -131,10 +132,9 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
                           " to a folder to keep them in files"
         : legacy    ? backend_fix + " to keep them in " + dir
                     : "set " + options::kCheckpointStorage.key + " to filesystem to keep them in " + dir;
-    spdlog::warn("checkpointing is on, but no checkpoint folder is used (JobManager checkpoint storage): the "
-                 "checkpoints live in this process's memory only, so no restore is possible after this process "
-                 "dies; {}",
-                 fix);
+    memory_warning = "checkpointing is on, but no checkpoint folder is used (JobManager checkpoint storage): the "
+                     "checkpoints live in this process's memory only, so none survives this process (savepoints "
+                     "still go to files); " + fix;
   }
   SLUICE_ASSIGN_OR_RETURN(mc->restart, restart_strategy_config(config, true));
   mc->failover_strategy = config.get(options::kFailoverStrategy);
@@ -145,8 +145,10 @@ Status configure_checkpointing(const Configuration& config, const std::map<std::
                  mc->storage->describe());
     mc->incremental_checkpoints = false;
   }
-  if (restore_path.empty()) return Status::ok();
-  return configure_restore(config, restore_path, dir, file_systems, mc);
+  if (!restore_path.empty()) SLUICE_RETURN_IF_ERROR(configure_restore(config, restore_path, dir, file_systems, mc));
+  // Once the job will run: a refused --restore says only why.
+  if (!memory_warning.empty()) spdlog::warn("{}", memory_warning);
+  return Status::ok();
 }
 
 }  // namespace sluice::api

@@ -705,6 +705,7 @@ class JobMaster final : public CheckpointingJobClient,
                                        checkpoints_->latest_checkpoint_id());
     if (!d.restart) {
       error_ = job_failure(d, cause);
+      spdlog::error("job {} fails for good: {}", jg_.job_name, error_.to_string());
       restore_point_unusable_ = !d.unusable_restore_point.is_ok();
       move_to(JobStatus::kFailing);
       finish_job(JobStatus::kFailed, error_);
@@ -807,6 +808,12 @@ class JobMaster final : public CheckpointingJobClient,
       std::lock_guard lock(mu_);
       ++attempt_;
     }
+    spdlog::info("job {}: restarting, attempt {}, from {} (after {} ms of backoff, {})", jg_.job_name,
+                 current_attempt(),
+                 restore_point_ ? "checkpoint " + std::to_string(restore_point_->metadata.checkpoint_id.value()) +
+                                      " at " + restore_point_->location
+                                : std::string("the beginning: no checkpoint completed yet"),
+                 backoff_ms, restart_->describe());
     *deployed = deploy_attempt();
     return true;
   }

@@ -144,10 +144,20 @@ void RestRoutes::install(httplib::Server& server) {
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status != 404) return error(res, res.status, "HTTP " + std::to_string(res.status));
-    // A short or mistyped job id (a prefix copied from a log line) matches no route: say what an id looks like.
-    const bool job_path = req.path.rfind("/jobs/", 0) == 0;
-    error(res, 404, "Not found: " + req.path +
-                        (job_path ? " (a job id is 32 hexadecimal digits; GET /jobs lists the jobs)" : ""));
+    // A short or mistyped job id (a prefix copied from a log line) matches no route: say what an id looks like. A
+    // well-formed id under a path this endpoint does not serve: say which it serves.
+    std::string hint;
+    if (req.path.rfind("/jobs/", 0) == 0) {
+      const std::string id = req.path.substr(6, req.path.find('/', 6) == std::string::npos
+                                                    ? std::string::npos
+                                                    : req.path.find('/', 6) - 6);
+      const bool well_formed = id.size() == 32 && id.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+      hint = well_formed ? " (per job this endpoint serves GET /jobs/:jobid, /jobs/:jobid/vertices/:vertexid, "
+                           "/jobs/:jobid/checkpoints, /jobs/:jobid/savepoints/:triggerid, PATCH /jobs/:jobid, POST "
+                           "/jobs/:jobid/savepoints and /jobs/:jobid/stop; docs/rest-api.md)"
+                         : " (a job id is 32 hexadecimal digits; GET /jobs lists the jobs)";
+    }
+    error(res, 404, "Not found: " + req.path + hint);
   });
   server.Get("/jobs", [this](const httplib::Request&, httplib::Response& res) {
     std::shared_lock lock(jobs_mu_);

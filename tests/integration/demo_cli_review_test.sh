@@ -37,7 +37,7 @@ refused_scheme "InvalidArgument: execution.checkpointing.dir: unsupported URI sc
 # jobmanager the fix is the backend (execution.checkpointing.storage filesystem would be refused with it).
 "$sluice" demo --events 1000 --checkpoint-dir ck-mem -D state.backend.type=jobmanager --output out-mem \
   > mem.out 2>&1 || { echo "demo with the legacy jobmanager backend failed"; cat mem.out; exit 1; }
-grep -qF "no restore is possible after this process dies; set state.backend.type to hashmap or rocksdb (the legacy jobmanager keeps checkpoints in memory) to keep them in ck-mem" mem.out \
+grep -qF "none survives this process (savepoints still go to files); set state.backend.type to hashmap or rocksdb (the legacy jobmanager keeps checkpoints in memory) to keep them in ck-mem" mem.out \
   || { echo "the in-memory warning does not name the backend as the fix"; cat mem.out; exit 1; }
 "$sluice" demo --events 1000 --checkpoint-dir ck-mem -D execution.checkpointing.storage=jobmanager --output out-mem \
   > mem2.out 2>&1 || { echo "demo with jobmanager storage failed"; cat mem2.out; exit 1; }

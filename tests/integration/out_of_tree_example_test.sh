@@ -131,6 +131,8 @@ check_output clean out-clean clean.log
 "$work/build/word_count" --input in/a.txt --input in/more --output out-failure --fail-once-after-lines 20000 \
   "${common[@]}" -D execution.checkpointing.dir="$work/checkpoints" > failure.log 2>&1 || fail "the run with an injected failure failed" failure.log
 grep -q 'injected failure at line 20000' failure.log || fail "the injected failure did not happen" failure.log
+grep -Eq "job word-count: restarting, attempt 1, from (checkpoint [0-9]+ at |the beginning)" failure.log \
+  || fail "the restart is not announced in the log" failure.log
 grep -q ': FINISHED in ' failure.log || fail "the run with an injected failure did not report FINISHED" failure.log
 check_output failure out-failure failure.log
 

@@ -225,6 +225,7 @@ int run_demo(const DemoFlags& f) {
   std::printf("sluice demo: %lld Nexmark events (seed %llu, %d splits), parallelism %d, output %s\n",
               static_cast<long long>(f.events), static_cast<unsigned long long>(f.seed), f.splits, parallelism,
               f.output.c_str());
+  std::fflush(stdout);  // before the job's log lines on stderr, also when both go to one file
   if (role == ProcessRole::kTaskManager) return run_task_manager(env, "demo", f.kill_at);
   // The REST endpoint binds before the job is submitted, so a bad rest.* value fails before anything runs.
   auto endpoint = api::JobEndpoint::open(config);
@@ -252,6 +253,7 @@ int run_demo(const DemoFlags& f) {
   if (initial_restore) {
     std::printf("restored checkpoint %lld from %s (--restore %s)\n", static_cast<long long>(initial_restore->first),
                 initial_restore->second.c_str(), config.get(options::kStateRecoveryPath).c_str());
+    std::fflush(stdout);
   }
   // Seeded failure injection (job_report.h): K failures, each of a seeded class at a seeded point of the stream.
   std::optional<FailureInjector> injector;

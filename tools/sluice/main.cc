@@ -16,8 +16,6 @@
 
 int main(int argc, char** argv) {
   sluice::logging::log_to_stderr();  // stdout carries the commands' results (sluice list, the demo's report)
-  // Line by line even into a pipe or file, so a log that captures both streams keeps them in the order written.
-  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   CLI::App app{"Sluice: stateful stream processing with Flink's guarantees, in one binary"};
   app.require_subcommand(1);
   // A usage error repeats the arguments it did not expect; a secret among them (-D s3.secret-key=...) stays out.

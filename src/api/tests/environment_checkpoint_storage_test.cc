@@ -1,6 +1,6 @@
 // Checkpointing without a checkpoint folder keeps the checkpoints in this process's memory (JobManager checkpoint
-// storage): the job logs one warning at its start, saying that no restore is possible after the process dies and
-// naming execution.checkpointing.dir. With a folder, or without checkpointing, it does not.
+// storage): the job logs one warning at its start, saying that none survives the process and naming
+// execution.checkpointing.dir. With a folder, without checkpointing, or when the job is refused, it does not.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -43,8 +43,22 @@ TEST(CheckpointStorageWarning, CheckpointsWithoutAFolderAreWarnedAboutOnce) {
   ASSERT_NE(at, std::string::npos);
   const std::string line = text.substr(text.rfind('\n', at) + 1, text.find('\n', at) - text.rfind('\n', at) - 1);
   EXPECT_EQ(line.rfind("warning: ", 0), 0u) << line;
-  EXPECT_NE(line.find("no restore is possible after this process dies"), std::string::npos) << line;
+  EXPECT_NE(line.find("none survives this process (savepoints still go to files)"), std::string::npos) << line;
   EXPECT_NE(line.find("set execution.checkpointing.dir"), std::string::npos) << line;
+}
+
+// A refused --restore says only why: no warning about checkpoints of a job that never runs.
+TEST(CheckpointStorageWarning, NoWarningWhenTheRestoreIsRefused) {
+  Configuration config;
+  ASSERT_TRUE(config.set_string("execution.checkpointing.interval", "20ms").is_ok());
+  ASSERT_TRUE(config.set_string("execution.state-recovery.path", "latest").is_ok());
+  testing::LogCapture log;
+  StreamExecutionEnvironment env(config);
+  env.from_generator(10, [](int64_t i) { return i; }).sink_to(DiscardingSink<int64_t>());
+  auto r = env.execute("refused-restore");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("no checkpoint directory"), std::string::npos) << r.status().to_string();
+  EXPECT_EQ(count_of(log.text(), kMemoryOnly), 0) << log.text();
 }
 
 TEST(CheckpointStorageWarning, NoWarningWithACheckpointFolder) {

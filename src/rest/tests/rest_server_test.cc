@@ -262,6 +262,10 @@ TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
   }
   EXPECT_THAT(error_message(call("GET", "/jobs/abc")), HasSubstr("a job id is 32 hexadecimal digits"));
   EXPECT_THAT(error_message(call("GET", "/no-such-path")), Not(HasSubstr("job id")));
+  // A well-formed id under a path not served: the hint lists the paths, it does not blame the id.
+  const std::string config_path = "/jobs/" + job->id() + "/config";
+  EXPECT_THAT(error_message(call("GET", config_path)), HasSubstr("per job this endpoint serves GET /jobs/:jobid"));
+  EXPECT_THAT(error_message(call("GET", config_path)), Not(HasSubstr("32 hexadecimal digits")));
   HttpResponse v = call("GET", "/jobs/" + std::string(32, '0') + "/vertices/0");
   EXPECT_EQ(v.status, 404);
   EXPECT_THAT(error_message(v), HasSubstr("not found"));
