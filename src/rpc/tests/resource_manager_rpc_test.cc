@@ -199,8 +199,11 @@ TEST(ResourceManagerRpc, ATaskManagerSeesItsJobManagerGoAtOnceAndRegistersWithTh
   JobManagerSide next(2, port);
   ASSERT_TRUE(next.server) << "port " << port << " could not be bound again";
   ASSERT_TRUE(rec.wait([&] { return rec.epochs.size() == 2; }));
-  std::lock_guard lock(rec.mu);
-  EXPECT_EQ(rec.epochs[1], 2u);
+  {
+    std::lock_guard lock(rec.mu);
+    EXPECT_EQ(rec.epochs[1], 2u);
+  }
+  // Not under rec.mu: the ResourceManager's lock is taken on gRPC threads that report to `rec`.
   EXPECT_EQ(next.rm.task_managers().size(), 1u);
 }
 
