@@ -89,6 +89,12 @@ std::unique_ptr<ResourceManagerConnection> connect(const std::string& address, R
   return c;
 }
 
+// Waits up to 10 s until `rm` offers slots (it does once it sees a TaskManager's connection watch); returns how many.
+int32_t wait_slots_offered(cluster::ResourceManager& rm) {
+  for (int i = 0; i < 1000 && rm.free_slots() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return rm.free_slots();
+}
+
 // Waits up to 10 s until `jm` lost a TaskManager, and returns what it lost.
 std::vector<cluster::LostTaskManager> wait_lost(cluster::ResourceManager& rm) {
   for (int i = 0; i < 1000; ++i) {
@@ -140,8 +146,7 @@ TEST(ResourceManagerRpc, TheJobManagerLosesATaskManagerWhoseConnectionEndsAtOnce
   auto conn = connect(jm.address(), &rec, registration("tm-1"));
   ASSERT_TRUE(rec.wait([&] { return !rec.registrations.empty(); }));
   // Its slots are offered once the JobManager sees the connection watch.
-  for (int i = 0; i < 1000 && jm.rm.free_slots() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(jm.rm.free_slots(), 2);
+  ASSERT_EQ(wait_slots_offered(jm.rm), 2);
   const auto t0 = std::chrono::steady_clock::now();
   conn->stop();  // the TaskManager's side of the watch call goes, as when its process dies
   auto lost = wait_lost(jm.rm);
@@ -160,8 +165,7 @@ TEST(ResourceManagerRpc, ASecondTaskManagerWithTheSameIdWaitsUntilTheFirstIsGone
   Recorder first_rec;
   auto first = connect(jm.address(), &first_rec, registration("tm-1"));
   ASSERT_TRUE(first_rec.wait([&] { return !first_rec.registrations.empty(); }));
-  for (int i = 0; i < 1000 && jm.rm.free_slots() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_EQ(jm.rm.free_slots(), 2);
+  ASSERT_EQ(wait_slots_offered(jm.rm), 2);
   Recorder second_rec;
   cluster::TaskManagerRegistration other = registration("tm-1");
   other.rpc_port = 7122;
