@@ -73,7 +73,10 @@ class EchoJob final : public RestJob {
     overview_.name = "fuzzed";
     overview_.start_time_ms = 1000;
     overview_.max_parallelism = 128;
-    overview_.vertices = {{0, "Source: bids", 2}, {1, "per-auction -> Sink", 2}};
+    overview_.vertices = {{0, "Source: bids", 2, {}, {"bids"}, {"bids"}},
+                          {1, "per-auction -> Sink", 2, "per-auction", {}, {"per-auction", "Sink"}}};
+    overview_.checkpoint_config = RestCheckpointConfig{};
+    overview_.configuration = {{"execution.checkpointing.interval", "1 s"}, {"s3.secret-key", "<redacted>"}};
   }
   // Each input starts from the same job, so that a crash replays from its input alone.
   void reset() { last_dir_ = "/savepoints"; }
@@ -117,6 +120,12 @@ class EchoJob final : public RestJob {
                         {{"job_name", "fuzzed"}}};
     return {records, restarts, latency};
   }
+  std::vector<RestException> exceptions() const override {
+    return {{5000, "sluice.USER_FUNCTION", "failed writing " + last_dir_, "per-auction -> Sink (1/2)", "10.0.0.2",
+             "tm-1"},
+            {4000, "sluice.IO_ERROR", "redeploying after a failure", "", "", ""}};
+  }
+  int64_t num_exceptions() const override { return 20; }
 
  private:
   RestJobOverview overview_;

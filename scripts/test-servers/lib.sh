@@ -88,3 +88,34 @@ ts_fetch_jars() {
   [ "$rc" -eq 0 ] && echo "$libs"
   return "$rc"
 }
+
+# ts_python_tools LOG: a virtual environment with the Python test tools of test-infra/python/requirements.txt (from
+# PyPI) in $SLUICE_CACHE_DIR/python-tools-<hash of that file>, made once per version of the file; prints its bin
+# folder. Returns 3 when PyPI cannot be reached (LOG holds pip's output), dies on any other failure.
+ts_python_tools() {
+  local log=$1 requirements venv rc=0
+  requirements=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/test-infra/python/requirements.txt
+  venv=${SLUICE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}/python-tools-$(sha256sum "$requirements" | cut -c1-12)
+  mkdir -p "$(dirname "$venv")"
+  exec 8>"$venv.lock"
+  flock 8
+  if [ ! -f "$venv/.complete" ]; then
+    rm -rf "$venv"
+    ts_log "installing the Python test tools of $requirements into $venv"
+    if python3 -m venv "$venv" >"$log" 2>&1 &&
+        "$venv/bin/pip" install --disable-pip-version-check -q -r "$requirements" >>"$log" 2>&1; then
+      touch "$venv/.complete"
+    elif grep -Eq 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable|No matching distribution found' "$log"; then
+      rm -rf "$venv"
+      rc=3
+    else
+      tail -n 30 "$log" >&2
+      rm -rf "$venv"
+      ts_die "could not install the Python test tools (see $log; Debian's python3-venv comes with scripts/setup)"
+    fi
+  fi
+  flock -u 8
+  exec 8>&-
+  [ "$rc" -eq 0 ] && echo "$venv/bin"
+  return "$rc"
+}

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "checkpoint/savepoint_files.h"
@@ -20,12 +21,13 @@
 namespace sluice::api {
 namespace {
 
-// The stop-with-savepoint request of the job, if any, and whether a client read its outcome.
+// The job's savepoint and stop-with-savepoint requests: the accepted stop, if any, and every accepted request whose
+// outcome no client read yet (the endpoint stays up for them when the job ends, a few seconds at most).
 struct StopTracking {
   std::mutex mu;
   std::condition_variable cv;
-  std::string trigger_id;
-  bool reported = false;
+  std::string trigger_id;             // the accepted stop request
+  std::set<std::string> unreported;   // accepted requests whose outcome was not read as final yet
   cluster::CheckpointingJobClient* client = nullptr;  // set by serve() when the job takes savepoints
 };
 
@@ -73,7 +75,10 @@ class ClientRestJob final : public rest::RestJob {
   Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
     SLUICE_RETURN_IF_ERROR(savepoints_possible());
     SLUICE_ASSIGN_OR_RETURN(std::string dir, directory(target_dir));
-    return savepoints_->trigger_savepoint(dir, format);
+    SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, savepoints_->trigger_savepoint(dir, format));
+    std::lock_guard lock(stop_->mu);
+    stop_->unreported.insert(trigger_id);
+    return trigger_id;
   }
   Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
                                           checkpoint::SavepointFormatType format) override {
@@ -82,6 +87,7 @@ class ClientRestJob final : public rest::RestJob {
     SLUICE_ASSIGN_OR_RETURN(std::string trigger_id, savepoints_->stop_with_savepoint(dir, drain, format));
     std::lock_guard lock(stop_->mu);
     stop_->trigger_id = trigger_id;
+    stop_->unreported.insert(trigger_id);
     return trigger_id;
   }
   std::vector<rest::RestTaskManager> task_managers() const override {
@@ -95,6 +101,15 @@ class ClientRestJob final : public rest::RestJob {
     return out;
   }
   std::vector<MetricValue> metrics() const override { return client_.metrics().snapshot(); }
+  std::vector<rest::RestException> exceptions() const override {
+    std::vector<rest::RestException> out;
+    if (savepoints_ == nullptr) return out;  // a BATCH job keeps no exception history
+    for (const cluster::JobException& e : savepoints_->exception_history()) {
+      out.push_back({e.timestamp_ms, e.exception_name, e.message, e.task_name, e.location, e.task_manager_id});
+    }
+    return out;
+  }
+  int64_t num_exceptions() const override { return savepoints_ == nullptr ? 0 : savepoints_->num_exceptions(); }
   std::vector<rest::RestSubtask> subtasks() const override {
     std::vector<rest::RestSubtask> out;
     if (placement_ == nullptr) return out;
@@ -114,7 +129,7 @@ class ClientRestJob final : public rest::RestJob {
     if (st->state == cluster::SavepointRequestStatus::State::kFailed) out.failure = st->cause;
     if (!out.in_progress) {
       std::lock_guard lock(stop_->mu);
-      if (stop_->trigger_id == trigger_id) stop_->reported = true;
+      stop_->unreported.erase(trigger_id);
       stop_->cv.notify_all();
     }
     return out;
@@ -152,6 +167,29 @@ class ClientRestJob final : public rest::RestJob {
   std::shared_ptr<StopTracking> stop_;
 };
 
+// The checkpointing settings as GET /jobs/:jobid/checkpoints/config reports them, with Flink's class names.
+rest::RestCheckpointConfig checkpoint_config_of(const Configuration& config) {
+  rest::RestCheckpointConfig c;
+  c.exactly_once = config.get(options::kCheckpointingMode) == CheckpointingMode::kExactlyOnce;
+  c.interval_ms = config.get(options::kCheckpointingInterval).count();
+  c.timeout_ms = config.get(options::kCheckpointingTimeout).count();
+  c.min_pause_ms = config.get(options::kCheckpointingMinPause).count();
+  c.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
+  const ExternalizedCheckpointRetention retention = config.get(options::kExternalizedCheckpointRetention);
+  c.externalized = retention != ExternalizedCheckpointRetention::kNoExternalizedCheckpoints;
+  c.delete_on_cancellation = retention == ExternalizedCheckpointRetention::kDeleteOnCancellation;
+  const bool rocksdb = state_backend_kind_of(config) == StateBackendType::kRocksDB;
+  c.state_backend = rocksdb ? "EmbeddedRocksDBStateBackend" : "HashMapStateBackend";
+  auto storage = checkpoint_storage_type(config);
+  const bool in_memory = storage.is_ok() && *storage == CheckpointStorageType::kJobManager;
+  c.checkpoint_storage = in_memory ? "JobManagerCheckpointStorage" : "FileSystemCheckpointStorage";
+  c.unaligned = config.get(options::kUnalignedCheckpoints);
+  c.tolerable_failed_checkpoints = config.get(options::kTolerableFailedCheckpoints);
+  c.aligned_checkpoint_timeout_ms = config.get(options::kAlignedCheckpointTimeout).count();
+  c.checkpoints_after_tasks_finish = config.get(options::kCheckpointsAfterTasksFinish);
+  return c;
+}
+
 }  // namespace
 
 struct JobEndpoint::State {
@@ -175,6 +213,10 @@ Result<std::unique_ptr<JobEndpoint>> JobEndpoint::open(const Configuration& conf
   SLUICE_ASSIGN_OR_RETURN(state->server, rest::RestServer::start(rc));
   state->checkpointing = checkpointing_enabled(config);
   state->default_savepoint_dir = config.get(options::kSavepointDirectory);
+  if (state->checkpointing) state->overview.checkpoint_config = checkpoint_config_of(config);
+  for (const auto& [key, value] : config.to_map()) {
+    state->overview.configuration[key] = is_sensitive_key(key) ? std::string(kRedacted) : value;
+  }
   return std::unique_ptr<JobEndpoint>(new JobEndpoint(std::move(state)));
 }
 
@@ -188,9 +230,11 @@ void JobEndpoint::describe(const StreamExecutionEnvironment& env, const std::str
   auto jg = graph::build_job_graph(env.stream_graph(), options);
   if (!jg.is_ok()) return;  // execute_async reports the same error
   state_->overview.max_parallelism = jg->max_parallelism;
+  state_->overview.parallelism = env.parallelism();
   const StreamGraph& sg = env.stream_graph();
   for (const graph::JobVertex& v : jg->vertices) {
-    rest::RestVertex rv{v.id, v.name, v.parallelism, {}, {}};
+    rest::RestVertex rv{v.id, v.name, v.parallelism, {}, {}, {}};
+    for (int32_t node : v.nodes) rv.operators.push_back(sg.node(node).name);
     // A source's head reads no network input; the vertex's output is what its operators send over job edges.
     if (!v.is_source) rv.input_operator = sg.node(v.head_node).name;
     for (const graph::JobEdge* e : jg->outputs_of(v.id)) {
@@ -251,11 +295,12 @@ std::optional<std::string> JobEndpoint::stopped_with_savepoint() const {
 void JobEndpoint::close() {
   if (!state_) return;
   {
-    // A stop-with-savepoint ends the job: keep serving until its requester read the outcome (`sluice stop` polls
-    // it), for a few seconds at most.
+    // A stop-with-savepoint ends the job, and a savepoint requested meanwhile ends with it: keep serving until every
+    // accepted request's requester read its outcome (`sluice stop` and `sluice savepoint` poll it), for a few seconds
+    // at most.
     std::unique_lock lock(state_->stop->mu);
-    if (!state_->stop->trigger_id.empty()) {
-      state_->stop->cv.wait_for(lock, std::chrono::seconds(5), [&] { return state_->stop->reported; });
+    if (!state_->stop->unreported.empty()) {
+      state_->stop->cv.wait_for(lock, std::chrono::seconds(5), [&] { return state_->stop->unreported.empty(); });
     }
   }
   if (state_->registration) state_->registration->release();

@@ -34,7 +34,8 @@ class JobEndpoint {
   void serve(JobClient& client);
   // The job's REST address once served: http://<rest.address>:<port>/jobs/<job id>.
   std::string url() const;
-  // Unregisters and stops the endpoint. Idempotent.
+  // Unregisters and stops the endpoint, after waiting (5 s at most) until the outcome of every savepoint and stop
+  // request it accepted was read. Idempotent.
   void close();
 
   // True once a PATCH /jobs/:jobid?mode=cancel (`sluice cancel`) asked the job to cancel.

@@ -15,6 +15,7 @@
 #include "cluster/generated_id_check.h"
 #include "cluster/injectable_tasks.h"
 #include "cluster/job_checkpoints.h"
+#include "cluster/job_status_metrics.h"
 #include "cluster/job_tasks.h"
 #include "cluster/state_assignment.h"
 #include "cluster/stop_with_savepoint.h"
@@ -70,6 +71,7 @@ class JobMaster final : public CheckpointingJobClient,
 
   Status init() {
     job_metrics_ = &registry_.add_job_group(jg_.job_name.empty() ? "job" : jg_.job_name);
+    status_metrics_ = std::make_unique<JobStatusMetrics>(job_metrics_, cfg_.clock.get());
     if (!cfg_.has_coordinator()) return Status::ok();
     if (!cfg_.storage) return Status::invalid_argument("the job has a checkpoint coordinator but no checkpoint storage");
     // Without periodic checkpoints the storage serves savepoints only: no checkpoint folder of this job exists.
@@ -132,7 +134,7 @@ class JobMaster final : public CheckpointingJobClient,
       SLUICE_RETURN_IF_ERROR(check_generated_id_positions(cfg_.restore->metadata, cfg_.restore->location, *sg_,
                                                           cfg_.restore->ignore_generated_id_changes));
       SLUICE_RETURN_IF_ERROR(
-          check_native_savepoint_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
+          check_restore_backend(cfg_.restore->metadata, cfg_.restore->location, cfg_.state_backend_type));
       std::vector<std::string> heads;
       for (const auto& v : jg_.vertices) heads.push_back(graph::operator_id(sg_->node(v.head_node)));
       SLUICE_RETURN_IF_ERROR(check_channel_state_heads(cfg_.restore->metadata, heads));
@@ -216,6 +218,7 @@ class JobMaster final : public CheckpointingJobClient,
     // TaskManagers' slots, is the control thread's first step: the caller gets the client at once, so a cancel, a
     // signal and the REST endpoint reach the job while it waits.
     SLUICE_RETURN_IF_ERROR(lifecycle_.start());
+    status_metrics_->on_status(JobStatus::kRunning);
     control_ = std::thread([this] {
       log::ScopedLogContext log_context(job_id_.to_hex(), "");  // the job's id on the control thread's lines
       if (first_deployment()) control_loop();
@@ -284,6 +287,8 @@ class JobMaster final : public CheckpointingJobClient,
     std::lock_guard lock(mu_);
     return recoveries_;
   }
+  std::vector<JobException> exception_history() const override { return exceptions_.entries(); }
+  int64_t num_exceptions() const override { return exceptions_.total(); }
   std::optional<std::pair<int64_t, std::string>> initial_restore() const override {
     if (!cfg_.restore) return std::nullopt;
     return std::make_pair(cfg_.restore->metadata.checkpoint_id.value(), cfg_.restore->location);
@@ -449,6 +454,7 @@ class JobMaster final : public CheckpointingJobClient,
   void move_to(JobStatus next) {
     Status moved = lifecycle_.transition(next);
     if (!moved.is_ok()) spdlog::error("{}", moved.to_string());
+    if (status_metrics_) status_metrics_->on_status(lifecycle_.status());
   }
 
   // The checkpoint a (re)deployment restores from: restore_point_, when set.
@@ -557,6 +563,7 @@ class JobMaster final : public CheckpointingJobClient,
           break;
         case Event::Kind::kTaskFailed:
           if (st != JobStatus::kRunning) break;  // a failure while failing over or cancelling: already handled
+          record_exception(e.cause, e.vertex, e.subtask);
           if (const int32_t region = region_of(e); region >= 0) {
             if (!handle_region_failure(e.cause, static_cast<size_t>(region))) return;
           } else if (!handle_failure(e.cause)) {
@@ -687,6 +694,7 @@ class JobMaster final : public CheckpointingJobClient,
       std::lock_guard lock(mu_);
       ++attempt_;
     }
+    status_metrics_->on_restart();
     {
       // A task of another region that finished (checkpoints-after-tasks-finish false) stays finished.
       std::lock_guard lock(finished_mu_);
@@ -764,6 +772,7 @@ class JobMaster final : public CheckpointingJobClient,
         return false;
       }
       cause = deployed.with_context("redeploying after a failure");
+      record_exception(cause, -1, -1);
     }
     move_to(JobStatus::kRunning);
     {
@@ -808,6 +817,7 @@ class JobMaster final : public CheckpointingJobClient,
       std::lock_guard lock(mu_);
       ++attempt_;
     }
+    status_metrics_->on_restart();
     spdlog::info("job {}: restarting, attempt {}, from {} (after {} ms of backoff, {})", jg_.job_name,
                  current_attempt(),
                  restore_point_ ? "checkpoint " + std::to_string(restore_point_->metadata.checkpoint_id.value()) +
@@ -821,6 +831,24 @@ class JobMaster final : public CheckpointingJobClient,
   int32_t current_attempt() const {
     std::lock_guard lock(mu_);
     return attempt_;
+  }
+
+  // One failure for GET /jobs/:jobid/exceptions, with where its task ran (while that attempt is still placed).
+  void record_exception(const Status& cause, int32_t vertex, int32_t subtask) {
+    JobException x;
+    x.timestamp_ms = cfg_.clock->now_ms();
+    x.exception_name = exception_name_of(cause);
+    x.message = cause.to_string();
+    if (vertex >= 0 && static_cast<size_t>(vertex) < jg_.vertices.size() && subtask >= 0) {
+      x.task_name = runtime::subtask_name(jg_, vertex, subtask);
+      for (const SubtaskLocation& l : tasks_.locations()) {
+        if (l.id.vertex.value() == vertex && l.id.subtask.value() == subtask) {
+          x.location = l.host;
+          x.task_manager_id = l.task_manager_id;
+        }
+      }
+    }
+    exceptions_.add(std::move(x));
   }
 
   void finish_job(JobStatus terminal, const Status& error) {
@@ -845,6 +873,7 @@ class JobMaster final : public CheckpointingJobClient,
     if (deployer_) deployer_->on_job_end(terminal);
     Status ended = lifecycle_.terminate(terminal, error);
     if (!ended.is_ok()) spdlog::error("{}", ended.to_string());
+    if (status_metrics_) status_metrics_->on_status(terminal);
   }
 
   TaskDeployerFactory deployers_;
@@ -858,6 +887,8 @@ class JobMaster final : public CheckpointingJobClient,
   graph::ExecutionGraph eg_;
   MetricRegistry registry_;
   MetricGroup* job_metrics_ = nullptr;
+  std::unique_ptr<JobStatusMetrics> status_metrics_;  // numRestarts, uptime
+  ExceptionHistory exceptions_{16};  // Flink's web.exception-history-size default
   std::unique_ptr<RestartBackoffTimeStrategy> restart_;
   IdenticalFailureCounter identical_failures_{cfg_.restart.max_identical_failures};
   std::unique_ptr<JobCheckpoints> checkpoints_;  // with checkpointing

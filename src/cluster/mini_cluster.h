@@ -23,6 +23,7 @@
 #include "checkpoint/checkpoint_metadata.h"
 #include "checkpoint/checkpoint_retention.h"
 #include "checkpoint/checkpoint_storage.h"
+#include "cluster/exception_history.h"
 #include "cluster/savepoint_requests.h"
 #include "cluster/state_assignment.h"
 #include "coordinator/checkpoint_coordinator_config.h"
@@ -140,6 +141,10 @@ class CheckpointingJobClient : public JobClient {
   // The checkpoint the first attempt restored (execution.state-recovery.path): its id and chk-<n> folder;
   // nullopt for a fresh start.
   virtual std::optional<std::pair<int64_t, std::string>> initial_restore() const = 0;
+  // The failures that restarted the job or a region, or failed it (exception_history.h): the newest
+  // web.exception-history-size, newest first, and how many there were in all.
+  virtual std::vector<JobException> exception_history() const = 0;
+  virtual int64_t num_exceptions() const = 0;
 
   // Fault injection (tests, the demo's --inject-failures; runtime/fault_injection.h names the points and what
   // must hold after each). Arms one failure: the first task of (vertex, subtask) - -1 for either means any -

@@ -80,7 +80,7 @@ RestoreCheck check_restore(const StreamGraph& sg, const graph::JobGraph& jg, con
     c.dropped = std::move(unmatched);
   }
   for (Status s : {check_generated_id_positions(md, restore.location, sg, restore.ignore_generated_id_changes),
-                   check_native_savepoint_backend(md, restore.location, state_backend_type),
+                   check_restore_backend(md, restore.location, state_backend_type),
                    check_channel_state_heads(md, heads),
                    storage.check_restore_files(restore.location, md, checkpoint::RestoreFileCheck::kSizes)}) {
     if (!s.is_ok()) c.problems.push_back(s.to_string());

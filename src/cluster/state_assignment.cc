@@ -202,11 +202,19 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
   return out;
 }
 
-Status check_native_savepoint_backend(const CheckpointMetadata& md, const std::string& location,
-                                      std::string_view state_backend_type) {
-  if (!md.is_native_savepoint()) return Status::ok();
+Status check_restore_backend(const CheckpointMetadata& md, const std::string& location,
+                             std::string_view state_backend_type) {
   SLUICE_ASSIGN_OR_RETURN(StateBackendKind configured, parse_state_backend_type(state_backend_type));
   const std::string configured_name(state_backend_kind_name(configured));
+  if (!md.is_native_savepoint()) {
+    if (configured == StateBackendKind::kRocksDB || !md.has_incremental_state()) return Status::ok();
+    const char* what = md.type == checkpoint::SnapshotType::kSavepoint ? "savepoint " : "checkpoint ";
+    return Status::invalid_argument(
+        what + std::to_string(md.checkpoint_id.value()) + " (" + location + ") holds incremental RocksDB snapshots (execution.checkpointing.incremental), and this job "
+        "is configured with state.backend.type " + configured_name + ": incremental state restores only into the "
+        "RocksDB state backend (restore it with state.backend.type: rocksdb, take a canonical savepoint there - "
+        "`sluice savepoint JOB` - and restore that)");
+  }
   if (md.state_backend == configured_name) return Status::ok();
   return Status::invalid_argument(
       "savepoint " + std::to_string(md.checkpoint_id.value()) + " (" + location + ") is in the NATIVE format of the " +

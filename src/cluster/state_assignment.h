@@ -69,11 +69,12 @@ Result<std::map<std::string, OperatorRestoreState>> assign_subtask_state(
     SharedFileReuse reuse = SharedFileReuse::kNoReuse, KeyGroupRehash rehash = KeyGroupRehash::kRefuse);
 
 // A native savepoint holds the state backend's own files (docs/savepoints.md), so it restores only into the
-// backend that took it (Flink's rule for the native format). `state_backend_type`: the job's state.backend.type
-// (any spelling parse_state_backend_type accepts). kInvalidArgument naming the savepoint, the backend it was taken
-// with and the configured one; Ok for a canonical savepoint, a checkpoint, or the same backend.
-Status check_native_savepoint_backend(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
-                                      std::string_view state_backend_type);
+// backend that took it (Flink's rule for the native format); a checkpoint with incremental RocksDB snapshots restores
+// only into the RocksDB backend. `state_backend_type`: the job's state.backend.type (any spelling
+// parse_state_backend_type accepts). kInvalidArgument naming the snapshot, the backend it needs and the configured
+// one; Ok otherwise (canonical state restores into either backend).
+Status check_restore_backend(const checkpoint::CheckpointMetadata& metadata, const std::string& location,
+                             std::string_view state_backend_type);
 
 // Channel state belongs to the task, stored on its chain's head operator. kInvalidArgument naming the operator
 // when the checkpoint holds channel state for an operator that is not a chain head in this job (its chaining

@@ -25,7 +25,8 @@ Result<std::string> create_savepoint_folder(const std::string& target_dir, bool 
                                        " cannot write savepoints (set execution.checkpointing.dir)");
   }
   auto fsys = storage->file_system(target_dir);
-  if (!fsys.is_ok()) return fsys.status().with_context(what + ": execution.checkpointing.savepoint-dir");
+  // The folder came from the request or from execution.checkpointing.savepoint-dir: name the folder, not a key.
+  if (!fsys.is_ok()) return fsys.status().with_context(what + ": savepoint folder " + target_dir);
   auto folder = checkpoint::create_savepoint_dir(**fsys, target_dir, job_id, &names);
   if (!folder.is_ok()) return folder.status().with_context(what);
   return folder;

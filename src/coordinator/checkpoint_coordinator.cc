@@ -50,7 +50,7 @@ struct CheckpointCoordinator::Action {
 
 struct CheckpointCoordinator::Gauges {
   std::atomic<int64_t> in_progress{0}, completed{0}, failed{0}, total{0};
-  std::atomic<int64_t> last_duration_ms{0}, last_size_bytes{0}, last_completed_id{-1};
+  std::atomic<int64_t> last_duration_ms{0}, last_size_bytes{0}, last_full_size_bytes{0}, last_completed_id{-1};
 };
 
 Result<std::unique_ptr<CheckpointCoordinator>> CheckpointCoordinator::create(CheckpointCoordinatorSetup setup) {
@@ -107,7 +107,7 @@ CheckpointCoordinator::~CheckpointCoordinator() {
          {checkpoint_metric_names::kNumberOfInProgressCheckpoints, checkpoint_metric_names::kNumberOfCompletedCheckpoints,
           checkpoint_metric_names::kNumberOfFailedCheckpoints, checkpoint_metric_names::kTotalNumberOfCheckpoints,
           checkpoint_metric_names::kLastCheckpointDuration, checkpoint_metric_names::kLastCheckpointSize,
-          checkpoint_metric_names::kLastCompletedCheckpointId}) {
+          checkpoint_metric_names::kLastCheckpointFullSize, checkpoint_metric_names::kLastCompletedCheckpointId}) {
       metrics_->remove_gauge(name);
     }
   }
@@ -125,6 +125,7 @@ void CheckpointCoordinator::register_metrics() {
   reg(checkpoint_metric_names::kTotalNumberOfCheckpoints, g->total);
   reg(checkpoint_metric_names::kLastCheckpointDuration, g->last_duration_ms);
   reg(checkpoint_metric_names::kLastCheckpointSize, g->last_size_bytes);
+  reg(checkpoint_metric_names::kLastCheckpointFullSize, g->last_full_size_bytes);
   reg(checkpoint_metric_names::kLastCompletedCheckpointId, g->last_completed_id);
 }
 
@@ -137,7 +138,8 @@ void CheckpointCoordinator::update_gauges_locked() {
   g.total.store(stats_.num_triggered(), std::memory_order_relaxed);
   if (const auto& last = stats_.latest_completed()) {
     g.last_duration_ms.store(last->end_to_end_duration_ms, std::memory_order_relaxed);
-    g.last_size_bytes.store(static_cast<int64_t>(last->state_size_bytes), std::memory_order_relaxed);
+    g.last_size_bytes.store(static_cast<int64_t>(last->checkpointed_size_bytes), std::memory_order_relaxed);
+    g.last_full_size_bytes.store(static_cast<int64_t>(last->state_size_bytes), std::memory_order_relaxed);
     g.last_completed_id.store(last->id.value(), std::memory_order_relaxed);
   }
 }

@@ -71,7 +71,9 @@ inline constexpr std::string_view kNumberOfCompletedCheckpoints = "numberOfCompl
 inline constexpr std::string_view kNumberOfFailedCheckpoints = "numberOfFailedCheckpoints";
 inline constexpr std::string_view kTotalNumberOfCheckpoints = "totalNumberOfCheckpoints";
 inline constexpr std::string_view kLastCheckpointDuration = "lastCheckpointDuration";  // ms
-inline constexpr std::string_view kLastCheckpointSize = "lastCheckpointSize";          // bytes
+// Bytes the last completed checkpoint wrote (its increment when incremental), and its whole state (Flink's names).
+inline constexpr std::string_view kLastCheckpointSize = "lastCheckpointSize";
+inline constexpr std::string_view kLastCheckpointFullSize = "lastCheckpointFullSize";
 inline constexpr std::string_view kLastCompletedCheckpointId = "lastCompletedCheckpointId";
 }  // namespace checkpoint_metric_names
 

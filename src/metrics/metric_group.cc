@@ -78,13 +78,15 @@ void MetricGroup::remove_reported_metrics(std::string_view name) {
 }
 
 MetricGroup& MetricGroup::add_group_locked(std::string_view name, std::string_view key) {
-  auto it = children_.find(name);
+  // Children are told apart by key and name: a task and an operator both called "Sink" are two groups.
+  const std::string child_key = std::string(key) + '\x1f' + std::string(name);
+  auto it = children_.find(child_key);
   if (it != children_.end()) return *it->second;
   std::string child_scope = scope_.empty() ? std::string(name) : scope_ + "." + std::string(name);
   std::map<std::string, std::string> child_variables = variables_;
   if (!key.empty()) child_variables[std::string(key)] = std::string(name);
   auto child = std::unique_ptr<MetricGroup>(new MetricGroup(mu_, std::move(child_scope), std::move(child_variables)));
-  return *children_.emplace(std::string(name), std::move(child)).first->second;
+  return *children_.emplace(child_key, std::move(child)).first->second;
 }
 
 MetricGroup& MetricGroup::add_group(std::string_view name) {

@@ -41,10 +41,12 @@ std::string labels_text(const std::map<std::string, std::string>& labels) {
   return out + "}";
 }
 
+// Flink's Prometheus reporter names a metric by its scope: operator, task, or the job at the JobManager.
 std::string family_name(const MetricValue& m) {
-  const bool operator_scope = m.variables.count(std::string(metric_scope::kOperatorName)) > 0;
-  return prometheus_name(std::string(operator_scope ? "flink_taskmanager_job_task_operator_" : "flink_jobmanager_job_") +
-                         m.name);
+  const char* prefix = m.variables.count(std::string(metric_scope::kOperatorName)) > 0 ? "flink_taskmanager_job_task_operator_"
+                       : m.variables.count(std::string(metric_scope::kTaskName)) > 0   ? "flink_taskmanager_job_task_"
+                                                                                       : "flink_jobmanager_job_";
+  return prometheus_name(prefix + m.name);
 }
 
 struct Family {

@@ -3,8 +3,9 @@
 // dashboard or alert written for Flink reads Sluice's:
 //   - name: "flink_" + the logical scope + "_" + the metric name, every character outside [a-zA-Z0-9_:] turned
 //     into '_': an operator subtask's metric (its group has an operator_name) is
-//     flink_taskmanager_job_task_operator_<name>; a metric of the job's own group flink_jobmanager_job_<name>;
-//   - labels: the group's variables (job_name, operator_name, subtask_index, ...) plus those given per job (job_id);
+//     flink_taskmanager_job_task_operator_<name>; a task subtask's (a task_name, no operator_name: busy time, ...)
+//     flink_taskmanager_job_task_<name>; a metric of the job's own group flink_jobmanager_job_<name>;
+//   - labels: the group's variables (job_name, task_name, operator_name, subtask_index, ...) plus those given per job (job_id);
 //   - counters and gauges are exported as Prometheus gauges (Flink's reporter does the same: its counters may go
 //     down); a histogram as a summary: quantile 0.5, 0.95 and 0.99, _sum (count x mean) and _count.
 // A gauge whose value is NaN or infinite is written as such ("NaN", "+Inf", "-Inf"), which the format allows.

@@ -22,9 +22,13 @@ Result<HttpResponse> http_request(const std::string& method, const std::string& 
   if (!result) {
     // httplib names a timeout after the step that waited ("Read", "Write"); say what the user can act on.
     const httplib::Error e = result.error();
+    // A PATCH or POST that timed out reading the answer was sent: the job may still act on it.
+    const std::string may_act = e == httplib::Error::Read && method != "GET"
+                                    ? "; the request was sent and may still take effect when the process answers"
+                                    : "";
     const std::string why = e == httplib::Error::Read || e == httplib::Error::Write
                                 ? "no answer within " + std::to_string(timeout.count()) +
-                                      " ms (the process may be stopped or overloaded)"
+                                      " ms (the process may be stopped or overloaded" + may_act + ")"
                             : e == httplib::Error::Connection ? "cannot connect (" + httplib::to_string(e) + ")"
                                                               : httplib::to_string(e);
     return Status::io_error("REST endpoint http://" + address + ":" + std::to_string(port) + path + ": " + why);

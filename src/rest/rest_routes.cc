@@ -10,7 +10,9 @@
 
 #include "coordinator/checkpoint_stats_json.h"
 #include "rest/checkpoint_stats_rest.h"
+#include "rest/json_reply.h"
 #include "rest/prometheus_text.h"
+#include "rest/request_guard.h"
 #include "rest/vertex_metrics.h"
 #include "sluice/core/clock.h"
 #include "sluice/core/log.h"
@@ -18,20 +20,6 @@
 
 namespace sluice::rest {
 namespace {
-
-constexpr const char* kJson = "application/json; charset=UTF-8";
-
-void reply(httplib::Response& res, int status, const nlohmann::json& body) {
-  res.status = status;
-  // Errors echo what the request said (a mode, a directory), which need not be UTF-8: such bytes become U+FFFD
-  // instead of making dump() throw.
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), kJson);
-}
-
-// Flink's error body.
-void error(httplib::Response& res, int status, const std::string& message) {
-  reply(res, status, nlohmann::json{{"errors", nlohmann::json::array({message})}});
-}
 
 // The body of POST .../savepoints and .../stop (both optional; Flink's field names).
 struct SavepointBody {
@@ -103,8 +91,8 @@ nlohmann::json subtasks_json(const std::vector<RestSubtask>& placed, int32_t ver
 
 }  // namespace
 
-template <class Fn>
-void RestRoutes::with_job(const httplib::Request& req, httplib::Response& res, Fn fn) {
+void RestRoutes::with_job(const httplib::Request& req, httplib::Response& res,
+                          const std::function<void(RestJob&)>& fn) {
   std::shared_lock lock(jobs_mu_);
   const std::string id = req.matches[1];
   auto it = jobs_.find(id);
@@ -140,6 +128,15 @@ void RestRoutes::clear() {
 }
 
 void RestRoutes::install(httplib::Server& server) {
+  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const std::string refused =
+        refuse_state_change(req.method, req.get_header_value("Host"), req.get_header_value("Origin"),
+                            req.get_header_value("Sec-Fetch-Site"), advertised_address_);
+    if (refused.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    log::warn("REST endpoint: " + req.method + " " + req.path + " from " + req.remote_addr + " " + refused);
+    error(res, 403, refused);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // What no route answered (an unknown path, a malformed id) gets Flink's error shape too, never an empty body.
   server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
@@ -152,9 +149,11 @@ void RestRoutes::install(httplib::Server& server) {
                                                     ? std::string::npos
                                                     : req.path.find('/', 6) - 6);
       const bool well_formed = id.size() == 32 && id.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
-      hint = well_formed ? " (per job this endpoint serves GET /jobs/:jobid, /jobs/:jobid/vertices/:vertexid, "
-                           "/jobs/:jobid/checkpoints, /jobs/:jobid/savepoints/:triggerid, PATCH /jobs/:jobid, POST "
-                           "/jobs/:jobid/savepoints and /jobs/:jobid/stop; docs/rest-api.md)"
+      hint = well_formed ? " (per job this endpoint serves GET /jobs/:jobid, /jobs/:jobid/vertices/:vertexid and its "
+                           "/backpressure and /watermarks, /jobs/:jobid/exceptions, /jobs/:jobid/jobmanager/config, "
+                           "/jobs/:jobid/checkpoints, its /config and /details/:checkpointid, "
+                           "/jobs/:jobid/savepoints/:triggerid, PATCH /jobs/:jobid, POST /jobs/:jobid/savepoints and "
+                           "/jobs/:jobid/stop; docs/rest-api.md)"
                          : " (a job id is 32 hexadecimal digits; GET /jobs lists the jobs)";
     }
     error(res, 404, "Not found: " + req.path + hint);
@@ -340,6 +339,7 @@ void RestRoutes::install(httplib::Server& server) {
                  reply(res, 200, nlohmann::json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}});
                });
              });
+  install_detail_routes(server);
 }
 
 }  // namespace sluice::rest

@@ -7,6 +7,7 @@
 // the server they are installed on.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -25,8 +26,11 @@ namespace sluice::rest {
 
 class RestRoutes {
  public:
-  // Adds the routes to `server` (before it starts serving).
+  // Adds the routes to `server` (before it starts serving), with the guard of state-changing requests
+  // (request_guard.h) in front of them.
   void install(httplib::Server& server);
+  // The endpoint's rest.address, which the guard accepts as a Host name (default 127.0.0.1). Before install().
+  void set_advertised_address(std::string address) { advertised_address_ = std::move(address); }
 
   void add_job(std::shared_ptr<RestJob> job);
   // Returns once no request uses the job.
@@ -35,8 +39,10 @@ class RestRoutes {
 
  private:
   // Runs `fn(job)` for the job named by the request's first match, under the shared lock; 404 if unknown.
-  template <class Fn>
-  void with_job(const httplib::Request& req, httplib::Response& res, Fn fn);
+  void with_job(const httplib::Request& req, httplib::Response& res, const std::function<void(RestJob&)>& fn);
+  // The per-job views beyond the job itself (job_detail_routes.cc): exceptions, configuration, back-pressure,
+  // watermarks, checkpoint details; and GET /config, /jobs/overview.
+  void install_detail_routes(httplib::Server& server);
   // The TaskManagers of every job served, each once (by id), in the jobs' order.
   std::vector<RestTaskManager> task_managers();
 
@@ -44,6 +50,7 @@ class RestRoutes {
   // touches the removed job.
   std::shared_mutex jobs_mu_;
   std::map<std::string, std::shared_ptr<RestJob>> jobs_;  // by hex id
+  std::string advertised_address_ = "127.0.0.1";
 };
 
 }  // namespace sluice::rest

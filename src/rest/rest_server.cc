@@ -34,6 +34,7 @@ RestServer::~RestServer() { stop(); }
 Result<std::unique_ptr<RestServer>> RestServer::start(const RestServerConfig& config) {
   auto impl = std::make_unique<Impl>();
   impl->config = config;
+  impl->routes.set_advertised_address(config.address);
   impl->routes.install(impl->listener.server());
   SLUICE_RETURN_IF_ERROR(impl->listener.start(config.bind_address, config.port,
                                               "rest.bind-address / rest.address, rest.port")

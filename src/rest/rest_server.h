@@ -20,6 +20,14 @@
 //   GET   /jobs/:jobid/savepoints/:triggerid   {"status":{"id":"IN_PROGRESS"|"COMPLETED"}, "operation":
 //                                      {"location": folder} or {"failure-cause": {...}}} (Flink's shape: a failed
 //                                      request is COMPLETED with a failure cause)
+//   GET   /jobs/:jobid/exceptions      the exception history (job_detail_json.h, as the views below)
+//   GET   /jobs/:jobid/jobmanager/config   the job's configuration [{"key","value"}], secrets redacted
+//   GET   /jobs/:jobid/vertices/:vertexid/backpressure   per subtask: back-pressured, idle and busy ratios, level
+//   GET   /jobs/:jobid/vertices/:vertexid/watermarks     per subtask: the head's input and the last operator's
+//                                      output watermark
+//   GET   /jobs/:jobid/checkpoints/config                the checkpointing settings (404 without checkpointing)
+//   GET   /jobs/:jobid/checkpoints/details/:checkpointid[/subtasks/:vertexid]   one checkpoint, or its subtasks
+//   GET   /config, /jobs/overview      the dashboard's settings; every job with its state and task counts
 //
 // Errors come in Flink's shape, {"errors":["..."]}, with 400 (bad request), 404 (unknown job or path), 409
 // (the job already ended or is not running), 501 (a format or option Sluice does not have). The server binds before the job is submitted (so a bad rest.port fails
@@ -31,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +63,25 @@ struct RestVertex {
   // (empty for a source vertex, which reads no network input), and the operators whose output leaves the vertex.
   std::string input_operator = {};
   std::vector<std::string> output_operators = {};
+  std::vector<std::string> operators = {};  // the chain's operator names, head first
+};
+
+// The job's checkpointing settings, as GET /jobs/:jobid/checkpoints/config reports them (Flink's
+// CheckpointConfigInfo; the keys are execution.checkpointing.*, docs/configuration.md).
+struct RestCheckpointConfig {
+  bool exactly_once = true;  // execution.checkpointing.mode
+  int64_t interval_ms = 0;
+  int64_t timeout_ms = 0;
+  int64_t min_pause_ms = 0;
+  int32_t max_concurrent = 1;
+  bool externalized = false;              // externalized-checkpoint-retention is not NO_EXTERNALIZED_CHECKPOINTS
+  bool delete_on_cancellation = false;    // ... is DELETE_ON_CANCELLATION
+  std::string state_backend;              // Flink's class names: HashMapStateBackend, EmbeddedRocksDBStateBackend
+  std::string checkpoint_storage;         // JobManagerCheckpointStorage, FileSystemCheckpointStorage
+  bool unaligned = false;
+  int32_t tolerable_failed_checkpoints = 0;
+  int64_t aligned_checkpoint_timeout_ms = 0;
+  bool checkpoints_after_tasks_finish = true;
 };
 
 // What does not change while the job runs.
@@ -63,6 +91,22 @@ struct RestJobOverview {
   int64_t start_time_ms = 0;  // wall clock, ms since the epoch (submission)
   int32_t max_parallelism = -1;  // -1: unknown
   std::vector<RestVertex> vertices;
+  // nullopt when the job takes no periodic checkpoints.
+  std::optional<RestCheckpointConfig> checkpoint_config = std::nullopt;
+  int32_t parallelism = 1;  // parallelism.default as the job was built
+  // The configuration keys the job set (config file, -D, the program), canonical key -> value, with the value of
+  // every sensitive key (is_sensitive_key) replaced by "<redacted>".
+  std::map<std::string, std::string> configuration = {};
+};
+
+// A failure of the job, as GET /jobs/:jobid/exceptions lists it (an entry of Flink's exception history).
+struct RestException {
+  int64_t timestamp_ms = 0;    // wall clock, ms since the epoch
+  std::string exception_name;  // "sluice.<status code>"
+  std::string stacktrace;      // the failure's text (Sluice keeps no stack trace)
+  std::string task_name;       // "<vertex name> (i/n)"; empty when no one task failed (a redeployment)
+  std::string location;        // the task's host; empty when unknown
+  std::string task_manager_id;
 };
 
 // A TaskManager as GET /taskmanagers lists it (the MiniCluster reports itself as one).
@@ -122,6 +166,10 @@ class RestJob {
   // Every metric of the job (MetricRegistry::snapshot: in cluster mode with what its TaskManagers reported), for
   // GET /metrics and the vertices' `metrics` of GET /jobs/:jobid.
   virtual std::vector<MetricValue> metrics() const = 0;
+  // The failures that restarted the job (or a region of it) or failed it, newest first, at most the latest 16; and
+  // how many there were in all.
+  virtual std::vector<RestException> exceptions() const = 0;
+  virtual int64_t num_exceptions() const = 0;
 };
 
 // rest.bind-address, rest.address and rest.port (docs/configuration.md).

@@ -31,19 +31,29 @@ MetricKind kind_from_proto(v1::MetricKind kind) {
 std::vector<MetricValue> hosted_task_metrics(std::vector<MetricValue> snapshot, const StreamGraph& stream_graph,
                                              const graph::JobGraph& job_graph,
                                              const std::set<std::pair<int32_t, int32_t>>& hosted) {
-  // Operator names need not be unique: a name stands for every vertex that has an operator of that name.
-  std::map<std::string, std::set<int32_t>> vertices_of;
+  // Operator names need not be unique: a name stands for every vertex that has an operator of that name. A task's
+  // metrics (no operator) name its vertex by the task name.
+  std::map<std::string, std::set<int32_t>> vertices_of_operator;
+  std::map<std::string, std::set<int32_t>> vertices_of_task;
   for (const graph::JobVertex& v : job_graph.vertices) {
-    for (int32_t node : v.nodes) vertices_of[stream_graph.node(node).name].insert(v.id);
+    for (int32_t node : v.nodes) vertices_of_operator[stream_graph.node(node).name].insert(v.id);
+    vertices_of_task[v.name].insert(v.id);
   }
-  const std::string op_key(metric_scope::kOperatorName), subtask_key(metric_scope::kSubtaskIndex);
+  const std::string op_key(metric_scope::kOperatorName), task_key(metric_scope::kTaskName),
+      subtask_key(metric_scope::kSubtaskIndex);
   std::vector<MetricValue> out;
   for (MetricValue& m : snapshot) {
-    auto op = m.variables.find(op_key);
     auto subtask = m.variables.find(subtask_key);
-    if (op == m.variables.end() || subtask == m.variables.end()) continue;
-    auto vertices = vertices_of.find(op->second);
-    if (vertices == vertices_of.end()) continue;
+    if (subtask == m.variables.end()) continue;
+    const std::set<int32_t>* vertices = nullptr;
+    if (auto op = m.variables.find(op_key); op != m.variables.end()) {
+      auto it = vertices_of_operator.find(op->second);
+      if (it != vertices_of_operator.end()) vertices = &it->second;
+    } else if (auto task = m.variables.find(task_key); task != m.variables.end()) {
+      auto it = vertices_of_task.find(task->second);
+      if (it != vertices_of_task.end()) vertices = &it->second;
+    }
+    if (vertices == nullptr) continue;
     int32_t index = -1;
     try {
       index = std::stoi(subtask->second);
@@ -51,7 +61,7 @@ std::vector<MetricValue> hosted_task_metrics(std::vector<MetricValue> snapshot, 
       continue;
     }
     bool here = false;
-    for (int32_t v : vertices->second) here = here || hosted.count({v, index}) > 0;
+    for (int32_t v : *vertices) here = here || hosted.count({v, index}) > 0;
     if (here) out.push_back(std::move(m));
   }
   return out;

@@ -21,9 +21,10 @@ namespace sluice::rpc {
 // subtask is usual, and a heartbeat must stay far below gRPC's 4 MiB message limit.
 inline constexpr size_t kMaxReportedMetrics = 8192;
 
-// The task and operator metrics among `snapshot` (a TaskManager's registry): those of an operator of a vertex whose
-// subtask runs here, by the variables operator_name and subtask_index; `hosted`: (vertex, subtask) pairs. Metrics of
-// subtasks that left this TaskManager (a failover placed them elsewhere) and metrics of no operator are left out.
+// The task and operator metrics among `snapshot` (a TaskManager's registry): those of an operator (variable
+// operator_name) or a task (task_name: the vertex's name) of a vertex whose subtask (subtask_index) runs here;
+// `hosted`: (vertex, subtask) pairs. Metrics of subtasks that left this TaskManager (a failover placed them
+// elsewhere) and metrics of neither an operator nor a task are left out.
 std::vector<MetricValue> hosted_task_metrics(std::vector<MetricValue> snapshot, const StreamGraph& stream_graph,
                                              const graph::JobGraph& job_graph,
                                              const std::set<std::pair<int32_t, int32_t>>& hosted);

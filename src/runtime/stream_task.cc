@@ -43,6 +43,8 @@ struct StreamTask::OperatorSlot {
   // Published by the task thread on every flush tick and at the end, read by the stateSizeBytes gauge on
   // other threads. Shared with the gauge: metrics stay readable after the task is gone.
   std::shared_ptr<std::atomic<int64_t>> state_size_bytes = std::make_shared<std::atomic<int64_t>>(0);
+  // Watermarks into and out of the operator (currentInputWatermark, ...), written by its counting outputs.
+  std::shared_ptr<OperatorWatermarks> watermarks = std::make_shared<OperatorWatermarks>();
 };
 
 void set_input_suspended_for_testing(int32_t vertex) {
@@ -58,7 +60,10 @@ StreamTask::StreamTask(TaskDeployment deployment, TaskListener* listener)
       listener_(listener),
       notifier_(d_.notifier),
       mailbox_(notifier_.get()),
-      processing_time_(std::make_unique<QueuedProcessingTimeService>(d_.clock)) {
+      processing_time_(std::make_unique<QueuedProcessingTimeService>(d_.clock)),
+      times_(std::make_shared<TaskTimes>(
+          (d_.clock != nullptr ? d_.clock : SystemClock::shared().get())->monotonic_ns())) {
+  if (d_.clock == nullptr) d_.clock = SystemClock::shared().get();
   armed_failures_ = d_.fault_injector ? d_.fault_injector->armed_points(d_.vertex, d_.subtask_index) : nullptr;
   if (armed_failures_ == nullptr) armed_failures_ = &kNothingArmed;
   name_ = subtask_name(*d_.job_graph, d_.vertex, d_.subtask_index);
@@ -87,6 +92,18 @@ TaskInfo operator_task_info(const graph::JobGraph& job_graph, const StreamNode& 
 
 std::chrono::nanoseconds StreamTask::timer_wait_bound(std::chrono::nanoseconds max) const {
   return at_end_of_data_ ? max : processing_time_->wait_bound(max);
+}
+
+void StreamTask::wait_idle(std::chrono::nanoseconds max) {
+  const int64_t start = d_.clock->monotonic_ns();
+  notifier_->wait(timer_wait_bound(max));
+  times_->add_idle_ns(d_.clock->monotonic_ns() - start);
+}
+
+void StreamTask::wait_back_pressured(std::chrono::nanoseconds max) {
+  const int64_t start = d_.clock->monotonic_ns();
+  notifier_->wait(timer_wait_bound(max));
+  times_->add_back_pressured_ns(d_.clock->monotonic_ns() - start);
 }
 
 void StreamTask::cancel() {
@@ -128,13 +145,16 @@ void StreamTask::build_chain() {
       if (se.target_id == slot->node_id) in_type[se.type_number] = &se.type;
     Counter* records_in = &slot->metrics->counter(metric_names::kNumRecordsIn);
     if (node.kind == StreamNode::Kind::kTwoInput) {
-      owned_outputs_.push_back(in_type[1]->make_counting_output(node.input_of(*slot->op), records_in));
+      owned_outputs_.push_back(
+          in_type[1]->make_counting_output(node.input_of(*slot->op), records_in, &slot->watermarks->input1_ms));
       input_of[slot->node_id] = owned_outputs_.back().get();
-      owned_outputs_.push_back(in_type[2]->make_counting_output(node.input2_of(*slot->op), records_in));
+      owned_outputs_.push_back(
+          in_type[2]->make_counting_output(node.input2_of(*slot->op), records_in, &slot->watermarks->input2_ms));
       input2_of[slot->node_id] = owned_outputs_.back().get();
       continue;
     }
-    owned_outputs_.push_back(in_type[0]->make_counting_output(node.input_of(*slot->op), records_in));
+    owned_outputs_.push_back(
+        in_type[0]->make_counting_output(node.input_of(*slot->op), records_in, &slot->watermarks->input1_ms));
     input_of[slot->node_id] = owned_outputs_.back().get();
   }
 
@@ -183,8 +203,8 @@ void StreamTask::build_chain() {
   for (auto& slot : slots_) {
     const StreamNode& node = sg.node(slot->node_id);
     OutputBase* main_out = combine({slot->node_id, ""}, node.output_type);
-    owned_outputs_.push_back(
-        node.output_type.make_counting_output(main_out, &slot->metrics->counter(metric_names::kNumRecordsOut)));
+    owned_outputs_.push_back(node.output_type.make_counting_output(
+        main_out, &slot->metrics->counter(metric_names::kNumRecordsOut), &slot->watermarks->output_ms));
     node.set_output(*slot->op, owned_outputs_.back().get());
     for (const auto& [key, glue] : glue_of) {
       if (key.first != slot->node_id || key.second.empty()) continue;
@@ -194,20 +214,24 @@ void StreamTask::build_chain() {
 
   // Task-level network figures on the head operator's group (gauges are read from other threads: the
   // partition counters are atomics).
-  {
-    std::vector<std::shared_ptr<ResultPartition>> parts;
-    for (const auto& o : d_.outputs) parts.push_back(o.partition);
-    slots_.front()->metrics->gauge(metric_names::kBackPressuredTimeNs, [parts] {
-      double ns = 0;
-      for (const auto& p : parts) ns += static_cast<double>(p->back_pressured_time_ns());
-      return ns;
-    });
-    slots_.back()->metrics->gauge(metric_names::kNumBytesOut, [parts] {
-      double b = 0;
-      for (const auto& p : parts) b += static_cast<double>(p->bytes_out());
-      return b;
-    });
-  }
+  TaskMetricSources task_sources;
+  task_sources.times = times_;
+  for (const auto& o : d_.outputs) task_sources.partitions.push_back(o.partition);
+  task_sources.clock = d_.clock;
+  if (d_.input_gate) task_sources.bytes_in = bytes_in_published_;
+  slots_.front()->metrics->gauge(metric_names::kBackPressuredTimeNs,
+                                 [task_sources] { return static_cast<double>(back_pressured_ns(task_sources)); });
+  slots_.back()->metrics->gauge(metric_names::kNumBytesOut, [parts = task_sources.partitions] {
+    double b = 0;
+    for (const auto& p : parts) b += static_cast<double>(p->bytes_out());
+    return b;
+  });
+  // Flink's generic key/value group: scope <job>.task_name.<task>.<subtask>, apart from an operator's group of the
+  // same name.
+  register_task_metrics(d_.job_metrics->add_group(metric_scope::kTaskName)
+                            .add_group(metric_scope::kTaskName, vx.name)
+                            .add_subtask_group(SubtaskIndex(d_.subtask_index)),
+                        task_sources);
 
   // Head: source reader or network input.
   auto& head = *slots_.front();
@@ -246,6 +270,8 @@ void StreamTask::build_chain() {
     auto size = slot->state_size_bytes;
     slot->metrics->gauge(metric_names::kStateSizeBytes,
                          [size] { return static_cast<double>(size->load(std::memory_order_relaxed)); });
+    register_operator_metrics(*slot->metrics, slot->watermarks, node.kind != StreamNode::Kind::kSource,
+                              node.kind == StreamNode::Kind::kTwoInput, d_.clock);
   }
 }
 
@@ -414,7 +440,7 @@ bool StreamTask::process_input() {
   auto next = d_.input_gate->poll_next();
   if (!next) {
     if (d_.input_gate->is_finished()) return false;
-    notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
+    wait_idle(std::chrono::milliseconds(50));
     return true;
   }
   if (next->is_buffer()) {
@@ -567,6 +593,9 @@ void StreamTask::perform_checkpoint(const CheckpointBarrier& barrier, int64_t al
         }
       },
       alignment_ms, unaligned);
+  times_->last_alignment_ns.store(alignment_ms * 1'000'000, std::memory_order_relaxed);
+  times_->last_start_delay_ns.store(subtask_checkpointing_->last_start_delay_ms() * 1'000'000,
+                                    std::memory_order_relaxed);
   if (!ok) {
     // Declined in the synchronous part: nothing of this checkpoint is collected any more, so no later buffer is
     // kept as its channel state.
@@ -661,12 +690,12 @@ void StreamTask::loop() {
       // Back-pressured (or input suspended by a test): no data is read, but unaligned barriers are taken, so
       // the checkpoint does not wait for the output to drain (Flink runs priority events as mails).
       if (take_priority_events()) continue;
-      notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
+      wait_back_pressured(std::chrono::milliseconds(50));
       continue;
     }
     if (source_ != nullptr) {
       if (at_end_of_data_ || source_stopped_) {  // only mails now: checkpoint triggers, notifications, finish
-        notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));
+        wait_idle(std::chrono::milliseconds(50));
         continue;
       }
       if (failure_armed(FailurePoint::kSource)) inject_failure(FailurePoint::kSource, source_, -1);
@@ -693,12 +722,12 @@ void StreamTask::loop() {
       }
       if (st == InputStatus::kNothingAvailable) {
         flush_outputs();  // an idle source must not hold back what it already produced
-        notifier_->wait(timer_wait_bound(source_->idle_wait_hint()));
+        wait_idle(source_->idle_wait_hint());
       }
     } else if (recovered_next_ < recovered_input_.size()) {
       process_recovered_input();  // restored input channel state goes before new input
     } else if (at_end_of_data_ && d_.batch_commit_after_stage) {
-      notifier_->wait(timer_wait_bound(std::chrono::milliseconds(50)));  // only mails now: commit, finish
+      wait_idle(std::chrono::milliseconds(50));  // only mails now: commit, finish
     } else if (!process_input()) {
       if (!d_.batch_commit_after_stage) {
         // Mails posted before the last end of partition run first: the cluster posts the final checkpoint's

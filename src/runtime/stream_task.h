@@ -52,6 +52,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/result_partition.h"
 #include "runtime/network/task_notifier.h"
+#include "runtime/task_metrics.h"
 #include "runtime/watermark_valve.h"
 #include "sluice/api/stream_graph.h"
 #include "sluice/metrics/metric_group.h"
@@ -249,6 +250,10 @@ class StreamTask {
   void flush_outputs();
   // How long the loop may sleep: `max`, or less when a processing-time timer comes due earlier.
   std::chrono::nanoseconds timer_wait_bound(std::chrono::nanoseconds max) const;
+  // notifier_->wait(timer_wait_bound(max)), its time counted as idle (waiting for input) or back-pressured
+  // (waiting for an output to take a buffer) in times_.
+  void wait_idle(std::chrono::nanoseconds max);
+  void wait_back_pressured(std::chrono::nanoseconds max);
   void publish_state_sizes();
   void fail(const Status& cause);
   // Fault injection: one relaxed load of this task's armed-points mask; the rare slow path claims and throws.
@@ -287,6 +292,8 @@ class StreamTask {
   bool closed_ = false;
   // The input gate's byte count as last published (the numBytesIn gauge outlives the task).
   std::shared_ptr<std::atomic<int64_t>> bytes_in_published_ = std::make_shared<std::atomic<int64_t>>(0);
+  // The task's idle and back-pressured time and its last checkpoint's figures, for its metrics (task_metrics.h).
+  std::shared_ptr<TaskTimes> times_;
 
   // Checkpointing state (task thread).
   std::unique_ptr<SubtaskCheckpointCoordinator> subtask_checkpointing_;

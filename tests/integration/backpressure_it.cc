@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 
 #include "sluice/sluice.h"
@@ -73,6 +74,30 @@ TEST(BackPressure, InFlightRecordsStayWithinBuffersAndSourceFollowsSink) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   int64_t e1 = g_emitted.load(), c1 = g_consumed.load();
+  // Flink's task-time metrics while it runs: the source's task waits for credit most of each second, the sink's
+  // task is busy (its writes sleep) and seldom idle; per operator, the sink's records in per second follow what
+  // it consumed.
+  const auto running = (*client)->metrics().snapshot();
+  auto task_metric = [&](const std::string& task_part, const std::string& name) {
+    for (const auto& m : running) {
+      auto task = m.variables.find("task_name");
+      if (m.name == name && task != m.variables.end() && task->second.find(task_part) != std::string::npos) {
+        return m.value;
+      }
+    }
+    ADD_FAILURE() << "no " << name << " of a task named like '" << task_part << "'";
+    return -1.0;
+  };
+  EXPECT_GT(task_metric("Source", "backPressuredTimeMsPerSecond"), 500);
+  EXPECT_GT(task_metric("Sink", "busyTimeMsPerSecond"), 500);
+  EXPECT_LT(task_metric("Sink", "idleTimeMsPerSecond"), 300);
+  double sink_in_rate = -1;
+  for (const auto& m : running) {
+    if (m.name == "numRecordsInPerSecond" && m.variables.count("operator_name") != 0) sink_in_rate = m.value;
+  }
+  const double consumed_rate = static_cast<double>(c1) / 2.5;
+  EXPECT_GT(sink_in_rate, 0.5 * consumed_rate) << "records in per second vs consumed " << c1 << " in ~2.5 s";
+  EXPECT_LT(sink_in_rate, 1.5 * consumed_rate) << "records in per second vs consumed " << c1 << " in ~2.5 s";
   (*client)->cancel();
   auto result = (*client)->wait();
   EXPECT_EQ(result.status, JobStatus::kCanceled);

@@ -51,6 +51,11 @@ for seed in $(seq 1 "$seeds"); do
   prom=$(sed -n 's|^TaskManager metrics: \(http://.*/metrics\)$|\1|p' "$run/tm1.log")
   [ -n "$prom" ] || fail "TaskManager 1 does not serve its metrics"
   scraped=$(check_prometheus_metrics "$prom" nexmark-q2) || fail "TaskManager 1's metrics: $scraped"
+  # The JobManager's endpoint shows the tasks' metrics its TaskManagers report with their heartbeats, and the job's.
+  jm_rest=$(sed -n 's|^job \([0-9a-f]\{32\}\): REST endpoint \(http://[0-9.:]*\)/jobs/.*$|\2 \1|p' "$run/jm.log" | head -n 1)
+  [ -n "$jm_rest" ] || fail "the JobManager does not name its REST endpoint"
+  scraped=$(check_prometheus_metrics "${jm_rest% *}/metrics" nexmark-q2 "${jm_rest#* }") \
+    || fail "the JobManager's metrics: $scraped"
   log="$run/tm3.log" launch "${common[@]}" -D execution.process-role=taskmanager
   tm+=("$started"); tm_launched+=("$launched")
   for _ in $(seq 1 200); do

@@ -220,7 +220,25 @@ TEST(IncrementalCheckpoints, RescalesFromOneToTwoSubtasks) {
   CancelledRun run = run_and_cancel(ck, rocks, 1, 4, job, saved, nullptr);
   ASSERT_FALSE(run.retained.empty());
   it::reset_output(saved, job.output_dir, run.retained.back());
-  restore_and_finish(ck, rocks, run.job_dir + "/chk-" + std::to_string(run.retained.back()), "NO_CLAIM", 2, job);
+  const std::string chk = run.job_dir + "/chk-" + std::to_string(run.retained.back());
+  {
+    // Into the heap backend the incremental checkpoint is refused at submission, naming it and the backends (the
+    // check `--check-restore` runs too), instead of failing for good once its tasks were deployed.
+    Configuration config = incremental_config(ck, rocks, "NO_EXTERNALIZED_CHECKPOINTS");
+    ASSERT_TRUE(config.set_string("state.backend.type", "hashmap").is_ok());
+    ASSERT_TRUE(config.set_string("execution.checkpointing.incremental", "false").is_ok());
+    ASSERT_TRUE(config.set_string("execution.state-recovery.path", chk).is_ok());
+    StreamExecutionEnvironment env(config);
+    env.set_parallelism(2);
+    it::build_main_job(env, job);
+    auto submitted = env.execute_async("refused on the heap");
+    ASSERT_FALSE(submitted.is_ok()) << "an incremental RocksDB checkpoint was submitted for the heap backend";
+    const std::string msg = submitted.status().to_string();
+    EXPECT_NE(msg.find("incremental state restores only into the RocksDB state backend"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("state.backend.type hashmap"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(chk), std::string::npos) << msg;
+  }
+  restore_and_finish(ck, rocks, chk, "NO_CLAIM", 2, job);
   fs::remove_all(base);
 }
 

@@ -8,7 +8,8 @@
 # (dead pid) cleaned by `sluice list`; GET /metrics parsed by Prometheus' own text-format parser.
 set -euo pipefail
 sluice=$1
-. "$(dirname "$0")/demo_job.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/demo_job.sh"
 . "$(dirname "$0")/prometheus_check.sh"
 enter_demo_workdir
 registry="$XDG_RUNTIME_DIR/sluice"
@@ -56,6 +57,18 @@ grep -q "REST endpoint $url/jobs/$job_id" demo.out || fail "the demo does not pr
 # GET /metrics: Prometheus' text format with Flink's names and labels; the records counted grow.
 scraped=$(check_prometheus_metrics "$url/metrics" demo "$job_id") || fail "GET /metrics: $scraped"
 echo "GET /metrics: OK, $scraped"
+# The Grafana dashboard of docs/grafana parses, and every metric its queries name is one the job serves (the
+# windows' numLateRecordsDropped aside: the demo has no window; docs/observability.md lists it).
+python3 - "$url/metrics" "$here/../../docs/grafana/sluice-dashboard.json" "$here/../../docs/observability.md" <<'PY' || fail "the Grafana dashboard names metrics the job does not serve"
+import json, re, sys, urllib.request
+served = set(re.findall(r"^(flink_[A-Za-z_]+)", urllib.request.urlopen(sys.argv[1], timeout=10).read().decode(), re.M))
+dashboard = json.load(open(sys.argv[2]))
+named = {n for p in dashboard["panels"] for t in p["targets"] for n in re.findall(r"flink_[A-Za-z_]+", t["expr"])}
+documented = open(sys.argv[3]).read()
+missing = sorted(n for n in named if n not in served and not (n.endswith("_numLateRecordsDropped") and "`numLateRecordsDropped`" in documented))
+assert len(named) >= 15 and not missing, "not served: %s" % missing
+print("Grafana dashboard: %d panels, %d metrics, all served" % (len(dashboard["panels"]), len(named)))
+PY
 
 # GET /jobs and /jobs/:id in Flink's shape.
 jobs=$(http_get "$url/jobs")
@@ -91,6 +104,64 @@ done
 [ "$(json_field "$stats" 'j["latest"]["completed"]["status"]')" = COMPLETED ] || fail "latest completed: $stats"
 json_field "$stats" 'j["latest"]["completed"]["external_path"]' | grep -q "$job_id/chk-" \
   || fail "latest completed checkpoint's path: $stats"
+
+# The detail views (Flink's shapes): checkpoint config and one checkpoint's details per vertex, back-pressure and
+# watermarks per vertex, the exception history (no failure), the job's configuration, /jobs/overview and /config.
+config=$(http_get "$url/jobs/$job_id/checkpoints/config")
+[ "$(json_field "$config" '(j["mode"], j["interval"], j["state_backend"], j["checkpoint_storage"])')" = \
+  "('exactly_once', 200, 'HashMapStateBackend', 'FileSystemCheckpointStorage')" ] || fail "checkpoints/config: $config"
+# One checkpoint's details, read right after the statistics named it (a checkpoint every 200 ms: the history of 10
+# moves on quickly, so a read that lost the race tries the next latest one).
+python3 - "$url/jobs/$job_id/checkpoints" <<'PY' || fail "checkpoints/details of the latest completed checkpoint"
+import json, sys, urllib.error, urllib.request
+get = lambda url: json.load(urllib.request.urlopen(url, timeout=10))
+for attempt in range(20):
+    cid = get(sys.argv[1])["latest"]["completed"]["id"]
+    try:
+        one = get("%s/details/%d" % (sys.argv[1], cid))
+        sub = get("%s/details/%d/subtasks/1" % (sys.argv[1], cid))
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            continue
+        raise
+    assert (one["id"], one["status"]) == (cid, "COMPLETED"), one
+    assert (sub["num_subtasks"], sub["num_acknowledged_subtasks"]) == (2, 2), sub
+    assert [s["status"] for s in sub["subtasks"]] == ["completed", "completed"], sub
+    print("checkpoints/details/%d: OK" % cid)
+    break
+else:
+    raise SystemExit("the latest completed checkpoint was never found in checkpoints/details")
+PY
+bp=$(http_get "$url/jobs/$job_id/vertices/1/backpressure")
+[ "$(json_field "$bp" '(j["status"] == "ok" and j["backpressure-level"] in ("ok", "low", "high") and len(j["subtasks"]) == 2
+                       and all(abs(s["ratio"] + s["idleRatio"] + s["busyRatio"] - 1) < 0.05 for s in j["subtasks"]))')" = True ] \
+  || fail "vertices/1/backpressure: $bp"
+wm=$(http_get "$url/jobs/$job_id/vertices/1/watermarks")
+[ "$(json_field "$wm" '(sorted(w["id"] for w in j) == ["0.currentInputWatermark", "0.currentOutputWatermark",
+                                                       "1.currentInputWatermark", "1.currentOutputWatermark"]
+                       and all(int(w["value"]) <= 2**63 - 1 for w in j))')" = True ] \
+  || fail "vertices/1/watermarks: $wm"
+exceptions=$(http_get "$url/jobs/$job_id/exceptions")
+[ "$(json_field "$exceptions" '(j["exceptionHistory"]["entries"], j["root-exception"])')" = "([], None)" ] \
+  || fail "exceptions: $exceptions"
+jm_config=$(http_get "$url/jobs/$job_id/jobmanager/config")
+[ "$(json_field "$jm_config" '{e["key"]: e["value"] for e in j}.get("execution.checkpointing.interval")')" = 200ms ] \
+  || fail "jobmanager/config: $jm_config"
+jobs_overview=$(http_get "$url/jobs/overview")
+[ "$(json_field "$jobs_overview" '(j["jobs"][0]["jid"], j["jobs"][0]["state"])')" = "('$job_id', 'RUNNING')" ] \
+  || fail "jobs/overview: $jobs_overview"
+[ "$(json_field "$(http_get "$url/config")" '"sluice-version" in j')" = True ] || fail "GET /config"
+# A browser page of another site cannot cancel the job (403); the job keeps running.
+[ "$(python3 - "$url/jobs/$job_id?mode=cancel" <<'PY'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1], method="PATCH", headers={"Origin": "http://evil.example"})
+try:
+    print(urllib.request.urlopen(req, timeout=10).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+PY
+)" = 403 ] || fail "a PATCH with a foreign Origin was not refused"
+kill -0 "$demo_pid" || fail "the job ended after a refused cross-site cancel"
 
 # A --timeout that is not positive is refused by savepoint and stop as by cancel (exit 2, naming the option) before
 # any request: no savepoint is taken and the job keeps running.

@@ -108,9 +108,29 @@ esac
 for _ in $(seq 1 50); do grep -q "progress: " v1.log && break; sleep 0.1; done  # the first one after 1 s
 grep -Eq "^  progress: [0-9]+ records, [0-9]+ records/s, [0-9]+ checkpoints?, [0-9.]+ s elapsed$" v1.log \
   || fail "no progress line (execution.progress-line=ON)" v1.log
+# A savepoint requested over REST and not polled yet when the stop ends the job: the endpoint stays up until its
+# outcome was read (a `sluice savepoint` running beside a `sluice stop` must not lose its answer).
+request_id=$(python3 - "$url/jobs/$job_id/savepoints" "$work/savepoints-beside-stop" <<'PY'
+import json, sys, urllib.request
+req = urllib.request.Request(sys.argv[1], method="POST", data=json.dumps({"target-directory": sys.argv[2]}).encode())
+print(json.load(urllib.request.urlopen(req, timeout=10))["request-id"])
+PY
+) || fail "POST /jobs/:id/savepoints" v1.log
 "$sluice" stop "${job_id:0:8}" --savepoint-dir "$work/savepoints" > stop.out 2>&1 || fail "sluice stop" stop.out v1.log
 stopped=$(sed -n 's/^Job stopped; savepoint stored in //p' stop.out)
 [ -f "$stopped/_metadata" ] || fail "no savepoint at '$stopped'" stop.out
+beside=$(python3 - "$url/jobs/$job_id/savepoints/$request_id" <<'PY'
+import json, sys, time, urllib.request
+for _ in range(100):
+    j = json.load(urllib.request.urlopen(sys.argv[1], timeout=10))
+    if j["status"]["id"] == "COMPLETED":
+        print(j["operation"].get("location") or j["operation"]["failure-cause"]["stack-trace"])
+        break
+    time.sleep(0.05)
+PY
+) || fail "the savepoint requested beside the stop lost its answer when the job stopped" v1.log
+[ -n "$beside" ] || fail "the savepoint requested beside the stop never completed" v1.log
+echo "a savepoint requested beside the stop: $beside"
 finish
 [ "$rc" = 0 ] || fail "the stopped program exited with $rc, expected 0 (FINISHED)" v1.log
 grep -q "stopped with a savepoint: $stopped" v1.log || fail "the program does not name its savepoint" v1.log
@@ -184,6 +204,8 @@ finish
 [ "$cancel_rc" = 1 ] || fail "sluice cancel of a stopped process: exit $cancel_rc, expected 1" cancel-stopped.out
 [ "$elapsed_ms" -lt 3500 ] || fail "sluice cancel --timeout 2 of a stopped process took $elapsed_ms ms" cancel-stopped.out
 grep -q "no answer within" cancel-stopped.out || fail "sluice cancel of a stopped process does not say it timed out" cancel-stopped.out
+grep -q "may still take effect" cancel-stopped.out \
+  || fail "sluice cancel of a stopped process does not say the request may still take effect" cancel-stopped.out
 # `sluice cancel` ends a run CANCELED (exit 1), its registry entry gone.
 start cancel "${common[@]}" --output "$work/out-cancel" --rate 2000
 "$sluice" cancel "${job_id:0:8}" > cancel.out 2>&1 || fail "sluice cancel" cancel.out cancel.log

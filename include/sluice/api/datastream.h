@@ -52,8 +52,9 @@ TypeGlue make_type_glue() {
     return std::make_unique<RecordDeserializer<T>>(static_cast<Output<T>*>(target), ts);
   };
   g.make_discarding_output = []() -> std::unique_ptr<OutputBase> { return std::make_unique<DiscardingOutput<T>>(); };
-  g.make_counting_output = [](OutputBase* next, Counter* counter) -> std::unique_ptr<OutputBase> {
-    return std::make_unique<CountingOutput<T, Counter>>(static_cast<Output<T>*>(next), counter);
+  g.make_counting_output = [](OutputBase* next, Counter* counter,
+                              std::atomic<int64_t>* watermark_ms) -> std::unique_ptr<OutputBase> {
+    return std::make_unique<CountingOutput<T, Counter>>(static_cast<Output<T>*>(next), counter, watermark_ms);
   };
   g.make_standard_selector = [](Partitioning p) -> std::unique_ptr<ChannelSelectorBase> {
     switch (p) {

@@ -5,6 +5,7 @@
 // Not thread-safe: built by the thread that builds the program.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,8 +62,10 @@ struct TypeGlue {
   // Turns received buffers into records pushed into `target` (an Output<T>); `timestamp` as above.
   std::function<std::unique_ptr<RecordDeserializerBase>(OutputBase*, RecordTimestamp* timestamp)> make_deserializer;
   std::function<std::unique_ptr<OutputBase>()> make_discarding_output;
-  // Counts records into `counter` (a metrics Counter), then forwards to `next` (an Output<T>).
-  std::function<std::unique_ptr<OutputBase>(OutputBase* next, Counter* counter)> make_counting_output;
+  // Counts records into `counter` (a metrics Counter), then forwards to `next` (an Output<T>); stores each watermark
+  // into `watermark_ms` when not null (CountingOutput in output.h).
+  std::function<std::unique_ptr<OutputBase>(OutputBase* next, Counter* counter, std::atomic<int64_t>* watermark_ms)>
+      make_counting_output;
   // A ChannelSelector<T> for forward, rebalance, broadcast, rescale, shuffle or global (hash and custom selectors
   // come from their edge: StreamEdge::make_selector).
   std::function<std::unique_ptr<ChannelSelectorBase>(Partitioning)> make_standard_selector;

@@ -8,6 +8,7 @@
 // used only by the task thread that owns the chain.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -125,21 +126,28 @@ class DiscardingOutput final : public Output<T> {
   void collect(T&&) override {}
 };
 
-// Counts records into a single-writer counter, then forwards: wraps an operator's output for numRecordsOut.
+// Counts records into a single-writer counter, then forwards: wraps an operator's input (numRecordsIn) and its
+// output (numRecordsOut). When `watermark_ms` is set, each watermark passing through is stored there (relaxed), for
+// the currentInputWatermark / currentOutputWatermark gauges that other threads read.
 template <class T, class CounterT>
 class CountingOutput final : public Output<T> {
  public:
-  CountingOutput(Output<T>* next, CounterT* counter) : next_(next), counter_(counter) {}
+  CountingOutput(Output<T>* next, CounterT* counter, std::atomic<int64_t>* watermark_ms = nullptr)
+      : next_(next), counter_(counter), watermark_ms_(watermark_ms) {}
   void collect(T&& record) override {
     counter_->inc();
     next_->collect(std::move(record));
   }
-  void emit_watermark(int64_t watermark_ms) override { next_->emit_watermark(watermark_ms); }
+  void emit_watermark(int64_t watermark_ms) override {
+    if (watermark_ms_ != nullptr) watermark_ms_->store(watermark_ms, std::memory_order_relaxed);
+    next_->emit_watermark(watermark_ms);
+  }
   void emit_watermark_status(bool idle) override { next_->emit_watermark_status(idle); }
 
  private:
   Output<T>* next_;
   CounterT* counter_;
+  std::atomic<int64_t>* watermark_ms_;
 };
 
 }  // namespace sluice

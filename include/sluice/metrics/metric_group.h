@@ -70,7 +70,8 @@ class MetricGroup {
   // The child group `name` (scope "<scope>.<name>"), created on first use.
   MetricGroup& add_group(std::string_view name);
   // A key/value child group (Flink's addGroup(key, value)): the scope gains `value`, and the variables
-  // gain key -> value.
+  // gain key -> value. Groups of different keys are different groups, also with the same value (and then the same
+  // scope: give them different parents, as the runtime's task groups under "<job>.task_name").
   MetricGroup& add_group(std::string_view key, std::string_view value);
   // Standard key/value groups of the runtime (metric_names.h, metric_scope).
   MetricGroup& add_operator_group(std::string_view operator_name);
@@ -89,6 +90,7 @@ class MetricGroup {
   std::map<std::string, Gauge, std::less<>> gauges_;
   std::map<std::string, std::unique_ptr<Histogram>, std::less<>> histograms_;
   std::map<std::string, ReportedMetrics, std::less<>> reported_;
+  // By key (empty for a plain group), '\x1f', name.
   std::map<std::string, std::unique_ptr<MetricGroup>, std::less<>> children_;
 };
 

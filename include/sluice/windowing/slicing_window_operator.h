@@ -37,6 +37,7 @@
 
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/metric_group.h"
+#include "sluice/metrics/metric_names.h"
 #include "sluice/operators/builtin_operators.h"
 #include "sluice/windowing/time_window.h"
 #include "sluice/windowing/window_assigners.h"
@@ -129,8 +130,9 @@ class SlicingWindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>, pr
     timers_ = &this->template get_internal_timer_service<TimeWindow>("window-timers", this);
     panes_state_ = &this->backend_->template get_internal_state<TimeWindow>(ValueStateDescriptor<P>("window-panes"));
     process_ctx_.emplace(&this->side_outputs_, this->backend_.get(), timers_);
-    late_dropped_ = this->setup_.metrics != nullptr ? &this->setup_.metrics->counter(kNumLateRecordsDroppedMetric)
-                                                    : &own_late_dropped_;
+    late_dropped_ = this->setup_.metrics != nullptr
+                        ? &this->setup_.metrics->counter(metric_names::kNumLateRecordsDropped)
+                        : &own_late_dropped_;
     call_user(this->info(), [&] { panes_.open(this->runtime_context()); });
     timers_->start();
   }

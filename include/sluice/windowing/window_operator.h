@@ -38,6 +38,7 @@
 #include "sluice/detail/operators/network_io.h"
 #include "sluice/metrics/counter.h"
 #include "sluice/metrics/metric_group.h"
+#include "sluice/metrics/metric_names.h"
 #include "sluice/operators/builtin_operators.h"
 #include "sluice/windowing/merging_window_set.h"
 #include "sluice/windowing/time_window.h"
@@ -45,8 +46,6 @@
 #include "sluice/windowing/window_function.h"
 
 namespace sluice {
-
-inline constexpr const char* kNumLateRecordsDroppedMetric = "numLateRecordsDropped";
 
 struct WindowOperatorConfig {
   int64_t allowed_lateness_ms = 0;  // event time only; >= 0
@@ -88,8 +87,9 @@ class WindowOperator final : public KeyedOperatorBase<K, IN, OUT, KS>,
     }
     trigger_ctx_.emplace(this->backend_.get(), timers_);
     process_ctx_.emplace(&this->side_outputs_, this->backend_.get(), timers_);
-    late_dropped_ = this->setup_.metrics != nullptr ? &this->setup_.metrics->counter(kNumLateRecordsDroppedMetric)
-                                                    : &own_late_dropped_;
+    late_dropped_ = this->setup_.metrics != nullptr
+                        ? &this->setup_.metrics->counter(metric_names::kNumLateRecordsDropped)
+                        : &own_late_dropped_;
     call_user(this->info(), [&] { contents_.open(this->runtime_context()); });
     timers_->start();  // restored processing-time timers
   }

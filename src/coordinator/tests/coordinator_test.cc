@@ -643,7 +643,8 @@ TEST(CheckpointCoordinator, Gauges) {
     EXPECT_EQ(registry.find("job", "totalNumberOfCheckpoints").value_or(-1), 2.0);
     EXPECT_EQ(registry.find("job", "numberOfInProgressCheckpoints").value_or(-1), 0.0);
     EXPECT_EQ(registry.find("job", "lastCheckpointDuration").value_or(-1), 30.0);
-    EXPECT_EQ(registry.find("job", "lastCheckpointSize").value_or(-1), 600.0);
+    EXPECT_EQ(registry.find("job", "lastCheckpointSize").value_or(-1), 600.0);  // not incremental: all of it
+    EXPECT_EQ(registry.find("job", "lastCheckpointFullSize").value_or(-1), 600.0);
     EXPECT_EQ(registry.find("job", "lastCompletedCheckpointId").value_or(-1), 1.0);
   }
   EXPECT_FALSE(registry.find("job", "numberOfCompletedCheckpoints").has_value());  // removed with the coordinator

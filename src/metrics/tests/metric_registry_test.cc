@@ -21,6 +21,18 @@ TEST(Counter, IncDecCount) {
   EXPECT_EQ(alignof(Counter), 64u);
 }
 
+TEST(MetricGroup, GroupsOfDifferentKeysNeverMergeAlsoWithTheSameName) {
+  MetricRegistry registry;
+  MetricGroup& job = registry.add_job_group("demo");
+  MetricGroup& op = job.add_operator_group("Sink");
+  MetricGroup& task = job.add_group("task_name").add_group("task_name", "Sink");
+  EXPECT_NE(&op, &task);
+  EXPECT_EQ(task.scope(), "demo.task_name.Sink");
+  EXPECT_EQ(task.variables().count("operator_name"), 0u) << "a task's metrics are not an operator's";
+  EXPECT_EQ(task.variables().at("task_name"), "Sink");
+  EXPECT_NE(&job.add_group("operator_name", "x"), &job.add_group("x")) << "a plain group is not a key/value group";
+}
+
 TEST(MetricGroup, ScopesAndVariables) {
   MetricRegistry registry;
   MetricGroup& job = registry.add_job_group("demo");

@@ -27,6 +27,19 @@ TEST(PrometheusText, OneFamilyPerNameWithTheSamplesOfEveryJob) {
             "subtask_index=\"0\"} 9\n");
 }
 
+TEST(PrometheusText, TaskAndJobMetricsAreNamedByTheirScopeAsFlinksReporterDoes) {
+  JobMetrics a{{{"job_id", "aa"}},
+               {MetricValue{"job.Source: in.0", "busyTimeMsPerSecond", MetricKind::kGauge, 250, {},
+                            {{"job_name", "job"}, {"task_name", "Source: in"}, {"subtask_index", "0"}}},
+                MetricValue{"job", "numRestarts", MetricKind::kGauge, 2, {}, {{"job_name", "job"}}}}};
+  EXPECT_EQ(prometheus_text({a}),
+            "# TYPE flink_jobmanager_job_numRestarts gauge\n"
+            "flink_jobmanager_job_numRestarts{job_id=\"aa\",job_name=\"job\"} 2\n"
+            "# TYPE flink_taskmanager_job_task_busyTimeMsPerSecond gauge\n"
+            "flink_taskmanager_job_task_busyTimeMsPerSecond{job_id=\"aa\",job_name=\"job\",subtask_index=\"0\","
+            "task_name=\"Source: in\"} 250\n");
+}
+
 TEST(PrometheusText, AHistogramIsASummaryWithQuantilesSumAndCount) {
   MetricValue h = operator_metric("latencyNs", MetricKind::kHistogram, 4, "0");
   h.histogram = HistogramStatistics{4, 1, 90, 25.5, 12, 88, 90};

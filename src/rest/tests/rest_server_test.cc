@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rest/rest_client.h"
+#include "rest/tests/rest_test_support.h"
 #include "sluice/core/version.h"
 
 namespace sluice::rest {
@@ -22,6 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::FakeJob;
+using testing::RestServerTest;
 
 // Sends `request` as is to 127.0.0.1:port and returns everything the server answers until it closes.
 std::string raw_http(int32_t port, const std::string& request) {
@@ -40,115 +43,6 @@ std::string raw_http(int32_t port, const std::string& request) {
   ::close(fd);
   return out;
 }
-
-class FakeJob final : public RestJob {
- public:
-  explicit FakeJob(bool checkpointing) : checkpointing_(checkpointing) {
-    overview_.job_id = JobId(0x0123456789abcdefULL, 0xfedcba9876543210ULL);
-    overview_.name = "fake";
-    overview_.start_time_ms = 1000;
-    overview_.max_parallelism = 128;
-    overview_.vertices = {{0, "Source: bids", 2}, {1, "per-auction -> Sink", 2}};
-  }
-  const RestJobOverview& overview() const override { return overview_; }
-  std::string state() const override {
-    std::lock_guard lock(mu_);
-    return state_;
-  }
-  std::optional<CheckpointView> checkpoint_view() const override {
-    if (!checkpointing_) return std::nullopt;
-    coordinator::CheckpointStatsTracker t;
-    t.report_triggered(CheckpointId(1), checkpoint::SnapshotType::kCheckpoint, 2000, 0, 1);
-    t.report_acknowledged(CheckpointId(1), 0, 0, 5, {}, 10);
-    t.report_completed(CheckpointId(1), 6, "/ck/chk-1");
-    return CheckpointView{t.snapshot(10, 0), 0, std::nullopt};
-  }
-  void cancel() override {
-    ++cancels;
-    std::lock_guard lock(mu_);
-    state_ = "CANCELLING";
-  }
-  Result<std::string> trigger_savepoint(const std::string& target_dir, checkpoint::SavepointFormatType format) override {
-    std::lock_guard lock(mu_);
-    last_format = format;
-    if (target_dir.empty()) return Status::invalid_argument("no savepoint directory");
-    if (state_ != "RUNNING") return Status::failed_precondition("the job is " + state_ + ", not RUNNING");
-    last_dir = target_dir;
-    return std::string(32, 'a');
-  }
-  Result<std::string> stop_with_savepoint(const std::string& target_dir, bool drain,
-                                          checkpoint::SavepointFormatType format) override {
-    last_drain = drain;
-    return trigger_savepoint(target_dir, format);
-  }
-  std::optional<RestSavepointStatus> savepoint_status(const std::string& trigger_id) override {
-    if (trigger_id != std::string(32, 'a')) return std::nullopt;
-    RestSavepointStatus st;
-    st.in_progress = polls++ == 0;
-    if (!st.in_progress) {
-      if (last_dir == "/fail") {
-        st.failure = Status::io_error("disk full");
-      } else {
-        st.location = last_dir + "/savepoint-012345-000000000001";
-      }
-    }
-    return st;
-  }
-  // Two TaskManagers; subtask k of each vertex on tm-<k+1> (attempt 1); none placed once restarting.
-  std::vector<RestTaskManager> task_managers() const override {
-    return {{"tm-1", "10.0.0.1", 6124, 6125, 2, 0, 5000}, {"tm-2", "10.0.0.2", 6124, 0, 2, 1, 5001}};
-  }
-  std::vector<RestSubtask> subtasks() const override {
-    if (state() != "RUNNING") return {};
-    std::vector<RestSubtask> out;
-    for (int32_t v = 0; v < 2; ++v)
-      for (int32_t k = 0; k < 2; ++k) out.push_back({v, k, 1, "10.0.0." + std::to_string(k + 1), "tm-" + std::to_string(k + 1)});
-    return out;
-  }
-  // One counter of an operator subtask and one gauge of the job, as a MetricRegistry snapshot gives them.
-  std::vector<MetricValue> metrics() const override {
-    MetricValue records{"fake.map.0", "numRecordsIn", MetricKind::kCounter, 42, {},
-                        {{"job_name", "fake"}, {"operator_name", "map"}, {"subtask_index", "0"}}};
-    MetricValue restarts{"fake", "numRestarts", MetricKind::kGauge, 1, {}, {{"job_name", "fake"}}};
-    return {records, restarts};
-  }
-  void set_state(std::string s) {
-    std::lock_guard lock(mu_);
-    state_ = std::move(s);
-  }
-  std::string last_dir;
-  checkpoint::SavepointFormatType last_format = checkpoint::SavepointFormatType::kCanonical;
-  bool last_drain = false;
-  int polls = 0;
-  std::string id() const { return overview_.job_id.to_hex(); }
-  void set_id(JobId id) { overview_.job_id = id; }
-
-  std::atomic<int> cancels{0};
-
- private:
-  bool checkpointing_;
-  RestJobOverview overview_;
-  mutable std::mutex mu_;
-  std::string state_ = "RUNNING";
-};
-
-class RestServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto s = RestServer::start(RestServerConfig{});
-    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-    server = std::move(s).value();
-    ASSERT_GT(server->port(), 0);
-  }
-  HttpResponse call(const std::string& method, const std::string& path, const std::string& body = "") {
-    auto r = http_request(method, "127.0.0.1", server->port(), path, body);
-    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-    return r.is_ok() ? *r : HttpResponse{};
-  }
-  nlohmann::json json_of(const HttpResponse& r) { return nlohmann::json::parse(r.body); }
-
-  std::unique_ptr<RestServer> server;
-};
 
 TEST_F(RestServerTest, ListsNoJobUntilOneIsAdded) {
   HttpResponse r = call("GET", "/jobs");
@@ -241,11 +135,13 @@ TEST_F(RestServerTest, MetricsArePrometheusTextWithFlinksNamesAndTheJobId) {
   auto r = http_request("GET", "127.0.0.1", server->port(), "/metrics", "");
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, "# TYPE flink_jobmanager_job_numRestarts gauge\n"
-                     "flink_jobmanager_job_numRestarts{job_id=\"" + job->id() + "\",job_name=\"fake\"} 1\n"
-                     "# TYPE flink_taskmanager_job_task_operator_numRecordsIn gauge\n"
-                     "flink_taskmanager_job_task_operator_numRecordsIn{job_id=\"" + job->id() +
-                     "\",job_name=\"fake\",operator_name=\"map\",subtask_index=\"0\"} 42\n");
+  EXPECT_THAT(r->body, HasSubstr("# TYPE flink_jobmanager_job_numRestarts gauge\n"
+                                 "flink_jobmanager_job_numRestarts{job_id=\"" + job->id() + "\",job_name=\"fake\"} 1\n"));
+  EXPECT_THAT(r->body, HasSubstr("# TYPE flink_taskmanager_job_task_operator_numRecordsIn gauge\n"
+                                 "flink_taskmanager_job_task_operator_numRecordsIn{job_id=\"" + job->id() +
+                                 "\",job_name=\"fake\",operator_name=\"map\",subtask_index=\"0\"} 42\n"));
+  EXPECT_THAT(r->body, HasSubstr("flink_taskmanager_job_task_busyTimeMsPerSecond{job_id=\"" + job->id() +
+                                 "\",job_name=\"fake\",subtask_index=\"1\",task_name=\"per-auction -> Sink\"} 200\n"));
 }
 
 TEST_F(RestServerTest, UnknownJobAndPathAre404InFlinksErrorShape) {
@@ -456,6 +352,28 @@ TEST(RestServerConfigOf, DefaultsAndKeys) {
 
   Configuration bad;
   EXPECT_FALSE(bad.apply_dynamic_property("rest.port=70000").is_ok());
+}
+
+TEST_F(RestServerTest, APageOfAnotherSiteCannotCancelOrSavepointTheJob) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  const std::string port = std::to_string(server->port());
+  std::string answer = raw_http(server->port(), "PATCH /jobs/" + job->id() + "?mode=cancel HTTP/1.1\r\nHost: 127.0.0.1:" +
+                                                   port + "\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\n"
+                                                   "Connection: close\r\n\r\n");
+  EXPECT_THAT(answer, HasSubstr("403"));
+  EXPECT_THAT(answer, HasSubstr("http://evil.example"));
+  EXPECT_EQ(job->cancels.load(), 0);
+  answer = raw_http(server->port(), "POST /jobs/" + job->id() + "/savepoints HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                                        "\r\nSec-Fetch-Site: cross-site\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(answer, HasSubstr("403"));
+  EXPECT_TRUE(job->last_dir.empty());
+  // The endpoint's own page (same origin) may.
+  answer = raw_http(server->port(), "PATCH /jobs/" + job->id() + "?mode=cancel HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+                                        "\r\nOrigin: http://127.0.0.1:" + port +
+                                        "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(answer, HasSubstr("202"));
+  EXPECT_EQ(job->cancels.load(), 1);
 }
 
 }  // namespace

@@ -87,8 +87,19 @@ TEST(MetricReport, ATaskManagerReportsTheOperatorMetricsOfTheSubtasksItHosts) {
   jg.vertices.resize(2);
   jg.vertices[0].id = 0;
   jg.vertices[0].nodes = {0, 1};
+  jg.vertices[0].name = "Source: src -> map";
   jg.vertices[1].id = 1;
   jg.vertices[1].nodes = {2};
+  jg.vertices[1].name = "sink";
+  auto task_metric = [](const std::string& task, int32_t subtask, double value) {
+    MetricValue m;
+    m.scope = "job." + task + "." + std::to_string(subtask);
+    m.name = "busyTimeMsPerSecond";
+    m.kind = MetricKind::kGauge;
+    m.value = value;
+    m.variables = {{"job_name", "job"}, {"task_name", task}, {"subtask_index", std::to_string(subtask)}};
+    return m;
+  };
   MetricValue job_level;
   job_level.scope = "job";
   job_level.name = "numRestarts";
@@ -99,13 +110,19 @@ TEST(MetricReport, ATaskManagerReportsTheOperatorMetricsOfTheSubtasksItHosts) {
                                     metric("map", 1, "numRecordsOut", MetricKind::kCounter, 3),
                                     metric("sink", 0, "numRecordsIn", MetricKind::kCounter, 4),
                                     metric("sink", 1, "numRecordsIn", MetricKind::kCounter, 5),
-                                    metric("gone", 1, "numRecordsIn", MetricKind::kCounter, 6)};
+                                    metric("gone", 1, "numRecordsIn", MetricKind::kCounter, 6),
+                                    task_metric("Source: src -> map", 0, 7),
+                                    task_metric("Source: src -> map", 1, 8),
+                                    task_metric("sink", 0, 9),
+                                    task_metric("gone", 0, 10)};
   // This TaskManager hosts subtask 1 of the first vertex and subtask 0 of the sink.
   std::vector<MetricValue> out = hosted_task_metrics(snapshot, sg, jg, {{0, 1}, {1, 0}});
-  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out.size(), 5u);
   EXPECT_EQ(out[0].value, 2);
   EXPECT_EQ(out[1].value, 3);
   EXPECT_EQ(out[2].value, 4);
+  EXPECT_EQ(out[3].value, 8) << "a task's metric, by its task name";
+  EXPECT_EQ(out[4].value, 9);
   EXPECT_TRUE(hosted_task_metrics(snapshot, sg, jg, {}).empty());
 }
 

@@ -117,6 +117,7 @@ bool SubtaskCheckpointCoordinator::checkpoint_state(const CheckpointBarrier& bar
   // Trigger to the first barrier (Flink's checkpointStartDelay): what is left of trigger-to-snapshot once the
   // alignment is taken out. The barrier's timestamp is the coordinator's wall clock at the trigger.
   const int64_t start_delay_ms = std::max<int64_t>(0, clock_->now_ms() - barrier.timestamp_ms - alignment_duration_ms);
+  last_start_delay_ms_ = start_delay_ms;
   struct Piece {
     std::string id, name;
     OperatorSnapshot snap;

@@ -91,10 +91,13 @@ class SubtaskCheckpointCoordinator {
   void abort_channel_state(CheckpointId id);
   // Checkpoints whose acknowledgement waits for complete_channel_state.
   size_t num_waiting_for_channel_state() const { return waiting_.size(); }
+  // Task thread: the start delay (trigger to the first barrier here, ms) of the last checkpoint_state call.
+  int64_t last_start_delay_ms() const { return last_start_delay_ms_; }
 
  private:
   int32_t vertex_;
   int32_t subtask_;
+  int64_t last_start_delay_ms_ = 0;
   CheckpointResponder* responder_;
   std::shared_ptr<checkpoint::CheckpointStorage> storage_;
   AsyncSnapshotExecutor* executor_;
