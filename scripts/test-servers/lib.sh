@@ -89,33 +89,64 @@ ts_fetch_jars() {
   return "$rc"
 }
 
-# ts_python_tools LOG: a virtual environment with the Python test tools of test-infra/python/requirements.txt (from
-# PyPI) in $SLUICE_CACHE_DIR/python-tools-<hash of that file>, made once per version of the file; prints its bin
-# folder. Returns 3 when PyPI cannot be reached (LOG holds pip's output), dies on any other failure.
-ts_python_tools() {
-  local log=$1 requirements venv rc=0
-  requirements=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/test-infra/python/requirements.txt
-  venv=${SLUICE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}/python-tools-$(sha256sum "$requirements" | cut -c1-12)
-  mkdir -p "$(dirname "$venv")"
-  exec 8>"$venv.lock"
+# ts_cache_install WHAT DIR LOG NETWORK_RE CMD...: runs CMD, which installs WHAT into DIR, once per DIR (a folder
+# of the test cache named by a hash of what it installs), one install at a time. Returns 3 when CMD failed and LOG
+# (its output) matches NETWORK_RE, a registry out of reach; dies naming LOG on any other failure.
+ts_cache_install() {
+  local what=$1 dir=$2 log=$3 network=$4 rc=0
+  shift 4
+  mkdir -p "$(dirname "$dir")"
+  exec 8>"$dir.lock"
   flock 8
-  if [ ! -f "$venv/.complete" ]; then
-    rm -rf "$venv"
-    ts_log "installing the Python test tools of $requirements into $venv"
-    if python3 -m venv "$venv" >"$log" 2>&1 &&
-        "$venv/bin/pip" install --disable-pip-version-check -q -r "$requirements" >>"$log" 2>&1; then
-      touch "$venv/.complete"
-    elif grep -Eq 'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable|No matching distribution found' "$log"; then
-      rm -rf "$venv"
+  if [ ! -f "$dir/.complete" ]; then
+    rm -rf "$dir"
+    ts_log "installing $what into $dir"
+    if "$@" >"$log" 2>&1; then
+      touch "$dir/.complete"
+    elif grep -Eq "$network" "$log"; then
+      rm -rf "$dir"
       rc=3
     else
       tail -n 30 "$log" >&2
-      rm -rf "$venv"
-      ts_die "could not install the Python test tools (see $log; Debian's python3-venv comes with scripts/setup)"
+      rm -rf "$dir"
+      ts_die "could not install $what (see $log)"
     fi
   fi
   flock -u 8
   exec 8>&-
-  [ "$rc" -eq 0 ] && echo "$venv/bin"
   return "$rc"
+}
+
+_ts_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
+_ts_cache() { echo "${SLUICE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}"; }
+_ts_pip_install() { python3 -m venv "$1" && "$1/bin/pip" install --disable-pip-version-check -q -r "$2"; }
+_ts_npm_install() {
+  mkdir -p "$1" && cp "$2" "$1/package.json" &&
+    PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$1" --no-audit --no-fund --no-save
+}
+
+# ts_python_tools LOG: a virtual environment with the Python test tools of test-infra/python/requirements.txt (from
+# PyPI; Debian's python3-venv comes with scripts/setup), made once per version of that file; prints its bin folder.
+# Returns 3 when PyPI cannot be reached.
+ts_python_tools() {
+  local requirements venv
+  requirements=$(_ts_root)/test-infra/python/requirements.txt
+  venv=$(_ts_cache)/python-tools-$(sha256sum "$requirements" | cut -c1-12)
+  ts_cache_install "the Python test tools of $requirements" "$venv" "$1" \
+    'NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|Network is unreachable|No matching distribution found' \
+    _ts_pip_install "$venv" "$requirements" || return
+  echo "$venv/bin"
+}
+
+# ts_node_tools LOG: the npm packages of test-infra/browser/package.json (from the npm registry: Playwright's library,
+# which drives Debian's Chromium - never a downloaded browser), installed once per version of that file; prints its
+# node_modules folder. Returns 3 when the registry cannot be reached.
+ts_node_tools() {
+  local manifest dir
+  command -v npm >/dev/null || ts_die "npm not found (scripts/setup installs Node.js and npm)"
+  manifest=$(_ts_root)/test-infra/browser/package.json
+  dir=$(_ts_cache)/node-tools-$(sha256sum "$manifest" | cut -c1-12)
+  ts_cache_install "the npm test tools of $manifest" "$dir" "$1" 'ENOTFOUND|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|ENETUNREACH' \
+    _ts_npm_install "$dir" "$manifest" || return
+  echo "$dir/node_modules"
 }

@@ -233,8 +233,11 @@ void JobEndpoint::describe(const StreamExecutionEnvironment& env, const std::str
   state_->overview.parallelism = env.parallelism();
   const StreamGraph& sg = env.stream_graph();
   for (const graph::JobVertex& v : jg->vertices) {
-    rest::RestVertex rv{v.id, v.name, v.parallelism, {}, {}, {}};
+    rest::RestVertex rv{v.id, v.name, v.parallelism, {}, {}, {}, {}};
     for (int32_t node : v.nodes) rv.operators.push_back(sg.node(node).name);
+    for (const graph::JobEdge& e : jg->edges) {
+      if (e.target_vertex == v.id) rv.inputs.push_back({e.source_vertex, partitioning_name(e.partitioning)});
+    }
     // A source's head reads no network input; the vertex's output is what its operators send over job edges.
     if (!v.is_source) rv.input_operator = sg.node(v.head_node).name;
     for (const graph::JobEdge* e : jg->outputs_of(v.id)) {

@@ -1,10 +1,11 @@
-// The per-job detail views of the REST endpoint (rest_server.h lists them; bodies in job_detail_json.h) and the
-// dashboard's GET /config and GET /jobs/overview.
+// The per-job detail views of the REST endpoint (rest_server.h lists them; bodies in job_detail_json.h), the
+// dashboard's GET /config and GET /jobs/overview, and the dashboard itself.
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "rest/checkpoint_stats_rest.h"
+#include "rest/dashboard_assets.h"
 #include "rest/job_detail_json.h"
 #include "rest/json_reply.h"
 #include "rest/rest_routes.h"
@@ -39,6 +40,24 @@ const coordinator::CheckpointStatsEntry* find_checkpoint(const CheckpointView& v
 }  // namespace
 
 void RestRoutes::install_detail_routes(httplib::Server& server) {
+  // The web dashboard (web/dashboard/, compiled in): the page at /, its files under /dashboard/. Scripts may only
+  // come from this endpoint (Content-Security-Policy), and the page may not be framed by another site.
+  auto serve_asset = [](const std::string& path, httplib::Response& res) {
+    for (const DashboardAsset& a : dashboard_assets()) {
+      if (a.path != path) continue;
+      res.status = 200;
+      res.set_header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'");
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_content(a.data, a.size_bytes, std::string(a.content_type));
+      return;
+    }
+    error(res, 404, "Not found: /dashboard/" + path + " (the dashboard is at /)");
+  };
+  server.Get("/", [serve_asset](const httplib::Request&, httplib::Response& res) { serve_asset("index.html", res); });
+  server.Get(R"(/dashboard/([A-Za-z0-9._-]{1,64}))", [serve_asset](const httplib::Request& req, httplib::Response& res) {
+    serve_asset(req.matches[1], res);
+  });
+
   // Flink's web dashboard configuration.
   server.Get("/config", [](const httplib::Request&, httplib::Response& res) {
     reply(res, 200, nlohmann::json{{"refresh-interval", 3000},

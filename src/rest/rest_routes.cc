@@ -180,6 +180,22 @@ void RestRoutes::install(httplib::Server& server) {
                             {"metrics", vertex_metrics_json(v, metrics)},
                             {"subtasks", subtasks_json(placed, v.id)}});
       }
+      // Flink's "plan": the vertices with their inputs and ship strategies (the dashboard draws the graph from it).
+      nlohmann::json nodes = nlohmann::json::array();
+      for (const RestVertex& v : o.vertices) {
+        nlohmann::json inputs = nlohmann::json::array();
+        for (size_t i = 0; i < v.inputs.size(); ++i) {
+          inputs.push_back({{"num", i},
+                            {"id", std::to_string(v.inputs[i].source_vertex)},
+                            {"ship_strategy", v.inputs[i].ship_strategy},
+                            {"exchange", "pipelined_bounded"}});
+        }
+        nodes.push_back({{"id", std::to_string(v.id)},
+                         {"parallelism", v.parallelism},
+                         {"operator", ""},
+                         {"description", v.name},
+                         {"inputs", std::move(inputs)}});
+      }
       reply(res, 200,
             nlohmann::json{{"jid", o.job_id.to_hex()},
                            {"name", o.name},
@@ -191,7 +207,11 @@ void RestRoutes::install(httplib::Server& server) {
                            {"duration", now - o.start_time_ms},
                            {"maxParallelism", o.max_parallelism},
                            {"now", now},
-                           {"vertices", std::move(vertices)}});
+                           {"vertices", std::move(vertices)},
+                           {"plan", {{"jid", o.job_id.to_hex()},
+                                     {"name", o.name},
+                                     {"type", "STREAMING"},
+                                     {"nodes", std::move(nodes)}}}});
     });
   });
 

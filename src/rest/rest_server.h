@@ -54,6 +54,13 @@
 
 namespace sluice::rest {
 
+// An input of a vertex: the vertex it reads and how records are sent to it (Flink's ship strategy: FORWARD, HASH,
+// REBALANCE, ...).
+struct RestVertexInput {
+  int32_t source_vertex = 0;
+  std::string ship_strategy;
+};
+
 // One vertex of the job graph (a chain of operators), as GET /jobs/:jobid lists it.
 struct RestVertex {
   int32_t id = 0;
@@ -64,6 +71,7 @@ struct RestVertex {
   std::string input_operator = {};
   std::vector<std::string> output_operators = {};
   std::vector<std::string> operators = {};  // the chain's operator names, head first
+  std::vector<RestVertexInput> inputs = {};  // the job edges into the vertex, in job-graph order
 };
 
 // The job's checkpointing settings, as GET /jobs/:jobid/checkpoints/config reports them (Flink's

@@ -148,5 +148,35 @@ TEST_F(RestServerTest, DashboardConfigAndJobsOverview) {
   EXPECT_EQ(j["jobs"][0]["tasks"]["running"], 4);
 }
 
+TEST_F(RestServerTest, TheDashboardIsServedFromTheBinaryWithAStrictContentSecurityPolicy) {
+  auto page = http_request("GET", "127.0.0.1", server->port(), "/", "");
+  ASSERT_TRUE(page.is_ok()) << page.status().to_string();
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("<script type=\"module\" src=\"/dashboard/dashboard.js\">"));
+  for (const char* file : {"dashboard.js", "dashboard.css"}) {
+    HttpResponse r = call("GET", std::string("/dashboard/") + file);
+    EXPECT_EQ(r.status, 200) << file;
+    EXPECT_GT(r.body.size(), 500u) << file;
+  }
+  const std::string head = testing::raw_http_head(server->port(), "/dashboard/dashboard.js");
+  EXPECT_THAT(head, HasSubstr("Content-Type: text/javascript"));
+  EXPECT_THAT(head, HasSubstr("Content-Security-Policy: default-src 'self'; frame-ancestors 'none'"));
+  HttpResponse missing = call("GET", "/dashboard/nothing.js");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_THAT(error_message(missing), HasSubstr("the dashboard is at /"));
+}
+
+TEST_F(RestServerTest, TheJobsPlanNamesEachVertexsInputsAndShipStrategies) {
+  auto job = std::make_shared<FakeJob>(true);
+  server->add_job(job);
+  nlohmann::json plan = json_of(call("GET", "/jobs/" + job->id()))["plan"];
+  EXPECT_EQ(plan["jid"], job->id());
+  ASSERT_EQ(plan["nodes"].size(), 2u);
+  EXPECT_EQ(plan["nodes"][0]["inputs"], nlohmann::json::array());
+  EXPECT_EQ(plan["nodes"][1]["description"], "per-auction -> Sink");
+  EXPECT_EQ(plan["nodes"][1]["inputs"],
+            nlohmann::json::parse(R"([{"num":0,"id":"0","ship_strategy":"HASH","exchange":"pipelined_bounded"}])"));
+}
+
 }  // namespace
 }  // namespace sluice::rest

@@ -25,24 +25,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::FakeJob;
 using testing::RestServerTest;
-
-// Sends `request` as is to 127.0.0.1:port and returns everything the server answers until it closes.
-std::string raw_http(int32_t port, const std::string& request) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return "socket failed";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
-    char buf[4096];
-    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
+using testing::raw_http;
 
 TEST_F(RestServerTest, ListsNoJobUntilOneIsAdded) {
   HttpResponse r = call("GET", "/jobs");

@@ -2,6 +2,11 @@
 // fixture with a started RestServer, shared by the REST endpoint's tests.
 #pragma once
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -16,6 +21,30 @@
 
 namespace sluice::rest::testing {
 
+// Sends `request` as is to 127.0.0.1:port and returns everything the server answers until it closes.
+inline std::string raw_http(int32_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "socket failed";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// The status line and headers of GET `path` on 127.0.0.1:port (HTTP/1.0, so the server closes after answering).
+inline std::string raw_http_head(int32_t port, const std::string& path) {
+  const std::string out = raw_http(port, "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  return out.substr(0, out.find("\r\n\r\n"));
+}
+
 class FakeJob final : public RestJob {
  public:
   explicit FakeJob(bool checkpointing) : checkpointing_(checkpointing) {
@@ -24,7 +53,7 @@ class FakeJob final : public RestJob {
     overview_.start_time_ms = 1000;
     overview_.max_parallelism = 128;
     overview_.vertices = {{0, "Source: bids", 2, {}, {"bids"}, {"bids"}},
-                          {1, "per-auction -> Sink", 2, "per-auction", {}, {"per-auction", "Sink"}}};
+                          {1, "per-auction -> Sink", 2, "per-auction", {}, {"per-auction", "Sink"}, {{0, "HASH"}}}};
     if (checkpointing) {
       RestCheckpointConfig c;
       c.interval_ms = 1000;
