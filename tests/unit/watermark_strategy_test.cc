@@ -301,5 +301,28 @@ TEST(SourceWatermarks, PerSplitStateRestoresToTheCheckpointedValues) {
   EXPECT_EQ(r.wm->late_records(), 1);
 }
 
+// A reader that emits through its main output (one default split for the subtask, as the Nexmark and generator
+// sources do) gets its splits back after a restore; those splits never see a record. Before, they were created at
+// the minimum watermark and held the subtask's watermark there until the input ended (windows stopped firing after
+// every restart).
+TEST(SourceWatermarks, RestoredSplitsOfAReaderUsingTheMainOutputDoNotHoldTheWatermarkBack) {
+  auto strategy = by_ts(WatermarkStrategy<Ev>::for_bounded_out_of_orderness(std::chrono::milliseconds(10)));
+  std::vector<SplitWatermarkState> snap;
+  {
+    Harness h(strategy);
+    h.wm->collect(h.wm->default_split(), Ev{500, 0}, kNoRecordTimestamp);
+    h.wm->on_periodic_emit();
+    snap = h.wm->snapshot();
+  }
+  ASSERT_EQ(snap.size(), 1u) << "only the default split has event time";
+  Harness r(strategy);
+  r.wm->restore(snap);
+  r.wm->add_splits({"split-0", "split-1"});  // the reader's splits: no event time of their own
+  EXPECT_EQ(r.wm->num_splits(), 0u);
+  r.wm->collect(r.wm->default_split(), Ev{900, 1}, kNoRecordTimestamp);
+  r.wm->on_periodic_emit();
+  EXPECT_EQ(r.wm->combined_watermark_ms(), 889) << "the watermark moves on from the restored default split";
+}
+
 }  // namespace
 }  // namespace sluice

@@ -124,11 +124,16 @@ class SourceWatermarks {
     update();
     return ref;
   }
-  // Splits known up front (those a restored reader gets back): created together, so the combined watermark
-  // starts at the minimum over all of them, never at the first one's alone (downstream saw no more than that).
+  // Splits known up front (those a restored reader gets back): the ones with restored event time are created
+  // together, so the combined watermark starts at the minimum over all of them, never at the first one's alone
+  // (downstream saw no more than that). A split without restored event time is left to the reader: one that emits
+  // through the main output (the default split) never creates it, and a created but unfed split would hold the
+  // subtask's watermark at the minimum for good.
   void add_splits(const std::vector<std::string>& ids) {
     batching_ = true;
-    for (const auto& id : ids) (void)split(id);
+    for (const auto& id : ids) {
+      if (restored_.count(id) != 0) (void)split(id);
+    }
     batching_ = false;
     update();
   }
