@@ -150,3 +150,18 @@ ts_node_tools() {
     _ts_npm_install "$dir" "$manifest" || return
   echo "$dir/node_modules"
 }
+
+# ts_tools_or_skip NAME FN WHAT LOG: runs FN LOG (ts_python_tools or ts_node_tools) and stores what it prints in the
+# variable NAME. When the registry cannot be reached, says so and exits 77 (the skip code of the tests that use
+# it); any other failure fails the test.
+ts_tools_or_skip() {
+  local name=$1 fn=$2 what=$3 log=$4 out rc=0
+  out=$("$fn" "$log") || rc=$?
+  if [ "$rc" = 3 ]; then
+    echo "SKIP: the registry of $what cannot be reached:"
+    tail -n 5 "$log"
+    exit 77
+  fi
+  [ "$rc" = 0 ] || ts_die "installing $what (see $log)"
+  printf -v "$name" '%s' "$out"
+}

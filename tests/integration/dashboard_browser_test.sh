@@ -15,14 +15,8 @@ enter_demo_workdir
 fail() { echo "FAIL: $*"; echo "--- demo output:"; tail -n 20 demo.out 2>/dev/null || true; exit 1; }
 
 [ -x /usr/bin/chromium ] || fail "no /usr/bin/chromium (scripts/setup installs Debian's chromium)"
-rc=0
-modules=$(ts_node_tools "$work/node-tools.log") || rc=$?
-if [ "$rc" = 3 ]; then
-  echo "SKIP: the npm registry cannot be reached to install Playwright's library (test-infra/browser/package.json):"
-  tail -n 5 "$work/node-tools.log"
-  exit 77
-fi
-[ "$rc" = 0 ] || fail "installing the npm test tools"
+ts_tools_or_skip modules ts_node_tools "Playwright's library (npm, test-infra/browser/package.json)" \
+  "$work/node-tools.log"
 
 start_demo --events 1000000000 --parallelism 2 --checkpoint-interval 1s --checkpoint-dir ck --output out
 url=$(echo "$job_line" | grep -o 'http://[0-9.]*:[0-9]*') || fail "no endpoint in: $job_line"

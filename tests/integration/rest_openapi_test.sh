@@ -17,14 +17,7 @@ enter_demo_workdir
 
 fail() { echo "FAIL: $*"; echo "--- demo output:"; tail -n 30 demo.out 2>/dev/null || true; exit 1; }
 
-rc=0
-bin=$(ts_python_tools "$work/python-tools.log") || rc=$?
-if [ "$rc" = 3 ]; then
-  echo "SKIP: PyPI cannot be reached to install Schemathesis (test-infra/python/requirements.txt):"
-  tail -n 5 "$work/python-tools.log"
-  exit 77
-fi
-[ "$rc" = 0 ] || fail "installing the Python test tools"
+ts_tools_or_skip bin ts_python_tools "Schemathesis (PyPI, test-infra/python/requirements.txt)" "$work/python-tools.log"
 
 start_demo --events 1000000000 --parallelism 2 --checkpoint-interval 2s --checkpoint-dir ck --output out
 url=$(echo "$job_line" | grep -o 'http://[0-9.]*:[0-9]*') || fail "no endpoint in: $job_line"
